@@ -1,0 +1,3 @@
+from webhand.surfaces.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Getting and talking to a browser. Only this package imports Playwright."""

@@ -1,0 +1,325 @@
+"""Find a Chromium binary, launch it in its own process group, and never leave one behind.
+
+Every browser webhand starts:
+- runs in a new session (its own process group) with a fresh temporary user-data dir;
+- is asked to die with its parent (``PR_SET_PDEATHSIG``), so a killed host does not strand it;
+- is written to a PID registry in the user's runtime dir, so that the next webhand start can
+  reap any that survived anyway (verified by pid, start time and user-data dir, so that no
+  unrelated process is ever touched);
+- is closed by SIGTERM to the whole group, then SIGKILL after a short grace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from webhand.errors import BrowserLaunchFailed, BrowserNotFound
+
+CANDIDATE_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "msedge")
+CANDIDATE_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/opt/google/chrome/chrome")
+USER_DATA_PREFIX = "webhand-chrome-"
+KILL_GRACE_SECONDS = 2.0
+_DEVTOOLS_LINE = re.compile(r"DevTools listening on (ws://\S+)")
+
+
+def find_chromium(configured: str | None = None) -> str:
+    """Return the browser binary: the configured path, ``WEBHAND_CHROME``, then common names and paths."""
+    tried: list[str] = []
+    for label, path in (("configured executable_path", configured), ("WEBHAND_CHROME", os.environ.get("WEBHAND_CHROME"))):
+        if path:
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+            tried.append(f"{path} ({label})")
+    for name in CANDIDATE_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+        tried.append(name)
+    for path in CANDIDATE_PATHS:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+        tried.append(path)
+    raise BrowserNotFound(
+        "No Chromium or Chrome was found. Tried: " + ", ".join(tried) + ".",
+        "Install one (Debian/Ubuntu: `apt-get install chromium`) or set WEBHAND_CHROME to the binary's path.",
+    )
+
+
+def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280, height: int = 720,
+                 extra: list[str] | None = None) -> list[str]:
+    """Flags fit for containers and closed networks: nothing phones home, nothing waits for a user."""
+    flags = [
+        f"--user-data-dir={user_data_dir}",
+        "--remote-debugging-port=0",
+        "--remote-debugging-address=127.0.0.1",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--disable-breakpad",
+        "--disable-client-side-phishing-detection",
+        "--disable-domain-reliability",
+        "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions",
+        "--disable-quic",
+        "--disable-dev-shm-usage",
+        "--metrics-recording-only",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--mute-audio",
+        "--hide-scrollbars",
+        f"--window-size={width},{height}",
+    ]
+    if headless:
+        flags += ["--headless=new", "--disable-gpu"]
+    # The sandbox needs user namespaces that root in a container does not get; elsewhere keep it.
+    if os.geteuid() == 0 or os.environ.get("WEBHAND_NO_SANDBOX") == "1":
+        flags.append("--no-sandbox")
+    flags += list(extra or [])
+    flags.append("about:blank")
+    return flags
+
+
+# ---------------------------------------------------------------------------------------------
+# PID registry
+
+
+def runtime_dir() -> Path:
+    """The per-user runtime dir (``$XDG_RUNTIME_DIR/webhand``, else a 0700 dir in /tmp)."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    path = Path(base) / "webhand" if base and os.path.isdir(base) else Path(tempfile.gettempdir()) / f"webhand-{os.getuid()}"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid != os.getuid():
+        raise BrowserLaunchFailed(f"{path} belongs to another user.", "Set XDG_RUNTIME_DIR to a dir of your own.")
+    return path
+
+
+def _registry_dir() -> Path:
+    path = runtime_dir() / "browsers"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+def _process_start_time(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
+_OWN_START = _process_start_time(os.getpid())
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    pid: int
+    start_time: float
+    user_data_dir: str
+    owner_pid: int
+    owner_start_time: float | None
+
+    @property
+    def path(self) -> Path:
+        return _registry_dir() / f"{self.pid}.json"
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.__dict__))
+        tmp.replace(self.path)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _same_process(pid: int, start_time: float | None) -> bool:
+    return start_time is not None and _process_start_time(pid) == start_time
+
+
+def reap_orphans() -> list[int]:
+    """Kill browsers that a dead webhand process started and left behind; return their pids.
+
+    A browser is killed only when its registry entry's owner is gone, and the live process
+    has the recorded start time and the recorded user-data dir on its command line.
+    """
+    reaped: list[int] = []
+    for file in _registry_dir().glob("*.json"):
+        try:
+            entry = RegistryEntry(**json.loads(file.read_text()))
+        except (OSError, ValueError, TypeError):
+            file.unlink(missing_ok=True)
+            continue
+        if _same_process(entry.owner_pid, entry.owner_start_time):
+            continue  # its owner is alive and will close it
+        for process in _group_members(entry):
+            try:
+                process.kill()
+                reaped.append(process.pid)
+            except psutil.NoSuchProcess:
+                pass
+        shutil.rmtree(entry.user_data_dir, ignore_errors=True)
+        file.unlink(missing_ok=True)
+    return reaped
+
+
+def _group_members(entry: RegistryEntry) -> list[psutil.Process]:
+    """Live processes of the entry's group that carry its user-data dir (the leader may be gone)."""
+    members = []
+    marker = f"--user-data-dir={entry.user_data_dir}"
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if os.getpgid(process.pid) != entry.pid:
+                continue
+            if process.pid == entry.pid and process.create_time() != entry.start_time:
+                continue
+            cmdline = process.info["cmdline"] or []
+            # Renderers do not repeat --user-data-dir; their group leader did, which we checked.
+            if marker in cmdline or _same_process(entry.pid, entry.start_time):
+                members.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError, PermissionError):
+            continue
+    return members
+
+
+# ---------------------------------------------------------------------------------------------
+# One launched browser
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGKILL it when the launching thread dies (Linux only)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+
+@dataclass
+class ChromeProcess:
+    """A Chromium that webhand launched and owns; ``close`` kills its whole process group."""
+
+    process: asyncio.subprocess.Process
+    ws_endpoint: str
+    user_data_dir: str
+    entry: RegistryEntry
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=30))
+    _drain: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @classmethod
+    async def launch(cls, executable: str, *, headless: bool = True, width: int = 1280, height: int = 720,
+                     extra_args: list[str] | None = None, timeout: float = 30.0) -> "ChromeProcess":
+        user_data_dir = tempfile.mkdtemp(prefix=USER_DATA_PREFIX)
+        args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                executable, *args,
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True, preexec_fn=_die_with_parent,
+            )
+        except OSError as error:
+            shutil.rmtree(user_data_dir, ignore_errors=True)
+            raise BrowserLaunchFailed(f"Could not start {executable}: {error}.",
+                                      "Check that the path is a Chromium binary (webhand doctor tells).") from error
+        start_time = _process_start_time(process.pid) or time.time()
+        entry = RegistryEntry(process.pid, start_time, user_data_dir, os.getpid(), _OWN_START)
+        entry.save()
+        tail: deque[str] = deque(maxlen=30)
+        try:
+            ws = await asyncio.wait_for(_read_devtools_endpoint(process, tail), timeout)
+        except BaseException as error:  # cancellation too: a half-launched browser must not survive
+            await asyncio.shield(_kill_group(process))
+            entry.remove()
+            shutil.rmtree(user_data_dir, ignore_errors=True)
+            if not isinstance(error, (asyncio.TimeoutError, BrowserLaunchFailed)):
+                raise
+            detail = " | ".join(tail) or "no output"
+            if isinstance(error, BrowserLaunchFailed):
+                raise BrowserLaunchFailed(f"{executable} exited before it was ready: {detail}",
+                                          "Run `webhand doctor` to see what is wrong.") from None
+            raise BrowserLaunchFailed(f"{executable} did not open its DevTools endpoint within {timeout:.0f} s: {detail}",
+                                      "Run `webhand doctor`; raise launch_timeout on a slow machine.") from None
+        chrome = cls(process, ws, user_data_dir, entry, tail)
+        chrome._drain = asyncio.create_task(_drain(process, tail))
+        return chrome
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    async def close(self) -> None:
+        """Kill the whole process group, wait for it, remove the user-data dir and the registry entry."""
+        await _kill_group(self.process)
+        if self._drain:
+            self._drain.cancel()
+        self.entry.remove()
+        shutil.rmtree(self.user_data_dir, ignore_errors=True)
+
+    def kill_now(self) -> None:
+        """Synchronous last resort (interpreter exit): SIGKILL the group, clean up."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.entry.remove()
+        shutil.rmtree(self.user_data_dir, ignore_errors=True)
+
+
+async def _read_devtools_endpoint(process: asyncio.subprocess.Process, tail: deque[str]) -> str:
+    assert process.stderr is not None
+    while True:
+        line = await process.stderr.readline()
+        if not line:
+            raise BrowserLaunchFailed("browser exited")
+        text = line.decode(errors="replace").strip()
+        tail.append(text)
+        match = _DEVTOOLS_LINE.search(text)
+        if match:
+            return match.group(1)
+
+
+async def _drain(process: asyncio.subprocess.Process, tail: deque[str]) -> None:
+    """Keep reading stderr so that a chatty browser never blocks on a full pipe."""
+    assert process.stderr is not None
+    while line := await process.stderr.readline():
+        tail.append(line.decode(errors="replace").strip())
+
+
+async def _kill_group(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM the group, wait for the leader (capped), then SIGKILL whatever of the group is left."""
+    pgid = process.pid
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        await asyncio.wait_for(process.wait(), KILL_GRACE_SECONDS)
+    except asyncio.TimeoutError:
+        pass
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if process.returncode is None:
+        try:
+            await asyncio.wait_for(process.wait(), KILL_GRACE_SECONDS)
+        except asyncio.TimeoutError:
+            pass

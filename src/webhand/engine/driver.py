@@ -1,0 +1,121 @@
+"""The Driver interface: the only view of a browser that sessions, tools and page code get.
+
+Playwright implements it today (``engine/playwright.py``); a raw-CDP driver can implement it
+tomorrow without touching a tool. Objects are layered the way a browser is:
+
+    Engine ─► Browser (one Chromium) ─► Context (one session's cookies, storage, tabs)
+                                          └─► Tab (one page) ─► Frame ─► Element (one ref'd node)
+
+Every method that can block takes a timeout in seconds and raises a ``webhand.errors`` type,
+never a driver library's own exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+WaitUntil = Literal["load", "domcontentloaded", "networkidle", "commit"]
+MouseButton = Literal["left", "right", "middle"]
+
+
+@dataclass(frozen=True)
+class ConsoleEntry:
+    """One console call or uncaught page error, as the model sees it."""
+
+    level: str  # log, info, warning, error, debug, pageerror
+    text: str
+    location: str = ""
+    tab: int = 0
+
+
+@dataclass(frozen=True)
+class NavigationResult:
+    url: str
+    status: int | None
+    title: str
+
+
+@dataclass
+class TabEvents:
+    """Callbacks a Session installs on a Tab to hear what the page does between calls."""
+
+    console: Callable[[ConsoleEntry], None] | None = None
+    extra: dict[str, Callable[..., None]] = field(default_factory=dict)
+
+
+class Element(Protocol):
+    """Exactly one DOM node, named by the ref it was given in a snapshot."""
+
+    ref: str
+
+    async def click(self, *, button: MouseButton = "left", click_count: int = 1,
+                    modifiers: list[str] | None = None, timeout: float) -> None: ...
+    async def fill(self, text: str, *, timeout: float) -> None: ...
+    async def type(self, text: str, *, delay_ms: float, timeout: float) -> None: ...
+    async def press(self, key: str, *, timeout: float) -> None: ...
+    async def hover(self, *, timeout: float) -> None: ...
+    async def focus(self, *, timeout: float) -> None: ...
+    async def screenshot(self, *, timeout: float) -> bytes: ...
+    async def describe(self) -> str: ...
+    async def dispose(self) -> None: ...
+
+
+class Frame(Protocol):
+    """One frame of a tab. ``key`` is "" for the main frame and "f<N>" for the others."""
+
+    key: str
+    parent_key: str | None
+
+    async def evaluate(self, script: str, arg: Any = None) -> Any: ...
+    async def owner_marker(self, script: str) -> Any:
+        """Evaluate ``script`` (a function of the iframe element) in the parent frame."""
+        ...
+
+
+class Tab(Protocol):
+    index: int
+    next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
+
+    @property
+    def url(self) -> str: ...
+    async def title(self) -> str: ...
+    async def navigate(self, url: str, *, wait_until: WaitUntil, timeout: float) -> NavigationResult: ...
+    async def wait_for_load(self, *, timeout: float) -> None: ...
+    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes: ...
+    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any: ...
+    async def frames(self) -> list[Frame]: ...
+    async def resolve(self, ref: str, *, timeout: float) -> Element: ...
+    async def query(self, selector: str, *, timeout: float) -> Element: ...
+    async def set_viewport(self, width: int, height: int) -> None: ...
+    async def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+
+
+class Context(Protocol):
+    """One session's browsing state: cookies, storage, tabs."""
+
+    tabs: list[Tab]
+
+    async def new_tab(self) -> Tab: ...
+    async def close(self) -> None: ...
+
+
+class Browser(Protocol):
+    pid: int | None  # None when webhand did not launch it (connected over CDP): never killed then
+
+    @property
+    def alive(self) -> bool: ...
+    async def new_context(self, *, width: int, height: int, downloads_dir: str | None,
+                          events: TabEvents) -> Context: ...
+    async def close(self) -> None: ...
+    def kill_now(self) -> None: ...
+
+
+class Engine(Protocol):
+    async def start(self) -> None: ...
+    async def launch(self) -> Browser: ...
+    async def connect(self, cdp_url: str) -> Browser: ...
+    async def stop(self) -> None: ...

@@ -1,0 +1,108 @@
+"""The host side: one ``Webhand`` per process, one ``ToolContext`` per conversation.
+
+A host (an MCP server, the CLI daemon, an agent framework) creates a ``Webhand``, and for each
+conversation a ``ToolContext`` bound to that conversation's id. The model only ever sends a tool
+name and arguments; it can never choose the conversation, so it can never reach another
+conversation's browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from webhand.config import Settings
+from webhand.errors import ActionTimeout, UnknownTool, WebhandError
+from webhand.response import Response, ToolResult
+from webhand.session.manager import SessionManager
+from webhand.tools import CATALOG, Tool, enabled_tools
+
+log = logging.getLogger("webhand")
+
+#: Time a call may take beyond its own timeout (a navigation plus the reply's bookkeeping).
+_CALL_MARGIN_SECONDS = 10.0
+
+
+class Webhand:
+    """Owns the settings, the sessions and the served tools. Use as ``async with Webhand() as wh``."""
+
+    def __init__(self, settings: Settings | None = None, *, capabilities: list[str] | None = None) -> None:
+        self.settings = settings or Settings.from_sources()
+        self.sessions = SessionManager(self.settings)
+        self.tools: dict[str, Tool] = {t.name: t for t in enabled_tools(self.settings, capabilities)}
+
+    async def start(self) -> "Webhand":
+        await self.sessions.start()
+        return self
+
+    async def close(self) -> None:
+        await self.sessions.shutdown_all()
+
+    async def __aenter__(self) -> "Webhand":
+        return await self.start()
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    def context(self, conversation_id: str) -> "ToolContext":
+        """The tool context of one conversation; the id comes from the host, never the model."""
+        if not conversation_id:
+            raise ValueError("conversation_id must be a non-empty string")
+        return ToolContext(self, conversation_id)
+
+    async def end_conversation(self, conversation_id: str) -> int:
+        """Close every session of a conversation that ended; returns how many were closed."""
+        return await self.sessions.kill_conversation(conversation_id)
+
+
+class ToolContext:
+    """Runs tool calls for one conversation."""
+
+    def __init__(self, webhand: Webhand, conversation_id: str) -> None:
+        self.webhand = webhand
+        self.conversation_id = conversation_id
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+        """Run one tool call. Never raises for anything the model sent: failures become error replies."""
+        settings = self.webhand.settings
+        response = Response(settings, name)
+        try:
+            tool = self._tool(name)
+            args = tool.parse(arguments)
+            timeout = float(getattr(args, "timeout", None) or settings.timeout) + _CALL_MARGIN_SECONDS
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._run(tool, args, response)
+            except TimeoutError:
+                raise ActionTimeout(f"{name} did not finish within {timeout:g} s.",
+                                    "The page may be hung: call browser_snapshot, or browser_close to start over.") from None
+        except WebhandError as error:
+            response.fail(error)
+        except Exception as error:  # noqa: BLE001 - a bug must not take the server down
+            log.exception("tool %s failed unexpectedly", name)
+            response.fail(WebhandError(f"{name} failed unexpectedly: {type(error).__name__}: {error}.",
+                                       "This is a webhand bug; the session is still usable. Try again or call browser_close."))
+        return response.result()
+
+    def _tool(self, name: str) -> Tool:
+        tool = self.webhand.tools.get(name)
+        if tool is None:
+            known = "not enabled here" if name in CATALOG else "unknown"
+            raise UnknownTool(f"Tool {name!r} is {known}.", "Available tools: " + ", ".join(sorted(self.webhand.tools)) + ".")
+        return tool
+
+    async def _run(self, tool: Tool, args: Any, response: Response) -> None:
+        if not tool.needs_session:
+            await tool.handle(self.webhand.settings, args, response)
+            return
+        session = await self.webhand.sessions.get_or_create(self.conversation_id, getattr(args, "session", None))
+        async with session.lock:
+            session.touch()
+            for notice in session.notices:
+                response.add(notice)
+            session.notices.clear()
+            try:
+                await tool.handle(session, args, response)
+            finally:
+                session.touch()

@@ -1,0 +1,1 @@
+"""How a page is seen: snapshots with refs, readable text."""

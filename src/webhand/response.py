@@ -1,0 +1,118 @@
+"""The Response builder: what a tool handler says, rendered once for every surface.
+
+Handlers add short text lines, images, files and structured data; surfaces turn the finished
+``ToolResult`` into MCP content, CLI output or a function-calling reply. Large text goes to a
+file and the reply gives its path and size instead.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from webhand.config import Settings
+from webhand.errors import WebhandError
+from webhand.images import ModelImage, for_model
+
+
+@dataclass(frozen=True)
+class ImageBlock:
+    data: bytes
+    mime_type: str
+    path: str | None = None
+
+
+@dataclass
+class ToolResult:
+    """A finished reply: the text for the model, images, structured data, and whether it failed."""
+
+    text: str
+    images: list[ImageBlock] = field(default_factory=list)
+    data: dict[str, Any] | None = None
+    is_error: bool = False
+    files: list[str] = field(default_factory=list)
+
+
+def _stamp() -> str:
+    now = time.time()
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + f"-{int(now * 1000) % 1000:03d}"
+
+
+class Response:
+    def __init__(self, settings: Settings, tool: str) -> None:
+        self.settings = settings
+        self.tool = tool
+        self._lines: list[str] = []
+        self._images: list[ImageBlock] = []
+        self._files: list[str] = []
+        self._data: dict[str, Any] | None = None
+        self._error: WebhandError | None = None
+
+    # -- building ------------------------------------------------------------------------------
+    def add(self, text: str) -> None:
+        if text:
+            self._lines.append(text)
+
+    def data(self, value: dict[str, Any]) -> None:
+        """Structured content for programs (MCP structuredContent, the CLI's --json)."""
+        self._data = value
+
+    def image(self, png: bytes, *, kind: str = "screenshot", directory: Path | None = None) -> tuple[ModelImage, Path]:
+        """Save the full image to disk and attach a model-sized copy; return both."""
+        folder = directory or self.settings.screenshots
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{kind}-{_stamp()}.png"
+        path.write_bytes(png)
+        fitted = for_model(png)
+        self._images.append(ImageBlock(fitted.data, fitted.mime_type, str(path)))
+        self._files.append(str(path))
+        return fitted, path
+
+    def attach_image(self, image: ModelImage, path: str | None = None) -> None:
+        self._images.append(ImageBlock(image.data, image.mime_type, path))
+
+    def large(self, text: str, *, what: str, limit: int | None = None, suffix: str = ".txt", hint: str = "") -> None:
+        """Add ``text`` inline when small; else write it to a file and say where and how big."""
+        limit = limit if limit is not None else self.settings.large_output_bytes
+        size = len(text.encode())
+        if size <= limit:
+            self.add(text)
+            return
+        path = self.write_file(text, what.replace(" ", "-"), suffix)
+        preview = text[: min(200, limit // 2)].rstrip()
+        self.add(f"The {what} is {size:,} bytes, more than the {limit:,}-byte reply limit: saved to {path}.")
+        if hint:
+            self.add(hint)
+        self.add(f"It begins:\n{preview}…")
+
+    def write_file(self, text: str, stem: str, suffix: str) -> Path:
+        folder = self.settings.files
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{stem}-{_stamp()}{suffix}"
+        path.write_text(text)
+        self._files.append(str(path))
+        return path
+
+    def fail(self, error: WebhandError) -> None:
+        self._error = error
+
+    # -- finishing -----------------------------------------------------------------------------
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
+
+    def result(self) -> ToolResult:
+        if self._error is not None:
+            text = f"Error: {self._error}"
+            if self._lines:  # what did happen before the failure still matters (e.g. a batch)
+                text = "\n".join(self._lines) + "\n" + text
+            return ToolResult(text, [], {"error": type(self._error).__name__, "message": str(self._error)}, True, self._files)
+        text = "\n".join(self._lines) if self._lines else "Done."
+        return ToolResult(text, self._images, self._data, False, self._files)
+
+
+def to_json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1, default=str)

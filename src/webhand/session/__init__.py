@@ -1,0 +1,1 @@
+"""Browser sessions: one per (conversation, name), created on first use, closed when idle."""

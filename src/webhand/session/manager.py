@@ -1,0 +1,270 @@
+"""SessionManager: get_or_create, named sessions, limits, warm reserve, idle reaper, shutdown.
+
+Isolation modes:
+- ``process`` (default): each session has its own Chromium. One browser, with its context and a
+  blank tab, is kept launched in reserve so that a new conversation does not wait for a launch.
+- ``context``: sessions share one Chromium, each in its own browser context (cookies, storage,
+  cache apart). One context is kept ready the same way.
+With ``cdp_url`` set, webhand connects to that browser and gives each session a context in it;
+it never kills a browser it did not start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+from dataclasses import dataclass
+
+from webhand.config import Settings
+from webhand.engine.chrome import reap_orphans
+from webhand.engine.driver import Browser, Context, Engine, TabEvents
+from webhand.errors import InvalidArgument, SessionLimitReached, WebhandError
+from webhand.session.session import Session, SessionKey
+
+log = logging.getLogger("webhand.sessions")
+
+
+@dataclass
+class _Prepared:
+    """A browser context with one blank tab, ready to become a session."""
+
+    browser: Browser
+    context: Context
+    events: TabEvents
+    owns_browser: bool
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    conversation: str
+    name: str
+    url: str
+    tabs: int
+    idle_seconds: float
+    browser_pid: int | None
+
+
+def _validate_name(name: str | None) -> str:
+    if name is None or name == "":
+        return "default"
+    if len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
+        raise InvalidArgument(f"Session name {name!r} is not valid.", "Use up to 64 letters, digits, '-', '_' or '.'.")
+    return name
+
+
+class SessionManager:
+    def __init__(self, settings: Settings, engine: Engine | None = None) -> None:
+        if engine is None:
+            from webhand.engine.playwright import PlaywrightEngine  # the only driver today
+
+            engine = PlaywrightEngine(settings)
+        self.settings = settings
+        self.engine = engine
+        self._sessions: dict[SessionKey, Session] = {}
+        self._creating: dict[SessionKey, asyncio.Task[Session]] = {}
+        self._shared: Browser | None = None  # context isolation or cdp_url
+        self._shared_lock = asyncio.Lock()
+        self._reserve: asyncio.Task[_Prepared] | None = None
+        self._reaper: asyncio.Task[None] | None = None
+        self._started = False
+        self._stopping = False
+        atexit.register(self._kill_at_exit)
+
+    # -- life ----------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Reap browsers a dead webhand left behind, start the driver, the reaper and the reserve."""
+        if self._started:
+            return
+        self._started = True
+        reaped = await asyncio.to_thread(reap_orphans)
+        if reaped:
+            log.info("killed %d browser processes left behind by an earlier webhand", len(reaped))
+        await self.engine.start()
+        self._reaper = asyncio.create_task(self._reap_idle(), name="webhand-idle-reaper")
+        self._refill_reserve()
+
+    async def shutdown_all(self) -> None:
+        """Close every session and every browser webhand started. Safe to call twice."""
+        self._stopping = True
+        if self._reaper:
+            self._reaper.cancel()
+        tasks = list(self._creating.values())
+        for task in tasks:
+            task.cancel()
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        await self._discard_reserve()
+        if self._shared is not None:
+            await self._shared.close()
+            self._shared = None
+        await self.engine.stop()
+        self._started = False
+        self._stopping = False
+
+    def _kill_at_exit(self) -> None:
+        """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own."""
+        for session in self._sessions.values():
+            if session.owns_browser:
+                session.browser.kill_now()
+        if self._reserve is not None and self._reserve.done() and not self._reserve.cancelled() \
+                and self._reserve.exception() is None:
+            prepared = self._reserve.result()
+            if prepared.owns_browser:
+                prepared.browser.kill_now()
+        if self._shared is not None:
+            self._shared.kill_now()
+
+    # -- sessions ------------------------------------------------------------------------------
+    async def get_or_create(self, conversation_id: str, name: str | None = None) -> Session:
+        key = SessionKey(conversation_id, _validate_name(name))
+        session = self._sessions.get(key)
+        if session is not None:
+            if session.alive:
+                return session
+            # The browser died (crash, OOM kill): drop it and start over, and say so.
+            self._sessions.pop(key, None)
+            with contextlib.suppress(Exception):
+                await session.close()
+            fresh = await self._create(key)
+            fresh.notices.append("The previous browser of this session had exited; a new one was started "
+                                 "(pages, cookies and storage of the old one are gone).")
+            return fresh
+        return await self._create(key)
+
+    async def _create(self, key: SessionKey) -> Session:
+        # Two calls racing for the same new session share one creation.
+        task = self._creating.get(key)
+        if task is None:
+            if len(self._sessions) + len(self._creating) >= self.settings.max_sessions:
+                raise SessionLimitReached(
+                    f"{self.settings.max_sessions} browser sessions are open, the most allowed.",
+                    "Close one with browser_close (or browser_session_destroy), or raise max_sessions.")
+            task = asyncio.create_task(self._open(key))
+            self._creating[key] = task
+            task.add_done_callback(lambda _: self._creating.pop(key, None))
+        return await asyncio.shield(task)
+
+    async def _open(self, key: SessionKey) -> Session:
+        await self.start()
+        prepared = await self._take_prepared()
+        session = Session(key, self.settings, prepared.browser, prepared.context, prepared.events,
+                          owns_browser=prepared.owns_browser)
+        self._sessions[key] = session
+        session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
+        return session
+
+    async def kill_session(self, conversation_id: str, name: str | None = None) -> bool:
+        session = self._sessions.pop(SessionKey(conversation_id, _validate_name(name)), None)
+        if session is None:
+            return False
+        await session.close()
+        return True
+
+    async def kill_conversation(self, conversation_id: str) -> int:
+        """Close every session of a conversation (the host says the conversation ended)."""
+        keys = [k for k in self._sessions if k.conversation == conversation_id]
+        for key in keys:
+            await self.kill_session(key.conversation, key.name)
+        return len(keys)
+
+    def list(self, conversation_id: str | None = None) -> list[SessionInfo]:
+        infos = []
+        for key, session in self._sessions.items():
+            if conversation_id is not None and key.conversation != conversation_id:
+                continue
+            tabs = [t for t in session.context.tabs if not t.closed]
+            url = tabs[0].url if tabs else ""
+            infos.append(SessionInfo(key.conversation, key.name, url, len(tabs), round(session.idle_for(), 1),
+                                     session.browser.pid if session.owns_browser else None))
+        return infos
+
+    def browser_pids(self) -> list[int]:
+        """Pids of every browser this manager launched and still owns (sessions, reserve, shared)."""
+        pids = {s.browser.pid for s in self._sessions.values() if s.owns_browser and s.browser.pid}
+        if self._reserve is not None and self._reserve.done() and not self._reserve.cancelled() \
+                and self._reserve.exception() is None and self._reserve.result().browser.pid:
+            pids.add(self._reserve.result().browser.pid)  # type: ignore[arg-type]
+        if self._shared is not None and self._shared.pid:
+            pids.add(self._shared.pid)
+        return sorted(pids)
+
+    # -- browsers and the reserve --------------------------------------------------------------
+    def _shares_browser(self) -> bool:
+        return self.settings.isolation == "context" or self.settings.cdp_url is not None
+
+    async def _shared_browser(self) -> Browser:
+        async with self._shared_lock:
+            if self._shared is None or not self._shared.alive:
+                if self._shared is not None:
+                    await self._shared.close()
+                if self.settings.cdp_url:
+                    self._shared = await self.engine.connect(self.settings.cdp_url)
+                else:
+                    self._shared = await self.engine.launch()
+            return self._shared
+
+    async def _prepare(self) -> _Prepared:
+        """A fresh context with one blank tab, in a new browser or the shared one."""
+        shared = self._shares_browser()
+        browser = await self._shared_browser() if shared else await self.engine.launch()
+        events = TabEvents()
+        viewport = self.settings.viewport
+        try:
+            context = await browser.new_context(width=viewport.width, height=viewport.height,
+                                                downloads_dir=str(self.settings.downloads), events=events)
+            await context.new_tab()
+        except BaseException:
+            if not shared:
+                await browser.close()
+            raise
+        return _Prepared(browser, context, events, owns_browser=not shared)
+
+    def _refill_reserve(self) -> None:
+        if self.settings.warm_reserve and not self._stopping and self._reserve is None:
+            self._reserve = asyncio.create_task(self._prepare(), name="webhand-warm-reserve")
+
+    async def _take_prepared(self) -> _Prepared:
+        reserve, self._reserve = self._reserve, None
+        prepared: _Prepared | None = None
+        if reserve is not None:
+            try:
+                prepared = await reserve
+                if not prepared.browser.alive:
+                    await prepared.browser.close()
+                    prepared = None
+            except WebhandError:
+                prepared = None  # the reserve failed to launch: try once more below, and report that
+        if prepared is None:
+            prepared = await self._prepare()
+        self._refill_reserve()
+        return prepared
+
+    async def _discard_reserve(self) -> None:
+        reserve, self._reserve = self._reserve, None
+        if reserve is None:
+            return
+        if not reserve.done():
+            reserve.cancel()
+        try:
+            prepared = await reserve
+        except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it was never handed out
+            return
+        await prepared.context.close()
+        if prepared.owns_browser:
+            await prepared.browser.close()
+
+    # -- idle ----------------------------------------------------------------------------------
+    async def _reap_idle(self) -> None:
+        """Every ``idle_check_interval`` seconds, close sessions idle longer than ``idle_timeout``."""
+        while True:
+            await asyncio.sleep(self.settings.idle_check_interval)
+            for key, session in list(self._sessions.items()):
+                if session.lock.locked() or session.idle_for() < self.settings.idle_timeout:
+                    continue
+                log.info("closing %s of %s after %.0f s idle", key.name, key.conversation, session.idle_for())
+                self._sessions.pop(key, None)
+                with contextlib.suppress(Exception):
+                    await session.close()

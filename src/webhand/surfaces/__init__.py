@@ -1,0 +1,1 @@
+"""Surfaces: MCP, CLI, daemon, function-calling schemas. Each is generated from the catalog."""

@@ -1,0 +1,34 @@
+"""The console: recent messages and page errors, from a ring buffer."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from webhand.response import Response
+from webhand.session.session import Session
+from webhand.tools.definition import PageArgs, tool
+
+
+class LogsArgs(PageArgs):
+    limit: int = Field(100, ge=1, le=10_000, description="Most recent entries to return.")
+
+
+@tool("browser_recent_console_logs", read_only=True)
+async def recent_console_logs(session: Session, args: LogsArgs, response: Response) -> None:
+    """Read the most recent console messages and uncaught page errors, oldest first."""
+    entries = list(session.console)[-args.limit:]
+    if not entries:
+        response.add("No console messages.")
+        response.data({"entries": []})
+        return
+    lines = [f"[{e.level}] {e.text}" + (f" ({e.location})" if e.location else "") for e in entries]
+    response.large("\n".join(lines), what="console log", suffix=".log")
+    response.data({"entries": [e.__dict__ for e in entries]})
+
+
+@tool("browser_clear_console_logs")
+async def clear_console_logs(session: Session, args: PageArgs, response: Response) -> None:
+    """Empty the console log buffer."""
+    count = len(session.console)
+    session.console.clear()
+    response.add(f"Cleared {count} console log entries.")

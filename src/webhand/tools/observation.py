@@ -1,0 +1,76 @@
+"""Seeing the page: snapshot, screenshot, viewport size."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from webhand.errors import InvalidArgument
+from webhand.page.snapshot import take_snapshot
+from webhand.response import Response
+from webhand.session.session import Session
+from webhand.tools.definition import PageArgs, tool
+
+
+class SnapshotArgs(PageArgs):
+    mode: Literal["interactive", "full"] = Field(
+        "interactive", description="interactive: what can be acted on, with headings; full: the whole accessible tree.")
+    scope: str | None = Field(None, description="Ref or CSS selector: snapshot only that part of the page.")
+    depth: int | None = Field(None, ge=1, le=100, description="Deepest nesting level to include.")
+    max_refs: int = Field(200, ge=1, le=10_000, description="Most elements with refs to list.")
+
+
+@tool("browser_snapshot", read_only=True)
+async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> None:
+    """Read the page as an accessibility outline. Elements you can act on carry refs like [e3]."""
+    tab = await session.tab()
+    shot = await take_snapshot(tab, mode=args.mode, scope=args.scope, depth=args.depth, max_refs=args.max_refs)
+    response.add(f"Page: {shot.url}" + (f" — {shot.title}" if shot.title else ""))
+    body = shot.text or "(no visible content)"
+    response.large(body, what="snapshot", limit=session.settings.snapshot_max_chars, suffix=".txt",
+                   hint="Call browser_snapshot with scope (a ref or CSS selector) or a smaller depth to see part of it.")
+    if shot.omitted:
+        response.add(f"{shot.omitted} more elements with refs were left out (max_refs={args.max_refs}): "
+                     "raise max_refs or narrow with scope.")
+
+
+class ScreenshotArgs(PageArgs):
+    full_page: bool = Field(False, description="Whole scrollable page instead of the viewport.")
+    ref: str | None = Field(None, description="Element ref: screenshot only that element.")
+    selector: str | None = Field(None, description="CSS selector: screenshot only that element.")
+
+
+@tool("browser_take_screenshot", read_only=True)
+async def take_screenshot(session: Session, args: ScreenshotArgs, response: Response) -> None:
+    """Take a PNG screenshot of the viewport, the full page or one element; saved to disk and shown to you."""
+    if args.ref and args.selector:
+        raise InvalidArgument("Give `ref` or `selector`, not both.", "Call again with one of them.")
+    timeout = session.settings.timeout
+    if args.ref or args.selector:
+        element = await session.element(args.ref, args.selector)
+        try:
+            png = await element.screenshot(timeout=timeout)
+        finally:
+            await element.dispose()
+    else:
+        png = await (await session.tab()).screenshot(full_page=args.full_page, timeout=timeout)
+    fitted, path = response.image(png)
+    size = f"{fitted.original_width}x{fitted.original_height}"
+    scaled = f", sent as {fitted.width}x{fitted.height}" if fitted.width != fitted.original_width else ""
+    response.add(f"Screenshot {size}{scaled} saved to {path}")
+
+
+class ResizeArgs(PageArgs):
+    width: int = Field(description="Viewport width in CSS pixels.")
+    height: int = Field(description="Viewport height in CSS pixels.")
+
+
+@tool("browser_resize")
+async def resize(session: Session, args: ResizeArgs, response: Response) -> None:
+    """Resize the viewport of the current tab."""
+    for name, value in (("width", args.width), ("height", args.height)):
+        if not 0 < value <= 16384:
+            raise InvalidArgument(f"{name} must be between 1 and 16384 pixels, not {value}.", "Call again with a positive size.")
+    await (await session.tab()).set_viewport(args.width, args.height)
+    response.add(f"Viewport is now {args.width}x{args.height}.")
