@@ -14,7 +14,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from webhand.engine.driver import Tab
-from webhand.errors import InvalidArgument, RefNotFound
+from webhand.errors import InvalidArgument, RefNotFound, WebhandError
 
 Mode = Literal["interactive", "full"]
 
@@ -51,6 +51,7 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | No
     results: dict[str, dict[str, Any]] = {}
     refs_left = max_refs
     scope_arg = _scope_argument(scope)
+    root = _scope_frame(scope) if scope_arg else ""
     for frame in frames:  # parents come before their children
         if scope_arg and frame.key != _scope_frame(scope):
             continue
@@ -58,8 +59,10 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | No
                    "prefix": frame.key, "scope": scope_arg if frame.key == _scope_frame(scope) else None}
         try:
             result = await frame.evaluate(_snapshot_call(), options)
-        except Exception:  # noqa: BLE001 - a frame that navigates away mid-walk is simply skipped
-            continue
+        except WebhandError:
+            if frame.key == root:
+                raise
+            continue  # a child frame that navigated or detached mid-walk is left out
         if result.get("error") == "scope":
             raise RefNotFound(f"The scope {scope!r} matches no element on the page.",
                               "Pass a ref from the last browser_snapshot or a CSS selector that matches.")
@@ -87,7 +90,6 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | No
                 continue
             out.append(" " * indent + line)
 
-    root = _scope_frame(scope) if scope_arg else ""
     if root in results:
         splice(root, 0)
     refs = sum(r["refs"] for r in results.values())

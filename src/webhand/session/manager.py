@@ -57,7 +57,7 @@ def _validate_name(name: str | None) -> str:
 class SessionManager:
     def __init__(self, settings: Settings, engine: Engine | None = None) -> None:
         if engine is None:
-            from webhand.engine.playwright import PlaywrightEngine  # the only driver today
+            from webhand.engine.pw import PlaywrightEngine  # the only driver today
 
             engine = PlaywrightEngine(settings)
         self.settings = settings

@@ -1,0 +1,104 @@
+"""The Driver on Playwright: webhand launches Chromium itself and attaches over CDP.
+
+Launching ourselves (``engine/chrome.py``) is what gives us the pid, the process group and the
+registry; Playwright brings the well-tested actionability checks, frames and events.
+Playwright exceptions never leave this package (``errors.py`` translates them).
+
+    engine (here) ─► PlaywrightBrowser ─► PlaywrightContext (context.py) ─► PlaywrightTab (tab.py)
+                                                                              └─► PlaywrightElement (element.py)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from playwright.async_api import Browser as PWBrowser
+from playwright.async_api import Error as PWError
+from playwright.async_api import Playwright, async_playwright
+
+from webhand.config import Settings
+from webhand.engine.chrome import ChromeProcess, find_chromium
+from webhand.engine.driver import TabEvents
+from webhand.engine.pw.context import PlaywrightContext
+from webhand.engine.pw.errors import translated
+from webhand.errors import BrowserLaunchFailed
+
+__all__ = ["PlaywrightBrowser", "PlaywrightEngine"]
+
+
+class PlaywrightBrowser:
+    def __init__(self, browser: PWBrowser, chrome: ChromeProcess | None) -> None:
+        self.browser = browser
+        self.chrome = chrome
+        self.pid = chrome.pid if chrome else None
+
+    @property
+    def alive(self) -> bool:
+        return self.browser.is_connected() and (self.chrome is None or self.chrome.alive)
+
+    async def new_context(self, *, width: int, height: int, downloads_dir: str | None,
+                          events: TabEvents) -> PlaywrightContext:
+        async with translated("Creating a browser context"):
+            context = await self.browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+        return PlaywrightContext(context, events)
+
+    async def close(self) -> None:
+        """Disconnect; and when webhand launched this browser, kill its process group."""
+        try:
+            await asyncio.wait_for(self.browser.close(), 5)
+        except (PWError, asyncio.TimeoutError):
+            pass
+        if self.chrome:
+            await self.chrome.close()
+
+    def kill_now(self) -> None:
+        if self.chrome:
+            self.chrome.kill_now()
+
+
+class PlaywrightEngine:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._playwright: Playwright | None = None
+        self._manager: Any = None
+
+    async def start(self) -> None:
+        if self._playwright is None:
+            self._manager = async_playwright()
+            self._playwright = await self._manager.start()
+
+    async def launch(self) -> PlaywrightBrowser:
+        await self.start()
+        assert self._playwright is not None
+        settings = self.settings
+        chrome = await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
+                                            width=settings.viewport.width, height=settings.viewport.height,
+                                            extra_args=settings.extra_args, timeout=settings.launch_timeout)
+        try:
+            browser = await self._playwright.chromium.connect_over_cdp(chrome.ws_endpoint, timeout=settings.launch_timeout * 1000)
+        except BaseException as error:  # cancellation too: never strand the browser we just started
+            await asyncio.shield(chrome.close())
+            if not isinstance(error, PWError):
+                raise
+            raise BrowserLaunchFailed(f"Chromium started but webhand could not attach to it: {str(error).splitlines()[0]}",
+                                      "Run `webhand doctor` to see what is wrong.") from None
+        return PlaywrightBrowser(browser, chrome)
+
+    async def connect(self, cdp_url: str) -> PlaywrightBrowser:
+        await self.start()
+        assert self._playwright is not None
+        try:
+            browser = await self._playwright.chromium.connect_over_cdp(cdp_url, timeout=self.settings.launch_timeout * 1000)
+        except PWError as error:
+            raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {str(error).splitlines()[0]}",
+                                      "Check that it runs with --remote-debugging-port and that the URL is right.") from None
+        return PlaywrightBrowser(browser, None)
+
+    async def stop(self) -> None:
+        if self._manager is not None:
+            try:
+                await self._manager.__aexit__(None, None, None)
+            except Exception:  # noqa: BLE001 - the driver process may already be gone at exit
+                pass
+            self._manager = self._playwright = None

@@ -1,0 +1,78 @@
+"""Playwright exceptions never leave the driver: these turn them into webhand errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from playwright.async_api import Error as PWError
+from playwright.async_api import TimeoutError as PWTimeout
+
+from webhand.errors import ActionTimeout, ElementNotActionable, NavigationFailed, SessionClosed, WebhandError
+
+SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
+
+
+def translate(error: Exception, doing: str, timeout: float | None = None) -> WebhandError:
+    """Turn a Playwright error into the webhand error a model can act on."""
+    text = str(error)
+    first = text.splitlines()[0] if text else type(error).__name__
+    lowered = text.lower()
+    if "has been closed" in lowered or "target closed" in lowered or "browser has disconnected" in lowered:
+        return SessionClosed(f"{doing} failed: the page or browser was closed.",
+                             "Call the tool again to start a fresh browser, or browser_tabs to pick another tab.")
+    covering = re.search(r"(<[^\n]*?>)(?:[^\n]*?) intercepts pointer events", text)
+    if covering:
+        return ElementNotActionable(f"{doing} failed: the element is covered by {covering.group(1)[:120]}.",
+                                    "Close or scroll away what covers it (e.g. a dialog or banner), then try again.")
+    for needle, why in (("not attached to the dom", "the element was removed from the page"),
+                        ("element is not visible", "the element is not visible"),
+                        ("element is not enabled", "the element is disabled"),
+                        ("element is not editable", "the element is not editable"),
+                        ("not an <input>", "the element is not a text field"),
+                        ("element is not a <select>", "the element is not a select"),
+                        ("outside of the viewport", "the element is outside the viewport")):
+        if needle in lowered:
+            hint = SNAPSHOT_AGAIN if "removed" in why else "Call browser_snapshot to see its state, then choose another element or wait."
+            return ElementNotActionable(f"{doing} failed: {why}.", hint)
+    if isinstance(error, PWTimeout) or "timeout" in first.lower():
+        seconds = f" within {timeout:g} s" if timeout else ""
+        return ActionTimeout(f"{doing} did not finish{seconds}.",
+                             "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
+    return WebhandError(f"{doing} failed: {first}", "Call browser_snapshot to see the page state.")
+
+
+def navigation_error(error: Exception, url: str, timeout: float) -> WebhandError:
+    text = str(error)
+    net = re.search(r"net::(ERR_[A-Z_]+)", text)
+    if net:
+        code = net.group(1)
+        why = {
+            "ERR_CONNECTION_REFUSED": "the connection was refused (nothing listens there)",
+            "ERR_NAME_NOT_RESOLVED": "the host name could not be resolved",
+            "ERR_ADDRESS_UNREACHABLE": "the address is unreachable",
+            "ERR_INTERNET_DISCONNECTED": "there is no network",
+            "ERR_CONNECTION_RESET": "the connection was reset",
+            "ERR_EMPTY_RESPONSE": "the server closed the connection without a response",
+            "ERR_CERT_AUTHORITY_INVALID": "the TLS certificate is not trusted",
+            "ERR_BLOCKED_BY_CLIENT": "webhand's origin policy blocked it",
+        }.get(code, code)
+        return NavigationFailed(f"Navigation to {url} failed: {why} ({code}).",
+                                "Check the URL (scheme, host, port) and that the server is up, then call browser_navigate again.")
+    if "invalid url" in text.lower() or "cannot navigate to invalid url" in text.lower():
+        return NavigationFailed(f"'{url}' is not a valid URL.", "Give a full URL such as https://example.com/path.")
+    if isinstance(error, PWTimeout):
+        return ActionTimeout(f"Navigation to {url} did not finish within {timeout:g} s.",
+                             "Retry with wait_until='domcontentloaded' or a larger timeout; browser_snapshot shows what loaded.")
+    return translate(error, f"Navigation to {url}", timeout)
+
+
+@asynccontextmanager
+async def translated(doing: str, timeout: float | None = None) -> AsyncIterator[None]:
+    try:
+        yield
+    except WebhandError:
+        raise
+    except PWError as error:
+        raise translate(error, doing, timeout) from None

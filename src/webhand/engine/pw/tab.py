@@ -1,0 +1,215 @@
+"""One page: navigation, frames and refs, screenshots, JavaScript, console events."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from playwright.async_api import CDPSession
+from playwright.async_api import Error as PWError
+from playwright.async_api import Frame as PWFrame
+from playwright.async_api import Page as PWPage
+from playwright.async_api import TimeoutError as PWTimeout
+
+from webhand.engine.driver import ConsoleEntry, NavigationResult, TabEvents, WaitUntil
+from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
+from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
+from webhand.errors import ActionTimeout, EvaluationFailed, RefNotFound
+
+_REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
+
+
+class PlaywrightTab:
+    def __init__(self, page: PWPage, index: int, events: TabEvents) -> None:
+        self.page = page
+        self.index = index
+        self._events = events
+        self._frame_keys: dict[PWFrame, str] = {}
+        self._frames_seen = 0
+        self.next_ref: dict[str, int] = {}  # per frame key; keeps counting across documents
+        self._cdp: CDPSession | None = None
+        page.on("console", self._on_console)
+        page.on("pageerror", self._on_page_error)
+
+    # events -----------------------------------------------------------------------------------
+    def _on_console(self, message: Any) -> None:
+        if self._events.console:
+            location = message.location or {}
+            where = f"{location.get('url', '')}:{location.get('lineNumber', 0) + 1}" if location.get("url") else ""
+            self._events.console(ConsoleEntry(message.type, message.text, where, self.index))
+
+    def _on_page_error(self, error: Any) -> None:
+        if self._events.console:
+            self._events.console(ConsoleEntry("pageerror", str(error), "", self.index))
+
+    # basics -----------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return self.page.url
+
+    @property
+    def closed(self) -> bool:
+        return self.page.is_closed()
+
+    async def title(self) -> str:
+        try:
+            return await self.page.title()
+        except PWError:
+            return ""
+
+    async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float) -> NavigationResult:
+        try:
+            response = await self.page.goto(url, wait_until=wait_until, timeout=timeout * 1000)
+        except PWError as error:
+            raise navigation_error(error, url, timeout) from None
+        return NavigationResult(self.page.url, response.status if response else None, await self.title())
+
+    async def wait_for_load(self, *, timeout: float) -> None:
+        """Wait for a navigation an action started to load its document (returns at once if none)."""
+        try:
+            await self.page.wait_for_load_state("domcontentloaded", timeout=timeout * 1000)
+        except PWError:
+            pass  # a slow page still gets its reply; the reply says where the tab is
+
+    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
+        async with translated("Taking a screenshot", timeout):
+            return await self.page.screenshot(full_page=full_page, type="png", timeout=timeout * 1000)
+
+    async def set_viewport(self, width: int, height: int) -> None:
+        async with translated("Resizing the viewport"):
+            await self.page.set_viewport_size({"width": width, "height": height})
+
+    async def close(self) -> None:
+        try:
+            await self.page.close()
+        except PWError:
+            pass
+
+    # frames and refs --------------------------------------------------------------------------
+    def _key(self, frame: PWFrame) -> str:
+        if frame == self.page.main_frame:
+            return ""
+        key = self._frame_keys.get(frame)
+        if key is None:
+            self._frames_seen += 1
+            key = self._frame_keys[frame] = f"f{self._frames_seen}"
+        return key
+
+    async def frames(self) -> list[PlaywrightFrame]:
+        """All live frames, parents before children, each with a key that never changes."""
+        live = [f for f in self.page.frames if not f.is_detached()]
+        for gone in [f for f in self._frame_keys if f not in live]:
+            del self._frame_keys[gone]
+        return [PlaywrightFrame(f, self._key(f), self._key(f.parent_frame) if f.parent_frame else None) for f in live]
+
+    async def resolve(self, ref: str, *, timeout: float) -> PlaywrightElement:
+        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
+        match = _REF.match(ref.strip())
+        if not match:
+            raise RefNotFound(f"'{ref}' is not a ref.", "Refs look like e12 or f1e3; " + SNAPSHOT_AGAIN)
+        frame_key, local = match.group(1) or "", match.group(2)
+        frame = self.page.main_frame if not frame_key else next(
+            (f for f, k in self._frame_keys.items() if k == frame_key and not f.is_detached()), None)
+        if frame is None:
+            raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", SNAPSHOT_AGAIN)
+        try:
+            handle = await asyncio.wait_for(frame.evaluate_handle(
+                "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'", local), timeout)
+        except (PWError, asyncio.TimeoutError) as error:
+            raise translate(error, f"Finding {ref}", timeout) from None
+        element = handle.as_element()
+        if element is None:
+            reason = await handle.json_value()
+            if reason == "removed":
+                raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
+            raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
+                              SNAPSHOT_AGAIN)
+        return PlaywrightElement(element, ref)
+
+    async def query(self, selector: str, *, timeout: float) -> PlaywrightElement:
+        try:
+            handle = await self.page.wait_for_selector(selector, state="attached", timeout=timeout * 1000)
+        except PWTimeout:
+            raise RefNotFound(f"No element matches the selector {selector!r}.",
+                              "Call browser_snapshot and use a ref, or fix the selector.") from None
+        except PWError as error:
+            raise RefNotFound(f"The selector {selector!r} is not valid: {str(error).splitlines()[0]}",
+                              "Use a CSS selector, or a ref from browser_snapshot.") from None
+        assert handle is not None
+        return PlaywrightElement(handle, selector)
+
+    # JavaScript -------------------------------------------------------------------------------
+    async def _session(self) -> CDPSession:
+        if self._cdp is None:
+            self._cdp = await self.page.context.new_cdp_session(self.page)
+        return self._cdp
+
+    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
+        """Run the model's JavaScript the way a DevTools console would; return a JSON-able value."""
+        session = await self._session()
+        try:
+            result = await asyncio.wait_for(session.send("Runtime.evaluate", {
+                "expression": expression, "awaitPromise": await_promise, "replMode": True,
+                "userGesture": True, "returnByValue": False, "timeout": int(timeout * 1000),
+            }), timeout + 1)
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"The JavaScript did not finish within {timeout:g} s.",
+                                "Make it shorter, or pass a larger timeout.") from None
+        except PWError as error:
+            raise translate(error, "Evaluating JavaScript", timeout) from None
+        details = result.get("exceptionDetails")
+        if details:
+            description = (details.get("exception") or {}).get("description") or details.get("text", "Error")
+            line, column = details.get("lineNumber", 0) + 1, details.get("columnNumber", 0) + 1
+            raise EvaluationFailed(f"The JavaScript threw: {description.splitlines()[0]} (line {line}, column {column}).",
+                                   "Fix the expression and call browser_eval again.")
+        return await self._to_json(session, result["result"])
+
+    async def _to_json(self, session: CDPSession, remote: dict[str, Any]) -> Any:
+        if "unserializableValue" in remote:
+            return remote["unserializableValue"]
+        if remote.get("type") == "undefined":
+            return None
+        if "objectId" not in remote:
+            return remote.get("value")
+        try:
+            out = await session.send("Runtime.callFunctionOn", {
+                "objectId": remote["objectId"], "functionDeclaration": _SERIALIZE, "returnByValue": True})
+            return out["result"].get("value")
+        finally:
+            await session.send("Runtime.releaseObject", {"objectId": remote["objectId"]})
+
+
+# Makes any page value JSON-able: DOM nodes become a short tag, cycles and functions are named.
+_SERIALIZE = """function () {
+  const stack = new Set();
+  const walk = (v, depth) => {
+    if (v === null || (typeof v !== 'object' && typeof v !== 'function')) {
+      if (typeof v === 'bigint') return v.toString() + 'n';
+      if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+      if (typeof v === 'symbol') return v.toString();
+      return v === undefined ? null : v;
+    }
+    if (typeof v === 'function') return '[function ' + (v.name || 'anonymous') + ']';
+    if (typeof Element !== 'undefined' && v instanceof Element)
+      return '<' + v.tagName.toLowerCase() + (v.id ? '#' + v.id : '') + '> ' + (v.outerHTML || '').slice(0, 300);
+    if (typeof Node !== 'undefined' && v instanceof Node) return '[' + v.nodeName + ']';
+    if (stack.has(v)) return '[circular]';
+    if (depth > 20) return '[too deep]';
+    stack.add(v);
+    try {
+      if (Array.isArray(v) || (typeof NodeList !== 'undefined' && (v instanceof NodeList || v instanceof HTMLCollection)))
+        return Array.from(v, x => walk(x, depth + 1));
+      if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), walk(x, depth + 1)]));
+      if (v instanceof Set) return [...v].map(x => walk(x, depth + 1));
+      if (v instanceof Date) return v.toISOString();
+      if (v instanceof Error) return v.name + ': ' + v.message;
+      if (v instanceof RegExp) return String(v);
+      const o = {};
+      for (const k of Object.keys(v)) { try { o[k] = walk(v[k], depth + 1); } catch (e) { o[k] = '[unreadable]'; } }
+      return o;
+    } finally { stack.delete(v); }
+  };
+  return walk(this, 0);
+}"""
