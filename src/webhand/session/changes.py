@@ -20,12 +20,13 @@ class Observation:
     title: str
     tab_ids: frozenset[int]
     console_seen: int
+    events_seen: int
 
 
 async def observe(session: Session) -> Observation:
     tab = await session.tab()
     tabs = frozenset(t.index for t in session.context.tabs if not t.closed)
-    return Observation(tab.url, await tab.title(), tabs, session.console_seen)
+    return Observation(tab.url, await tab.title(), tabs, session.console_seen, session.events_seen)
 
 
 async def report(session: Session, before: Observation, response: Response) -> None:
@@ -42,6 +43,10 @@ async def report(session: Session, before: Observation, response: Response) -> N
             response.add(f"Title changed to: {title}")
     for new in [t for t in session.context.tabs if not t.closed and t.index not in before.tab_ids]:
         response.add(f"Opened tab {new.index}: {new.url or 'about:blank'} (browser_tabs to switch to it)")
+    new_events = session.events_seen - before.events_seen
+    if new_events > 0:
+        for text in list(session.events)[-min(new_events, len(session.events)):]:
+            response.add(text)
     new_entries = session.console_seen - before.console_seen
     if new_entries > 0:
         entries = list(session.console)[-min(new_entries, len(session.console)):]

@@ -39,6 +39,10 @@ class Session:
         self.created = time.monotonic()
         self.last_used = self.created
         self.notices: list[str] = []  # told to the model in the next reply, then cleared
+        # Things the page did on its own (dialog opened, download finished, tab opened): an
+        # action's reply lists those noted since the action began (see session/changes.py).
+        self.events: deque[str] = deque(maxlen=200)
+        self.events_seen = 0
         self.closed = False
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
@@ -48,6 +52,11 @@ class Session:
     def _record_console(self, entry: ConsoleEntry) -> None:
         self.console.append(entry)
         self.console_seen += 1
+
+    def note(self, text: str) -> None:
+        """Record something the page did, for the reply of the action that caused it."""
+        self.events.append(text)
+        self.events_seen += 1
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
