@@ -123,12 +123,15 @@ def other_site() -> Iterator[Site]:
     server.close()
 
 
-def test_settings(tmp_path_factory: pytest.TempPathFactory, **overrides: object) -> Settings:
+def test_settings(tmp_path_factory: pytest.TempPathFactory, **overrides: object) -> Settings:  # noqa: PT028
     out = tmp_path_factory.mktemp("webhand-out")
     base: dict[str, object] = {"output_dir": str(out), "isolation": "context", "max_sessions": 60,
                                "capabilities": ["all"], "warm_reserve": True}
     base.update(overrides)
     return Settings.from_sources(base, env={})
+
+
+test_settings.__test__ = False  # a helper, not a test (tests import it by this name)
 
 
 @pytest.fixture(scope="session")
@@ -184,6 +187,13 @@ def wait_until_gone(processes: list[psutil.Process], timeout: float = 10.0) -> l
     """Processes of the list still alive after waiting (by process exit events, capped)."""
     _, alive = psutil.wait_procs(processes, timeout=timeout)
     return alive
+
+
+async def wait_until_gone_async(processes: list[psutil.Process], timeout: float = 10.0) -> list[psutil.Process]:
+    """``wait_until_gone`` for async tests: waits in a thread so the event loop (and webhand) keep running."""
+    import asyncio
+
+    return await asyncio.to_thread(wait_until_gone, processes, timeout)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -263,7 +263,13 @@ class ChromeProcess:
 
     @property
     def alive(self) -> bool:
-        return self.process.returncode is None
+        """False as soon as the browser died, even before asyncio has reaped it (a zombie)."""
+        if self.process.returncode is not None:
+            return False
+        try:
+            return psutil.Process(self.pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
 
     async def close(self) -> None:
         """Kill the whole process group, wait for it, remove the user-data dir and the registry entry."""
