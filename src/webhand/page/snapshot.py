@@ -1,19 +1,19 @@
 """The accessibility snapshot: a compact outline of the page with refs for what can be acted on.
 
-The walk itself runs in the page (``snapshot.js``, once per frame); this module runs it in every
-frame, nests each frame's lines under its iframe, keeps each frame's ref counter, and reports how
-much was left out. It talks to the Tab interface only.
+The walk itself runs in the page (``snapshot.js`` with ``roles.js``, once per frame); this module
+runs it in every frame, nests each frame's lines under its iframe, keeps each frame's ref counter,
+and reports how much was left out. It talks to the Tab interface only.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
-from webhand.engine.driver import Tab
+from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound, WebhandError
 
 Mode = Literal["interactive", "full"]
@@ -21,12 +21,27 @@ Mode = Literal["interactive", "full"]
 
 @cache
 def agent_script() -> str:
-    """The page agent's source: a function that installs ``window.__webhand`` when it is missing."""
-    return resources.files("webhand.page").joinpath("snapshot.js").read_text()
+    """The page agent's source: a function that installs ``window.__webhand`` when it is missing.
+
+    Function declarations are hoisted, so roles.js may follow snapshot.js's early return.
+    """
+    files = resources.files("webhand.page")
+    return "() => {\n" + files.joinpath("snapshot.js").read_text() + "\n" + files.joinpath("roles.js").read_text() + "\n}"
 
 
+@cache
 def _snapshot_call() -> str:
     return f"(opts) => {{ ({agent_script()})(); return window.__webhand.snapshot(opts); }}"
+
+
+@dataclass(frozen=True)
+class SnapshotOptions:
+    """What was asked for; kept with the last snapshot so a diff compares like with like."""
+
+    mode: Mode = "interactive"
+    scope: str | None = None
+    depth: int | None = None
+    max_refs: int | None = 200
 
 
 @dataclass(frozen=True)
@@ -36,6 +51,9 @@ class Snapshot:
     omitted: int
     url: str
     title: str
+    options: SnapshotOptions = SnapshotOptions()
+    tab: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)  # per ref'd element, when asked for
 
     @property
     def lines(self) -> list[str]:
@@ -43,42 +61,42 @@ class Snapshot:
 
 
 async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | None = None,
-                        depth: int | None = None, max_refs: int | None = 200) -> Snapshot:
-    """Snapshot every frame of ``tab`` and nest them into one outline."""
+                        depth: int | None = None, max_refs: int | None = 200, records: bool = False) -> Snapshot:
+    """Snapshot every frame of ``tab`` (or the part ``scope`` names) and nest them into one outline."""
     frames = await tab.frames()
-    by_key = {frame.key: frame for frame in frames}
+    scope_arg = _scope_argument(scope)
+    root = _scope_frame(scope) if scope_arg else ""
+    if root and root not in {f.key for f in frames}:
+        raise RefNotFound(f"The scope {scope!r} is in a frame that is gone.",
+                          "Call browser_snapshot without scope and use the new refs.")
+    wanted = _with_descendants(frames, root)
     counters = tab.next_ref
     results: dict[str, dict[str, Any]] = {}
     refs_left = max_refs
-    scope_arg = _scope_argument(scope)
-    root = _scope_frame(scope) if scope_arg else ""
     for frame in frames:  # parents come before their children
-        if scope_arg and frame.key != _scope_frame(scope):
+        if frame.key not in wanted:
             continue
         options = {"mode": mode, "depth": depth, "maxRefs": refs_left, "nextRef": counters.get(frame.key, 1),
-                   "prefix": frame.key, "scope": scope_arg if frame.key == _scope_frame(scope) else None}
+                   "prefix": frame.key, "scope": scope_arg if frame.key == root else None, "records": records}
         try:
             result = await frame.evaluate(_snapshot_call(), options)
         except WebhandError:
             if frame.key == root:
                 raise
             continue  # a child frame that navigated or detached mid-walk is left out
+        if result.get("error") == "selector":
+            raise InvalidArgument(f"The scope {scope!r} is not a valid CSS selector: {result.get('message', '')}",
+                                  "Pass a ref from the last browser_snapshot or a valid CSS selector.")
         if result.get("error") == "scope":
-            raise RefNotFound(f"The scope {scope!r} matches no element on the page.",
-                              "Pass a ref from the last browser_snapshot or a CSS selector that matches.")
+            raise RefNotFound(f"The scope {scope!r} matches no element on the current page.",
+                              "Pass a ref from the last browser_snapshot or a CSS selector that matches; "
+                              "call browser_snapshot without scope to see the page.")
         counters[frame.key] = result["nextRef"]
         results[frame.key] = result
         if refs_left is not None:
             refs_left = max(0, refs_left - result["refs"])
 
-    # Map each child frame to the marker its iframe element got in the parent's walk.
-    children: dict[tuple[str, str], str] = {}
-    for frame in frames:
-        if frame.parent_key is not None and frame.key in results:
-            marker = await frame.owner_marker("el => window.__webhand ? window.__webhand.frameMarker(el) : null")
-            if marker:
-                children[(frame.parent_key, marker)] = frame.key
-
+    children = await _frame_owners(frames, results)
     out: list[str] = []
 
     def splice(key: str, indent: int) -> None:
@@ -92,9 +110,40 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | No
 
     if root in results:
         splice(root, 0)
-    refs = sum(r["refs"] for r in results.values())
-    omitted = sum(r["omitted"] for r in results.values())
-    return Snapshot("\n".join(out), refs, omitted, tab.url, await tab.title())
+    found = [r for key, r in results.items() if key == root or _reached(key, root, children)]
+    return Snapshot(
+        "\n".join(out), sum(r["refs"] for r in found), sum(r["omitted"] for r in found), tab.url, await tab.title(),
+        SnapshotOptions(mode, scope, depth, max_refs), tab.index,
+        [rec for r in found for rec in (r.get("records") or [])])
+
+
+async def _frame_owners(frames: list[Frame], results: dict[str, dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """Map (parent frame, iframe marker from the parent's walk) to the child frame's key."""
+    children: dict[tuple[str, str], str] = {}
+    for frame in frames:
+        if frame.parent_key is not None and frame.key in results and frame.parent_key in results:
+            marker = await frame.owner_marker("el => window.__webhand ? window.__webhand.frameMarker(el) : null")
+            if marker:
+                children[(frame.parent_key, marker)] = frame.key
+    return children
+
+
+def _reached(key: str, root: str, children: dict[tuple[str, str], str]) -> bool:
+    """Whether frame ``key`` was spliced under ``root`` (its iframe was inside the scope)."""
+    parents = {child: parent for (parent, _), child in children.items()}
+    while key in parents:
+        key = parents[key]
+        if key == root:
+            return True
+    return False
+
+
+def _with_descendants(frames: list[Frame], root: str) -> set[str]:
+    keys = {root}
+    for frame in frames:  # parents come first, so one pass reaches every depth
+        if frame.parent_key in keys:
+            keys.add(frame.key)
+    return keys
 
 
 _REF = re.compile(r"(f\d+)?(e\d+)")
@@ -112,6 +161,13 @@ def _scope_frame(scope: str | None) -> str:
     """The frame a scope lives in: "f2" for a ref f2e7, "" for main-frame refs and selectors."""
     match = _REF.fullmatch(scope.strip()) if scope else None
     return (match.group(1) or "") if match else ""
+
+
+async def viewport(tab: Tab) -> dict[str, Any]:
+    """Scroll position, size and device scale of the tab's main frame."""
+    main = next(f for f in await tab.frames() if f.key == "")
+    return await main.evaluate("() => ({scroll_x: scrollX, scroll_y: scrollY, width: innerWidth, "
+                               "height: innerHeight, device_scale: devicePixelRatio})")
 
 
 def validate_mode(mode: str) -> Mode:
