@@ -183,6 +183,30 @@ def own_registry_entries() -> list[Path]:
     return entries
 
 
+def browsers_of_child_processes() -> list[psutil.Process]:
+    """Browsers (with their group) that child processes of this test — an MCP server, a daemon —
+    launched, found through the PID registry while those children run. Wait for these after
+    stopping the child: once it exits, its browsers would no longer be our descendants."""
+    import json
+
+    children = {c.pid for c in psutil.Process().children(recursive=True)}
+    found: list[psutil.Process] = []
+    for file in _registry_dir().glob("*.json"):
+        try:
+            entry = json.loads(file.read_text())
+        except (OSError, ValueError):
+            continue
+        if entry.get("owner_pid") not in children:
+            continue
+        for process in psutil.process_iter():
+            try:
+                if os.getpgid(process.pid) == entry["pid"]:
+                    found.append(process)
+            except (ProcessLookupError, psutil.NoSuchProcess):
+                continue
+    return found
+
+
 def wait_until_gone(processes: list[psutil.Process], timeout: float = 10.0) -> list[psutil.Process]:
     """Processes of the list still alive after waiting (by process exit events, capped)."""
     _, alive = psutil.wait_procs(processes, timeout=timeout)

@@ -1,0 +1,51 @@
+"""An MCP client (the official SDK) talks to `webhand mcp` over stdio, as a host would."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from PIL import Image
+
+from tests.conftest import browsers_of_child_processes, wait_until_gone_async
+from webhand.demo import run_agent_session, serve_demo_site
+
+
+async def test_an_agent_session_over_stdio(tmp_path):
+    browsers: list = []
+
+    def watch(line: str) -> None:  # while the server runs, note the browsers it launched
+        browsers.extend(p for p in browsers_of_child_processes() if p not in browsers)
+
+    with serve_demo_site() as url:
+        seen = await run_agent_session(url, tmp_path, say=watch)
+    assert {"browser_navigate", "browser_snapshot", "browser_click", "browser_type",
+            "browser_take_screenshot"} <= set(seen["tools"])
+    assert "Title: Acme Support" in seen["browser_navigate"]
+    assert seen["result"].startswith("Ticket #") and "Ada Lovelace" in seen["result"]
+    shot = Path(seen["screenshot"])
+    assert shot.is_relative_to(tmp_path) and Image.open(shot).size[0] == 1280
+    # The server exited with its client, and took its browsers with it.
+    assert browsers, "the server launched at least one browser"
+    assert await wait_until_gone_async(browsers) == []
+
+
+async def test_tools_carry_annotations_and_images_come_back_as_image_content(tmp_path, site):
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path)}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "webhand", "mcp"], env=env)
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
+        await mcp.initialize()
+        tools = {t.name: t for t in (await mcp.list_tools()).tools}
+        assert tools["browser_snapshot"].annotations.read_only_hint is True
+        assert tools["browser_click"].annotations.destructive_hint is True
+        assert "url" in tools["browser_navigate"].input_schema["required"]
+        await mcp.call_tool("browser_navigate", {"url": site.url("login.html")})
+        shot = await mcp.call_tool("browser_take_screenshot", {})
+        assert [block.type for block in shot.content] == ["text", "image"]
+        assert shot.content[1].mime_type == "image/png"
+        bad = await mcp.call_tool("browser_click", {"ref": "e404"})
+        assert bad.is_error and "browser_snapshot" in bad.content[0].text
+        browsers = browsers_of_child_processes()
+    assert browsers and await wait_until_gone_async(browsers) == []
