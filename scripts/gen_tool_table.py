@@ -1,0 +1,42 @@
+"""Regenerate the README's tool table from the catalog (`make doc-tools`).
+
+tests/test_readme.py fails when the README's table differs from what this prints, so the table
+can never drift from the tools a model is actually served.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+BEGIN, END = "<!-- tool-table:begin -->", "<!-- tool-table:end -->"
+
+
+def tool_table() -> str:
+    from webhand.tools import CAPABILITIES, CATALOG
+
+    rows = ["| Tool | Group | What it does | Arguments |", "|---|---|---|---|"]
+    order = list(CAPABILITIES)
+    for tool in sorted(CATALOG.values(), key=lambda t: (order.index(t.capability), t.name)):
+        fields = tool.input_model.model_fields
+        args = ", ".join(f"`{name}`" if field.is_required() else f"`{name}`?" for name, field in fields.items()
+                         if name != "session")
+        kind = " (read-only)" if tool.read_only else ""
+        rows.append(f"| `{tool.name}` | {tool.capability}{kind} | {tool.description.replace('|', '/')} | {args or '—'} |")
+    return "\n".join(rows)
+
+
+def render(readme: str) -> str:
+    head, rest = readme.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{tool_table()}\n{END}{tail}"
+
+
+if __name__ == "__main__":
+    text = README.read_text()
+    updated = render(text)
+    if "--check" in sys.argv:
+        sys.exit(0 if updated == text else 1)
+    README.write_text(updated)
+    print(f"README tool table: {updated.count(chr(10) + '| `')} tools")
