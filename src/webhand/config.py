@@ -53,11 +53,25 @@ class Settings(BaseModel):
     download_dir: Path | None = None
     large_output_bytes: int = Field(1024, ge=128, description="Eval results and logs larger than this go to a file.")
     snapshot_max_chars: int = Field(40_000, ge=1000, description="Snapshots larger than this go to a file.")
+    # After an action, "diff" replies with the snapshot lines that changed (added, removed, changed,
+    # with their refs): the model sees its action's effect for the tokens of what changed, where
+    # "full" re-sends the whole page every step and "none" costs an extra browser_snapshot call.
+    snapshot_diff: Literal["diff", "full", "none"] = Field("diff", description="What an action's reply says about the page: changed snapshot lines, the whole snapshot, or nothing.")
+    text_max_chars: int = Field(20_000, ge=500, description="browser_text replies longer than this are cut, with a notice.")
     console_buffer: int = Field(1000, ge=10, le=100_000)
     # Security
     evaluate_enabled: bool = True
     capabilities: list[str] = Field(default_factory=lambda: ["core"])
     roots: list[Path] = Field(default_factory=list, description="Folders file tools may read and write; empty means the output dir and the working dir.")
+    allowed_origins: list[str] = Field(default_factory=list, description="Only these origins may load (navigations, redirects, subresources, new tabs); empty allows all. E.g. https://example.com, *.example.com, 127.0.0.1:8000.")
+    blocked_origins: list[str] = Field(default_factory=list, description="These origins may never load; wins over allowed_origins.")
+    allow_file_urls: bool = Field(False, description="Let the browser open file:// URLs.")
+    secrets_file: Path | None = Field(None, description="File of NAME=value lines; the model types <secret>NAME</secret> and never sees the value.")
+    # Waiting for an action's effects (by events, each capped)
+    navigation_settle_cap: float = Field(10.0, gt=0, le=600, description="Seconds an action waits for a navigation it started to load.")
+    request_settle_cap: float = Field(3.0, ge=0, le=600, description="Seconds an action waits for requests it started to finish.")
+    dom_quiet_ms: int = Field(25, ge=0, le=5000, description="The DOM counts as settled after this many ms without mutations.")
+    dom_quiet_cap: float = Field(0.5, ge=0, le=60, description="Seconds an action waits at most for the DOM to go quiet.")
 
     @field_validator("capabilities")
     @classmethod
@@ -98,7 +112,7 @@ class Settings(BaseModel):
                               "Fix the value in webhand.toml, the WEBHAND_* variable or the flag.") from None
 
 
-_ENV_LISTS = {"extra_args", "capabilities", "roots"}
+_ENV_LISTS = {"extra_args", "capabilities", "roots", "allowed_origins", "blocked_origins"}
 
 
 def _from_env(env: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
@@ -116,3 +130,138 @@ def _from_env(env: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
         else:
             values[name] = raw
     return values
+
+
+# ---------------------------------------------------------------------------------------------
+# The config file: ./webhand.toml, else the user's config dir, or an explicit path.
+#
+#   [defaults.browser]            any Settings field, plus `enabled` and a `timeouts` table
+#   headless = true
+#   timeouts = { default = 15, action = 5 }
+#   [agents.researcher.browser]   overrides for one agent (--agent / WEBHAND_AGENT)
+#   evaluate_enabled = false
+
+CONFIG_FILE_NAME = "webhand.toml"
+
+
+def user_config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "webhand"
+
+
+def find_config_file(explicit: str | Path | None = None, *, env: dict[str, str] | None = None,
+                     cwd: Path | None = None) -> Path | None:
+    """The config file to read: ``explicit`` (or ``WEBHAND_CONFIG``), ./webhand.toml, the user's one."""
+    env = os.environ if env is None else env  # type: ignore[assignment]
+    chosen = explicit or env.get("WEBHAND_CONFIG")
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"Config file {path} does not exist.", "Fix --config / WEBHAND_CONFIG or create the file.")
+        return path
+    for candidate in ((cwd or Path.cwd()) / CONFIG_FILE_NAME, user_config_dir() / CONFIG_FILE_NAME):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(*, config: str | Path | None = None, agent: str | None = None, flags: dict[str, Any] | None = None,
+                  env: dict[str, str] | None = None, cwd: Path | None = None) -> Settings:
+    """Settings from defaults < config file [defaults.browser] < [agents.NAME.browser] < env < flags.
+
+    A bad value is refused with where it came from, the key, the value and what is allowed.
+    """
+    env = dict(os.environ if env is None else env)
+    agent = agent or env.get("WEBHAND_AGENT") or None
+    layers: list[tuple[str, dict[str, Any]]] = []
+    path = find_config_file(config, env=env, cwd=cwd)
+    if path is not None:
+        layers += _file_layers(path, agent)
+    elif agent:
+        raise ConfigError(f"Agent {agent!r} was asked for but there is no {CONFIG_FILE_NAME}.",
+                          f"Create ./{CONFIG_FILE_NAME} (or {user_config_dir() / CONFIG_FILE_NAME}) with [agents.{agent}.browser].")
+    layers.append(("environment (WEBHAND_*)", _from_env(env)))
+    layers.append(("command-line flags", {k: v for k, v in (flags or {}).items() if v is not None}))
+    for label, layer in layers:  # validate each alone first, so an error names its source
+        try:
+            Settings.from_sources(layer, env={})
+        except ConfigError as error:
+            raise ConfigError(f"{error.message.removesuffix('.')} (from {label}).", error.hint) from None
+    return Settings.from_sources(*(layer for _, layer in layers), env={})
+
+
+def _file_layers(path: Path, agent: str | None) -> list[tuple[str, dict[str, Any]]]:
+    import tomllib
+
+    try:
+        document = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"Cannot read config file {path}: {error}.", "Check the file's permissions and encoding.") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"Config file {path} is not valid TOML: {error}.", "Fix the syntax at that line.") from None
+    _only_keys(document, {"defaults", "agents"}, str(path), "")
+    defaults = document.get("defaults", {})
+    _only_keys(defaults, {"browser"}, str(path), "defaults.")
+    layers = [(f"{path} [defaults.browser]", _browser_table(defaults.get("browser", {}), path, "defaults.browser"))]
+    agents = document.get("agents", {})
+    if agent:
+        if agent not in agents:
+            raise ConfigError(f"Agent {agent!r} is not in {path}.",
+                              f"Known agents: {', '.join(sorted(agents)) or 'none'}. Add [agents.{agent}.browser].")
+        _only_keys(agents[agent], {"browser"}, str(path), f"agents.{agent}.")
+        where = f"agents.{agent}.browser"
+        layers.append((f"{path} [{where}]", _browser_table(agents[agent].get("browser", {}), path, where)))
+    return layers
+
+
+def _only_keys(table: Any, allowed: set[str], path: str, prefix: str) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{prefix.rstrip('.')} in {path} must be a table.", "Write it as [section] or { key = value }.")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigError(f"Unknown key {prefix}{unknown[0]} in {path}.", f"Allowed here: {', '.join(sorted(allowed))}.")
+
+
+def _browser_table(table: Any, path: Path, where: str) -> dict[str, Any]:
+    """Map a ``browser`` table onto Settings fields; generic, so new fields need no edit here."""
+    _only_keys(table, set(table) if isinstance(table, dict) else set(), str(path), where)
+    fields = Settings.model_fields
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "timeouts" and "timeouts" not in fields:
+            _only_keys(value, set(value) if isinstance(value, dict) else set(), str(path), f"{where}.timeouts")
+            for kind, seconds in value.items():
+                name = "timeout" if kind == "default" else f"{kind}_timeout"
+                if name not in fields:
+                    kinds = sorted(["default"] + [f.removesuffix("_timeout") for f in fields if f.endswith("_timeout")])
+                    raise ConfigError(f"Unknown key {where}.timeouts.{kind} in {path}.", f"Allowed: {', '.join(kinds)}.")
+                values[name] = seconds
+        elif key == "enabled" and "enabled" not in fields:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}.enabled={value!r} in {path}: must be true or false.", "Fix the value.")
+            if not value:
+                values["capabilities"] = []  # the browser is off for this agent: serve no tools
+        else:
+            name = next((n for n in (key, f"{key}_path", key.removesuffix("_file"), key.removesuffix("_path"))
+                         if n in fields), None)
+            if name is None:
+                allowed = sorted([*fields, "timeouts", "enabled"])
+                raise ConfigError(f"Unknown key {where}.{key} in {path}.", f"Allowed: {', '.join(allowed)}.")
+            if name == "viewport" and isinstance(value, str):
+                width, _, height = value.lower().partition("x")
+                value = {"width": width, "height": height}
+            values[name] = _relative_to(path.parent, value) if _is_path_field(name) else value
+    return values
+
+
+def _is_path_field(name: str) -> bool:
+    return "Path" in str(Settings.model_fields[name].annotation)
+
+
+def _relative_to(base: Path, value: Any) -> Any:
+    """Paths in a config file are relative to the file, not to wherever webhand was started."""
+    if isinstance(value, str):
+        return str((base / Path(value).expanduser()).resolve()) if value else value
+    if isinstance(value, list):
+        return [_relative_to(base, v) for v in value]
+    return value

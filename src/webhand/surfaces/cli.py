@@ -1,27 +1,55 @@
-"""The ``webhand`` command."""
+"""The ``webhand`` command: the catalog's tools (through the daemon), ``mcp``, ``daemon``,
+``schema``, ``doctor`` and ``demo``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
+import os
 import sys
 
-from webhand.config import Settings
+from webhand.config import Settings, load_settings
 from webhand.errors import WebhandError
+from webhand.surfaces.cli_tools import add_common_options, add_tool_commands, run_tool_command
+
+BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help"}
+CAPS_HELP = "capability groups, comma-separated: core,tabs,storage,files,pdf,sessions,network or all (default core)"
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    flags = {"capabilities": args.caps.split(",") if getattr(args, "caps", None) else None,
-             "isolation": getattr(args, "isolation", None), "executable_path": getattr(args, "chrome", None)}
-    return Settings.from_sources({k: v for k, v in flags.items() if v is not None})
+    caps = getattr(args, "caps", None)
+    flags = {"capabilities": caps.split(",") if caps else None, "isolation": getattr(args, "isolation", None),
+             "executable_path": getattr(args, "chrome", None)}
+    return load_settings(config=getattr(args, "config", None), agent=getattr(args, "agent", None), flags=flags)
+
+
+def _daemon_args(args: argparse.Namespace) -> list[str]:
+    extra = []
+    for name in ("config", "agent"):
+        if getattr(args, name, None):
+            extra += [f"--{name}", getattr(args, name)]
+    return extra
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     from webhand.host import Webhand
-    from webhand.surfaces.mcp import serve_stdio
 
-    asyncio.run(serve_stdio(Webhand(_settings(args))))
+    settings = _settings(args)
+    webhand = Webhand(settings)
+    if args.port is None:
+        from webhand.surfaces.mcp import serve_stdio
+
+        asyncio.run(serve_stdio(webhand, style=args.tool_style))
+        return 0
+    from webhand.surfaces.mcp_http import HttpOptions, check_options, serve_http
+
+    options = HttpOptions(host=args.host, port=args.port, token=args.token or os.environ.get("WEBHAND_TOKEN") or None,
+                          allowed_hosts=args.allow_host or [], allowed_origins=args.allow_origin or [],
+                          max_body_bytes=args.max_body_bytes, style=args.tool_style)
+    check_options(options)  # refuse before anything starts
+    asyncio.run(serve_http(webhand, options))
     return 0
 
 
@@ -37,29 +65,117 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return asyncio.run(run_doctor(_settings(args)))
 
 
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from webhand.surfaces.schemas import definitions
+    from webhand.tools import enabled_tools
+
+    settings = _settings(args)
+    if args.stats:
+        from webhand.surfaces.sizes import size_report
+
+        print(size_report(settings))
+        return 0
+    tools = enabled_tools(settings)
+    print(json.dumps(definitions(tools, args.format, style=args.tool_style), indent=1, ensure_ascii=False))
+    return 0
+
+
+def _cmd_daemon(args: argparse.Namespace) -> int:
+    from webhand.surfaces import daemon_client
+    from webhand.surfaces.daemon import run_daemon
+
+    if args.action == "run":
+        return run_daemon(_settings(args), announce=not args.foreground)
+    if args.action == "start":
+        settings = _settings(args)
+        reply = daemon_client.request({"op": "status"}, timeout=settings.timeout, start=_daemon_args(args),
+                                      launch_timeout=settings.launch_timeout)
+        print(f"webhand daemon running (pid {reply['status']['pid']}, socket {reply['status']['socket']}).")
+        return 0
+    try:
+        reply = daemon_client.request({"op": args.action}, timeout=30.0)
+    except daemon_client.DaemonUnavailable:
+        print("webhand daemon is not running.")
+        return 0 if args.action == "stop" else 3
+    if args.action == "stop":
+        print("webhand daemon stopped; its browsers are closed.")
+    elif args.json:
+        print(json.dumps(reply["status"], indent=1))
+    else:
+        status = reply["status"]
+        print(f"webhand daemon running: pid {status['pid']}, up {status['uptime_seconds']} s, "
+              f"{len(status['sessions'])} session(s), exits after {status['idle_timeout']:g} s idle.")
+        for session in status["sessions"]:
+            print(f"  {session['session']}: {session['url'] or '(no page)'} ({session['tabs']} tab(s))")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="webhand", description="A real headless Chromium for AI agents, as tools.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    mcp = sub.add_parser("mcp", help="serve the tools over MCP (stdio)")
-    mcp.add_argument("--caps", help="capability groups, comma-separated (core,tabs,storage,files,pdf,sessions,network or all)")
+    parser = argparse.ArgumentParser(prog="webhand", description="A real headless Chromium for AI agents, as tools. "
+                                     "`webhand navigate URL`, `webhand snapshot`, `webhand click e3` ... keep one "
+                                     "browser between calls (a background daemon holds it).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    mcp = sub.add_parser("mcp", help="serve the tools over MCP: stdio, or streamable HTTP with --port")
+    mcp.add_argument("--caps", help=CAPS_HELP)
+    mcp.add_argument("--tool-style", choices=["multi", "single"], default="multi",
+                     help="multi: one tool per operation; single: one `browser` tool with an `action` field")
+    mcp.add_argument("--port", type=int, help="serve streamable HTTP on this port (path /mcp); 0 picks a free one")
+    mcp.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need a token)")
+    mcp.add_argument("--token", help="bearer token clients must send (prefer env WEBHAND_TOKEN: flags show in ps)")
+    mcp.add_argument("--allow-host", action="append", help="another allowed Host header, e.g. myhost:8931 or myhost:*")
+    mcp.add_argument("--allow-origin", action="append", help="another allowed Origin, e.g. https://app.example")
+    mcp.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024, help="largest request body (default 4 MiB)")
     mcp.add_argument("--isolation", choices=["process", "context"])
     mcp.add_argument("--chrome", help="path of the Chromium binary")
+    _config_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
+
+    daemon = sub.add_parser("daemon", help="the background daemon that keeps CLI sessions: start, stop, status")
+    daemon.add_argument("action", choices=["start", "stop", "status", "run"])
+    daemon.add_argument("--foreground", action="store_true", help="with run: do not announce on stdout")
+    daemon.add_argument("--json", action="store_true", help="with status: print JSON")
+    _config_options(daemon)
+    daemon.set_defaults(run=_cmd_daemon)
+
+    schema = sub.add_parser("schema", help="print function-calling definitions of the tools")
+    schema.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
+    schema.add_argument("--tool-style", choices=["multi", "single"], default="multi")
+    schema.add_argument("--caps", help=CAPS_HELP)
+    schema.add_argument("--stats", action="store_true", help="print the size of tools/list per style instead")
+    _config_options(schema)
+    schema.set_defaults(run=_cmd_schema)
+
+    doctor = sub.add_parser("doctor", help="find Chromium, launch it, report versions and what is wrong")
+    doctor.add_argument("--chrome", help="path of the Chromium binary")
+    _config_options(doctor)
+    doctor.set_defaults(run=_cmd_doctor)
+
     demo = sub.add_parser("demo", help="drive a scripted agent session against a bundled local site")
     demo.set_defaults(run=_cmd_demo)
-    doctor = sub.add_parser("doctor", help="find Chromium, launch it, report what is wrong")
-    doctor.add_argument("--chrome", help="path of the Chromium binary")
-    doctor.set_defaults(run=_cmd_doctor)
+
+    add_tool_commands(sub, BUILTINS)
     return parser
+
+
+def _config_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="config file (default ./webhand.toml, then the user config dir)")
+    parser.add_argument("--agent", help="agent profile of the config file ([agents.NAME.browser])")
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="webhand: %(message)s")
     args = build_parser().parse_args(argv)
     try:
+        if args.run is None:  # a tool command
+            settings = _settings(args)
+            return run_tool_command(args, _daemon_args(args), settings.launch_timeout, settings.timeout)
         return int(args.run(args) or 0)
     except WebhandError as error:
         print(f"webhand: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+__all__ = ["add_common_options", "build_parser", "main"]

@@ -1,7 +1,8 @@
 """The MCP server, on the official ``mcp`` SDK's low-level server.
 
-Tools, their input schemas and annotations come from the catalog. Over stdio, one connection is
-one conversation.
+Tools, their schemas and annotations come from the catalog (see ``exposure``). Over stdio, one
+connection is one conversation. Over streamable HTTP (``mcp_http``), each MCP session is one
+conversation with its own browser, ended when the session ends.
 """
 
 from __future__ import annotations
@@ -10,61 +11,96 @@ import base64
 import os
 import signal
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from webhand import __version__
 from webhand.host import ToolContext, Webhand
 from webhand.response import ToolResult
-from webhand.tools import Tool
+from webhand.surfaces.exposure import ExposedTool, exposed_tools
 
 INSTRUCTIONS = (
     "A real headless Chromium. Call browser_navigate, then browser_snapshot to see the page: elements you can act "
     "on carry refs like [e3]; pass them as `ref` to browser_click, browser_type and the other actions. Refs stay "
     "valid while the element stays on the page; after a navigation, snapshot again."
 )
+SINGLE_INSTRUCTIONS = (
+    "A real headless Chromium behind one `browser` tool. Call it with action navigate, then snapshot to see the "
+    "page: elements you can act on carry refs like [e3]; pass them as `ref` with action act (act_kind click, type, "
+    "...). After a navigation, snapshot again."
+)
+
+#: Picks the conversation of one MCP request; raises MCPError when the request has none.
+ContextFor = Callable[[Any], ToolContext]
 
 
-def mcp_tool(tool: Tool) -> types.Tool:
+def mcp_tool(tool: ExposedTool) -> types.Tool:
     return types.Tool(
         name=tool.name,
         description=tool.description,
-        input_schema=tool.input_schema(),
-        annotations=types.ToolAnnotations(read_only_hint=tool.read_only, destructive_hint=tool.destructive,
-                                          open_world_hint=tool.needs_session),
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+        annotations=annotations(tool),
     )
+
+
+def annotations(tool: ExposedTool) -> types.ToolAnnotations:
+    """Only hints that differ from the spec's defaults (readOnly false, destructive true, openWorld
+    true) are sent: the list is paid for in tokens on every model request."""
+    if tool.read_only:
+        return types.ToolAnnotations(read_only_hint=True)
+    return types.ToolAnnotations(destructive_hint=tool.destructive)
 
 
 def mcp_result(result: ToolResult) -> types.CallToolResult:
     content: list[Any] = [types.TextContent(type="text", text=result.text)]
     for image in result.images:
         content.append(types.ImageContent(type="image", data=base64.b64encode(image.data).decode(), mime_type=image.mime_type))
-    return types.CallToolResult(content=content, is_error=result.is_error)
+    # Structured content only on success: an error's shape would not match the tool's output schema.
+    structured = result.data if (result.data is not None and not result.is_error) else None
+    return types.CallToolResult(content=content, structured_content=structured, is_error=result.is_error)
 
 
-def build_server(webhand: Webhand, context_for: Any) -> Server[Any]:
+def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "multi") -> Server[Any]:
     """An MCP server whose calls run in the ``ToolContext`` that ``context_for(ctx)`` picks."""
-    tools = [mcp_tool(t) for t in webhand.tools.values()]
+    exposed = {t.name: t for t in exposed_tools(webhand.tools.values(), style)}
+    listed = [mcp_tool(t) for t in exposed.values()]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        context: ToolContext = context_for(ctx)
-        return mcp_result(await context.call(params.name, dict(params.arguments or {})))
+        tool = exposed.get(params.name)
+        if tool is None:
+            return types.CallToolResult(content=[types.TextContent(
+                type="text", text=f"Error: Tool {params.name!r} is not served here. Available: {', '.join(exposed)}.")],
+                is_error=True)
+        return mcp_result(await tool.run(context_for(ctx), dict(params.arguments or {})))
 
-    return Server("webhand", version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    server: Server[Any] = Server("webhand", version=__version__,
+                                 instructions=SINGLE_INSTRUCTIONS if style == "single" else INSTRUCTIONS,
+                                 on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def refuse_discover(ctx: Any, params: Any) -> None:
+        # The 2026 per-request protocol has no sessions, and a browser lives as long as a session:
+        # answering "not found" makes SDK clients in auto mode fall back to the session handshake.
+        raise MCPError(code=types.METHOD_NOT_FOUND, message="webhand keeps a browser per MCP session; "
+                       "connect with the initialize handshake (protocol 2025-11-25).")
+
+    server.add_request_handler("server/discover", types.RequestParams, refuse_discover)
+    return server
 
 
-async def serve_stdio(webhand: Webhand) -> None:
+async def serve_stdio(webhand: Webhand, *, style: str = "multi") -> None:
     """Serve one conversation over stdio until the client closes the pipe, SIGTERM or SIGINT."""
     context = webhand.context(f"stdio-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    server = build_server(webhand, lambda _ctx: context)
+    server = build_server(webhand, lambda _ctx: context, style=style)
     async with webhand:
         async with anyio.create_task_group() as group:
             async def stop_on_signal() -> None:

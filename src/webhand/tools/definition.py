@@ -63,6 +63,12 @@ class Tool:
     destructive: bool = False
     needs_session: bool = True
     enabled: Callable[[Settings], bool] | None = None
+    #: Shape of ``Response.data(...)`` on success, when the tool promises one (MCP outputSchema).
+    output_model: type[BaseModel] | None = None
+    #: Runs while a JavaScript dialog is open (every other page tool is refused until it is answered).
+    during_dialog: bool = False
+    #: The handler gets the conversation's ``ConversationSessions`` instead of a session.
+    manages_sessions: bool = False
 
     def is_enabled(self, settings: Settings) -> bool:
         return self.enabled is None or self.enabled(settings)
@@ -84,6 +90,14 @@ class Tool:
     def input_schema(self) -> dict[str, Any]:
         return compact_schema(self.input_model.model_json_schema())
 
+    def output_schema(self) -> dict[str, Any] | None:
+        return compact_schema(self.output_model.model_json_schema()) if self.output_model else None
+
+    @property
+    def short_name(self) -> str:
+        """The name without the ``browser_`` prefix: the CLI command and the single tool's action."""
+        return self.name.removeprefix("browser_")
+
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Drop titles, inline $defs and flatten ``anyOf [X, null]``: the model pays for every token."""
@@ -93,7 +107,9 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, dict):
             if "$ref" in node:
                 return walk(dict(defs[node["$ref"].split("/")[-1]]))
-            out = {k: walk(v) for k, v in node.items() if k != "title"}
+            # additionalProperties=false only restates that unknown fields are refused, which
+            # parse() does with a clearer message; dropping it saves ~30 characters per tool.
+            out = {k: walk(v) for k, v in node.items() if k != "title" and not (k == "additionalProperties" and v is False)}
             options = out.get("anyOf")
             if isinstance(options, list):
                 kept = [o for o in options if o != {"type": "null"}]
@@ -114,7 +130,9 @@ _REGISTRY: dict[str, Tool] = {}
 
 
 def tool(name: str, *, capability: str = "core", read_only: bool = False, destructive: bool = False,
-         needs_session: bool = True, enabled: Callable[[Settings], bool] | None = None) -> Callable[[Handler], Handler]:
+         needs_session: bool = True, enabled: Callable[[Settings], bool] | None = None,
+         during_dialog: bool = False, manages_sessions: bool = False,
+         output: type[BaseModel] | None = None) -> Callable[[Handler], Handler]:
     """Declare a tool. The docstring's first paragraph is the model-facing description."""
 
     def register(handler: Handler) -> Handler:
@@ -128,7 +146,8 @@ def tool(name: str, *, capability: str = "core", read_only: bool = False, destru
             raise ValueError(f"tool {name}: unknown capability {capability}")
         description = inspect.cleandoc(handler.__doc__ or "").split("\n\n")[0].replace("\n", " ")
         _REGISTRY[name] = Tool(name, description, model, handler, capability, read_only, destructive,
-                               needs_session, enabled)
+                               needs_session, enabled, output,
+                               during_dialog=during_dialog, manages_sessions=manages_sessions)
         return handler
 
     return register

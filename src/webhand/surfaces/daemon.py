@@ -1,0 +1,191 @@
+"""The per-user background daemon that keeps browser sessions alive between CLI calls.
+
+It listens on a Unix socket in the user's runtime dir (a 0700 dir; the socket is 0600 and the
+peer's uid is checked), speaks one JSON object per line, and exits after ``idle_timeout``
+seconds without a request, on SIGTERM/SIGINT or on ``stop``; each way out closes every browser.
+A lock file makes sure one daemon runs per runtime dir even when two CLI calls race to start it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from webhand import __version__
+from webhand.config import Settings
+from webhand.engine.chrome import runtime_dir
+from webhand.host import Webhand
+from webhand.response import ToolResult
+
+log = logging.getLogger("webhand")
+
+#: Largest request or reply line; replies carry image paths, never image bytes.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+def socket_path() -> Path:
+    return runtime_dir() / "daemon.sock"
+
+
+def lock_path() -> Path:
+    return runtime_dir() / "daemon.lock"
+
+
+def result_to_wire(result: ToolResult) -> dict[str, Any]:
+    return {"text": result.text, "is_error": result.is_error, "data": result.data, "files": result.files,
+            "images": [{"path": i.path, "mime_type": i.mime_type} for i in result.images]}
+
+
+def conversation_of(session: str | None) -> str:
+    """Each ``--session NAME`` of the CLI is its own conversation, fully isolated from the others."""
+    return f"cli:{session or 'default'}"
+
+
+class Daemon:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        # The CLI names the tool it wants, so every capability group is served; config still
+        # switches tools off (e.g. evaluate_enabled = false).
+        self.webhand = Webhand(settings, capabilities=["all"])
+        self.stopping = asyncio.Event()
+        self.activity = asyncio.Event()
+        self.started = time.time()
+        self.requests = 0
+        self.busy = 0
+
+    async def run(self, ready: Any = None) -> int:
+        lock = _acquire_lock()
+        if lock is None:
+            _announce(ready, "already-running")
+            return 0
+        path = socket_path()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # we hold the lock, so a socket file left here is stale
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, self.stopping.set)
+        try:
+            async with self.webhand:
+                server = await asyncio.start_unix_server(self._serve_client, path=str(path), limit=MAX_LINE_BYTES)
+                os.chmod(path, 0o600)
+                _announce(ready, f"ready {os.getpid()}")
+                async with server:
+                    watcher = asyncio.create_task(self._exit_when_idle())
+                    await self.stopping.wait()
+                    watcher.cancel()
+                    server.close()
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            os.close(lock)
+        return 0
+
+    async def _exit_when_idle(self) -> None:
+        """Stop after ``idle_timeout`` seconds with no request: wait for activity, capped."""
+        while not self.stopping.is_set():
+            self.activity.clear()
+            try:
+                await asyncio.wait_for(self.activity.wait(), timeout=self.settings.idle_timeout)
+            except TimeoutError:
+                if self.busy == 0:
+                    log.info("daemon idle for %.0f s: exiting", self.settings.idle_timeout)
+                    self.stopping.set()
+
+    async def _serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            if not _same_user(writer):
+                return
+            while line := await reader.readline():
+                self.activity.set()
+                self.busy += 1
+                try:
+                    reply = await self._handle(line)
+                finally:
+                    self.busy -= 1
+                    self.activity.set()
+                writer.write(json.dumps(reply, default=str).encode() + b"\n")
+                await writer.drain()
+        except (ConnectionError, asyncio.LimitOverrunError, ValueError):
+            pass  # the client went away or sent garbage; it alone is affected
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _handle(self, line: bytes) -> dict[str, Any]:
+        try:
+            request = json.loads(line)
+            op = request.get("op")
+        except (ValueError, AttributeError):
+            return {"ok": False, "error": "The request is not a JSON object. Send one JSON object per line."}
+        self.requests += 1
+        if op == "call":
+            context = self.webhand.context(conversation_of(request.get("session")))
+            result = await context.call(str(request.get("tool")), request.get("arguments") or {})
+            return {"ok": True, "result": result_to_wire(result)}
+        if op == "status":
+            return {"ok": True, "status": self.status()}
+        if op == "stop":
+            self.stopping.set()
+            return {"ok": True}
+        return {"ok": False, "error": f"Unknown op {op!r}. Use call, status or stop."}
+
+    def status(self) -> dict[str, Any]:
+        sessions = self.webhand.sessions.list()
+        return {"pid": os.getpid(), "version": __version__, "socket": str(socket_path()),
+                "uptime_seconds": round(time.time() - self.started), "idle_timeout": self.settings.idle_timeout,
+                "requests": self.requests,
+                "sessions": [{"session": s.conversation.removeprefix("cli:"), "url": s.url, "tabs": s.tabs,
+                              "idle_seconds": s.idle_seconds} for s in sessions],
+                "browser_pids": self.webhand.sessions.browser_pids()}
+
+
+def _acquire_lock() -> int | None:
+    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    os.set_inheritable(fd, False)  # browsers the daemon starts must not hold the lock after it dies
+    return fd
+
+
+def _same_user(writer: asyncio.StreamWriter) -> bool:
+    """The socket is 0600 in a 0700 dir; checking the peer's uid too costs nothing."""
+    sock = writer.get_extra_info("socket")
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return True
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return uid == os.getuid()
+
+
+def _announce(ready: Any, message: str) -> None:
+    """Tell the CLI that started us (a pipe on stdout) that we are ready, then let go of the pipe."""
+    if ready is None:
+        return
+    ready.write(message + "\n")
+    ready.flush()
+    ready.close()
+
+
+def run_daemon(settings: Settings, *, announce: bool = True) -> int:
+    """Run in the foreground (``webhand daemon run``); the CLI starts it detached."""
+    ready = None
+    if announce:
+        ready = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing else may write to the CLI's pipe
+        os.close(devnull)
+    return asyncio.run(Daemon(settings).run(ready))

@@ -1,0 +1,115 @@
+"""The CLI's side of the daemon: connect to it, start it on first use, send one request."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from webhand.errors import WebhandError
+from webhand.surfaces.daemon import MAX_LINE_BYTES, socket_path
+
+
+class DaemonUnavailable(WebhandError):
+    """The daemon could not be reached or started."""
+
+
+def log_path() -> Path:
+    return socket_path().parent / "daemon.log"
+
+
+def _connect(timeout: float) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(socket_path()))
+    except (FileNotFoundError, ConnectionRefusedError):
+        sock.close()
+        return None
+    return sock
+
+
+def request(payload: dict[str, Any], *, timeout: float, start: list[str] | None = None,
+            launch_timeout: float = 30.0) -> dict[str, Any]:
+    """Send one request and return the reply. ``start`` is the daemon's extra argv: when given,
+    a daemon that is not running is started first; else ``DaemonUnavailable`` is raised."""
+    sock = _connect(timeout)
+    if sock is None:
+        if start is None:
+            raise DaemonUnavailable("The webhand daemon is not running.", "Any browser command starts it.")
+        sock = start_daemon(start, launch_timeout)
+    with sock:
+        sock.sendall(json.dumps(payload).encode() + b"\n")
+        reply = _read_line(sock, timeout)
+    if not reply:
+        raise DaemonUnavailable("The webhand daemon closed the connection without answering.",
+                                f"See {log_path()}; `webhand daemon stop` and try again.")
+    return json.loads(reply)
+
+
+def _read_line(sock: socket.socket, timeout: float) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + timeout
+    while True:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            raise DaemonUnavailable(f"The webhand daemon did not answer within {timeout:g} s.",
+                                    "The page may be hung: run `webhand close`, or `webhand daemon stop`.") from None
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if chunk.endswith(b"\n") or size > MAX_LINE_BYTES:
+            return b"".join(chunks)
+
+
+def start_daemon(extra_args: list[str], launch_timeout: float) -> socket.socket:
+    """Start the daemon detached and wait for its "ready" line (an event, capped by the timeout)."""
+    log = open(log_path(), "ab")  # noqa: SIM115 - handed to the child
+    with log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "webhand", "daemon", "run", *extra_args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+            close_fds=True, env=os.environ.copy())
+    assert process.stdout is not None
+    with process.stdout:
+        ready, _, _ = select.select([process.stdout], [], [], launch_timeout)
+        line = process.stdout.readline().decode().strip() if ready else ""
+    if line.startswith("ready"):
+        sock = _connect(launch_timeout)
+        if sock is not None:
+            return sock
+    elif line == "already-running":
+        # Another CLI call started a daemon a moment ago; it announces readiness only to its own
+        # starter, so retry connecting until it listens (rare race, capped).
+        deadline = time.monotonic() + launch_timeout
+        delay = 0.02
+        while time.monotonic() < deadline:
+            sock = _connect(launch_timeout)
+            if sock is not None:
+                return sock
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=delay)  # also reaps our own short-lived child
+            delay = min(delay * 2, 0.5)
+    if process.poll() is None and not line:
+        process.kill()
+    raise DaemonUnavailable("The webhand daemon did not start" + (f" (it said {line!r})." if line else ".")
+                            + _log_tail(), f"See {log_path()}; run `webhand doctor` to check the browser.")
+
+
+def _log_tail() -> str:
+    with contextlib.suppress(OSError):
+        lines = log_path().read_text(errors="replace").strip().splitlines()[-5:]
+        if lines:
+            return " Last log lines: " + " | ".join(lines)
+    return ""

@@ -1,0 +1,71 @@
+"""What a surface shows a model: the served catalog tools, one by one or as the single tool.
+
+MCP, the function-calling schemas and the dispatcher all start from ``exposed_tools``, so the
+two tool styles look the same to every surface and new catalog tools appear everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from webhand.host import ToolContext
+from webhand.response import ToolResult
+from webhand.surfaces.single_tool import SingleTool
+from webhand.tools import Tool
+
+ToolStyle = Literal["multi", "single"]
+TOOL_STYLES: tuple[str, ...] = ("multi", "single")
+
+
+@dataclass(frozen=True)
+class ExposedTool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    read_only: bool
+    destructive: bool
+    run: Callable[[ToolContext, dict[str, Any]], Awaitable[ToolResult]]
+
+
+def hidden_fields(tools: list[Tool]) -> set[str]:
+    """Fields left out of the schemas: ``session`` (named sessions) belongs to the ``sessions``
+    group, so without it every tool would pay ~80 characters for a field the host did not ask for.
+    The tools still accept it."""
+    return set() if any(t.capability == "sessions" for t in tools) else {"session"}
+
+
+def without(schema: dict[str, Any], fields: set[str]) -> dict[str, Any]:
+    if not fields or not any(f in schema.get("properties", {}) for f in fields):
+        return schema
+    out = dict(schema, properties={k: v for k, v in schema["properties"].items() if k not in fields})
+    if "required" in out:
+        out["required"] = [r for r in out["required"] if r not in fields]
+    return out
+
+
+def _catalog_tool(tool: Tool, hidden: set[str]) -> ExposedTool:
+    async def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        return await context.call(tool.name, arguments)
+
+    return ExposedTool(tool.name, tool.description, without(tool.input_schema(), hidden), tool.output_schema(),
+                       tool.read_only, tool.destructive, run)
+
+
+def _single_tool(tools: list[Tool], hidden: set[str]) -> ExposedTool:
+    single = SingleTool(tools, hidden_fields=hidden)
+    return ExposedTool(single.name, single.description(), single.input_schema(), None,
+                       single.read_only, single.destructive, single.call)
+
+
+def exposed_tools(tools: Iterable[Tool], style: str = "multi") -> list[ExposedTool]:
+    """The tools a model is given, in the chosen style (``multi``: one per catalog tool)."""
+    if style not in TOOL_STYLES:
+        from webhand.errors import ConfigError
+
+        raise ConfigError(f"Unknown tool style {style!r}.", "Use one of: " + ", ".join(TOOL_STYLES) + ".")
+    tools = list(tools)
+    hidden = hidden_fields(tools)
+    return [_single_tool(tools, hidden)] if style == "single" else [_catalog_tool(t, hidden) for t in tools]

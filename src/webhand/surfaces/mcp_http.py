@@ -1,0 +1,177 @@
+"""MCP over streamable HTTP: one conversation (and browser) per MCP session, behind safe defaults.
+
+Safety: loopback by default; any other address needs a bearer token, checked on every request;
+Host and Origin headers must be on an allow list (DNS-rebinding protection, done by the SDK);
+request bodies are capped. Sessions whose client went away end after the idle timeout, and
+ending a session (DELETE, idle, shutdown) ends its conversation, which closes its browser.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import socket
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from webhand.errors import ConfigError
+from webhand.host import ToolContext, Webhand
+from webhand.surfaces.mcp import build_server
+
+log = logging.getLogger("webhand")
+
+MCP_PATH = "/mcp"
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+_LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+_LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
+@dataclass
+class HttpOptions:
+    host: str = "127.0.0.1"
+    port: int = 8931
+    token: str | None = None
+    allowed_hosts: list[str] = field(default_factory=list)
+    allowed_origins: list[str] = field(default_factory=list)
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    style: str = "multi"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_options(options: HttpOptions) -> None:
+    """Refuse to start unsafe: a non-loopback address without a token."""
+    if not is_loopback(options.host) and not options.token:
+        raise ConfigError(f"Refusing to serve MCP on {options.host} without a token: anyone who can reach it "
+                          "could drive your browser.",
+                          "Set WEBHAND_TOKEN (or pass --token), or serve on 127.0.0.1.")
+    if options.max_body_bytes <= 0:
+        raise ConfigError(f"max_body_bytes={options.max_body_bytes}: must be a positive number of bytes.", "Fix the flag.")
+
+
+class BearerTokenGate:
+    """Rejects any request without ``Authorization: Bearer <token>`` (compared in constant time)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error": "missing or wrong bearer token: send Authorization: Bearer <WEBHAND_TOKEN>"}'
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def _security(options: HttpOptions) -> TransportSecuritySettings:
+    hosts = list(_LOOPBACK_HOSTS) + list(options.allowed_hosts)
+    origins = list(_LOOPBACK_ORIGINS) + list(options.allowed_origins)
+    if options.host not in ("0.0.0.0", "::", "") and not is_loopback(options.host):
+        shown = f"[{options.host}]" if ":" in options.host else options.host
+        hosts.append(f"{shown}:*")
+        origins += [f"http://{shown}:*", f"https://{shown}:*"]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def session_context_for(webhand: Webhand) -> Callable[[Any], ToolContext]:
+    """Map an MCP request to the conversation of its MCP session, created on first use."""
+
+    def context_for(ctx: Any) -> ToolContext:
+        # The SDK keeps per-connection state and teardown on the Connection; ServerRequestContext
+        # does not expose it publicly in mcp 2.3 (pinned in constraints.txt), so reach it here only.
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None or not connection.session_id:
+            raise MCPError(code=types.INVALID_REQUEST, message=(
+                "This request has no MCP session. webhand gives each MCP session its own browser: connect with "
+                "the initialize handshake (protocol 2025-11-25) so the server assigns one."))
+        context = connection.state.get("webhand_context")
+        if context is None:
+            context = webhand.context(f"mcp-{connection.session_id}")
+            connection.state["webhand_context"] = context
+            # Unwound when the session ends for any reason: client DELETE, idle timeout, shutdown.
+            connection.exit_stack.push_async_callback(webhand.end_conversation, context.conversation_id)
+        return context
+
+    return context_for
+
+
+def build_app(webhand: Webhand, options: HttpOptions, on_ready: Callable[[], None] | None = None) -> ASGIApp:
+    check_options(options)
+    server = build_server(webhand, session_context_for(webhand), style=options.style)
+    inner = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, transport_security=_security(options), host=options.host,
+        max_request_body_size=options.max_body_bytes, session_idle_timeout=webhand.settings.idle_timeout,
+        max_sessions=webhand.settings.max_sessions)
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        # Browsers start with the server and die with it; MCP sessions end first, so each
+        # conversation is closed by its own session's teardown before the rest are shut down.
+        async with webhand:
+            async with server.session_manager.run():
+                if on_ready:
+                    on_ready()
+                yield
+
+    app: ASGIApp = Starlette(routes=inner.routes, lifespan=lifespan)
+    if options.token:
+        app = BearerTokenGate(app, options.token)
+    return app
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Bind before serving so that ``--port 0`` works and the real port can be announced."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as error:
+        sock.close()
+        raise ConfigError(f"Cannot listen on {host}:{port}: {error.strerror}.",
+                          "Pick another --port (0 picks a free one) or stop what uses it.") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve_http(webhand: Webhand, options: HttpOptions) -> None:
+    """Serve until SIGTERM/SIGINT; prints ``webhand MCP listening on <url>`` to stderr when ready."""
+    import uvicorn
+
+    check_options(options)
+    sock = bind(options.host, options.port)
+    port = sock.getsockname()[1]
+    shown = f"[{options.host}]" if ":" in options.host else options.host
+    url = f"http://{shown}:{port}{MCP_PATH}"
+
+    def ready() -> None:
+        print(f"webhand MCP listening on {url}", file=sys.stderr, flush=True)
+
+    app = build_app(webhand, options, ready)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5,
+                            ws="none", proxy_headers=False, server_header=False)
+    await uvicorn.Server(config).serve(sockets=[sock])

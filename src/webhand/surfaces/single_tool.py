@@ -1,0 +1,228 @@
+"""The single-tool style: one ``browser`` tool whose ``action`` field picks a catalog tool.
+
+Some hosts cap how many tools a model may see, or pay per tool; they get one tool. It is built
+from the catalog at start: each catalog tool becomes an action (its name without ``browser_``),
+a few get friendlier names (``screenshot``, ``evaluate``, ``open`` ...), and the element
+actions (click, type, press_key, hover ...) are folded into ``act`` with an ``act_kind``. The
+argument object is the union of every action's arguments; each call is checked by the catalog
+tool's own input model, so this module holds no tool logic, only the routing table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhand.errors import InvalidArgument
+from webhand.host import ToolContext
+from webhand.response import ToolResult
+from webhand.tools import Tool
+
+SINGLE_TOOL_NAME = "browser"
+
+#: Preferred action name -> catalog tools it may stand for (the first one served wins). Names of
+#: tools that do not exist (yet) are harmless: an alias whose tools are all missing is dropped.
+ACTION_ALIASES: dict[str, tuple[str, ...]] = {
+    "launch": ("browser_launch", "browser_start", "browser_session_start"),
+    "close": ("browser_close",),
+    "navigate": ("browser_navigate",),
+    "content": ("browser_content", "browser_get_content", "browser_page_content", "browser_readable", "browser_get_text"),
+    "open": ("browser_tab_open", "browser_open_tab", "browser_tab_new", "browser_new_tab"),
+    "tabs": ("browser_tabs", "browser_tab_list", "browser_list_tabs"),
+    "focus": ("browser_tab_focus", "browser_tab_select", "browser_focus_tab", "browser_select_tab"),
+    "close_tab": ("browser_tab_close", "browser_close_tab"),
+    "snapshot": ("browser_snapshot",),
+    "screenshot": ("browser_take_screenshot", "browser_screenshot"),
+    "evaluate": ("browser_eval", "browser_evaluate"),
+}
+
+#: ``act`` kinds -> catalog tools, folded into one action because they all target one element.
+ACT_KINDS: dict[str, tuple[str, ...]] = {
+    "click": ("browser_click",),
+    "type": ("browser_type",),
+    "press_key": ("browser_press_key", "browser_press"),
+    "hover": ("browser_hover",),
+    "scroll_into_view": ("browser_scroll_into_view", "browser_scroll_to"),
+    "focus": ("browser_focus", "browser_focus_element"),
+    "select_option": ("browser_select_option",),
+    "check": ("browser_check",),
+}
+
+#: Catalog tool -> {field of the browser tool: field of the catalog tool}, where the shared
+#: argument object needs another name than the tool's own (e.g. two meanings of one name).
+ARG_RENAMES: dict[str, dict[str, str]] = {}
+
+#: Fields every page action takes; described once instead of in each action's line.
+_COMMON_FIELDS = {"session"}
+
+
+@dataclass(frozen=True)
+class Route:
+    action: str
+    tool: Tool
+    act_kind: str | None = None
+    renames: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def call_form(self) -> str:
+        """How the model calls this route, used in replies instead of the catalog tool name."""
+        kind = f', act_kind="{self.act_kind}"' if self.act_kind else ""
+        return f'{SINGLE_TOOL_NAME}(action="{self.action}"{kind})'
+
+
+class SingleTool:
+    """The ``browser`` tool over a set of served catalog tools."""
+
+    name = SINGLE_TOOL_NAME
+
+    def __init__(self, tools: Iterable[Tool], *, hidden_fields: set[str] | None = None) -> None:
+        served = {t.name: t for t in tools}
+        self.hidden = set(hidden_fields or ())
+        self.routes: dict[tuple[str, str | None], Route] = {}
+        claimed: set[str] = set()
+        for kind, candidates in ACT_KINDS.items():
+            if (tool := _first(served, candidates)) is not None and tool.name not in claimed:
+                self._add(Route("act", tool, kind, ARG_RENAMES.get(tool.name, {})))
+                claimed.add(tool.name)
+        for action, candidates in ACTION_ALIASES.items():
+            if (tool := _first(served, candidates)) is not None and tool.name not in claimed:
+                self._add(Route(action, tool, None, ARG_RENAMES.get(tool.name, {})))
+                claimed.add(tool.name)
+        taken = {action for action, _ in self.routes}
+        for tool in served.values():
+            if tool.name not in claimed:
+                action = tool.short_name if tool.short_name not in taken else tool.name
+                self._add(Route(action, tool, None, ARG_RENAMES.get(tool.name, {})))
+                taken.add(action)
+        self._call_forms = {r.tool.name: r.call_form for r in self.routes.values()}
+
+    def _add(self, route: Route) -> None:
+        self.routes[(route.action, route.act_kind)] = route
+
+    # -- what the model sees -------------------------------------------------------------------
+    @property
+    def actions(self) -> list[str]:
+        return list(dict.fromkeys(action for action, _ in self.routes))
+
+    @property
+    def read_only(self) -> bool:
+        return all(r.tool.read_only for r in self.routes.values())
+
+    @property
+    def destructive(self) -> bool:
+        return any(r.tool.destructive for r in self.routes.values())
+
+    def description(self) -> str:
+        lines = ["A real headless Chromium. `action` picks the operation; pass only the fields it lists ([..] = optional)."]
+        for route in self.routes.values():
+            label = f"act/{route.act_kind}" if route.act_kind else route.action
+            lines.append(f"- {label}({self._signature(route)}): {self._rewrite(route.tool.description)}")
+        return "\n".join(lines)
+
+    def input_schema(self) -> dict[str, Any]:
+        properties: dict[str, Any] = {
+            "action": {"type": "string", "enum": self.actions, "description": "The operation to run."}}
+        kinds = [kind for _, kind in self.routes if kind]
+        if kinds:
+            properties["act_kind"] = {"type": "string", "enum": kinds, "description": "For action act: what to do to the element."}
+        for route in self.routes.values():
+            for name, schema in self._fields(route).items():
+                properties[name] = _merge(properties[name], schema) if name in properties else dict(schema)
+        return {"type": "object", "properties": properties, "required": ["action"], "additionalProperties": False}
+
+    def _fields(self, route: Route) -> dict[str, Any]:
+        inverse = {tool_field: own for own, tool_field in route.renames.items()}
+        schema = route.tool.input_schema()
+        return {inverse.get(name, name): value for name, value in schema.get("properties", {}).items()
+                if name not in self.hidden}
+
+    def _signature(self, route: Route) -> str:
+        inverse = {tool_field: own for own, tool_field in route.renames.items()}
+        required = set(route.tool.input_schema().get("required", []))
+        parts = [inverse.get(n, n) if n in required else f"[{inverse.get(n, n)}]"
+                 for n in self._fields_in_tool_order(route) if n not in _COMMON_FIELDS]
+        return ", ".join(parts)
+
+    @staticmethod
+    def _fields_in_tool_order(route: Route) -> list[str]:
+        return list(route.tool.input_schema().get("properties", {}))
+
+    # -- running a call ------------------------------------------------------------------------
+    def route(self, arguments: dict[str, Any] | None) -> tuple[Route, dict[str, Any]]:
+        """The catalog tool and its arguments for one call of the browser tool."""
+        given = {k: v for k, v in (arguments or {}).items() if v is not None}  # strict-mode models send nulls
+        action = given.pop("action", None)
+        kind = given.pop("act_kind", None)
+        if action is None:
+            raise InvalidArgument("The browser tool needs an `action`.", "Actions: " + ", ".join(self.actions) + ".")
+        if action != "act":
+            kind = None
+        route = self.routes.get((action, kind))
+        if route is None:
+            if action == "act":
+                kinds = ", ".join(k for _, k in self.routes if k)
+                raise InvalidArgument(f"act_kind {kind!r} is not one of: {kinds}.", "Call again with one of them.")
+            raise InvalidArgument(f"Unknown action {action!r}.", "Actions: " + ", ".join(self.actions) + ".")
+        return route, {route.renames.get(k, k): v for k, v in given.items()}
+
+    async def call(self, context: ToolContext, arguments: dict[str, Any] | None) -> ToolResult:
+        try:
+            route, args = self.route(arguments)
+        except InvalidArgument as error:
+            return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True)
+        result = await context.call(route.tool.name, args)
+        result.text = self._rewrite(result.text)
+        if result.data and isinstance(result.data.get("message"), str):
+            result.data = {**result.data, "message": self._rewrite(result.data["message"])}
+        return result
+
+    def _rewrite(self, text: str) -> str:
+        """Replies and descriptions name catalog tools (``call browser_snapshot``); the model here
+        only knows the browser tool, so name the action it would call instead."""
+        if not self._call_forms:
+            return text
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(self._call_forms, key=len, reverse=True))) + r")\b")
+        return pattern.sub(lambda m: self._call_forms[m.group(1)], text)
+
+
+def _first(served: dict[str, Tool], candidates: tuple[str, ...]) -> Tool | None:
+    return next((served[name] for name in candidates if name in served), None)
+
+
+def _merge(existing: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """One property shared by several actions: same schema keeps the first description; string
+    enums are united; anything else becomes ``anyOf`` so every action's values stay valid."""
+    bare_old = {k: v for k, v in existing.items() if k not in ("description", "default")}
+    bare_new = {k: v for k, v in new.items() if k not in ("description", "default")}
+    if bare_old == bare_new:
+        return existing
+    description = _join(existing.get("description"), new.get("description"))
+    if "enum" in bare_old and "enum" in bare_new and bare_old.get("type") == bare_new.get("type"):
+        merged = dict(bare_old, enum=list(dict.fromkeys(bare_old["enum"] + bare_new["enum"])))
+    else:
+        options = existing.get("anyOf") or [bare_old]
+        options = [o for o in options] + ([bare_new] if bare_new not in options else [])
+        merged = {"anyOf": options}
+    if description:
+        merged["description"] = description
+    return merged
+
+
+def _join(first: str | None, second: str | None) -> str:
+    parts = [p for p in (first, second) if p]
+    return " / ".join(dict.fromkeys(p for text in parts for p in text.split(" / ")))
+
+
+def dump_schema(tools: Iterable[Tool]) -> str:
+    """The browser tool's schema as JSON, for eyeballing (``python -m webhand.surfaces.single_tool``)."""
+    single = SingleTool(tools)
+    return json.dumps({"description": single.description(), "input_schema": single.input_schema()}, indent=1)
+
+
+if __name__ == "__main__":
+    from webhand.tools import CATALOG
+
+    print(dump_schema(CATALOG.values()))
