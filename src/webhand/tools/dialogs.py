@@ -1,0 +1,61 @@
+"""JavaScript dialogs: alert, confirm, prompt and beforeunload.
+
+A dialog blocks its page's JavaScript until it is answered, so webhand never leaves a tool
+waiting on one: the action that opens a dialog stops there and its reply names the dialog, and
+every other page tool is refused (DialogPending) until browser_handle_dialog answers it.
+
+beforeunload: a navigation (browser_navigate, a click on a link, a script) that meets a
+"leave this page?" handler is reported like any dialog; accept=true leaves the page, accept=false
+stays. Closing a tab or a session never asks: it closes without running beforeunload.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from webhand.errors import InvalidArgument
+from webhand.response import Response
+from webhand.session.session import Session, describe_dialog
+from webhand.tools.definition import PageArgs, tool
+
+
+class HandleDialogArgs(PageArgs):
+    accept: bool = Field(description="true: OK / leave the page; false: Cancel / stay.")
+    prompt_text: str | None = Field(None, description="For a prompt dialog: the text to answer with.")
+
+
+@tool("browser_handle_dialog", during_dialog=True)
+async def handle_dialog(session: Session, args: HandleDialogArgs, response: Response) -> None:
+    """Answer the open JavaScript dialog (alert, confirm, prompt, or a leave-page prompt)."""
+    dialogs = session.open_dialogs()
+    if not dialogs:
+        raise InvalidArgument("No JavaScript dialog is open.", "Carry on; dialogs that open are reported in the reply of the action that opened them.")
+    dialog = dialogs[0]
+    if args.prompt_text is not None and dialog.kind != "prompt":
+        raise InvalidArgument(f"prompt_text is only for prompt dialogs; this is a {dialog.kind} dialog.",
+                              "Call browser_handle_dialog again without prompt_text.")
+    tab = next((t for t in session.context.tabs if t.index == dialog.tab), None)
+    url_before = tab.url if tab else ""
+    timeout = session.settings.timeout
+    # Taken off the list first: answering may open the next dialog at once (confirm, then alert).
+    session.dialogs.remove(dialog)
+    try:
+        if args.accept:
+            await dialog.accept(args.prompt_text, timeout=timeout)
+        else:
+            await dialog.dismiss(timeout=timeout)
+    except Exception:  # not answered: it is still open (a cancellation means the next dialog came)
+        session.dialogs.insert(0, dialog)
+        raise
+    what = {"alert": "Closed", "beforeunload": "Left the page:" if args.accept else "Stayed on the page:"}
+    verb = what.get(dialog.kind, "Accepted" if args.accept else "Dismissed")
+    answer = f" with {args.prompt_text!r}" if args.accept and args.prompt_text is not None else ""
+    response.add(f"{verb} the {describe_dialog(dialog, hint=False)}{answer}.")
+    if tab is not None and not tab.closed:
+        # What the answer led to (a navigation after a beforeunload or a confirm, say).
+        await tab.wait_for_load(timeout=timeout)
+        if tab.url != url_before:
+            title = await tab.title()
+            response.add(f"Tab {tab.index} navigated to {tab.url}" + (f" — {title}" if title else ""))
+    for other in session.open_dialogs():
+        response.add(describe_dialog(other))
