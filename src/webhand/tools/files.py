@@ -1,0 +1,106 @@
+"""Files in and out of the page: uploads, downloads, and the page saved as PDF.
+
+Every path a tool reads or writes is confined to the configured roots (``paths.confine``).
+Downloads are saved by the session as they happen, into the download folder, and reported in
+the reply of the action that caused them; browser_downloads lists them all.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pydantic import Field
+
+from webhand.errors import FileNotReadable, InvalidArgument
+from webhand.paths import confine
+from webhand.response import Response
+from webhand.session.changes import observe, report
+from webhand.session.session import Session
+from webhand.tools.definition import PageArgs, tool
+
+
+class UploadArgs(PageArgs):
+    paths: list[str] = Field(min_length=1, description="Files to upload (absolute, or relative to the working directory).")
+    ref: str | None = Field(None, description="Ref of an <input type=file>, to set its files directly. Omit to answer the open file chooser.")
+    selector: str | None = Field(None, description="CSS selector of an <input type=file>, when there is no ref.")
+
+
+@tool("browser_upload_file", capability="files", destructive=True)
+async def upload_file(session: Session, args: UploadArgs, response: Response) -> None:
+    """Upload files: answer the file chooser a click opened, or set the files of an <input type=file> by ref."""
+    if args.ref and args.selector:
+        raise InvalidArgument("Give `ref` or `selector`, not both.", "Call again with one of them.")
+    files = [_readable(path, session) for path in args.paths]
+    timeout = session.settings.timeout
+    before = await observe(session)
+    if args.ref or args.selector:
+        element = await session.element(args.ref, args.selector)
+        try:
+            await (await session.tab()).set_input_files(element, files, timeout=timeout)
+        finally:
+            await element.dispose()
+        target = args.ref or args.selector
+    else:
+        chooser = session.file_chooser
+        if chooser is None:
+            raise InvalidArgument("No file chooser is open.",
+                                  "Click the page's upload button first (its reply says when a file chooser opens), "
+                                  "or give the ref of the <input type=file>.")
+        if len(files) > 1 and not chooser.multiple:
+            raise InvalidArgument(f"The file chooser takes one file; {len(files)} were given.", "Call again with one path.")
+        await chooser.set_files(files, timeout=timeout)
+        session.file_chooser = None
+        target = f"the file chooser of tab {chooser.tab}"
+    names = ", ".join(Path(f).name for f in files)
+    response.add(f"Uploaded {len(files)} file{'s' if len(files) > 1 else ''} ({names}) to {target}.")
+    await report(session, before, response)
+
+
+def _readable(path: str, session: Session) -> str:
+    resolved = confine(path, session.settings)
+    if not resolved.is_file():
+        raise FileNotReadable(f"{resolved} is not a file that exists.", "Check the path; give a file, not a folder.")
+    return str(resolved)
+
+
+@tool("browser_downloads", capability="files", read_only=True)
+async def downloads(session: Session, args: PageArgs, response: Response) -> None:
+    """List the files this session downloaded, with where they were saved and their size."""
+    if not session.downloads:
+        response.add(f"No downloads yet. Files the page downloads are saved to {session.settings.downloads}.")
+        response.data({"downloads": []})
+        return
+    lines = []
+    for item in session.downloads:
+        if item.path is not None:
+            lines.append(f"- {item.name}: {item.path} ({item.size:,} bytes)")
+        elif item.error is not None:
+            lines.append(f"- {item.name}: failed ({item.error})")
+        else:
+            lines.append(f"- {item.name}: still downloading")
+    response.add(f"Downloads ({len(session.downloads)}):\n" + "\n".join(lines))
+    response.data({"downloads": [{"name": d.name, "url": d.url, "path": d.path, "size": d.size, "error": d.error}
+                                 for d in session.downloads]})
+
+
+class PdfArgs(PageArgs):
+    path: str | None = Field(None, description="Where to save the PDF (inside the allowed folders); default: the output folder.")
+
+
+@tool("browser_pdf", capability="pdf", read_only=True)
+async def pdf(session: Session, args: PdfArgs, response: Response) -> None:
+    """Save the current page as a PDF file. Replies with its path and size."""
+    tab = await session.tab()
+    data = await tab.pdf(timeout=session.settings.timeout)
+    if args.path:
+        target = confine(args.path, session.settings)
+        if target.is_dir():
+            raise InvalidArgument(f"{target} is a folder.", "Give a file name, e.g. page.pdf.")
+    else:
+        stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
+        target = session.settings.output_dir / "pdf" / f"page-{stamp}.pdf"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    response.add(f"Saved {tab.url} as PDF: {target} ({len(data):,} bytes)")
+    response.data({"path": str(target), "size": len(data)})

@@ -1,0 +1,111 @@
+"""Uploads (file chooser and input), downloads (link and navigation), PDF, and the file-root rule."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def upload_dir(webhand) -> Path:
+    """A folder inside the allowed roots (the output dir) with two small text files."""
+    folder = webhand.settings.output_dir / "to-upload"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "notes.txt").write_text("hello notes\n")
+    (folder / "photo.txt").write_text("pretend photo\n")
+    return folder
+
+
+async def _page_says(tools) -> str:
+    reply = await tools.call("browser_eval", {"expression": "document.getElementById('out').textContent"})
+    assert not reply.is_error, reply.text
+    return reply.text
+
+
+async def test_upload_through_a_file_chooser(tools, site, upload_dir):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/upload.html")})
+    clicked = await tools.call("browser_click", {"selector": "#pick"})
+    assert "A file chooser opened in tab 0" in clicked.text and "browser_upload_file" in clicked.text
+
+    uploaded = await tools.call("browser_upload_file", {"paths": [str(upload_dir / "photo.txt")]})
+    assert not uploaded.is_error, uploaded.text
+    assert "Uploaded 1 file (photo.txt)" in uploaded.text
+    assert "hidden-input:photo.txt=pretend photo" in await _page_says(tools)
+
+
+async def test_upload_into_an_input_by_selector(tools, site, upload_dir):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/upload.html")})
+    uploaded = await tools.call("browser_upload_file", {
+        "selector": "#files", "paths": [str(upload_dir / "notes.txt"), str(upload_dir / "photo.txt")]})
+    assert not uploaded.is_error, uploaded.text
+    said = await _page_says(tools)
+    assert "files:notes.txt=hello notes" in said and "files:photo.txt=pretend photo" in said
+
+
+async def test_upload_without_a_chooser_or_target_says_what_to_do(tools, site, upload_dir):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/upload.html")})
+    reply = await tools.call("browser_upload_file", {"paths": [str(upload_dir / "notes.txt")]})
+    assert reply.is_error and "No file chooser is open" in reply.text and "<input type=file>" in reply.text
+
+
+async def test_a_path_outside_the_roots_is_refused(tools, site, tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not for the page")
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/upload.html")})
+    reply = await tools.call("browser_upload_file", {"selector": "#files", "paths": [str(outside)]})
+    assert reply.is_error
+    assert "outside the folders webhand may use" in reply.text and "roots" in reply.text
+    assert "no files" in await _page_says(tools)
+
+    pdf = await tools.call("browser_pdf", {"path": str(tmp_path / "page.pdf")})
+    assert pdf.is_error and "outside the folders webhand may use" in pdf.text
+    assert not (tmp_path / "page.pdf").exists()
+
+
+def _saved(reply_text: str, name: str) -> Path:
+    match = re.search(rf"Downloaded {re.escape(name)} \(([\d,]+) bytes\) to (.+)$", reply_text, re.M)
+    assert match, reply_text
+    path = Path(match.group(2))
+    assert path.is_file() and path.stat().st_size == int(match.group(1).replace(",", ""))
+    return path
+
+
+async def test_a_download_by_link_is_saved_and_reported(tools, webhand, site):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/download.html")})
+    clicked = await tools.call("browser_click", {"selector": "#report"})
+    assert not clicked.is_error, clicked.text
+    path = _saved(clicked.text, "report.txt")
+    assert path.read_text() == "content of report.txt\n"
+    assert path.parent == webhand.settings.downloads
+
+    listed = await tools.call("browser_downloads", {})
+    assert f"report.txt: {path}" in listed.text
+
+
+async def test_a_download_by_navigation_is_saved_and_reported(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
+    reply = await tools.call("browser_navigate", {"url": site.url("download/by-navigation.csv")})
+    assert not reply.is_error, reply.text
+    assert _saved(reply.text, "by-navigation.csv").read_text() == "content of by-navigation.csv\n"
+    assert "Child page" in (await tools.call("browser_snapshot", {})).text  # the page stayed
+
+
+async def test_a_second_download_of_the_same_name_does_not_overwrite(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/download.html")})
+    first = _saved((await tools.call("browser_click", {"selector": "#report"})).text, "report.txt")
+    second = _saved((await tools.call("browser_click", {"selector": "#report"})).text, "report.txt")
+    assert first != second and first.exists() and second.exists()
+
+
+async def test_pdf_of_the_page(tools, site, webhand):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
+    reply = await tools.call("browser_pdf", {})
+    assert not reply.is_error, reply.text
+    match = re.search(r"as PDF: (\S+) \(([\d,]+) bytes\)", reply.text)
+    assert match, reply.text
+    path = Path(match.group(1))
+    assert path.read_bytes().startswith(b"%PDF-")
+    assert path.stat().st_size == int(match.group(2).replace(",", ""))
+    assert path.is_relative_to(webhand.settings.output_dir)
