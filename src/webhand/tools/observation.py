@@ -15,7 +15,7 @@ from webhand.tools.definition import PageArgs, tool
 
 class SnapshotArgs(PageArgs):
     mode: Literal["interactive", "full"] = Field(
-        "interactive", description="interactive: what can be acted on, with headings; full: the whole accessible tree.")
+        "interactive", description="interactive: what can be acted on, with headings for context; full: the whole accessible tree.")
     scope: str | None = Field(None, description="Ref or CSS selector: snapshot only that part of the page.")
     depth: int | None = Field(None, ge=1, le=100, description="Deepest nesting level to include.")
     max_refs: int = Field(200, ge=1, le=10_000, description="Most elements with refs to list.")
@@ -23,16 +23,18 @@ class SnapshotArgs(PageArgs):
 
 @tool("browser_snapshot", read_only=True)
 async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> None:
-    """Read the page as an accessibility outline. Elements you can act on carry refs like [e3]."""
+    """Read the page as an accessibility outline, one element per line. Elements you can act on carry refs like [e3]; pass them as `ref` to other tools."""
     tab = await session.tab()
     shot = await take_snapshot(tab, mode=args.mode, scope=args.scope, depth=args.depth, max_refs=args.max_refs)
+    session.last_snapshot = shot  # an action's reply tells what changed since this (page/diff.py)
     response.add(f"Page: {shot.url}" + (f" — {shot.title}" if shot.title else ""))
     body = shot.text or "(no visible content)"
     response.large(body, what="snapshot", limit=session.settings.snapshot_max_chars, suffix=".txt",
-                   hint="Call browser_snapshot with scope (a ref or CSS selector) or a smaller depth to see part of it.")
+                   hint="Call browser_snapshot with scope (a ref or CSS selector of one part) or a smaller depth "
+                        "to see part of it, or read the file.")
     if shot.omitted:
         response.add(f"{shot.omitted} more elements with refs were left out (max_refs={args.max_refs}): "
-                     "raise max_refs or narrow with scope.")
+                     f"call browser_snapshot with scope (a ref or CSS selector) to see one part, or a larger max_refs.")
 
 
 class ScreenshotArgs(PageArgs):

@@ -1,0 +1,81 @@
+"""Other views of a page: its readable text, its HTML, and its state as JSON for programs."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from webhand.page.readable import read_html, readable_markdown
+from webhand.page.snapshot import take_snapshot, viewport
+from webhand.response import Response, to_json_text
+from webhand.session.session import Session
+from webhand.tools.definition import PageArgs, tool
+
+#: browser_content replies with at most this much HTML (the rest goes to a file).
+MAX_HTML_BYTES = 100 * 1024
+
+
+class TextArgs(PageArgs):
+    selector: str | None = Field(None, description="CSS selector: read only that part of the page.")
+
+
+@tool("browser_text", read_only=True)
+async def text(session: Session, args: TextArgs, response: Response) -> None:
+    """Read the page's main text (the article, not the menus) as Markdown. Cheaper than a snapshot for reading."""
+    tab = await session.tab()
+    markdown, is_article = await readable_markdown(tab, selector=args.selector)
+    response.add(f"Page: {tab.url}")
+    if not is_article:
+        response.add("No article found; this is the visible text:" if markdown else "The page shows no text.")
+    limit = session.settings.text_max_chars
+    if len(markdown) <= limit:
+        response.add(markdown)
+        return
+    path = response.write_file(markdown, "text", ".md")
+    response.add(markdown[:limit].rstrip())
+    response.add(f"[Cut at {limit:,} of {len(markdown):,} characters. The whole text is in {path}; "
+                 "or call browser_text with a selector to read one part.]")
+
+
+class ContentArgs(PageArgs):
+    ref: str | None = Field(None, description="Element ref from browser_snapshot: only that element's HTML.")
+    selector: str | None = Field(None, description="CSS selector: only that element's HTML.")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "ContentArgs":
+        if self.ref and self.selector:
+            raise ValueError("give `ref` or `selector`, not both")
+        return self
+
+
+@tool("browser_content", read_only=True)
+async def content(session: Session, args: ContentArgs, response: Response) -> None:
+    """Get the HTML of the page or of one element (as rendered now, after scripts ran)."""
+    tab = await session.tab()
+    html = (await read_html(tab, selector=args.selector, ref=args.ref)).html
+    size = len(html.encode())
+    if size <= MAX_HTML_BYTES:
+        response.add(html)
+        return
+    path = response.write_file(html, "content", ".html")
+    response.add(html.encode()[:MAX_HTML_BYTES].decode(errors="ignore"))
+    response.add(f"[Cut at {MAX_HTML_BYTES:,} of {size:,} bytes. The whole HTML is in {path}; "
+                 "or pass a ref or selector to get one element.]")
+
+
+class StateArgs(PageArgs):
+    scope: str | None = Field(None, description="Ref or CSS selector: only elements inside it.")
+    max_refs: int = Field(500, ge=1, le=10_000, description="Most elements to list.")
+
+
+@tool("browser_state", read_only=True)
+async def state(session: Session, args: StateArgs, response: Response) -> None:
+    """Page state as JSON for programs: viewport and the interactive elements, with the same refs as browser_snapshot."""
+    tab = await session.tab()
+    shot = await take_snapshot(tab, scope=args.scope, max_refs=args.max_refs, records=True)
+    value = {"url": shot.url, "title": shot.title, "viewport": await viewport(tab),
+             "elements": shot.records, "omitted": shot.omitted}
+    response.data(value)
+    response.large(to_json_text(value), what="page state", limit=session.settings.snapshot_max_chars, suffix=".json",
+                   hint="Call browser_state with scope (a ref or CSS selector) to get part of it.")
+    if shot.omitted:
+        response.add(f"{shot.omitted} more elements were left out (max_refs={args.max_refs}): raise max_refs or narrow with scope.")

@@ -1,0 +1,188 @@
+"""browser_snapshot: what a model sees of a page, and refs that hit exactly what they name."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+
+def ref(snapshot: str, line: str) -> str:
+    """The ref on the first snapshot line that contains ``line`` (e.g. 'button "Sign in"')."""
+    for text in snapshot.splitlines():
+        if line in text:
+            found = re.search(r"\[((?:f\d+)?e\d+)\]", text)
+            assert found, f"no ref on line {text!r}"
+            return found.group(1)
+    raise AssertionError(f"{line!r} not in snapshot:\n{snapshot}")
+
+
+async def open_page(tools, url: str) -> str:
+    reply = await tools.call("browser_navigate", {"url": url})
+    assert not reply.is_error, reply.text
+    shot = await tools.call("browser_snapshot", {})
+    assert not shot.is_error, shot.text
+    return shot.text
+
+
+async def test_login_form_shows_fields_states_and_links_but_never_the_password(tools, site):
+    shot = await open_page(tools, site.url("snapshot/login.html"))
+    assert "# Sign in to your account" in shot
+    assert re.search(r'textbox "Email" \[e\d+\] required placeholder="you@example.com"', shot)
+    assert re.search(r'textbox "Password" \[e\d+\] required value=<hidden>', shot)
+    assert "hunter2" not in shot
+    assert re.search(r'checkbox "Remember me" \[e\d+\] checked', shot)
+    assert re.search(r'link "Forgot password\?" \[e\d+\] url=/forgot\?from=login', shot)
+    assert "url=https://example.com/privacy" in shot
+    assert "We never share" not in shot  # static text is not in the interactive view
+
+    await tools.call("browser_type", {"ref": ref(shot, 'textbox "Email"'), "text": "ada@example.com"})
+    await tools.call("browser_click", {"ref": ref(shot, 'button "Sign in"')})
+    after = (await tools.call("browser_snapshot", {})).text
+    assert 'status "Welcome, ada@example.com!"' in after
+    assert 'value="ada@example.com"' in after
+
+
+async def test_full_mode_adds_landmarks_and_text(tools, site):
+    await open_page(tools, site.url("snapshot/login.html"))
+    full = (await tools.call("browser_snapshot", {"mode": "full"})).text
+    assert "navigation \"Main\"" in full and "\nmain\n" in full
+    assert "paragraph: We never share your email." in full
+    assert "hunter2" not in full
+
+
+async def test_each_repeated_button_has_its_own_ref_and_clicking_the_third_changes_only_it(tools, site):
+    shot = await open_page(tools, site.url("snapshot/repeated.html"))
+    refs = re.findall(r'button "Add to cart" \[(e\d+)\]', shot)
+    assert len(refs) == 6 and len(set(refs)) == 6
+
+    clicked = await tools.call("browser_click", {"ref": refs[2]})
+    assert not clicked.is_error, clicked.text
+    full = (await tools.call("browser_snapshot", {"mode": "full"})).text
+    assert re.findall(r'button "Add to cart" \[(e\d+)\] pressed', full) == [refs[2]]
+    states = re.findall(r"paragraph: (In cart|Not in cart)", full)
+    assert states == ["Not in cart", "Not in cart", "In cart", "Not in cart", "Not in cart", "Not in cart"]
+
+
+async def test_stale_ref_after_rerender_fails_clearly_and_untouched_refs_stay(tools, site):
+    shot = await open_page(tools, site.url("snapshot/rerender.html"))
+    old_item = ref(shot, 'button "Done: Walk dog"')
+    refresh = ref(shot, 'button "Refresh list"')
+
+    await tools.call("browser_click", {"ref": refresh})
+    again = (await tools.call("browser_snapshot", {})).text
+    assert ref(again, 'button "Refresh list"') == refresh  # same element, same ref
+    assert ref(again, 'button "Done: Walk dog"') != old_item  # a new element, a new ref
+
+    stale = await tools.call("browser_click", {"ref": old_item})
+    assert stale.is_error
+    assert f"Ref {old_item} is stale" in stale.text and "browser_snapshot" in stale.text
+    assert "Finished" not in (await tools.call("browser_snapshot", {})).text  # nothing else was clicked
+
+
+async def test_refs_of_untouched_elements_are_stable_across_snapshots(tools, site):
+    first = await open_page(tools, site.url("snapshot/controls.html"))
+    second = (await tools.call("browser_snapshot", {})).text
+    assert first == second
+    full = (await tools.call("browser_snapshot", {"mode": "full"})).text
+    assert ref(full, 'checkbox "Newsletter"') == ref(first, 'checkbox "Newsletter"')
+
+
+async def test_frames_same_and_cross_origin_are_nested_and_clickable_by_ref(tools, site, other_site):
+    shot = await open_page(tools, site.url(f"snapshot/frames.html?other={other_site.port}"))
+    assert 'iframe "Same origin frame"' in shot and ' iframe "Cross origin frame"' in shot
+    search = ref(shot, 'textbox "Frame search"')
+    pay = ref(shot, 'button "Pay"')
+    assert re.fullmatch(r"f\d+e\d+", search) and re.fullmatch(r"f\d+e\d+", pay)
+    assert search.split("e")[0] != pay.split("e")[0]  # two different frames
+    assert re.search(r'^  button "Pay" \[', shot, re.M)  # indented under both iframes
+
+    clicked = await tools.call("browser_click", {"ref": pay})
+    assert not clicked.is_error, clicked.text
+    typed = await tools.call("browser_type", {"ref": search, "text": "lamps"})
+    assert not typed.is_error, typed.text
+    after = (await tools.call("browser_snapshot", {})).text
+    assert f'status "Pay clicked in {other_site.port}"' in after
+    assert 'textbox "Frame search"' in after and 'value="lamps"' in after
+
+
+async def test_open_shadow_dom_is_seen_and_acted_on(tools, site):
+    shot = await open_page(tools, site.url("snapshot/shadow.html"))
+    assert "## Ada Lovelace" in shot and "### Slotted title" in shot
+    assert re.search(r'link "Deep profile link" \[e\d+\] url=/profile/ada', shot)
+    await tools.call("browser_type", {"ref": ref(shot, 'textbox "Nickname"'), "text": "Countess"})
+    await tools.call("browser_click", {"ref": ref(shot, 'button "Follow"')})
+    after = (await tools.call("browser_snapshot", {})).text
+    assert 'status "Followed Ada"' in after and 'value="Countess"' in after
+
+
+async def test_select_checkbox_slider_and_comboboxes_show_their_values(tools, site):
+    shot = await open_page(tools, site.url("snapshot/controls.html"))
+    assert re.search(r'combobox "Country" \[e\d+\] value="Germany"', shot)
+    assert re.search(r'checkbox "Newsletter" \[e\d+\]$', shot, re.M)
+    assert re.search(r'slider "Volume" \[e\d+\] value=3 min=0 max=10', shot)
+    assert re.search(r'slider "Brightness" \[e\d+\] value=70', shot)
+    assert re.search(r'combobox "Fruit" \[e\d+\]', shot)
+    assert re.search(r'combobox "City" \[e\d+\] value="Paris"', shot)
+    assert 'group "Shipping"' in shot and re.search(r'^ radio "Standard" \[e\d+\] checked', shot, re.M)
+    assert re.search(r'switch "Dark mode" \[e\d+\] checked', shot)
+    assert re.search(r'button "Save" \[e\d+\] disabled', shot)
+    assert re.search(r'spinbutton "Age" \[e\d+\] invalid', shot)
+    assert re.search(r'clickable "Filter: red" \[e\d+\]', shot)  # pointer cursor, no role
+    assert re.search(r'clickable "Clickable div" \[e\d+\]', shot)  # onclick, no role
+
+    await tools.call("browser_click", {"ref": ref(shot, 'checkbox "Newsletter"')})
+    await tools.call("browser_click", {"ref": ref(shot, 'clickable "Filter: red"')})
+    after = (await tools.call("browser_snapshot", {})).text
+    assert re.search(r'checkbox "Newsletter" \[e\d+\] checked', after)
+    assert 'status "chip clicked"' in after
+
+
+async def test_hidden_elements_are_left_out_and_off_screen_ones_are_reachable(tools, site):
+    shot = await open_page(tools, site.url("snapshot/hidden.html"))
+    assert 'button "Visible button"' in shot
+    for hidden in ("Display none", "Visibility hidden", "Hidden attribute", "Aria hidden", "Link in hidden parent",
+                   "Inside closed details"):
+        assert hidden not in shot
+    full = (await tools.call("browser_snapshot", {"mode": "full"})).text
+    assert "Visibility hidden" not in full and "Inside closed details" not in full
+    clicked = await tools.call("browser_click", {"ref": ref(shot, 'button "Far below button"')})
+    assert not clicked.is_error, clicked.text
+    assert 'status "Far clicked"' in (await tools.call("browser_snapshot", {})).text
+
+
+async def test_a_page_of_ten_thousand_elements_is_cut_at_max_refs_with_a_notice(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("snapshot/big.html?n=10000")})
+    reply = await tools.call("browser_snapshot", {})
+    assert not reply.is_error, reply.text
+    assert len(re.findall(r"\[e\d+\]", reply.text)) == 200
+    assert "4800 more elements with refs were left out (max_refs=200)" in reply.text
+    assert "scope" in reply.text
+
+    scoped = await tools.call("browser_snapshot", {"scope": ".row:nth-child(2000)"})
+    assert re.search(r'link "Item 1999" \[e\d+\]', scoped.text) and 'button "Open 1999"' in scoped.text
+
+
+async def test_a_snapshot_larger_than_the_limit_goes_to_a_file(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("snapshot/big.html?n=10000")})
+    reply = await tools.call("browser_snapshot", {"max_refs": 5000})
+    assert "saved to" in reply.text and "scope" in reply.text
+    path = re.search(r"saved to (\S+?\.txt)", reply.text).group(1)
+    assert 'button "Open 2499"' in open(path).read()
+
+
+async def test_navigation_invalidates_old_refs(tools, site):
+    shot = await open_page(tools, site.url("snapshot/login.html"))
+    sign_in = ref(shot, 'button "Sign in"')
+    other = await open_page(tools, site.url("snapshot/other.html"))
+    assert ref(other, 'button "Sign in"') != sign_in  # a new document never reuses a ref
+    reply = await tools.call("browser_click", {"ref": sign_in})
+    assert reply.is_error
+    assert f"Ref {sign_in} is not on the current page" in reply.text and "browser_snapshot" in reply.text
+
+
+@pytest.mark.parametrize("scope", ["#nope", "e999999"])
+async def test_a_scope_that_matches_nothing_says_so(tools, site, scope):
+    await open_page(tools, site.url("snapshot/login.html"))
+    reply = await tools.call("browser_snapshot", {"scope": scope})
+    assert reply.is_error and "matches no element" in reply.text and "browser_snapshot" in reply.text
