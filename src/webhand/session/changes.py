@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from webhand.page.diff import report_snapshot_changes
 from webhand.response import Response
 from webhand.session.session import Session
 
@@ -55,3 +56,4 @@ async def report(session: Session, before: Observation, response: Response) -> N
             response.add(f"Console {entry.level}: {entry.text[:300]}")
         if len(errors) > _MAX_CONSOLE_LINES:
             response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
+    await report_snapshot_changes(session, response)

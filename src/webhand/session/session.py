@@ -10,10 +10,15 @@ import asyncio
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from webhand.config import Settings
 from webhand.engine.driver import Browser, ConsoleEntry, Context, Element, Tab, TabEvents
 from webhand.errors import InvalidArgument, SessionClosed
+
+
+if TYPE_CHECKING:  # only for the annotation: page code does not belong to a session's import
+    from webhand.page.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,8 @@ class Session:
         # action's reply lists those noted since the action began (see session/changes.py).
         self.events: deque[str] = deque(maxlen=200)
         self.events_seen = 0
+        # What the model last saw of the page: an action's reply tells what changed since (page/diff.py).
+        self.last_snapshot: Snapshot | None = None
         self.closed = False
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
