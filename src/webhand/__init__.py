@@ -8,13 +8,15 @@
         print(reply.text)
 """
 
-from webhand.config import Settings
+__version__ = "0.1.0"  # first: modules imported below read it
+
+from webhand.config import Settings, load_settings
 from webhand.errors import WebhandError
 from webhand.host import ToolContext, Webhand
 from webhand.response import ImageBlock, ToolResult
 from webhand.tools import CATALOG, Tool
+from webhand.api import Browser, ToolCallFailed, open_browser  # noqa: E402 - needs the names above
+from webhand.surfaces.schemas import ToolDispatcher, definitions  # noqa: E402
 
-__version__ = "0.1.0"
-
-__all__ = ["CATALOG", "ImageBlock", "Settings", "Tool", "ToolContext", "ToolResult", "Webhand", "WebhandError",
-           "__version__"]
+__all__ = ["CATALOG", "Browser", "ImageBlock", "Settings", "Tool", "ToolCallFailed", "ToolContext", "ToolDispatcher",
+           "ToolResult", "Webhand", "WebhandError", "__version__", "definitions", "load_settings", "open_browser"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -174,4 +175,10 @@ async def serve_http(webhand: Webhand, options: HttpOptions) -> None:
     app = build_app(webhand, options, ready)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5,
                             ws="none", proxy_headers=False, server_header=False)
-    await uvicorn.Server(config).serve(sockets=[sock])
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal under the handler that
+    # was there before it; a no-op one makes a requested stop end as a normal exit (status 0).
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGTERM, previous)

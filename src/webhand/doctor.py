@@ -1,0 +1,115 @@
+"""``webhand doctor``: find Chromium, launch it, drive one page, and say what is wrong.
+
+Each check prints ``ok`` or ``FAIL`` with what to do; the exit status is non-zero when any
+check failed, so scripts and CI can use it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import sys
+import time
+from importlib import metadata
+
+from webhand import __version__
+from webhand.config import Settings, find_config_file
+from webhand.errors import WebhandError
+
+_VERSION_TIMEOUT_SECONDS = 10.0
+
+
+def _package_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.failed = 0
+
+    def ok(self, what: str, detail: str = "") -> None:
+        print(f"ok    {what}" + (f": {detail}" if detail else ""))
+
+    def fail(self, what: str, error: str) -> None:
+        self.failed += 1
+        print(f"FAIL  {what}: {error}")
+
+    def info(self, what: str, detail: str) -> None:
+        print(f"      {what}: {detail}")
+
+
+async def _binary_version(path: str) -> str:
+    process = await asyncio.create_subprocess_exec(path, "--version", stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.STDOUT)
+    try:
+        out, _ = await asyncio.wait_for(process.communicate(), _VERSION_TIMEOUT_SECONDS)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return f"(no answer to --version within {_VERSION_TIMEOUT_SECONDS:g} s)"
+    return out.decode(errors="replace").strip() or "(no version printed)"
+
+
+async def run_doctor(settings: Settings) -> int:
+    from webhand.engine.chrome import find_chromium, runtime_dir
+    from webhand.host import Webhand
+
+    report = _Report()
+    report.info("webhand", f"{__version__} on Python {platform.python_version()} ({sys.platform}, "
+                           f"{'root' if os.geteuid() == 0 else 'user'})")
+    report.info("packages", ", ".join(f"{n} {_package_version(n)}" for n in ("playwright", "mcp", "pydantic")))
+    try:
+        config = find_config_file()
+        report.info("config file", str(config) if config else "none (defaults, env WEBHAND_* and flags)")
+    except WebhandError as error:
+        report.fail("config file", str(error))
+
+    try:
+        report.ok("runtime dir", str(runtime_dir()))
+    except (OSError, WebhandError) as error:
+        report.fail("runtime dir", f"{error} Set XDG_RUNTIME_DIR to a dir you own.")
+    try:
+        settings.output_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(settings.output_dir, os.W_OK):
+            raise PermissionError(f"{settings.output_dir} is not writable")
+        report.ok("output dir", str(settings.output_dir))
+    except OSError as error:
+        report.fail("output dir", f"{error}. Set output_dir (WEBHAND_OUTPUT_DIR) to a writable folder.")
+
+    if settings.cdp_url:
+        report.info("browser", f"connecting to {settings.cdp_url} instead of launching one")
+    else:
+        try:
+            binary = find_chromium(settings.executable_path)
+        except WebhandError as error:
+            report.fail("Chromium", str(error))
+            return 1
+        report.ok("Chromium found", f"{binary} ({await _binary_version(binary)})")
+        if os.geteuid() == 0:
+            report.info("sandbox", "running as root: Chromium is started with --no-sandbox")
+
+    # The whole stack, as a host uses it: a session, a page, a reply.
+    started = time.monotonic()
+    try:
+        async with Webhand(settings.model_copy(update={"warm_reserve": False})) as webhand:
+            context = webhand.context("doctor")
+            reply = await context.call("browser_navigate", {"url": "data:text/html,<title>webhand doctor</title>ok"})
+            if reply.is_error:
+                report.fail("launch and navigate", reply.text)
+            else:
+                report.ok("launch and navigate", f"a page loaded in {time.monotonic() - started:.1f} s")
+                engine_version = getattr(getattr(webhand.sessions, "engine", None), "version", None)
+                if engine_version:
+                    report.info("browser version", str(engine_version))
+            await webhand.end_conversation("doctor")
+    except WebhandError as error:
+        report.fail("launch and navigate", str(error))
+    except Exception as error:  # noqa: BLE001 - the doctor reports, it never crashes
+        report.fail("launch and navigate", f"{type(error).__name__}: {error}. This is a webhand bug; please report it.")
+
+    print("All checks passed." if not report.failed else f"{report.failed} check(s) failed.")
+    return 0 if not report.failed else 1

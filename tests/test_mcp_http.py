@@ -1,0 +1,179 @@
+"""`webhand mcp --port`: MCP over streamable HTTP with the official SDK client.
+
+Each test starts the server as a subprocess on 127.0.0.1 (a free port, announced on stderr),
+stops it, and checks that the browsers it launched are gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import httpx2
+import psutil
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.conftest import _registry_dir, wait_until_gone_async
+
+READY_TIMEOUT = 60.0
+
+
+class Server:
+    def __init__(self, process: subprocess.Popen[bytes], url: str) -> None:
+        self.process = process
+        self.url = url
+
+    def browsers(self) -> list[psutil.Process]:
+        """Browser process groups this server launched (from the PID registry)."""
+        found = []
+        for file in _registry_dir().glob("*.json"):
+            try:
+                entry = json.loads(file.read_text())
+                if entry.get("owner_pid") == self.process.pid:
+                    found.append(psutil.Process(entry["pid"]))
+            except (OSError, ValueError, psutil.NoSuchProcess):
+                continue
+        return found
+
+
+@contextmanager
+def mcp_server(tmp_path, *args: str, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """Run `webhand mcp --port 0` and wait for its "listening on" line (capped); stop it after."""
+    full_env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path), "WEBHAND_WARM_RESERVE": "false", **(env or {})}
+    process = subprocess.Popen([sys.executable, "-m", "webhand", "mcp", "--port", "0", *args],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=full_env)
+    assert process.stderr is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + READY_TIMEOUT
+    url = None
+    while url is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stderr], [], [], deadline - time.monotonic())
+        line = process.stderr.readline().decode() if ready else ""
+        if not line:
+            break
+        seen.append(line)
+        if "listening on " in line:
+            url = line.rsplit("listening on ", 1)[1].strip()
+    if url is None:
+        process.kill()
+        process.wait()
+        pytest.fail("webhand mcp did not announce it was listening: " + "".join(seen))
+    server = Server(process, url)
+    try:
+        yield server
+    finally:
+        browsers = server.browsers()
+        process.terminate()
+        assert process.wait(timeout=30) == 0, "the server exits cleanly on SIGTERM"
+        process.stderr.close()
+        left = psutil.wait_procs(browsers, timeout=10)[1]
+        assert not left, f"browsers left behind by the MCP server: {[p.pid for p in left]}"
+
+
+@asynccontextmanager
+async def mcp_client(url: str, token: str | None = None, *, terminate_on_close: bool = True):
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with create_mcp_http_client(headers=headers) as http, \
+            streamable_http_client(url, http_client=http, terminate_on_close=terminate_on_close) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+    result = await session.call_tool(name, arguments)
+    assert not result.is_error, result.content[0].text
+    return result
+
+
+async def test_two_clients_get_separate_browsers_and_a_closed_session_closes_its_browser(tmp_path, site):
+    with mcp_server(tmp_path) as server:
+        async with mcp_client(server.url) as alice:
+            await call(alice, "browser_navigate", {"url": site.url("set-cookie?who=alice")})
+            await call(alice, "browser_eval", {"expression": "localStorage.setItem('owner', 'alice')"})
+            alices_browsers = server.browsers()
+            async with mcp_client(server.url) as bob:
+                await call(bob, "browser_navigate", {"url": site.url("login.html")})
+                seen = await call(bob, "browser_eval", {"expression": "[document.cookie, localStorage.getItem('owner')]"})
+                assert seen.structured_content == {"result": ["", None]}, "bob sees nothing of alice's state"
+                assert len(server.browsers()) == 2, "one browser per MCP session"
+            # bob's client closed its session (DELETE): his browser goes, alice's stays.
+            assert await wait_until_gone_async([p for p in server.browsers() if p not in alices_browsers]) == []
+            mine = await call(alice, "browser_eval", {"expression": "[document.cookie, localStorage.getItem('owner')]"})
+            assert mine.structured_content == {"result": ["who=alice", "alice"]}
+        assert await wait_until_gone_async(alices_browsers) == []
+
+
+async def test_a_session_whose_client_went_away_is_closed_after_the_idle_timeout(tmp_path, site):
+    with mcp_server(tmp_path, env={"WEBHAND_IDLE_TIMEOUT": "2"}) as server:
+        async with mcp_client(server.url, terminate_on_close=False) as gone:
+            await call(gone, "browser_navigate", {"url": site.url("login.html")})
+            browsers = server.browsers()
+        assert browsers
+        # No DELETE was sent; the session's idle timeout (2 s) must end it and its browser. The
+        # session manager's own reaper checks only every 60 s, so it cannot be what closed it.
+        assert await wait_until_gone_async(browsers, timeout=30) == []
+
+
+async def test_tools_have_annotations_images_and_structured_content(tmp_path, site):
+    with mcp_server(tmp_path, "--caps", "all") as server:
+        async with mcp_client(server.url) as session:
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert tools["browser_snapshot"].annotations.read_only_hint is True
+            assert tools["browser_click"].annotations.destructive_hint is True
+            for tool in tools.values():
+                for name, field in tool.input_schema.get("properties", {}).items():
+                    assert field.get("description"), f"{tool.name}.{name} has no description"
+            opened = await call(session, "browser_navigate", {"url": site.url("login.html")})
+            assert opened.structured_content["title"] == "Sign in"
+            shot = await call(session, "browser_take_screenshot", {})
+            assert [block.type for block in shot.content] == ["text", "image"]
+            bad = await session.call_tool("browser_click", {"ref": "e404"})
+            assert bad.is_error and bad.structured_content is None
+
+
+async def test_a_token_is_required_when_set_and_off_loopback(tmp_path):
+    refused = subprocess.run([sys.executable, "-m", "webhand", "mcp", "--port", "0", "--host", "0.0.0.0"],
+                             env={**os.environ, "WEBHAND_TOKEN": ""}, capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "without a token" in refused.stderr and "WEBHAND_TOKEN" in refused.stderr
+
+    token = secrets.token_urlsafe(24)
+    with mcp_server(tmp_path, env={"WEBHAND_TOKEN": token}) as server:
+        async with httpx2.AsyncClient() as http:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
+                answer = await http.post(server.url, json={}, headers=headers)
+                assert answer.status_code == 401, headers
+        async with mcp_client(server.url, token) as session:
+            assert (await session.list_tools()).tools
+
+
+def _initialize() -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+async def test_host_origin_and_body_size_are_checked(tmp_path):
+    with mcp_server(tmp_path, "--max-body-bytes", "4096") as server:
+        headers = {"Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient() as http:
+            rebinding = await http.post(server.url, json=_initialize(), headers={**headers, "Host": "evil.example"})
+            assert rebinding.status_code == 421
+            cross_site = await http.post(server.url, json=_initialize(), headers={**headers, "Origin": "http://evil.example"})
+            assert cross_site.status_code == 403
+            huge = _initialize() | {"padding": "x" * 10_000}
+            assert (await http.post(server.url, json=huge, headers=headers)).status_code == 413
+            fine = await http.post(server.url, json=_initialize(), headers={**headers, "Origin": "http://localhost:3000"})
+            assert fine.status_code == 200
+            session_id = fine.headers["mcp-session-id"]
+            await http.delete(server.url, headers={**headers, "mcp-session-id": session_id})
