@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from pydantic import Field, model_validator
 
 from webhand.page.readable import read_html, readable_markdown
 from webhand.page.snapshot import take_snapshot, viewport
-from webhand.response import Response, to_json_text
+from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
@@ -75,7 +78,14 @@ async def state(session: Session, args: StateArgs, response: Response) -> None:
     value = {"url": shot.url, "title": shot.title, "viewport": await viewport(tab),
              "elements": shot.records, "omitted": shot.omitted}
     response.data(value)
-    response.large(to_json_text(value), what="page state", limit=session.settings.snapshot_max_chars, suffix=".json",
+    response.large(_one_element_per_line(value), what="page state", limit=session.settings.snapshot_max_chars, suffix=".json",
                    hint="Call browser_state with scope (a ref or CSS selector) to get part of it.")
     if shot.omitted:
         response.add(f"{shot.omitted} more elements were left out (max_refs={args.max_refs}): raise max_refs or narrow with scope.")
+
+
+def _one_element_per_line(value: dict[str, Any]) -> str:
+    """Compact JSON with one element per line: valid JSON, cheap in tokens, easy to scan."""
+    head = json.dumps({k: v for k, v in value.items() if k != "elements"}, ensure_ascii=False, separators=(",", ":"))
+    rows = ",\n".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in value["elements"])
+    return head[:-1] + ',"elements":[\n' + rows + "\n]}"
