@@ -1,14 +1,82 @@
-"""Ending a session."""
+"""Sessions: named browser sessions of this conversation, and ending one.
+
+Every page tool takes an optional `session` name; without it the conversation's default
+session is used. A named session has its own cookies, storage and tabs, so one conversation can
+be logged in as two users at once. Sessions are kept per conversation: a name never reaches
+another conversation's browser. Closing a session never runs the pages' beforeunload handlers.
+"""
 
 from __future__ import annotations
 
+from pydantic import Field
+
+from webhand.config import Viewport
+from webhand.errors import InvalidArgument
+from webhand.paths import confine
 from webhand.response import Response
+from webhand.session.manager import ConversationSessions
 from webhand.session.session import Session
-from webhand.tools.definition import PageArgs, tool
+from webhand.tools.definition import PageArgs, ToolArgs, tool
+from webhand.tools.storage import read_storage_state
 
 
-@tool("browser_close", destructive=True)
+@tool("browser_close", destructive=True, during_dialog=True)
 async def close(session: Session, args: PageArgs, response: Response) -> None:
     """Close the browser session and its browser. The next browser call starts a fresh one."""
     await session.close()
     response.add(f"Closed the {session.key}. The next browser call starts a new one.")
+
+
+class SessionCreateArgs(ToolArgs):
+    name: str = Field(description="Name of the new session (letters, digits, '-', '_', '.'); pass it as `session` to page tools.")
+    width: int | None = Field(None, ge=1, le=16384, description="Viewport width in CSS pixels (default from config).")
+    height: int | None = Field(None, ge=1, le=16384, description="Viewport height in CSS pixels (default from config).")
+    storage_state: str | None = Field(None, description="Start logged in: a file saved by browser_storage_state.")
+
+
+@tool("browser_session_create", capability="sessions", manages_sessions=True)
+async def session_create(sessions: ConversationSessions, args: SessionCreateArgs, response: Response) -> None:
+    """Start a named browser session with its own cookies, storage and tabs."""
+    if args.name in ("", "default"):
+        raise InvalidArgument("'default' is the session page tools use without a name; it needs no creating.",
+                              "Choose another name, e.g. 'admin'.")
+    state = read_storage_state(confine(args.storage_state, sessions.settings)) if args.storage_state else None
+    default = sessions.settings.viewport
+    viewport = Viewport(width=args.width or default.width, height=args.height or default.height)
+    session = await sessions.create(args.name, viewport)
+    if state is not None:
+        try:
+            await session.context.set_storage_state(state, timeout=sessions.settings.timeout)
+        except BaseException:
+            await sessions.destroy(args.name)  # half-made sessions would only confuse the next call
+            raise
+    loaded = " with the saved login" if state is not None else ""
+    response.add(f"Started session {args.name!r} ({viewport.width}x{viewport.height}){loaded}. "
+                 f"Pass session={args.name!r} to page tools to use it.")
+
+
+@tool("browser_session_list", capability="sessions", read_only=True, manages_sessions=True)
+async def session_list(sessions: ConversationSessions, args: ToolArgs, response: Response) -> None:
+    """List this conversation's browser sessions with their page, tab count and idle time."""
+    infos = sorted(sessions.list(), key=lambda i: (i.name != "default", i.name))
+    if not infos:
+        response.add("No browser sessions are open; the first page tool starts the default one.")
+    else:
+        lines = [f"- {i.name}: {i.url or 'about:blank'} ({i.tabs} tab{'s' if i.tabs != 1 else ''}, idle {i.idle_seconds:g} s)"
+                 for i in infos]
+        response.add(f"Sessions ({len(infos)}):\n" + "\n".join(lines))
+    response.data({"sessions": [{"name": i.name, "url": i.url, "tabs": i.tabs, "idle_seconds": i.idle_seconds}
+                                for i in infos]})
+
+
+class SessionDestroyArgs(ToolArgs):
+    name: str = Field(description="Name of the session to close ('default' for the unnamed one).")
+
+
+@tool("browser_session_destroy", capability="sessions", destructive=True, manages_sessions=True)
+async def session_destroy(sessions: ConversationSessions, args: SessionDestroyArgs, response: Response) -> None:
+    """Close a named browser session: its pages, cookies and storage are gone."""
+    if not await sessions.destroy(args.name):
+        names = ", ".join(sorted(i.name for i in sessions.list())) or "none"
+        raise InvalidArgument(f"No session named {args.name!r} is open (open: {names}).", "Call browser_session_list.")
+    response.add(f"Closed session {args.name!r}.")
