@@ -110,6 +110,41 @@ async def test_state_persists_between_calls_of_one_conversation(tools, site):
     assert reply.data == {"result": 42}
 
 
+async def test_calls_on_one_session_are_serialized(tools, site):
+    import asyncio
+
+    await tools.call("browser_navigate", {"url": site.url("login.html")})
+    await tools.call("browser_eval", {"expression": "window.order = []"})
+    slow = asyncio.create_task(tools.call("browser_eval", {
+        "expression": "await new Promise(r => setTimeout(r, 300)); window.order.push('slow')"}))
+    await asyncio.sleep(0)  # let the slow call take the session first
+    await tools.call("browser_eval", {"expression": "window.order.push('quick')"})
+    await slow
+    assert (await tools.call("browser_eval", {"expression": "window.order"})).data == {"result": ["slow", "quick"]}
+
+
+async def test_calls_on_different_sessions_run_in_parallel(webhand, site):
+    import asyncio
+
+    first, second = webhand.context("parallel-a"), webhand.context("parallel-b")
+    for tools in (first, second):
+        await tools.call("browser_navigate", {"url": site.url("login.html")})
+    finished: list[str] = []
+
+    async def call(tools, name, expression):
+        await tools.call("browser_eval", {"expression": expression})
+        finished.append(name)
+
+    # The first session waits for a promise nobody resolves before its timeout; the second must not wait for it.
+    blocked = asyncio.create_task(call(first, "blocked", "await new Promise(r => setTimeout(r, 3000))"))
+    await asyncio.sleep(0)
+    await call(second, "free", "1 + 1")
+    assert finished == ["free"]
+    await blocked
+    for conversation in ("parallel-a", "parallel-b"):
+        await webhand.end_conversation(conversation)
+
+
 async def test_max_sessions_is_a_clear_error(process_settings, site):
     async with Webhand(process_settings) as wh:
         for name in ("one", "two", "three"):

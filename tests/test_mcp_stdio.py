@@ -49,3 +49,32 @@ async def test_tools_carry_annotations_and_images_come_back_as_image_content(tmp
         assert bad.is_error and "browser_snapshot" in bad.content[0].text
         browsers = browsers_of_child_processes()
     assert browsers and await wait_until_gone_async(browsers) == []
+
+
+async def test_sigterm_stops_the_server_and_its_browsers(tmp_path, site):
+    import asyncio
+    import json
+    import signal
+
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path)}
+    server = await asyncio.create_subprocess_exec(sys.executable, "-m", "webhand", "mcp", env=env,
+                                                  stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "browser_navigate", "arguments": {"url": site.url("login.html")}}},
+    ]
+    for message in messages:
+        server.stdin.write((json.dumps(message) + "\n").encode())
+    await server.stdin.drain()
+    replies = 0
+    while replies < 2:  # the initialize result, then the navigate result
+        line = await asyncio.wait_for(server.stdout.readline(), 30)
+        replies += '"id"' in line.decode()
+    browsers = browsers_of_child_processes()
+    assert browsers
+    server.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(server.wait(), 30) is not None
+    assert await wait_until_gone_async(browsers) == []

@@ -1,0 +1,55 @@
+"""Finding Chromium and the flags it runs with."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from webhand.engine import chrome
+from webhand.errors import BrowserNotFound
+
+
+@pytest.fixture
+def no_browser_anywhere(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.delenv("WEBHAND_CHROME", raising=False)
+    monkeypatch.setattr(chrome, "CANDIDATE_PATHS", (str(tmp_path / "nowhere" / "chromium"),))
+
+
+def _fake_binary(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_discovery_order_configured_then_env_then_names(no_browser_anywhere, monkeypatch, tmp_path):
+    configured = _fake_binary(tmp_path / "configured" / "chrome")
+    from_env = _fake_binary(tmp_path / "env" / "chrome")
+    on_path = _fake_binary(tmp_path / "empty-bin" / "chromium")
+    monkeypatch.setenv("WEBHAND_CHROME", from_env)
+    assert chrome.find_chromium(configured) == configured
+    assert chrome.find_chromium(None) == from_env
+    monkeypatch.delenv("WEBHAND_CHROME")
+    assert chrome.find_chromium(None) == on_path
+
+
+def test_no_browser_is_a_clear_error_listing_what_was_tried(no_browser_anywhere, monkeypatch):
+    monkeypatch.setenv("WEBHAND_CHROME", "/opt/missing/chrome")
+    with pytest.raises(BrowserNotFound) as caught:
+        chrome.find_chromium("/also/missing")
+    message = str(caught.value)
+    for tried in ("/also/missing (configured executable_path)", "/opt/missing/chrome (WEBHAND_CHROME)",
+                  "chromium", "google-chrome", "msedge", "apt-get install chromium", "WEBHAND_CHROME"):
+        assert tried in message
+
+
+def test_flags_fit_containers_and_closed_networks(tmp_path):
+    flags = chrome.launch_flags(str(tmp_path), width=1280, height=720)
+    for flag in ("--headless=new", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", f"--user-data-dir={tmp_path}", "--remote-debugging-address=127.0.0.1"):
+        assert flag in flags
+    # The sandbox is dropped only where it cannot work: as root.
+    assert ("--no-sandbox" in flags) == (os.geteuid() == 0 or os.environ.get("WEBHAND_NO_SANDBOX") == "1")
