@@ -1,64 +1,272 @@
-"""Acting on elements: click and type. Each reply says what the action changed."""
+"""Acting on the page: click, type, keys, hover, focus, select, check, scroll, drag.
+
+Each action is a ``perform_*`` coroutine that acts and returns one line saying what it did; its
+tool wraps it in ``act`` (observe before, then wait for the effects and say what changed).
+browser_interact and browser_fill_form (batch.py) run the same coroutines, step by step, through
+``ACTIONS``: one implementation of each action.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from webhand import secrets
+from webhand.engine.driver import Element
 from webhand.response import Response
 from webhand.session.changes import observe, report
 from webhand.session.session import Session
-from webhand.tools.definition import ElementArgs, tool
+from webhand.tools.definition import ElementArgs, PageArgs, ToolArgs, tool
 
 Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
+Perform = Callable[[Session, Any], Awaitable[str]]
 
 
+@asynccontextmanager
+async def element_of(session: Session, ref: str | None, selector: str | None) -> AsyncIterator[Element]:
+    element = await session.element(ref, selector)
+    try:
+        yield element
+    finally:
+        await element.dispose()
+
+
+def target(args: Any) -> str:
+    return args.ref or repr(args.selector)
+
+
+async def act(session: Session, response: Response, perform: Perform, args: ToolArgs) -> None:
+    """Run one action and reply with what it did and what it changed."""
+    before = await observe(session)
+    response.add(await perform(session, args))
+    await report(session, before, response)
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 60 else f"{len(text)} characters"
+
+
+# click -----------------------------------------------------------------------------------------
 class ClickArgs(ElementArgs):
     button: Literal["left", "right", "middle"] = Field("left", description="Mouse button.")
     double_click: bool = Field(False, description="Double-click instead of a single click.")
-    modifiers: list[Modifier] = Field(default_factory=list, description="Keys held during the click.")
+    modifiers: list[Modifier] = Field(default_factory=list, description="Keys held during the click, e.g. [\"Shift\"].")
+
+
+async def perform_click(session: Session, args: ClickArgs) -> str:
+    async with element_of(session, args.ref, args.selector) as element:
+        await element.click(button=args.button, click_count=2 if args.double_click else 1,
+                            modifiers=list(args.modifiers), timeout=session.settings.action_timeout)
+    how = ("Double-clicked" if args.double_click else "Clicked") + (f" ({args.button} button)" if args.button != "left" else "")
+    held = f" holding {'+'.join(args.modifiers)}" if args.modifiers else ""
+    return f"{how} {target(args)}{held}."
 
 
 @tool("browser_click", destructive=True)
 async def click(session: Session, args: ClickArgs, response: Response) -> None:
-    """Click an element."""
-    before = await observe(session)
-    element = await session.element(args.ref, args.selector)
-    try:
-        await element.click(button=args.button, click_count=2 if args.double_click else 1,
-                            modifiers=list(args.modifiers), timeout=session.settings.action_timeout)
-    finally:
-        await element.dispose()
-    response.add(f"{'Double-clicked' if args.double_click else 'Clicked'} {args.ref or args.selector}.")
-    await report(session, before, response)
+    """Click an element (any button, double click, with modifier keys held)."""
+    await act(session, response, perform_click, args)
 
 
+# type ------------------------------------------------------------------------------------------
 class TypeArgs(ElementArgs):
-    text: str = Field(description="Text to type.")
+    text: str = Field(description="Text to type. Write <secret>NAME</secret> to type a configured secret.")
     clear: bool = Field(True, description="Replace the field's current text (else append).")
     submit: bool = Field(False, description="Press Enter afterwards.")
     slowly: bool = Field(False, description="Type key by key, for pages that react to each key.")
 
 
-@tool("browser_type", destructive=True)
-async def type_text(session: Session, args: TypeArgs, response: Response) -> None:
-    """Type text into an editable element."""
-    before = await observe(session)
-    element = await session.element(args.ref, args.selector)
+async def perform_type(session: Session, args: TypeArgs) -> str:
+    text = secrets.expand(args.text, session.settings.secrets_file)
     timeout = session.settings.action_timeout
-    try:
+    async with element_of(session, args.ref, args.selector) as element:
         if args.slowly or not args.clear:
             if args.clear:
                 await element.fill("", timeout=timeout)
             else:
                 await element.focus(timeout=timeout)
-            await element.type(args.text, delay_ms=30 if args.slowly else 0, timeout=session.settings.timeout)
+            await element.type(text, delay_ms=0, timeout=session.settings.timeout)  # each key is its own event
         else:
-            await element.fill(args.text, timeout=timeout)
+            await element.fill(text, timeout=timeout)
         if args.submit:
             await element.press("Enter", timeout=timeout)
-    finally:
-        await element.dispose()
-    response.add(f"Typed {len(args.text)} characters into {args.ref or args.selector}" + (" and pressed Enter." if args.submit else "."))
-    await report(session, before, response)
+    return f"Typed {_shown(args.text)} into {target(args)}" + (" and pressed Enter." if args.submit else ".")
+
+
+@tool("browser_type", destructive=True)
+async def type_text(session: Session, args: TypeArgs, response: Response) -> None:
+    """Type text into an editable element (replacing its text unless clear=false)."""
+    await act(session, response, perform_type, args)
+
+
+# keys ------------------------------------------------------------------------------------------
+class PressKeyArgs(PageArgs):
+    key: str = Field(description="Key or chord: Enter, Tab, Escape, ArrowDown, a, Control+A, Shift+Tab.")
+    ref: str | None = Field(None, description="Element ref to press it on; omit for whatever has focus.")
+    selector: str | None = Field(None, description="CSS selector of the element, instead of a ref.")
+
+    @model_validator(mode="after")
+    def _at_most_one(self) -> "PressKeyArgs":
+        if self.ref and self.selector:
+            raise ValueError("give `ref` or `selector`, not both")
+        return self
+
+
+async def perform_press_key(session: Session, args: PressKeyArgs) -> str:
+    timeout = session.settings.action_timeout
+    if args.ref or args.selector:
+        async with element_of(session, args.ref, args.selector) as element:
+            await element.press(args.key, timeout=timeout)
+        return f"Pressed {args.key} on {target(args)}."
+    await (await session.tab()).press(args.key, timeout=timeout)
+    return f"Pressed {args.key}."
+
+
+@tool("browser_press_key", destructive=True)
+async def press_key(session: Session, args: PressKeyArgs, response: Response) -> None:
+    """Press a key or chord on an element, or on the page (whatever has focus)."""
+    await act(session, response, perform_press_key, args)
+
+
+# hover, focus ----------------------------------------------------------------------------------
+async def perform_hover(session: Session, args: ElementArgs) -> str:
+    async with element_of(session, args.ref, args.selector) as element:
+        await element.hover(timeout=session.settings.action_timeout)
+    return f"Hovered over {target(args)}."
+
+
+@tool("browser_hover")
+async def hover(session: Session, args: ElementArgs, response: Response) -> None:
+    """Move the mouse over an element (opens hover menus and tooltips)."""
+    await act(session, response, perform_hover, args)
+
+
+async def perform_focus(session: Session, args: ElementArgs) -> str:
+    async with element_of(session, args.ref, args.selector) as element:
+        await element.focus(timeout=session.settings.action_timeout)
+    return f"Focused {target(args)}."
+
+
+@tool("browser_focus")
+async def focus(session: Session, args: ElementArgs, response: Response) -> None:
+    """Give an element keyboard focus."""
+    await act(session, response, perform_focus, args)
+
+
+# select, check ---------------------------------------------------------------------------------
+class SelectArgs(ElementArgs):
+    values: list[str] = Field(min_length=1, description="Options to select, each by its value or its visible label.")
+
+
+async def perform_select_option(session: Session, args: SelectArgs) -> str:
+    async with element_of(session, args.ref, args.selector) as element:
+        chosen = await element.select_option(list(args.values), timeout=session.settings.action_timeout)
+    return f"Selected {', '.join(map(repr, chosen))} in {target(args)}."
+
+
+@tool("browser_select_option", destructive=True)
+async def select_option(session: Session, args: SelectArgs, response: Response) -> None:
+    """Select one or more options of a <select>, by value or label."""
+    await act(session, response, perform_select_option, args)
+
+
+async def _set_checked(session: Session, args: ElementArgs, checked: bool) -> str:
+    async with element_of(session, args.ref, args.selector) as element:
+        await element.set_checked(checked, timeout=session.settings.action_timeout)
+    return f"{target(args)} is now {'checked' if checked else 'unchecked'}."
+
+
+async def perform_check(session: Session, args: ElementArgs) -> str:
+    return await _set_checked(session, args, True)
+
+
+async def perform_uncheck(session: Session, args: ElementArgs) -> str:
+    return await _set_checked(session, args, False)
+
+
+@tool("browser_check", destructive=True)
+async def check(session: Session, args: ElementArgs, response: Response) -> None:
+    """Check a checkbox or radio button (nothing happens if it already is)."""
+    await act(session, response, perform_check, args)
+
+
+@tool("browser_uncheck", destructive=True)
+async def uncheck(session: Session, args: ElementArgs, response: Response) -> None:
+    """Uncheck a checkbox (nothing happens if it already is)."""
+    await act(session, response, perform_uncheck, args)
+
+
+# scroll, drag ----------------------------------------------------------------------------------
+class ScrollArgs(PageArgs):
+    x: float = Field(0, description="Pixels to scroll right (negative: left).")
+    y: float = Field(0, description="Pixels to scroll down (negative: up).")
+    ref: str | None = Field(None, description="Element ref: scroll it into view, or scroll inside it by x/y.")
+    selector: str | None = Field(None, description="CSS selector of the element, instead of a ref.")
+
+    @model_validator(mode="after")
+    def _something_to_do(self) -> "ScrollArgs":
+        if self.ref and self.selector:
+            raise ValueError("give `ref` or `selector`, not both")
+        if not (self.ref or self.selector) and not (self.x or self.y):
+            raise ValueError("give x and/or y pixels to scroll the page, or an element to scroll into view")
+        return self
+
+
+async def perform_scroll(session: Session, args: ScrollArgs) -> str:
+    timeout = session.settings.action_timeout
+    if args.ref or args.selector:
+        async with element_of(session, args.ref, args.selector) as element:
+            if args.x or args.y:
+                return await element.scroll_by(args.x, args.y, timeout=timeout)
+            await element.scroll_into_view(timeout=timeout)
+        return f"Scrolled {target(args)} into view."
+    return await (await session.tab()).scroll_by(args.x, args.y, timeout=timeout)
+
+
+@tool("browser_scroll")
+async def scroll(session: Session, args: ScrollArgs, response: Response) -> None:
+    """Scroll the page by x/y pixels, scroll an element into view, or scroll inside an element."""
+    await act(session, response, perform_scroll, args)
+
+
+class DragArgs(ElementArgs):
+    to_ref: str | None = Field(None, description="Ref of the element to drop onto.")
+    to_selector: str | None = Field(None, description="CSS selector of the element to drop onto, instead of to_ref.")
+
+    @model_validator(mode="after")
+    def _one_drop_target(self) -> "DragArgs":
+        if bool(self.to_ref) == bool(self.to_selector):
+            raise ValueError("give exactly one of `to_ref` and `to_selector`")
+        return self
+
+
+async def perform_drag(session: Session, args: DragArgs) -> str:
+    timeout = session.settings.action_timeout
+    async with element_of(session, args.ref, args.selector) as source:
+        async with element_of(session, args.to_ref, args.to_selector) as drop:
+            await source.drag_to(drop, timeout=timeout)
+    return f"Dragged {target(args)} onto {args.to_ref or repr(args.to_selector)}."
+
+
+@tool("browser_drag", destructive=True)
+async def drag(session: Session, args: DragArgs, response: Response) -> None:
+    """Drag an element (ref/selector) and drop it onto another (to_ref/to_selector)."""
+    await act(session, response, perform_drag, args)
+
+
+#: The actions browser_interact can run: name -> (arguments model, implementation).
+ACTIONS: dict[str, tuple[type[ToolArgs], Perform]] = {
+    "click": (ClickArgs, perform_click),
+    "type": (TypeArgs, perform_type),
+    "press_key": (PressKeyArgs, perform_press_key),
+    "hover": (ElementArgs, perform_hover),
+    "focus": (ElementArgs, perform_focus),
+    "select_option": (SelectArgs, perform_select_option),
+    "check": (ElementArgs, perform_check),
+    "uncheck": (ElementArgs, perform_uncheck),
+    "scroll": (ScrollArgs, perform_scroll),
+    "drag": (DragArgs, perform_drag),
+}

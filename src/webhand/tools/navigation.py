@@ -1,4 +1,4 @@
-"""Navigation: go to a URL."""
+"""Navigation: go to a URL, back, forward, reload, and where am I."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pydantic import Field
 
 from webhand.errors import NavigationFailed
 from webhand.response import Response
+from webhand.session.changes import observe, report
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
@@ -48,3 +49,64 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
     if result.status and result.status >= 400:
         response.add(f"The server answered {result.status}: the page is an error page.")
     response.data({"url": result.url, "title": result.title, "status": result.status})
+
+
+class HistoryArgs(PageArgs):
+    timeout: float | None = Field(None, gt=0, le=600, description="Seconds to wait for the page to load (default 15).")
+
+
+async def _history(session: Session, args: HistoryArgs, response: Response, step: str) -> None:
+    tab = await session.tab()
+    timeout = args.timeout or session.settings.timeout
+    before = await observe(session)
+    if step == "reload":
+        result = await tab.reload(timeout=timeout)
+        response.add(f"Reloaded {result.url}" + (f" (HTTP {result.status})" if result.status else ""))
+    else:
+        result = await (tab.go_back(timeout=timeout) if step == "back" else tab.go_forward(timeout=timeout))
+        if result is None:
+            response.add(f"There is no {'previous' if step == 'back' else 'next'} page in this tab's history; "
+                         f"the tab stays at {tab.url}.")
+            return
+        response.add(f"Went {step}.")
+    await report(session, before, response)
+    response.data({"url": result.url, "title": result.title, "status": result.status})
+
+
+@tool("browser_back")
+async def back(session: Session, args: HistoryArgs, response: Response) -> None:
+    """Go back to the previous page of the current tab."""
+    await _history(session, args, response, "back")
+
+
+@tool("browser_forward")
+async def forward(session: Session, args: HistoryArgs, response: Response) -> None:
+    """Go forward to the next page of the current tab's history."""
+    await _history(session, args, response, "forward")
+
+
+@tool("browser_reload")
+async def reload(session: Session, args: HistoryArgs, response: Response) -> None:
+    """Reload the current page."""
+    await _history(session, args, response, "reload")
+
+
+@tool("browser_get_url", read_only=True)
+async def get_url(session: Session, args: PageArgs, response: Response) -> None:
+    """Say the current tab's URL and title, and list the open tabs."""
+    active = await session.tab()
+    tabs = [t for t in session.context.tabs if not t.closed]
+    listed = []
+    for tab in tabs:
+        title = await tab.title()
+        listed.append({"index": tab.index, "url": tab.url, "title": title, "active": tab is active})
+    response.add(f"URL: {active.url}")
+    current = next((t["title"] for t in listed if t["active"]), "")
+    if current:
+        response.add(f"Title: {current}")
+    if len(listed) > 1:
+        response.add(f"{len(listed)} tabs are open:")
+        for item in listed:
+            mark = "*" if item["active"] else " "
+            response.add(f"{mark} tab {item['index']}: {item['url']}" + (f" — {item['title']}" if item["title"] else ""))
+    response.data({"url": active.url, "title": current, "tabs": listed})

@@ -9,6 +9,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Frame as PWFrame
 
 from webhand.engine.pw.errors import translated
+from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
 
 
 class PlaywrightElement:
@@ -41,6 +42,67 @@ class PlaywrightElement:
     async def focus(self, *, timeout: float) -> None:
         async with translated(f"Focusing {self.ref}", timeout):
             await self.handle.focus()
+
+    async def select_option(self, values: list[str], *, timeout: float) -> list[str]:
+        async with translated(f"Selecting in {self.ref}", timeout):
+            found = await self.handle.evaluate(_OPTIONS, values)
+            if found["not_select"]:
+                raise ElementNotActionable(f"{self.ref} is not a select (it is {found['not_select']}).",
+                                           "Click it to open it, then click the option; or call browser_snapshot to find the select.")
+            listed = ", ".join(found["options"][:30]) + (" …" if len(found["options"]) > 30 else "")
+            if found["missing"]:
+                raise InvalidArgument(f"{self.ref} has no option {', '.join(map(repr, found['missing']))}; its options are: {listed}.",
+                                      "Call again with one of those values or labels.")
+            if len(values) > 1 and not found["multiple"]:
+                raise InvalidArgument(f"{self.ref} takes one option, not {len(values)}.", "Call again with one value.")
+            await self.handle.select_option(values, timeout=timeout * 1000)
+        return values
+
+    async def set_checked(self, checked: bool, *, timeout: float) -> None:
+        doing = f"{'Checking' if checked else 'Unchecking'} {self.ref}"
+        try:
+            async with translated(doing, timeout):
+                await self.handle.set_checked(checked, timeout=timeout * 1000)
+        except WebhandError as error:
+            if "not a checkbox" in str(error).lower():
+                raise ElementNotActionable(f"{doing} failed: it is not a checkbox or radio button.",
+                                           "Call browser_snapshot and pick a checkbox.") from None
+            if "cannot uncheck" in str(error).lower():
+                raise ElementNotActionable(f"{doing} failed: a radio button cannot be unchecked.",
+                                           "Check another radio button of its group instead.") from None
+            raise
+
+    async def scroll_into_view(self, *, timeout: float) -> None:
+        async with translated(f"Scrolling {self.ref} into view", timeout):
+            await self.handle.scroll_into_view_if_needed(timeout=timeout * 1000)
+
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
+        async with translated(f"Scrolling inside {self.ref}", timeout):
+            left, top = await self.handle.evaluate("(e, [x, y]) => { e.scrollBy(x, y); return [e.scrollLeft, e.scrollTop]; }", [x, y])
+        return f"{self.ref} is scrolled to x={left:g}, y={top:g}."
+
+    async def drag_to(self, target: "PlaywrightElement", *, timeout: float) -> None:  # type: ignore[override]
+        """Press on this element, move onto ``target`` in steps, release: mouse drags and HTML5 drag and drop."""
+        async with translated(f"Dragging {self.ref} onto {target.ref}", timeout):
+            await self.handle.hover(timeout=timeout * 1000)
+            frame = await self.handle.owner_frame()
+            if frame is None:
+                raise ElementNotActionable(f"{self.ref} was removed from the page.", "Call browser_snapshot and use the new refs.")
+            mouse = frame.page.mouse
+            await mouse.down()
+            try:
+                await target.handle.scroll_into_view_if_needed(timeout=timeout * 1000)
+                box = await target.handle.bounding_box()
+                if box is None:
+                    raise ElementNotActionable(f"Dragging onto {target.ref} failed: it is not visible.",
+                                               "Call browser_snapshot to find a visible drop target.")
+                await mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=5)
+            finally:
+                await mouse.up()
+
+    async def kind(self) -> str:
+        async with translated(f"Reading {self.ref}"):
+            return await self.handle.evaluate(_KIND)
 
     async def screenshot(self, *, timeout: float) -> bytes:
         async with translated(f"Screenshot of {self.ref}", timeout):
@@ -79,3 +141,28 @@ class PlaywrightFrame:
                 await owner.dispose()
         except PWError:
             return None
+
+
+# What a select offers, and which of the wanted values or labels it lacks.
+_OPTIONS = """(e, wanted) => {
+  if (e.tagName !== 'SELECT') return {not_select: e.tagName.toLowerCase() + (e.type ? ' type=' + e.type : '')};
+  const options = [...e.options].map(o => ({value: o.value, label: (o.label || o.textContent || '').trim()}));
+  const missing = wanted.filter(w => !options.some(o => o.value === w || o.label === w));
+  return {not_select: '', missing, multiple: e.multiple,
+          options: options.map(o => o.label === o.value ? JSON.stringify(o.value) : JSON.stringify(o.label) + ' (value ' + JSON.stringify(o.value) + ')')};
+}"""
+
+# The kind of form field, so one call can fill fields of different kinds.
+_KIND = """e => {
+  const tag = e.tagName, role = (e.getAttribute('role') || '').toLowerCase();
+  if (tag === 'SELECT') return 'select';
+  if (tag === 'INPUT') {
+    const type = (e.type || 'text').toLowerCase();
+    if (type === 'checkbox' || type === 'radio') return type;
+    return ['button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(type) ? 'other' : 'text';
+  }
+  if (tag === 'TEXTAREA' || e.isContentEditable || ['textbox', 'searchbox', 'combobox'].includes(role)) return 'text';
+  if (role === 'checkbox' || role === 'switch') return 'checkbox';
+  if (role === 'radio') return 'radio';
+  return 'other';
+}"""

@@ -1,0 +1,187 @@
+"""Waiting for what an action set off: by events, each wait capped, never a fixed sleep.
+
+A ``RequestTracker`` listens to one page for its whole life (requests, responses, main-frame
+commits) and keeps the set of requests in flight. An action starts a ``PlaywrightActionWatch``
+before it acts; the tracker forwards every event to the current watch, so the watch knows
+exactly which navigation and requests the action started. ``settle`` then waits, in rounds:
+
+1. the DOM to go quiet (a MutationObserver in the page resolves after ``dom_quiet_ms`` without a
+   mutation, capped). Those few milliseconds are also when the events of requests the action
+   started reach us, so step 2 and 3 see them;
+2. a navigation the action started to commit and load (capped);
+3. requests the action started to finish (capped);
+
+and repeats once more if step 2 or 3 waited on anything, since a response usually changes the
+DOM and may start more requests. On a static page that is one quiet window and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from playwright.async_api import Error as PWError
+from playwright.async_api import Page as PWPage
+from playwright.async_api import Request as PWRequest
+from playwright.async_api import Response as PWResponse
+
+from webhand.engine.driver import FailedRequest, SettleCaps, Settled
+
+if TYPE_CHECKING:
+    from webhand.engine.pw.policy import OriginPolicy
+
+_MAX_ROUNDS = 3
+
+# Resolves once the document has gone ``quiet`` ms without a DOM mutation, or after ``cap`` ms.
+_DOM_QUIET = """([quiet, cap]) => new Promise(resolve => {
+  let timer = 0;
+  const finish = () => { observer.disconnect(); clearTimeout(timer); clearTimeout(limit); resolve(true); };
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(finish, quiet); });
+  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(finish, quiet);
+  const limit = setTimeout(finish, cap);
+})"""
+
+
+class RequestTracker:
+    """One page's requests in flight, and the hand-off of its events to the current action watch."""
+
+    def __init__(self, page: PWPage, policy: "OriginPolicy | None") -> None:
+        self.page = page
+        self.policy = policy
+        self.inflight: set[PWRequest] = set()
+        self.watch: PlaywrightActionWatch | None = None
+        self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
+        page.on("request", self._on_request)
+        page.on("response", self._on_response)
+        page.on("requestfinished", self._on_done)
+        page.on("requestfailed", self._on_failed)
+        page.on("framenavigated", self._on_navigated)
+
+    def _on_request(self, request: PWRequest) -> None:
+        self.inflight.add(request)
+        if self.watch:
+            self.watch.started(request)
+        self.activity.set()
+
+    def _on_response(self, response: PWResponse) -> None:
+        if self.watch and response.status >= 400:
+            request = response.request
+            self.watch.failed(FailedRequest(request.method, request.url, f"HTTP {response.status}"))
+
+    def _on_done(self, request: PWRequest) -> None:
+        self.inflight.discard(request)
+        if self.watch:
+            self.watch.finished(request)
+        self.activity.set()
+
+    def _on_failed(self, request: PWRequest) -> None:
+        self.inflight.discard(request)
+        if self.watch:
+            self.watch.finished(request)
+            reason = request.failure or "failed"
+            refusal = self.policy.refusal(request.url) if self.policy else None
+            if refusal:
+                self.watch.failed(FailedRequest(request.method, request.url, refusal))
+            elif "ERR_ABORTED" not in reason:  # cancelled by the page or by a navigation: not a failure
+                self.watch.failed(FailedRequest(request.method, request.url, reason))
+        self.activity.set()
+
+    def _on_navigated(self, frame: Any) -> None:
+        if frame == self.page.main_frame and self.watch:
+            self.watch.committed = True
+        self.activity.set()
+
+    async def until(self, condition: Callable[[], bool], seconds: float) -> bool:
+        """Wait until ``condition()`` holds, re-checking on every page event; False at the cap."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while not condition():
+            remaining = deadline - loop.time()
+            if remaining <= 0 or self.page.is_closed():
+                return condition()
+            self.activity.clear()
+            try:
+                await asyncio.wait_for(self.activity.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+        return True
+
+
+class PlaywrightActionWatch:
+    def __init__(self, tracker: RequestTracker, caps: SettleCaps) -> None:
+        self.tracker = tracker
+        self.caps = caps
+        self.pending: set[PWRequest] = set()
+        self.failures: list[FailedRequest] = []
+        self.navigation: PWRequest | None = None  # a main-frame navigation not yet committed or ended
+        self.committed = False
+        tracker.watch = self  # the newest action's watch gets the events
+
+    # fed by the tracker ------------------------------------------------------------------------
+    def started(self, request: PWRequest) -> None:
+        self.pending.add(request)
+        try:
+            if request.is_navigation_request() and request.frame == self.tracker.page.main_frame:
+                self.navigation, self.committed = request, False
+        except PWError:  # a service worker's request has no frame
+            pass
+
+    def finished(self, request: PWRequest) -> None:
+        self.pending.discard(request)
+        if request is self.navigation:
+            self.navigation = None
+
+    def failed(self, failure: FailedRequest) -> None:
+        if failure not in self.failures:
+            self.failures.append(failure)
+
+    # waiting -----------------------------------------------------------------------------------
+    async def settle(self) -> Settled:
+        page, caps = self.tracker.page, self.caps
+        loop = asyncio.get_running_loop()
+        navigation_deadline = loop.time() + caps.navigation
+        requests_deadline = loop.time() + caps.requests
+        navigation_unfinished = False
+        unfinished: list[str] = []
+        for _ in range(_MAX_ROUNDS):
+            state = await self._dom_quiet()
+            if state == "gone":
+                break
+            waited = False
+            if self.navigation is not None or self.committed or state == "navigated":
+                waited = True
+                await self.tracker.until(lambda: self.committed or self.navigation is None,
+                                         max(0.0, navigation_deadline - loop.time()))
+                if self.committed or state == "navigated":
+                    try:
+                        await page.wait_for_load_state("load", timeout=max(1.0, (navigation_deadline - loop.time()) * 1000))
+                    except PWError:
+                        navigation_unfinished = True  # the reply still says where the tab is
+                self.navigation, self.committed = None, False
+            if self.pending:
+                waited = True
+                if not await self.tracker.until(lambda: not self.pending, max(0.0, requests_deadline - loop.time())):
+                    # Long polls and streams never finish: name them once and stop waiting on them.
+                    unfinished += [r.url for r in self.pending]
+                    self.pending.clear()
+            if not waited:
+                break
+        return Settled(list(self.failures), unfinished, navigation_unfinished)
+
+    async def _dom_quiet(self) -> str:
+        """'quiet' when the DOM went quiet (or hit its cap), 'navigated' if the document was replaced,
+        'gone' if the page closed or is blocked (e.g. by an open alert)."""
+        page, caps = self.tracker.page, self.caps
+        if page.is_closed():
+            return "gone"
+        if caps.dom_cap <= 0 or caps.dom_quiet_ms <= 0:
+            return "quiet"
+        try:
+            await asyncio.wait_for(page.evaluate(_DOM_QUIET, [caps.dom_quiet_ms, caps.dom_cap * 1000]), caps.dom_cap + 0.5)
+        except asyncio.TimeoutError:
+            return "gone"  # the page's JavaScript is blocked (a dialog is open): nothing more will settle
+        except PWError as error:
+            return "gone" if page.is_closed() or "closed" in str(error).lower() else "navigated"
+        return "quiet"

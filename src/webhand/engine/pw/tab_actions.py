@@ -1,0 +1,115 @@
+"""What a tab does for the action tools: history, keys, scrolling, waiting, and the origin policy.
+
+A mixin of ``PlaywrightTab`` (tab.py), kept apart so that each file stays short. It expects
+``self.page``, ``self._policy`` (an ``OriginPolicy`` or None) and ``self._tracker`` (the tab's
+``RequestTracker``), which ``PlaywrightTab.__init__`` sets up with ``_start_tracking``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from playwright.async_api import Error as PWError
+from playwright.async_api import Page as PWPage
+
+from webhand.engine.driver import NavigationResult, SettleCaps, WaitCondition
+from webhand.engine.pw import waits
+from webhand.engine.pw.errors import navigation_error, translate, translated
+from webhand.engine.pw.settle import PlaywrightActionWatch, RequestTracker
+from webhand.errors import ActionTimeout, InvalidArgument, PolicyRefused
+
+if TYPE_CHECKING:
+    from webhand.engine.pw.policy import OriginPolicy
+
+POLICY_HINT = ("The origin policy of this webhand is set by its configuration (allowed_origins, blocked_origins, "
+               "allow_file_urls); stay on allowed sites, or ask the user to change it.")
+
+_SCROLL = """([x, y]) => { window.scrollBy(x, y); const e = document.scrollingElement || document.documentElement;
+  return [Math.round(window.scrollX), Math.round(window.scrollY), e.scrollWidth, e.scrollHeight]; }"""
+
+
+class TabActions:
+    page: PWPage
+    _policy: "OriginPolicy | None"
+    _tracker: RequestTracker
+    _redirect_guard: "asyncio.Future[None] | None"
+
+    def _start_tracking(self, policy: "OriginPolicy | None") -> None:
+        self._policy = policy
+        self._tracker = RequestTracker(self.page, policy)
+        self._redirect_guard = asyncio.ensure_future(policy.guard_redirects(self.page)) \
+            if policy is not None and policy.active else None
+
+    # policy ----------------------------------------------------------------------------------
+    async def _before_navigation(self, url: str) -> None:
+        reason = self._policy.check(url) if self._policy else None
+        if reason:
+            raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
+        if self._redirect_guard is not None:
+            await self._redirect_guard  # installed before this tab's first navigation can redirect
+
+    def _refused(self, url: str, error: Exception) -> PolicyRefused | None:
+        """The policy refusal behind a failed navigation (a refused redirect), if that is what it was."""
+        if self._policy is None or "ERR_BLOCKED_BY_CLIENT" not in str(error):
+            return None
+        reason = self._policy.refusal(url)
+        return PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT) if reason else None
+
+    # history ---------------------------------------------------------------------------------
+    async def _history(self, step: str, timeout: float) -> NavigationResult | None:
+        go = {"back": self.page.go_back, "forward": self.page.go_forward, "reload": self.page.reload}[step]
+        url = self.page.url
+        try:
+            response = await go(wait_until="load", timeout=timeout * 1000)
+        except PWError as error:
+            raise self._refused(url, error) or navigation_error(error, f"{step} from {url}", timeout) from None
+        if response is None and step != "reload" and self.page.url == url:
+            return None  # no history entry that way
+        title = ""
+        try:
+            title = await self.page.title()
+        except PWError:
+            pass
+        return NavigationResult(self.page.url, response.status if response else None, title)
+
+    async def go_back(self, *, timeout: float) -> NavigationResult | None:
+        return await self._history("back", timeout)
+
+    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
+        return await self._history("forward", timeout)
+
+    async def reload(self, *, timeout: float) -> NavigationResult:
+        result = await self._history("reload", timeout)
+        assert result is not None
+        return result
+
+    # keys and scrolling ----------------------------------------------------------------------
+    async def press(self, key: str, *, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.page.keyboard.press(key), timeout)
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
+                                "The page may be busy: call browser_snapshot.") from None
+        except PWError as error:
+            raise unknown_key(key, error) or translate(error, f"Pressing {key}", timeout) from None
+
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
+        async with translated("Scrolling the page", timeout):
+            left, top, width, height = await asyncio.wait_for(self.page.evaluate(_SCROLL, [x, y]), timeout)
+        return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
+
+    # waiting ---------------------------------------------------------------------------------
+    def watch(self, caps: SettleCaps) -> PlaywrightActionWatch:
+        return PlaywrightActionWatch(self._tracker, caps)
+
+    async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
+        return await waits.wait_for(self.page, self._tracker, condition, timeout)
+
+
+def unknown_key(key: str, error: Exception) -> InvalidArgument | None:
+    if "unknown key" in str(error).lower():
+        return InvalidArgument(f"{key!r} is not a key name.",
+                               "Use names like Enter, Tab, Escape, ArrowDown, a, or chords like Control+A.")
+    return None
+

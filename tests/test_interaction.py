@@ -1,0 +1,224 @@
+"""Acting on pages: each action on a local page, and what its reply says happened."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import pytest
+
+from conftest import test_settings as settings_for_tests
+from webhand import Webhand
+
+
+def ok(reply) -> str:
+    assert not reply.is_error, reply.text
+    return reply.text
+
+
+async def open_page(tools, site, path: str) -> None:
+    ok(await tools.call("browser_navigate", {"url": site.url(f"actions/{path}")}))
+
+
+async def text_of(tools, selector: str) -> str:
+    reply = ok(await tools.call("browser_eval", {"expression": f"document.querySelector({selector!r}).textContent"}))
+    return json.loads(reply)
+
+
+@pytest.fixture(scope="module")
+async def impatient(tmp_path_factory):
+    """A Webhand whose actions give up on an unactionable element after 2 s, to keep error tests short."""
+    async with Webhand(settings_for_tests(tmp_path_factory, action_timeout=2.0, warm_reserve=False)) as wh:
+        yield wh
+
+
+@pytest.fixture
+async def quick_tools(impatient):
+    context = impatient.context(f"quick-{uuid.uuid4().hex[:8]}")
+    yield context
+    await impatient.end_conversation(context.conversation_id)
+
+
+async def test_click_that_navigates_reports_the_new_url_and_title(tools, site):
+    await open_page(tools, site, "nav.html")
+    snapshot = ok(await tools.call("browser_snapshot", {}))
+    link = re.search(r'link "Go to target" \[(e\d+)\]', snapshot).group(1)
+    reply = ok(await tools.call("browser_click", {"ref": link}))
+    assert f"Navigated to {site.url('actions/target.html')}" in reply
+    assert "Title: Target" in reply
+
+
+async def test_double_click(tools, site):
+    await open_page(tools, site, "clicks.html")
+    reply = ok(await tools.call("browser_click", {"selector": "#double", "double_click": True}))
+    assert "Double-clicked" in reply
+    assert await text_of(tools, "#status") == "double clicked"
+
+
+async def test_click_with_modifier_keys_and_right_button(tools, site):
+    await open_page(tools, site, "clicks.html")
+    ok(await tools.call("browser_click", {"selector": "#mod", "modifiers": ["Shift", "Alt"]}))
+    assert await text_of(tools, "#status") == "clicked with shift+alt"
+    ok(await tools.call("browser_click", {"selector": "#menu", "button": "right"}))
+    assert await text_of(tools, "#status") == "context menu"
+
+
+async def test_slow_typing_sends_each_key_to_a_page_that_validates_per_key(tools, site):
+    await open_page(tools, site, "typing.html")
+    ok(await tools.call("browser_type", {"selector": "#pin", "text": "12a34", "slowly": True}))
+    # The page refused the letter on its keydown and counted the four digits one by one.
+    assert await text_of(tools, "#keys") == "4 keys, value 1234"
+
+
+async def test_type_with_submit_presses_enter(tools, site):
+    await open_page(tools, site, "typing.html")
+    reply = ok(await tools.call("browser_type", {"selector": "#q", "text": "chromium", "submit": True}))
+    assert "pressed Enter" in reply
+    assert await text_of(tools, "#result") == "Searched for chromium"
+
+
+async def test_press_key_on_an_element_and_on_the_page(tools, site):
+    await open_page(tools, site, "typing.html")
+    ok(await tools.call("browser_type", {"selector": "#q", "text": "first"}))
+    ok(await tools.call("browser_press_key", {"selector": "#q", "key": "Enter"}))
+    assert await text_of(tools, "#result") == "Searched for first"
+    ok(await tools.call("browser_press_key", {"key": "Control+A"}))  # on the focused search field
+    ok(await tools.call("browser_press_key", {"key": "Backspace"}))
+    ok(await tools.call("browser_press_key", {"key": "Enter"}))
+    assert await text_of(tools, "#result") == "Searched for "
+
+
+async def test_unknown_key_is_refused_with_examples(tools, site):
+    await open_page(tools, site, "typing.html")
+    reply = await tools.call("browser_press_key", {"key": "Enterr"})
+    assert reply.is_error and "'Enterr' is not a key name" in reply.text and "Control+A" in reply.text
+
+
+async def test_select_by_label_and_by_value(tools, site):
+    await open_page(tools, site, "form.html")
+    reply = ok(await tools.call("browser_select_option", {"selector": "#color", "values": ["Green"]}))
+    assert "Selected 'Green'" in reply
+    assert "color=g;" in await text_of(tools, "#state")
+    ok(await tools.call("browser_select_option", {"selector": "#color", "values": ["b"]}))
+    assert "color=b;" in await text_of(tools, "#state")
+    ok(await tools.call("browser_select_option", {"selector": "#tags", "values": ["News", "tech"]}))
+    assert "tags=news,tech;" in await text_of(tools, "#state")
+
+
+async def test_select_names_the_options_when_one_is_missing(tools, site):
+    await open_page(tools, site, "form.html")
+    reply = await tools.call("browser_select_option", {"selector": "#color", "values": ["Purple"]})
+    assert reply.is_error and "no option 'Purple'" in reply.text and '"Red" (value "r")' in reply.text
+
+
+async def test_select_on_something_that_is_not_a_select(tools, site):
+    await open_page(tools, site, "form.html")
+    reply = await tools.call("browser_select_option", {"selector": "#name", "values": ["x"]})
+    assert reply.is_error and "is not a select (it is input type=text)" in reply.text
+
+
+async def test_check_and_uncheck(tools, site):
+    await open_page(tools, site, "form.html")
+    ok(await tools.call("browser_check", {"selector": "#terms"}))
+    ok(await tools.call("browser_uncheck", {"selector": "#newsletter"}))
+    state = await text_of(tools, "#state")
+    assert "terms=on" in state and "newsletter=off" in state
+    ok(await tools.call("browser_uncheck", {"selector": "#terms"}))
+    assert "terms=off" in await text_of(tools, "#state")
+
+
+async def test_drag_and_drop(tools, site):
+    await open_page(tools, site, "drag.html")
+    reply = ok(await tools.call("browser_drag", {"selector": "#card", "to_selector": "#bin"}))
+    assert "Dragged '#card' onto '#bin'" in reply
+    assert await text_of(tools, "#status") == "dropped card"
+
+
+async def test_hover_focus_and_scroll(tools, site):
+    await open_page(tools, site, "form.html")
+    ok(await tools.call("browser_hover", {"selector": "#name"}))
+    ok(await tools.call("browser_focus", {"selector": "#bio"}))
+    assert json.loads(ok(await tools.call("browser_eval", {"expression": "document.activeElement.id"}))) == "bio"
+    ok(await tools.call("browser_eval", {"expression": "document.body.style.height = '5000px'"}))
+    reply = ok(await tools.call("browser_scroll", {"y": 700}))
+    assert "y=700" in reply
+    reply = ok(await tools.call("browser_scroll", {"selector": "#name"}))
+    assert "into view" in reply
+
+
+async def test_fill_form_fills_fields_of_every_kind_in_one_call(tools, site):
+    await open_page(tools, site, "form.html")
+    reply = ok(await tools.call("browser_fill_form", {"fields": [
+        {"selector": "#name", "value": "Ada"},
+        {"selector": "#bio", "value": "Counts things"},
+        {"selector": "#color", "value": "Blue"},
+        {"selector": "#tags", "value": ["Sport", "tech"]},
+        {"selector": "#terms", "value": True},
+        {"selector": "#newsletter", "value": False},
+        {"selector": "#large", "value": True},
+    ]}))
+    assert reply.count("\n") >= 6 and "7. #large" not in reply  # one line per field, named
+    assert await text_of(tools, "#state") == (
+        "name=Ada; bio=Counts things; color=b; size=large; tags=sport,tech; terms=on; newsletter=off")
+
+
+async def test_batch_stops_at_the_failing_step_and_says_which(quick_tools, site):
+    await open_page(quick_tools, site, "form.html")
+    reply = await quick_tools.call("browser_interact", {"steps": [
+        {"action": "type", "selector": "#name", "text": "Ada"},
+        {"action": "check", "selector": "#terms"},
+        {"action": "click", "selector": "#save"},  # disabled
+        {"action": "type", "selector": "#bio", "text": "never typed"},
+        {"action": "select_option", "selector": "#color", "values": ["Red"]},
+    ]})
+    assert reply.is_error
+    assert "1. Typed 'Ada' into '#name'." in reply.text and "2. '#terms' is now checked." in reply.text
+    assert "Step 3 of 5 (click #save) failed" in reply.text and "disabled" in reply.text
+    assert "Steps 4–5 did not run." in reply.text
+    state = await text_of(quick_tools, "#state")
+    assert "name=Ada" in state and "terms=on" in state and "bio=;" in state and "color=;" in state
+
+
+async def test_batch_with_invalid_step_runs_nothing(tools, site):
+    await open_page(tools, site, "form.html")
+    reply = await tools.call("browser_interact", {"steps": [
+        {"action": "type", "selector": "#name", "text": "Ada"},
+        {"action": "click"},
+    ]})
+    assert reply.is_error and "Step 2 (click) has invalid arguments" in reply.text and "no step ran" in reply.text
+    assert "name=;" in await text_of(tools, "#state")
+
+
+async def test_covered_element_error_names_the_cover(quick_tools, site):
+    await open_page(quick_tools, site, "covered.html")
+    reply = await quick_tools.call("browser_click", {"selector": "#buy"})
+    assert reply.is_error
+    assert "covered by" in reply.text and 'id="cover"' in reply.text
+
+
+async def test_disabled_element_error_says_disabled(quick_tools, site):
+    await open_page(quick_tools, site, "form.html")
+    reply = await quick_tools.call("browser_click", {"selector": "#save"})
+    assert reply.is_error and "the element is disabled" in reply.text
+
+
+async def test_missing_element_error_says_not_found(quick_tools, site):
+    await open_page(quick_tools, site, "form.html")
+    reply = await quick_tools.call("browser_click", {"selector": "#nothing-here"})
+    assert reply.is_error and "No element matches the selector '#nothing-here'" in reply.text
+
+
+async def test_action_waits_for_the_fetch_it_started(tools, site):
+    await open_page(tools, site, "slowfetch.html?ms=600")
+    reply = ok(await tools.call("browser_click", {"selector": "#load"}))
+    # The reply was written after the response arrived and the page used it.
+    assert "Title changed to: Fetched data-ready" in reply
+    assert await text_of(tools, "#out") == "Loaded: data-ready"
+
+
+async def test_failed_requests_are_reported(tools, site):
+    await open_page(tools, site, "nav.html")
+    reply = ok(await tools.call("browser_eval", {"expression": "document.querySelector('#go').href = '/status/404'; 1"}))
+    reply = ok(await tools.call("browser_click", {"selector": "#go"}))
+    assert f"Request failed: GET {site.url('status/404')} — HTTP 404" in reply
