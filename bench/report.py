@@ -1,0 +1,226 @@
+"""Turn the results into bench/results/latest.json, latest.md (read at a glance) and PNG plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from measure import ratio
+
+STEPS = ("navigate", "snapshot", "type", "click", "press_key")
+PEERS = (("playwright", "Playwright MCP"), ("playwright-settle0", "Playwright MCP settle 0"), ("devtools", "Chrome DevTools MCP"))
+
+
+def _num(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float) and digits:
+        return f"{value:,.{digits}f}"
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
+
+
+def _x(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}×"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|",
+            *("| " + " | ".join(row) + " |" for row in rows), ""]
+
+
+def _get(data: Any, *path: Any) -> Any:
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def _median(results: dict[str, Any], server: str, step: str) -> float | None:
+    return _get(results, "actions", "servers", server, "latency_ms", step, "median")
+
+
+def targets(r: dict[str, Any]) -> list[list[str]]:
+    """Each target of issue 6 with what this run measured; reported, never asserted."""
+    rows: list[list[str]] = []
+    actions = ("navigate", "type", "click", "press_key")
+    for peer, label, limit in (("playwright", "Playwright MCP", 0.2), ("playwright-settle0", "Playwright MCP settle 0", None),
+                               ("devtools", "Chrome DevTools MCP", 0.5)):
+        found = {s: ratio(_median(r, "webhand", s), _median(r, peer, s)) for s in actions}
+        shown = ", ".join(f"{s} {_x(v)}" for s, v in found.items())
+        known = [v for v in found.values() if v is not None]
+        met = "report only" if limit is None else ("n/a" if not known else
+                                                   ("yes" if all(v <= limit for v in known) else "no"))
+        rows.append([f"Action replies ≤ {limit}× {label} (median)" if limit else f"Action replies vs {label} (median)",
+                     shown, met])
+    pages = _get(r, "snapshots", "pages") or {}
+    for mode, limit in (("webhand:default", 0.5), ("webhand:full", 0.8)):
+        found = {p: ratio(_get(row, mode, "chars"), _get(row, "playwright:default", "chars")) for p, row in pages.items()}
+        known = {p: v for p, v in found.items() if v is not None}
+        worst = max(known.items(), key=lambda kv: kv[1]) if known else None
+        name = "Interactive" if mode.endswith("default") else "Full"
+        rows.append([f"{name} snapshot ≤ {limit}× Playwright MCP chars, every page",
+                     f"worst {worst[0]} {_x(worst[1])}; over on {sum(v > limit for v in known.values())} of {len(known)} pages"
+                     if worst else "n/a", "n/a" if not worst else ("yes" if worst[1] <= limit else "no")])
+    tools = _get(r, "tools_list", "variants") or {}
+    tl = ratio(_get(tools, "webhand", "tokens"), _get(tools, "playwright", "tokens"))
+    rows.append(["Default tools/list ≤ 0.5× Playwright MCP tokens",
+                 f"{_num(_get(tools, 'webhand', 'tokens'))} vs {_num(_get(tools, 'playwright', 'tokens'))} tokens ({_x(tl)})",
+                 "n/a" if tl is None else ("yes" if tl <= 0.5 else "no")])
+    for case, label, limit in (("process_warm", "First call, warm reserve (process)", 150), ("context", "First call, context isolation", 60)):
+        value = _get(r, "first_page", "api", case, "median")
+        rows.append([f"{label} < {limit} ms", f"median {_num(value)} ms, p95 {_num(_get(r, 'first_page', 'api', case, 'p95'))} ms",
+                     "n/a" if value is None else ("yes" if value < limit else "no")])
+    best = _get(r, "scale", "context", "max_sessions_under_1s")
+    rows.append(["50 concurrent sessions, context isolation, p95 < 1 s", f"{_num(best)} sessions passed",
+                 "n/a" if best is None else ("yes" if best >= 50 else "no")])
+    return rows
+
+
+def markdown(r: dict[str, Any]) -> str:
+    m = r.get("machine", {})
+    servers = r.get("servers", {})
+    out = ["# webhand benchmark: side by side with its peers", "",
+           f"{r.get('mode', '?')} run, started {r.get('started_utc', '?')}, took {_num(r.get('seconds'))} s. "
+           f"Machine: {m.get('cpus')} × {m.get('cpu', '?')}, {m.get('memory_gb')} GB, {m.get('os', '')}; "
+           f"{m.get('chromium', '')} ({m.get('chromium_path', '')}); Python {m.get('python')}, Node {m.get('node')}. "
+           f"Load average at start: {m.get('load_average_at_start')} (the machine is shared: absolute times are noisy, "
+           "ratios within the run hold).", "",
+           "Servers: " + "; ".join(f"{s['label']} {s['version']}" for k, s in servers.items() if k != "playwright-settle0")
+           + ". All headless, isolated, on the same Chromium binary, driven through the official MCP Python client over stdio.", "",
+           "## Targets (reported, not asserted)", "", *_table(["target", "measured", "met"], targets(r))]
+    out += _actions(r) + _first_page(r) + _tools_list(r) + _snapshots(r) + _memory(r) + _scale(r)
+    notes = r.get("notes") or []
+    cleanup = r.get("cleanup") or {}
+    out += ["## Notes", ""] + [f"- {n}" for n in notes] + [
+        f"- Cleanup: {'every server and browser the bench started is gone' if cleanup.get('ok') else 'LEFT RUNNING: ' + str(cleanup)}"
+        f" ({cleanup.get('processes_seen', 0)} processes seen during the run).", ""]
+    return "\n".join(out)
+
+
+def _actions(r: dict[str, Any]) -> list[str]:
+    data = _get(r, "actions", "servers") or {}
+    if not data:
+        return []
+    keys = list(data)
+    header = ["step"] + [f"{data[k]['label']} median / p95 ms" for k in keys] + [f"webhand / {label}" for key, label in PEERS if key in data]
+    rows = []
+    for step in STEPS:
+        row = [step]
+        for key in keys:
+            cell = _get(data, key, "latency_ms", step)
+            row.append(f"{_num(cell['median'])} / {_num(cell['p95'])}" if cell else "n/a")
+        row += [_x(ratio(_median(r, "webhand", step), _median(r, key, step))) for key, _ in PEERS if key in data]
+        rows.append(row)
+    tokens = [[step] + [_num(_get(data, k, "reply_tokens", step, "median")) for k in keys] for step in STEPS]
+    return ([f"## Action replies ({_get(r, 'actions', 'rounds')} rounds, servers interleaved)", "",
+             "Client-side time of each reply, including the tool's own wait for the action's effects "
+             "(login form: type, type, click that navigates; todo app: type, press Enter, click a checkbox).", "",
+             *_table(header, rows), "Reply size per step (median tokens the model reads back):", "",
+             *_table(["step"] + [data[k]["label"] for k in keys], tokens)])
+
+
+def _first_page(r: dict[str, Any]) -> list[str]:
+    fp = r.get("first_page") or {}
+    if not fp.get("mcp"):
+        return []
+    rows = [[v["label"], *(f"{_num(_get(v, c, 'median'))} / {_num(_get(v, c, 'p95'))}" for c in ("cold_total", "cold_first_call", "after_idle"))]
+            for v in fp["mcp"].values()]
+    api = fp.get("api") or {}
+    api_rows = [[label, f"{_num(_get(api, c, 'median'))} / {_num(_get(api, c, 'p95'))}", _num(_get(api, c, "n"))]
+                for c, label in (("process_cold", "process isolation, no reserve (browser launch)"),
+                                 ("process_warm", "process isolation, warm reserve ready"), ("context", "context isolation"))]
+    return ["## Time to the first page in a new session (median / p95 ms)", "",
+            *_table(["server", "cold: spawn → first page", "cold: first navigate call", f"first navigate after {fp.get('idle_seconds')} s idle"], rows),
+            "webhand's Python API, a new conversation's first browser_navigate:", "",
+            *_table(["case", "median / p95 ms", "n"], api_rows)]
+
+
+def _tools_list(r: dict[str, Any]) -> list[str]:
+    variants = _get(r, "tools_list", "variants") or {}
+    if not variants:
+        return []
+    rows = [[v["label"], str(v["tools"]), _num(v["chars"]), _num(v["tokens"]), _num(v["model_tokens"])] for v in variants.values()]
+    missing = _get(r, "tools_list", "missing") or []
+    return ["## tools/list size", "", *_table(["server", "tools", "chars", "tokens", "tokens (name+description+schema only)"], rows),
+            *([f"Not measured: {'; '.join(missing)}.", ""] if missing else [])]
+
+
+def _snapshots(r: dict[str, Any]) -> list[str]:
+    snap = r.get("snapshots") or {}
+    modes, pages = snap.get("modes") or {}, snap.get("pages") or {}
+    if not pages:
+        return []
+    header = ["page"] + list(modes.values()) + ["interactive / PW chars", "full / PW chars", "PW-ref'd controls without a ref in interactive"]
+    rows, times = [], []
+    for page, row in pages.items():
+        cells = []
+        for mode in modes:
+            cell = row.get(mode, {})
+            cells.append("error" if "error" in cell else f"{_num(cell.get('tokens'))} ({_num(cell.get('chars'))})"
+                         + (" ᶠ" if cell.get("to_file") else ""))
+        pw = _get(row, "playwright:default", "chars")
+        rows.append([page, *cells, _x(ratio(_get(row, "webhand:default", "chars"), pw)), _x(ratio(_get(row, "webhand:full", "chars"), pw)),
+                     _num(_get(row, "webhand:default", "missing_vs_playwright"))])
+        times.append([page, *(_num(_get(row, mode, "ms", "median")) for mode in modes)])
+    return [f"## Snapshot size per page: tokens (characters)", "",
+            "ᶠ webhand wrote this snapshot to a file (over its 40,000-byte reply limit) and replied with its path and a preview; "
+            "the size shown is the file's. webhand interactive lists at most 200 refs by default (so on big pages it leaves "
+            "controls out and says how many: the last column counts them, by role and name, against Playwright MCP's refs).", "",
+            *_table(header, rows), "Snapshot time per page (median ms; the gen-N rows show how it grows with page size):", "",
+            *_table(["page"] + list(modes.values()), times)]
+
+
+def _memory(r: dict[str, Any]) -> list[str]:
+    peers = _get(r, "actions", "memory") or {}
+    mem = r.get("memory") or {}
+    out = ["## Memory per session (PSS, MB)", ""] if peers or mem.get("process") else []
+    if peers:
+        rows = [[v["label"], _num(v["browser_pss_mb"]), str(v["browser_processes"]), _num(v["server_pss_mb"])] for v in peers.values()]
+        out += ["Each MCP server holding one session on the long article (webhand's total includes its warm-reserve browser):", "",
+                *_table(["server", "browser processes PSS", "browser processes", "server process PSS"], rows)]
+    if mem.get("process"):
+        rows = [[iso, _num(_get(mem, iso, "first_session_mb")), _num(_get(mem, iso, "each_more_mb"))] for iso in ("process", "context")]
+        out += [f"webhand's Python API, {mem.get('sessions')} sessions on {mem.get('page')}, no reserve:", "",
+                *_table(["isolation", "first session", "each more session"], rows)]
+    return out
+
+
+def _scale(r: dict[str, Any]) -> list[str]:
+    sc = r.get("scale") or {}
+    if not sc.get("context") and not sc.get("process"):
+        return []
+    rows = []
+    for iso in ("process", "context"):
+        for level in _get(sc, iso, "levels") or []:
+            lat = level.get("latency_ms") or {}
+            rows.append([iso, str(level["sessions"]), _num(lat.get("median")), _num(lat.get("p95")), str(level["errors"]),
+                         _num(level["browser_pss_mb"]), "yes" if level["passed"] else "no"])
+    best = ", ".join(f"{iso}: {_num(_get(sc, iso, 'max_sessions_under_1s'))} ({_get(sc, iso, 'stopped')})" for iso in ("process", "context"))
+    return ["## Concurrent sessions (webhand Python API)", "",
+            f"Each session: {sc.get('actions')}, think time {sc.get('think_seconds')} s, all at once. Largest level with p95 < 1 s — {best}.", "",
+            *_table(["isolation", "sessions", "p50 ms", "p95 ms", "errors", "browser PSS MB", "p95 < 1 s"], rows)]
+
+
+def write(results: dict[str, Any], out: Path, *, plots: bool = True) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "latest.json", out / "latest.md"]
+    written[0].write_text(json.dumps(results, indent=1, sort_keys=False) + "\n")
+    written[1].write_text(markdown(results))
+    if plots:
+        try:
+            import plots as plotting
+
+            written += plotting.draw(results, out)
+        except Exception as error:  # noqa: BLE001 - the tables matter more than the pictures
+            print(f"plots failed: {type(error).__name__}: {error}")
+    return written
+
+
+if __name__ == "__main__":  # re-render the tables and plots from a results file
+    import sys
+
+    source = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "results" / "latest.json")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    print("\n".join(str(p) for p in write(json.loads(source.read_text()), source.parent)))

@@ -1,0 +1,105 @@
+"""Action replies: navigate, snapshot, type, click and press_key on every server, interleaved.
+
+One round runs the same scenario on each server in turn (the order rotates every round), so a
+load spike on this shared machine hits every server alike and the ratios hold. Each reply is
+timed from the client's side, so it includes the tool's own wait for the action's effects. The
+scenario: sign in on the login form (the click navigates), then add a todo with Enter and tick
+one (the click changes the DOM). The first round warms up and is not counted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import measure
+from peers import McpServer
+from suites import Run, step_stats
+
+STEPS = ("navigate", "snapshot", "type", "click", "press_key")
+
+
+class _Scenario:
+    def __init__(self, bench: Run, server: McpServer) -> None:
+        self.bench = bench
+        self.server = server
+        self.samples: dict[str, list[float]] = defaultdict(list)
+        self.reply_chars: dict[str, list[int]] = defaultdict(list)
+        self.reply_tokens: dict[str, list[int]] = defaultdict(list)
+        self.errors: list[str] = []
+        self.press_key = True
+
+    def _record(self, step: str, reply: Any, counted: bool) -> None:
+        if reply.is_error:
+            self.errors.append(f"{step}: {reply.text[:160]}")
+            return
+        if counted:
+            self.samples[step].append(reply.ms)
+            self.reply_chars[step].append(len(reply.text))
+            self.reply_tokens[step].append(measure.tokens(reply.text))
+
+    def _ref(self, snapshot: str, role: str, name: str) -> str | None:
+        ref = self.server.find_ref(snapshot, role, name)
+        if ref is None:
+            self.errors.append(f"no ref for {role} {name!r} in the snapshot")
+        return ref
+
+    async def round(self, counted: bool) -> None:
+        server, pages = self.server, self.bench.pages
+        self._record("navigate", await server.navigate(pages.url("/login")), counted)
+        shot = await server.snapshot()
+        self._record("snapshot", shot, counted)
+        user, password = self._ref(shot.content, "textbox", "Username"), self._ref(shot.content, "textbox", "Password")
+        submit = self._ref(shot.content, "button", "Sign in")
+        if user and password and submit:
+            self._record("type", await server.type(user, "alice"), counted)
+            self._record("type", await server.type(password, "secret"), counted)
+            self._record("click", await server.click(submit), counted)
+        self._record("navigate", await server.navigate(pages.url("/todo")), counted)
+        shot = await server.snapshot()
+        self._record("snapshot", shot, counted)
+        field, box = self._ref(shot.content, "textbox", "New todo"), self._ref(shot.content, "checkbox", "Buy milk")
+        if field:
+            self._record("type", await server.type(field, "Buy bread"), counted)
+            if self.press_key:
+                self._record("press_key", await server.press_key("Enter"), counted)
+        if box:
+            self._record("click", await server.click(box), counted)
+
+    def result(self) -> dict[str, Any]:
+        return {"label": self.server.spec.label, "version": self.server.spec.version,
+                "latency_ms": step_stats(self.samples),
+                "reply_chars": step_stats(self.reply_chars), "reply_tokens": step_stats(self.reply_tokens),
+                "errors": self.errors[:10], "error_count": len(self.errors),
+                "press_key": "measured" if self.press_key else "n/a (no browser_press_key tool)"}
+
+
+async def run(bench: Run) -> dict[str, Any]:
+    rounds = 2 if bench.quick else 15
+    out: dict[str, Any] = {"rounds": rounds, "servers": {}, "memory": {}}
+    async with bench.servers(bench.specs) as servers:
+        scenarios = [_Scenario(bench, s) for s in servers]
+        for scenario in scenarios:
+            if scenario.server.spec.kind == "webhand" and not await scenario.server.has_tool("browser_press_key"):
+                scenario.press_key = False
+                bench.note("webhand has no browser_press_key yet: its press_key figure is n/a")
+        for number in range(rounds + 1):
+            shift = number % max(1, len(scenarios))
+            for scenario in scenarios[shift:] + scenarios[:shift]:
+                try:
+                    await scenario.round(counted=number > 0)
+                except Exception as error:  # noqa: BLE001 - a broken peer must not stop the others
+                    scenario.errors.append(f"round {number}: {type(error).__name__}: {error}")
+            print(f"  actions: round {number}/{rounds}", flush=True)
+        # Memory per session, each server holding one session on the same long page.
+        for scenario in scenarios:
+            await scenario.server.navigate(bench.pages.url("/article"))
+        bench.remember_processes()
+        for scenario in scenarios:
+            out["memory"][scenario.server.spec.key] = {"label": scenario.server.spec.label, **scenario.server.memory()}
+        for scenario in scenarios:
+            out["servers"][scenario.server.spec.key] = scenario.result()
+            if scenario.errors:
+                bench.note(f"{scenario.server.spec.label}: {len(scenario.errors)} errors in the action scenario, "
+                           f"first: {scenario.errors[0]}")
+    return out

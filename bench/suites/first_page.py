@@ -1,0 +1,102 @@
+"""Time to the first page in a new session.
+
+Over MCP, for every server: *cold* is spawn → initialize → first browser_navigate reply (the
+server and its browser start from nothing); *after idle* is the first navigate of a server that
+was started and left alone for a few seconds (what an agent sees when its host started the
+server ahead of the conversation; webhand's warm reserve is ready by then, the peers launch
+their browser on that first call).
+
+Through webhand's Python API, a new conversation's first navigate in: process isolation without
+a reserve (a browser launch), process isolation with the warm reserve ready, and context
+isolation (a context in the shared browser).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import Any
+
+import measure
+from suites import Run
+
+IDLE_SECONDS = 4.0
+
+
+async def _mcp(bench: Run, reps: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    url = bench.pages.url("/login")
+    for spec in [s for s in bench.specs if s.key != "playwright-settle0"]:
+        samples: dict[str, list[float]] = defaultdict(list)
+        errors: list[str] = []
+        for _ in range(reps):
+            started = measure.now()
+            async with bench.servers([spec]) as servers:
+                if not servers:
+                    break
+                reply = await servers[0].navigate(url)
+                if reply.is_error:
+                    errors.append(reply.text[:160])
+                else:
+                    samples["cold_total"].append(measure.ms(measure.now() - started))
+                    samples["cold_first_call"].append(reply.ms)
+            async with bench.servers([spec]) as servers:
+                if not servers:
+                    break
+                await asyncio.sleep(IDLE_SECONDS)
+                reply = await servers[0].navigate(url)
+                if reply.is_error:
+                    errors.append(reply.text[:160])
+                else:
+                    samples["after_idle"].append(reply.ms)
+        out[spec.key] = {"label": spec.label, **{k: measure.summary(v) for k, v in samples.items()}, "errors": errors}
+        print(f"  first page {spec.label}: cold {out[spec.key].get('cold_total')}, "
+              f"after idle {out[spec.key].get('after_idle')}", flush=True)
+    return out
+
+
+async def _wait_for_reserve(wh: Any, sessions_open: int, timeout: float = 15.0) -> None:
+    """Wait until the manager's browsers include a ready reserve (process isolation)."""
+    deadline = measure.now() + timeout
+    while measure.now() < deadline and len(wh.sessions.browser_pids()) < sessions_open + 1:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.3)  # let the launch's tail (first paint, CDP attach) finish
+
+
+async def _api_case(bench: Run, name: str, reps: int, **settings: Any) -> dict[str, Any]:
+    from webhand import Settings, Webhand
+
+    url = bench.pages.url("/login")
+    samples: list[float] = []
+    errors: list[str] = []
+    config = Settings(executable_path=bench.chrome, max_sessions=10, **settings)
+    async with Webhand(config) as wh:
+        for number in range(reps + 1):
+            if config.isolation == "process" and config.warm_reserve:
+                await _wait_for_reserve(wh, 0)
+            else:
+                await asyncio.sleep(1.0 if config.isolation == "context" else 0.3)
+            context = wh.context(f"first-{name}-{number}")
+            started = measure.now()
+            reply = await context.call("browser_navigate", {"url": url})
+            elapsed = measure.ms(measure.now() - started)
+            bench.remember_processes()
+            if reply.is_error:
+                errors.append(reply.text[:160])
+            elif number > 0 or config.isolation == "process":  # context: the first call starts the shared browser
+                samples.append(elapsed)
+            await wh.end_conversation(context.conversation_id)
+    print(f"  first page API {name}: {measure.summary(samples)}", flush=True)
+    return {**(measure.summary(samples) or {}), "errors": errors[:5]}
+
+
+async def run(bench: Run) -> dict[str, Any]:
+    mcp_reps, api_reps = (1, 3) if bench.quick else (4, 12)
+    out: dict[str, Any] = {"idle_seconds": IDLE_SECONDS, "mcp_reps": mcp_reps, "api_reps": api_reps}
+    out["mcp"] = await _mcp(bench, mcp_reps)
+    out["api"] = {
+        "process_cold": await _api_case(bench, "process_cold", max(3, api_reps // 2), isolation="process", warm_reserve=False),
+        "process_warm": await _api_case(bench, "process_warm", api_reps, isolation="process", warm_reserve=True),
+        "context": await _api_case(bench, "context", api_reps, isolation="context"),
+    }
+    return out

@@ -1,0 +1,122 @@
+"""Concurrent sessions through webhand's Python API: the most that keep p95 action latency under 1 s.
+
+A ladder of session counts, per isolation mode. At each level every session (one conversation
+each, on the todo app) acts like an agent that is fast at thinking: type, click Add, tick a box,
+snapshot, with a think time of 0.5-1.5 s between actions, for a few rounds, all sessions at once.
+The level passes when the p95 of all those action replies is under 1 s and none failed. The ladder
+stops after two levels in a row fail (one may be a load spike from elsewhere on the machine), when
+memory runs low, or when the suite's time budget is spent; the figure is the largest level passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from typing import Any
+
+import psutil
+
+import measure
+from suites import Run
+
+LIMIT_MS = 1000.0
+MIN_FREE_BYTES = 4 * 2**30
+
+
+def _ref(text: str, role: str, name: str) -> str | None:
+    found = re.search(rf'{re.escape(role)} "{re.escape(name)}[^\n]*?\[((?:f\d+)?e\d+)\]', text)
+    return found.group(1) if found else None
+
+
+class _Agent:
+    def __init__(self, wh: Any, name: str, url: str, rng: random.Random) -> None:
+        self.context = wh.context(name)
+        self.url = url
+        self.rng = rng
+        self.refs: dict[str, str | None] = {}
+
+    async def open(self) -> str | None:
+        reply = await self.context.call("browser_navigate", {"url": self.url})
+        if reply.is_error:
+            return reply.text[:160]
+        shot = (await self.context.call("browser_snapshot", {})).text
+        self.refs = {"field": _ref(shot, "textbox", "New todo"), "add": _ref(shot, "button", "Add"),
+                     "box": _ref(shot, "checkbox", "Buy milk")}
+        missing = [k for k, v in self.refs.items() if v is None]
+        return f"no ref for {missing} in: {shot[:200]}" if missing else None
+
+    async def act(self, rounds: int, think: float, latencies: list[float], errors: list[str]) -> None:
+        await asyncio.sleep(self.rng.uniform(0, think))
+        steps = [("browser_type", {"ref": self.refs["field"], "text": "task"}), ("browser_click", {"ref": self.refs["add"]}),
+                 ("browser_click", {"ref": self.refs["box"]}), ("browser_snapshot", {})]
+        for _ in range(rounds):
+            for tool, args in steps:
+                started = measure.now()
+                reply = await self.context.call(tool, args)
+                latencies.append(measure.ms(measure.now() - started))
+                if reply.is_error:
+                    errors.append(f"{tool}: {reply.text[:160]}")
+                await asyncio.sleep(self.rng.uniform(0.5, 1.5) * think)
+
+
+async def _ladder(bench: Run, isolation: str, levels: list[int], rounds: int, budget: float) -> dict[str, Any]:
+    from webhand import Settings, Webhand
+
+    rng = random.Random(5)
+    config = Settings(executable_path=bench.chrome, isolation=isolation, max_sessions=max(levels) + 2)
+    results: list[dict[str, Any]] = []
+    best = failures = 0
+    stopped = "ladder done"
+    started = measure.now()
+    agents: list[_Agent] = []
+    async with Webhand(config) as wh:
+        for level in levels:
+            if measure.now() - started > budget:
+                stopped = f"time budget ({budget:g} s) spent before {level} sessions"
+                break
+            if psutil.virtual_memory().available < MIN_FREE_BYTES:
+                stopped = f"less than {MIN_FREE_BYTES >> 30} GB free before {level} sessions"
+                break
+            opening = measure.now()
+            gate = asyncio.Semaphore(4)
+
+            async def open_one(agent: _Agent) -> str | None:
+                async with gate:
+                    return await agent.open()
+
+            fresh = [_Agent(wh, f"scale-{isolation}-{n}", bench.pages.url("/todo"), rng) for n in range(len(agents), level)]
+            problems = [p for p in await asyncio.gather(*(open_one(a) for a in fresh)) if p]
+            agents += fresh
+            open_seconds = round(measure.now() - opening, 1)
+            latencies: list[float] = []
+            errors: list[str] = problems[:]
+            await asyncio.gather(*(a.act(rounds, 1.0, latencies, errors) for a in agents if all(a.refs.values())))
+            pss, processes = measure.browser_pss_mb()
+            bench.remember_processes()
+            stats = measure.summary(latencies) or {}
+            passed = bool(latencies) and stats["p95"] < LIMIT_MS and not errors
+            results.append({"sessions": level, "latency_ms": stats, "errors": len(errors), "first_errors": errors[:3],
+                            "open_seconds": open_seconds, "browser_pss_mb": pss, "browser_processes": processes,
+                            "passed": passed})
+            print(f"  scale {isolation} {level} sessions: p50 {stats.get('median')} p95 {stats.get('p95')} ms, "
+                  f"{len(errors)} errors, {pss:.0f} MB, opened in {open_seconds} s", flush=True)
+            if passed:
+                best, failures = level, 0
+                continue
+            failures += 1
+            if failures == 2:
+                stopped = f"two levels in a row failed (p95 {stats.get('p95')} ms, {len(errors)} errors at {level})"
+                break
+    return {"max_sessions_under_1s": best, "stopped": stopped, "levels": results}
+
+
+async def run(bench: Run) -> dict[str, Any]:
+    if bench.quick:
+        plan = {"context": ([1, 10, 25], 2, 40.0), "process": ([1, 5], 2, 30.0)}
+    else:
+        plan = {"context": ([1, 10, 25, 50, 75, 100], 3, 300.0), "process": ([1, 5, 10, 20, 30, 40], 3, 300.0)}
+    out: dict[str, Any] = {"limit_ms": LIMIT_MS, "think_seconds": "0.5-1.5", "actions": "type, click, click, snapshot"}
+    for isolation, (levels, rounds, budget) in plan.items():
+        out[isolation] = await _ladder(bench, isolation, levels, rounds, budget)
+    return out
