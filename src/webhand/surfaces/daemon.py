@@ -159,6 +159,8 @@ def _acquire_lock() -> int | None:
         os.close(fd)
         return None
     os.set_inheritable(fd, False)  # browsers the daemon starts must not hold the lock after it dies
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())  # who holds it, for `ps`-less debugging and tests
     return fd
 
 

@@ -1,0 +1,62 @@
+"""`webhand <tool> [args]`: commands generated from the catalog, plain text or JSON, exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from tests.test_daemon import Cli, cli, ref_of  # noqa: F401 - `cli` is a fixture
+from webhand.tools import CATALOG
+
+
+def test_every_catalog_tool_is_a_command_with_help_from_its_description():
+    shown = subprocess.run([sys.executable, "-m", "webhand", "--help"], capture_output=True, text=True, timeout=60).stdout
+    for tool in CATALOG.values():
+        assert tool.short_name in shown, f"{tool.name} has no command"
+    typed = subprocess.run([sys.executable, "-m", "webhand", "type", "--help"], capture_output=True, text=True,
+                           timeout=60).stdout
+    assert CATALOG["browser_type"].description in typed.replace("\n", " ").replace("  ", " ") or "Type text" in typed
+    assert "--submit" in typed and "text" in typed
+
+
+def test_a_session_across_calls_with_text_json_errors_and_named_sessions(cli, site):
+    cli("navigate", site.url("set-cookie?flavour=oat"))
+    cli("navigate", site.url("login.html"))
+    page = cli("snapshot").stdout
+    cli("type", ref_of(page, 'textbox "User name"'), "ada")
+    submitted = cli("type", ref_of(page, 'textbox "Password"'), "secret", "--submit")
+    assert "pressed Enter" in submitted.stdout
+    assert 'status "Welcome, ada!"' in cli("snapshot").stdout
+
+    as_json = json.loads(cli("eval", "document.cookie", "--json").stdout)
+    assert as_json["data"] == {"result": "flavour=oat"} and as_json["is_error"] is False
+
+    cli("navigate", site.url("login.html"), "--session", "other")
+    other = json.loads(cli("eval", "document.cookie", "--session", "other", "--json").stdout)
+    assert other["data"] == {"result": ""}, "a named session has its own browser"
+
+    failed = cli("click", "e999", check=False)
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert "e999" in failed.stderr and "snapshot" in failed.stderr
+
+    shot = cli("take-screenshot")
+    path = shot.stdout.strip().rsplit("saved to ", 1)[1]
+    assert Path(path).is_file()
+
+    processes = cli.processes()
+    cli("daemon", "stop")
+    assert psutil.wait_procs(processes, timeout=30)[1] == []
+
+
+def test_usage_and_config_errors_exit_non_zero_without_starting_a_daemon(tmp_path):
+    cli = Cli(tmp_path)
+    missing = cli("navigate", check=False)
+    assert missing.returncode == 2 and "url" in missing.stderr
+    bad = Cli(tmp_path / "b", WEBHAND_TIMEOUT="soon") if (tmp_path / "b").mkdir() is None else None
+    refused = bad("snapshot", check=False)
+    assert refused.returncode == 1 and "timeout='soon'" in refused.stderr and "WEBHAND_" in refused.stderr
+    assert not (bad.runtime / "webhand" / "daemon.sock").exists()

@@ -1,0 +1,113 @@
+"""The per-user daemon behind the CLI: started on first use, keeps sessions, cleans up on every way out.
+
+Each test runs the CLI as a subprocess with its own runtime dir (XDG_RUNTIME_DIR), so it gets
+its own daemon, and ends by checking the daemon and every browser it launched are gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+CLI_TIMEOUT = 120
+
+
+class Cli:
+    def __init__(self, tmp_path: Path, **env: str) -> None:
+        self.runtime = tmp_path / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.env = {**os.environ, "XDG_RUNTIME_DIR": str(self.runtime), "WEBHAND_OUTPUT_DIR": str(tmp_path / "out"),
+                    "WEBHAND_WARM_RESERVE": "false", **env}
+        self.env.pop("WEBHAND_SESSION", None)
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-m", "webhand", *args], env=self.env, capture_output=True, text=True,
+                              timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
+        if check:
+            assert done.returncode == 0, f"webhand {' '.join(args)} failed: {done.stderr}"
+        return done
+
+    def status(self) -> dict:
+        return json.loads(self("daemon", "status", "--json").stdout)
+
+    def processes(self) -> list[psutil.Process]:
+        """The daemon and the browsers it launched (their process groups, from its PID registry),
+        read from files so that looking does not count as activity for the daemon."""
+        daemon = int((self.runtime / "webhand" / "daemon.lock").read_text())
+        found = [psutil.Process(daemon)]
+        for file in (self.runtime / "webhand" / "browsers").glob("*.json"):
+            entry = json.loads(file.read_text())
+            if entry.get("owner_pid") == daemon:
+                found += [p for p in psutil.process_iter() if _group_of(p) == entry["pid"]]
+        return found
+
+
+def _group_of(process: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(process.pid)
+    except (ProcessLookupError, psutil.NoSuchProcess):
+        return None
+
+
+@pytest.fixture
+def cli(tmp_path) -> Iterator[Cli]:
+    runner = Cli(tmp_path)
+    yield runner
+    runner("daemon", "stop", check=False)  # whatever the test did, no daemon outlives it
+
+
+def ref_of(snapshot: str, label: str) -> str:
+    return re.search(re.escape(label) + r" \[(e\d+)\]", snapshot).group(1)
+
+
+def test_the_daemon_keeps_the_session_between_calls_and_stop_closes_everything(cli, site):
+    assert "Title: Sign in" in cli("navigate", site.url("login.html")).stdout
+    page = cli("snapshot").stdout
+    cli("type", ref_of(page, 'textbox "User name"'), "ada")
+    cli("type", ref_of(page, 'textbox "Password"'), "secret")
+    cli("click", ref_of(page, 'button "Sign in"'))
+    assert 'status "Welcome, ada!"' in cli("snapshot").stdout
+
+    processes = cli.processes()
+    assert len(processes) >= 2, "the daemon and its browser"
+    assert "stopped" in cli("daemon", "stop").stdout
+    assert psutil.wait_procs(processes, timeout=30)[1] == []
+    assert not (cli.runtime / "webhand" / "daemon.sock").exists()
+    assert "not running" in cli("daemon", "status", check=False).stdout
+
+
+def test_sigterm_closes_the_browsers_and_the_socket(cli, site):
+    cli("navigate", site.url("login.html"))
+    processes = cli.processes()
+    os.kill(processes[0].pid, signal.SIGTERM)
+    assert psutil.wait_procs(processes, timeout=30)[1] == []
+    assert not (cli.runtime / "webhand" / "daemon.sock").exists()
+
+
+def test_the_daemon_exits_by_itself_after_its_idle_timeout(tmp_path, site):
+    cli = Cli(tmp_path, WEBHAND_IDLE_TIMEOUT="5")
+    try:
+        cli("navigate", site.url("login.html"))
+        processes = cli.processes()
+        assert psutil.wait_procs(processes, timeout=60)[1] == [], "idle daemon and its browser exited"
+    finally:
+        cli("daemon", "stop", check=False)
+
+
+def test_the_socket_is_private_to_the_user(cli):
+    cli("daemon", "start")
+    socket_file = cli.runtime / "webhand" / "daemon.sock"
+    assert stat.S_IMODE(socket_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(socket_file.parent.stat().st_mode) == 0o700
+    assert "already" not in cli("daemon", "start").stdout  # a second start finds the running one
+    assert len({cli.status()["pid"], cli.status()["pid"]}) == 1
