@@ -15,7 +15,7 @@ from typing import Any
 from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
 from webhand.response import Response, ToolResult
-from webhand.session.manager import SessionManager
+from webhand.session.manager import ConversationSessions, SessionManager
 from webhand.tools import CATALOG, Tool, enabled_tools
 
 log = logging.getLogger("webhand")
@@ -93,6 +93,9 @@ class ToolContext:
         return tool
 
     async def _run(self, tool: Tool, args: Any, response: Response) -> None:
+        if tool.manages_sessions:
+            await tool.handle(ConversationSessions(self.webhand.sessions, self.conversation_id), args, response)
+            return
         if not tool.needs_session:
             await tool.handle(self.webhand.settings, args, response)
             return
@@ -103,6 +106,7 @@ class ToolContext:
                 response.add(notice)
             session.notices.clear()
             try:
-                await tool.handle(session, args, response)
+                # Through the session, so that a JavaScript dialog can never hang the call.
+                await session.run(lambda: tool.handle(session, args, response), response, during_dialog=tool.during_dialog)
             finally:
                 session.touch()

@@ -17,7 +17,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
-from webhand.config import Settings
+from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
 from webhand.errors import InvalidArgument, SessionLimitReached, WebhandError
@@ -134,7 +134,16 @@ class SessionManager:
             return fresh
         return await self._create(key)
 
-    async def _create(self, key: SessionKey) -> Session:
+    async def create(self, conversation_id: str, name: str, *, viewport: Viewport | None = None) -> Session:
+        """Start a new named session (refused if that name is already open in the conversation)."""
+        key = SessionKey(conversation_id, _validate_name(name))
+        existing = self._sessions.get(key)
+        if existing is not None and existing.alive:
+            raise InvalidArgument(f"A session named {key.name!r} is already open.",
+                                  f"Use it by passing session={key.name!r} to page tools, or browser_session_destroy it first.")
+        return await self._create(key, viewport)
+
+    async def _create(self, key: SessionKey, viewport: Viewport | None = None) -> Session:
         # Two calls racing for the same new session share one creation.
         task = self._creating.get(key)
         if task is None:
@@ -142,14 +151,16 @@ class SessionManager:
                 raise SessionLimitReached(
                     f"{self.settings.max_sessions} browser sessions are open, the most allowed.",
                     "Close one with browser_close (or browser_session_destroy), or raise max_sessions.")
-            task = asyncio.create_task(self._open(key))
+            task = asyncio.create_task(self._open(key, viewport))
             self._creating[key] = task
             task.add_done_callback(lambda _: self._creating.pop(key, None))
         return await asyncio.shield(task)
 
-    async def _open(self, key: SessionKey) -> Session:
+    async def _open(self, key: SessionKey, viewport: Viewport | None = None) -> Session:
         await self.start()
-        prepared = await self._take_prepared()
+        # The warm reserve has the default viewport; another size needs its own context.
+        custom = viewport is not None and viewport != self.settings.viewport
+        prepared = await self._prepare(viewport) if custom else await self._take_prepared()
         session = Session(key, self.settings, prepared.browser, prepared.context, prepared.events,
                           owns_browser=prepared.owns_browser)
         self._sessions[key] = session
@@ -206,12 +217,12 @@ class SessionManager:
                     self._shared = await self.engine.launch()
             return self._shared
 
-    async def _prepare(self) -> _Prepared:
+    async def _prepare(self, viewport: Viewport | None = None) -> _Prepared:
         """A fresh context with one blank tab, in a new browser or the shared one."""
         shared = self._shares_browser()
         browser = await self._shared_browser() if shared else await self.engine.launch()
         events = TabEvents()
-        viewport = self.settings.viewport
+        viewport = viewport or self.settings.viewport
         try:
             context = await browser.new_context(width=viewport.width, height=viewport.height,
                                                 downloads_dir=str(self.settings.downloads), events=events)
@@ -268,3 +279,24 @@ class SessionManager:
                 self._sessions.pop(key, None)
                 with contextlib.suppress(Exception):
                     await session.close()
+
+
+class ConversationSessions:
+    """The sessions of one conversation, for the tools that manage them (browser_session_*).
+
+    Bound to the conversation by the host, so a tool can never name another conversation's sessions.
+    """
+
+    def __init__(self, manager: SessionManager, conversation_id: str) -> None:
+        self._manager = manager
+        self.conversation_id = conversation_id
+        self.settings = manager.settings
+
+    async def create(self, name: str, viewport: Viewport | None = None) -> Session:
+        return await self._manager.create(self.conversation_id, name, viewport=viewport)
+
+    def list(self) -> list[SessionInfo]:
+        return self._manager.list(self.conversation_id)
+
+    async def destroy(self, name: str) -> bool:
+        return await self._manager.kill_session(self.conversation_id, name)

@@ -2,19 +2,32 @@
 
 A session is what a conversation (or one of its named sessions) keeps between calls. Calls on
 one session are serialized by ``lock``; the manager runs different sessions in parallel.
+
+It also holds what the page asked for on its own and waits to be answered: JavaScript dialogs
+(which block the page's JavaScript until answered), a file chooser, and downloads. ``run``
+executes one tool so that a dialog can never hang it (see there).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from webhand.config import Settings
-from webhand.engine.driver import Browser, ConsoleEntry, Context, Element, Tab, TabEvents
-from webhand.errors import InvalidArgument, SessionClosed
+from webhand.engine.driver import (Browser, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, Tab,
+                                   TabEvents)
+from webhand.errors import DialogPending, InvalidArgument, SessionClosed
+from webhand.response import Response
+
+#: How long an action waits for a tab or a download the page announced to actually begin.
+_ANNOUNCED_CAP_SECONDS = 5.0
+#: How long a cancelled action may take to unwind after a dialog interrupted it.
+_UNWIND_CAP_SECONDS = 2.0
 
 
 if TYPE_CHECKING:  # only for the annotation: page code does not belong to a session's import
@@ -53,7 +66,18 @@ class Session:
         self.closed = False
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
+        self.dialogs: list[Dialog] = []  # open JavaScript dialogs, oldest first
+        self.file_chooser: FileChooser | None = None  # the last file chooser the page opened, until answered
+        self.downloads: list[Download] = []
+        self._saving: set[asyncio.Future[None]] = set()
+        self._page_news = asyncio.Event()  # a tab or a download began: what ``_settle`` waits for
+        self._told_in_progress: set[int] = set()
+        self._interrupt: asyncio.Future[None] | None = None  # resolved when a dialog opens during a tool
         events.console = self._record_console
+        events.dialog = self._on_dialog
+        events.file_chooser = self._on_file_chooser
+        events.download = self._on_download
+        events.tab_opened = lambda _: self._page_news.set()
 
     # -- state ---------------------------------------------------------------------------------
     def _record_console(self, entry: ConsoleEntry) -> None:
@@ -64,6 +88,34 @@ class Session:
         """Record something the page did, for the reply of the action that caused it."""
         self.events.append(text)
         self.events_seen += 1
+
+    def _on_dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog)
+        self.note(describe_dialog(dialog))
+        if self._interrupt is not None and not self._interrupt.done():
+            self._interrupt.set_result(None)
+
+    def _on_file_chooser(self, chooser: FileChooser) -> None:
+        self.file_chooser = chooser
+        files = "files" if chooser.multiple else "a file"
+        self.note(f"A file chooser opened in tab {chooser.tab}, asking for {files}: "
+                  "call browser_upload_file with the paths to choose.")
+
+    def _on_download(self, download: Download, saving: Awaitable[None]) -> None:
+        self.downloads.append(download)
+        self._page_news.set()
+        future = asyncio.ensure_future(saving)
+        self._saving.add(future)
+
+        def finished(_: object) -> None:
+            self._saving.discard(future)
+            if download.path is not None:
+                self.note(f"Downloaded {download.name} ({download.size:,} bytes) to {download.path}")
+            else:
+                self.note(f"Download of {download.name} failed: {download.error}. Try the action again, "
+                          "or check the link with browser_snapshot.")
+
+        future.add_done_callback(finished)
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
@@ -99,6 +151,76 @@ class Session:
         raise InvalidArgument("Name the element with `ref` (from browser_snapshot) or `selector`.",
                               "Call browser_snapshot to get refs.")
 
+    # -- running a tool ------------------------------------------------------------------------
+    def open_dialogs(self) -> list[Dialog]:
+        """Dialogs still waiting; those of tabs that closed since are forgotten."""
+        open_tabs = {t.index for t in self.context.tabs if not t.closed}
+        self.dialogs = [d for d in self.dialogs if d.tab in open_tabs]
+        return self.dialogs
+
+    def refuse_if_dialog(self) -> None:
+        dialogs = self.open_dialogs()
+        if dialogs:
+            raise DialogPending(f"A JavaScript dialog blocks the page: {describe_dialog(dialogs[0], hint=False)}.",
+                                "Call browser_handle_dialog (accept true or false) first, then call this tool again.")
+
+    async def run(self, work: Callable[[], Awaitable[None]], response: Response, *, during_dialog: bool = False) -> None:
+        """Run one tool's work; reply with what the page did meanwhile (dialogs, downloads, choosers).
+
+        An open dialog blocks the page's JavaScript, so a tool that needs the page would wait for
+        ever: tools are refused while a dialog is open (except those that answer it), and a tool
+        that opens one is stopped there and replies with the dialog instead of hanging.
+        """
+        if not during_dialog:
+            self.refuse_if_dialog()
+        seen = self.events_seen
+        tabs_before = {t.index for t in self.context.tabs}
+        self._interrupt = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(work())
+        try:
+            await asyncio.wait({task, self._interrupt}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                task.result()
+        finally:
+            self._interrupt = None
+            if not task.done():
+                await _stop(task)  # a dialog interrupted it (or the call timed out)
+            await self._settle()
+            await self._tell_new_tabs(tabs_before, response)
+            self._tell_events_since(seen, response)
+
+    async def _settle(self) -> None:
+        """Wait (capped) for the tabs and downloads the tool set off, so that its reply can report them."""
+        deadline = time.monotonic() + _ANNOUNCED_CAP_SECONDS
+        while (self.context.expecting_tab() or self.context.expecting_download()) \
+                and (left := deadline - time.monotonic()) > 0:
+            self._page_news.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._page_news.wait(), left)
+        if self._saving:
+            await asyncio.wait(set(self._saving), timeout=self.settings.timeout)
+        for download in self.downloads:
+            if not download.finished and id(download) not in self._told_in_progress:
+                self._told_in_progress.add(id(download))
+                self.note(f"Download of {download.name} is still in progress; browser_downloads shows it when done.")
+
+    async def _tell_new_tabs(self, before: set[int], response: Response) -> None:
+        """Tabs the page opened during the tool, once loaded; unless the tool's own report named them."""
+        shown = response.result().text
+        for tab in [t for t in self.context.tabs if t.index not in before and not t.closed]:
+            if f"Opened tab {tab.index}" not in shown:
+                await tab.wait_for_load(timeout=self.settings.timeout)
+                response.add(f"Opened tab {tab.index}: {tab.url or 'about:blank'} (browser_tabs to switch to it)")
+
+    def _tell_events_since(self, seen: int, response: Response) -> None:
+        new = min(self.events_seen - seen, len(self.events))
+        if new <= 0:
+            return
+        shown = response.result().text  # an action's own report may have told some already
+        for text in list(self.events)[-new:]:
+            if text not in shown:
+                response.add(text)
+
     # -- end -----------------------------------------------------------------------------------
     async def close(self) -> None:
         if self.closed:
@@ -111,3 +233,29 @@ class Session:
         finally:
             for callback in self.on_closed:
                 callback()  # type: ignore[operator]
+
+
+def describe_dialog(dialog: Dialog, *, hint: bool = True) -> str:
+    """One line for the model: which dialog, in which tab, and how to answer it."""
+    text = f"{dialog.kind} dialog in tab {dialog.tab}: {dialog.message[:500]!r}"
+    if dialog.kind == "prompt" and dialog.default_value:
+        text += f" (default answer {dialog.default_value!r})"
+    if not hint:
+        return text
+    how = {
+        "alert": "browser_handle_dialog to close it",
+        "confirm": "browser_handle_dialog with accept true (OK) or false (Cancel)",
+        "prompt": "browser_handle_dialog with accept true and prompt_text, or accept false to cancel",
+        "beforeunload": "browser_handle_dialog with accept true to leave the page, or false to stay",
+    }.get(dialog.kind, "browser_handle_dialog")
+    return f"A {text} opened. The page waits for it: call {how}."
+
+
+async def _stop(task: asyncio.Future[None]) -> None:
+    """Cancel a tool's work and let it unwind, briefly: its clean-up may touch the blocked page."""
+    deadline = time.monotonic() + _UNWIND_CAP_SECONDS
+    while not task.done() and (left := deadline - time.monotonic()) > 0:
+        task.cancel()
+        await asyncio.wait({task}, timeout=min(left, 0.5))  # cancel again if its clean-up hangs
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved, so that asyncio does not log it: the dialog is the news
