@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PWError
+from playwright.async_api import TimeoutError as PWTimeout
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Request as PWRequest
 from playwright.async_api import Response as PWResponse
@@ -156,7 +157,7 @@ class PlaywrightActionWatch:
                                          max(0.0, navigation_deadline - loop.time()))
                 if self.committed or state == "navigated":
                     try:
-                        await page.wait_for_load_state("load", timeout=max(1.0, (navigation_deadline - loop.time()) * 1000))
+                        await document_loaded(page, max(1.0, (navigation_deadline - loop.time()) * 1000))
                     except PWError:
                         navigation_unfinished = True  # the reply still says where the tab is
                 self.navigation, self.committed = None, False
@@ -185,3 +186,29 @@ class PlaywrightActionWatch:
         except PWError as error:
             return "gone" if page.is_closed() or "closed" in str(error).lower() else "navigated"
         return "quiet"
+
+
+async def document_loaded(page: PWPage, timeout_ms: float) -> None:
+    """Wait for the main document's "load" (at once if its readyState is already "complete").
+
+    Not ``wait_for_load_state``: a page restored from the back/forward cache never fires "load"
+    again, so Playwright would wait for ever; its readyState is "complete" at once. Raises
+    Playwright's TimeoutError at the timeout.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_ms / 1000
+    while (remaining := deadline - loop.time()) > 0:
+        try:
+            await asyncio.wait_for(page.evaluate(_LOADED), remaining)
+            return
+        except asyncio.TimeoutError:
+            break
+        except PWError:
+            if page.is_closed():
+                raise
+            # the document was replaced while we waited: wait on the new one
+    raise PWTimeout(f"the page did not finish loading within {timeout_ms / 1000:g} s")
+
+
+_LOADED = """() => document.readyState === 'complete' ||
+  new Promise(resolve => window.addEventListener('load', () => resolve(true), {once: true}))"""

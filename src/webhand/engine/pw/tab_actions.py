@@ -16,7 +16,7 @@ from playwright.async_api import Page as PWPage
 from webhand.engine.driver import NavigationResult, SettleCaps, WaitCondition
 from webhand.engine.pw import waits
 from webhand.engine.pw.errors import navigation_error, translate, translated
-from webhand.engine.pw.settle import PlaywrightActionWatch, RequestTracker
+from webhand.engine.pw.settle import PlaywrightActionWatch, RequestTracker, document_loaded
 from webhand.errors import ActionTimeout, InvalidArgument, PolicyRefused
 
 if TYPE_CHECKING:
@@ -58,20 +58,34 @@ class TabActions:
 
     # history ---------------------------------------------------------------------------------
     async def _history(self, step: str, timeout: float) -> NavigationResult | None:
-        go = {"back": self.page.go_back, "forward": self.page.go_forward, "reload": self.page.reload}[step]
-        url = self.page.url
+        """Back, forward (by the history list over CDP) or reload; None when there is no entry that way.
+
+        Playwright's go_back waits for a fresh "load", which a page restored from the
+        back/forward cache never fires; so we wait for the main frame to commit, then for the
+        document to be complete (see ``document_loaded``).
+        """
+        url, ms, status = self.page.url, timeout * 1000, None
         try:
-            response = await go(wait_until="load", timeout=timeout * 1000)
+            if step == "reload":
+                response = await self.page.reload(wait_until="commit", timeout=ms)
+                status = response.status if response else None
+            else:
+                session = await self._session()  # type: ignore[attr-defined]
+                history = await session.send("Page.getNavigationHistory")
+                index = history["currentIndex"] + (-1 if step == "back" else 1)
+                if not 0 <= index < len(history["entries"]):
+                    return None
+                async with self.page.expect_event("framenavigated", lambda frame: frame == self.page.main_frame, timeout=ms):
+                    await session.send("Page.navigateToHistoryEntry", {"entryId": history["entries"][index]["id"]})
+            await document_loaded(self.page, ms)
         except PWError as error:
-            raise self._refused(url, error) or navigation_error(error, f"{step} from {url}", timeout) from None
-        if response is None and step != "reload" and self.page.url == url:
-            return None  # no history entry that way
+            raise self._refused(url, error) or navigation_error(error, f"going {step} from {url}", timeout) from None
         title = ""
         try:
             title = await self.page.title()
         except PWError:
             pass
-        return NavigationResult(self.page.url, response.status if response else None, title)
+        return NavigationResult(self.page.url, status, title)
 
     async def go_back(self, *, timeout: float) -> NavigationResult | None:
         return await self._history("back", timeout)

@@ -1,0 +1,46 @@
+"""History and location: back, forward, reload, and where the tab is."""
+
+from __future__ import annotations
+
+import json
+
+
+def ok(reply) -> str:
+    assert not reply.is_error, reply.text
+    return reply.text
+
+
+async def test_back_forward_and_reload(tools, site):
+    start, target = site.url("actions/nav.html"), site.url("actions/target.html")
+    ok(await tools.call("browser_navigate", {"url": start}))
+    ok(await tools.call("browser_click", {"selector": "#go"}))
+
+    back = ok(await tools.call("browser_back", {}))
+    assert f"Navigated to {start}" in back and "Title: Start" in back
+    forward = ok(await tools.call("browser_forward", {}))
+    assert f"Navigated to {target}" in forward and "Title: Target" in forward
+
+    ok(await tools.call("browser_eval", {"expression": "document.title = 'Changed by script'"}))
+    reloaded = ok(await tools.call("browser_reload", {}))
+    assert f"Reloaded {target} (HTTP 200)" in reloaded and "Title changed to: Target" in reloaded
+
+
+async def test_back_with_no_history_says_so(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("actions/nav.html")}))
+    ok(await tools.call("browser_back", {}))  # to the blank page the tab started on
+    reply = ok(await tools.call("browser_back", {}))
+    assert "There is no previous page" in reply
+
+
+async def test_get_url_gives_url_title_and_tabs(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("actions/nav.html")}))
+    reply = ok(await tools.call("browser_get_url", {}))
+    assert f"URL: {site.url('actions/nav.html')}" in reply and "Title: Start" in reply
+
+    ok(await tools.call("browser_click", {"selector": "#popup"}))
+    reply = await tools.call("browser_get_url", {})
+    assert "2 tabs are open" in reply.text
+    assert f"* tab 0: {site.url('actions/nav.html')} — Start" in reply.text
+    assert site.url("actions/target.html") in reply.text
+    assert [t["active"] for t in reply.data["tabs"]] == [True, False]
+    assert json.dumps(reply.data)  # structured data is JSON-able
