@@ -25,7 +25,15 @@ const CONTROL_SELECTOR = 'a[href],button,input,select,textarea,[role],[onclick],
 
 function roleOf(el) {
   const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
-  if (explicit && explicit !== 'none' && explicit !== 'presentation' && explicit !== 'generic') return explicit;
+  if (!explicit || explicit === 'none' || explicit === 'presentation' || explicit === 'generic') return nativeRole(el);
+  if (INTERACTIVE.has(explicit)) return explicit;
+  // A link or button keeps its own role under a non-widget one (role="doc-noteref" on a link is
+  // still a link to click): a control must never lose its ref to a decorative role.
+  const native = nativeRole(el);
+  return INTERACTIVE.has(native) ? native : explicit;
+}
+
+function nativeRole(el) {
   switch (el.tagName) {
     case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : '';
     case 'BUTTON': return 'button';
@@ -114,6 +122,8 @@ function nameOf(el, role) {
   if (tag === 'IMG') return squash(el.getAttribute('alt') || el.getAttribute('title') || '');
   if (tag === 'IFRAME') return squash(el.getAttribute('title') || el.getAttribute('name') || '');
   if (tag === 'FIELDSET') { const legend = el.querySelector(':scope > legend'); if (legend) return textOf(legend, 200); }
+  // An element clickable without a role is named by its tooltip first (an icon's "×" says less).
+  if (role === 'clickable' && el.getAttribute('title')) return squash(el.getAttribute('title'));
   if (NAME_FROM_CONTENT.has(role) || INTERACTIVE.has(role)) {
     const text = textOf(el, 300);
     if (text) return text;
@@ -121,14 +131,14 @@ function nameOf(el, role) {
   return squash(el.getAttribute('title') || '');
 }
 
-function isClickableWithoutRole(el, parentClickable) {
+function isClickableWithoutRole(el, parentClickable, style) {
   if (el.tagName === 'LABEL' && el.control) return false;  // clicking it clicks its control, which has a ref
   if (el.hasAttribute('onclick') || typeof el.onclick === 'function') return true;
   const tabindex = el.getAttribute('tabindex');
   if (tabindex !== null && Number(tabindex) >= 0) return true;
   // A pointer cursor is inherited: only its first owner counts. On the page itself it means nothing.
   if (parentClickable || el === document.body || el === document.documentElement) return false;
-  return getComputedStyle(el).cursor === 'pointer';
+  return style.cursor === 'pointer';
 }
 
 function shortUrl(href) {
@@ -200,8 +210,3 @@ function statesOf(el, role, focused, name) {
   return s;
 }
 
-function isRendered(el) {
-  // display:none (self or an ancestor), closed <details> content, content-visibility:hidden.
-  // Visibility and opacity are judged separately: a visibility:hidden parent may show a child.
-  return el.checkVisibility ? el.checkVisibility() : getComputedStyle(el).display !== 'none';
-}

@@ -23,7 +23,7 @@ function refFor(el, state) {
     ref = 'e' + state.nextRef++;
     refOf.set(el, ref);
   }
-  byRef.set(ref, new WeakRef(el));
+  if (!byRef.has(ref)) byRef.set(ref, new WeakRef(el));
   return ref;
 }
 
@@ -47,7 +47,13 @@ function record(el, role, name, ref) {
   };
 }
 
+function forgetCollected() {
+  // Refs of elements the page dropped and the garbage collector took can never resolve again.
+  for (const [ref, weak] of byRef) if (!weak.deref()) byRef.delete(ref);
+}
+
 function snapshot(opts) {
+  if (byRef.size > 5000) forgetCollected();
   const full = opts.mode === 'full';
   const maxDepth = opts.depth == null ? Infinity : opts.depth;
   const maxRefs = opts.maxRefs == null ? Infinity : opts.maxRefs;
@@ -65,34 +71,37 @@ function snapshot(opts) {
   }
   const emit = (depth, text) => lines.push(' '.repeat(depth) + text);
 
-  // Appends lines. `depth` counts emitted ancestors, not DOM ancestors.
-  function visit(node, depth, clickableAbove) {
+  // Appends lines. `depth` counts emitted ancestors, not DOM ancestors. `hiddenAbove`: the parent
+  // is visibility:hidden, so its text is too (a child may still be visible by its own style).
+  function visit(node, depth, clickableAbove, hiddenAbove) {
     if (node.nodeType === 3) {
-      if (!full) return;
+      if (!full || hiddenAbove) return;
       const t = squash(node.data);
-      const parent = node.parentElement;
-      if (t && !(parent && getComputedStyle(parent).visibility !== 'visible')) emit(depth, JSON.stringify(clip(t, 200)));
+      if (t) emit(depth, JSON.stringify(clip(t, 200)));
       return;
     }
     if (node.nodeType !== 1 || SKIP_TAGS.has(node.tagName)) return;
     const el = node;
     if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
+    const visitChildren = (d, clickable, hidden) => {
+      for (const child of (el.shadowRoot || el).childNodes) visit(child, d, clickable, hidden);
+    };
     if (el.tagName === 'SLOT') {
       const assigned = el.assignedNodes({ flatten: true });
-      for (const n of assigned.length ? assigned : el.childNodes) visit(n, depth, clickableAbove);
+      for (const n of assigned.length ? assigned : el.childNodes) visit(n, depth, clickableAbove, hiddenAbove);
       return;
     }
-    if (!isRendered(el) && el.tagName !== 'OPTION') {
-      // display:contents elements report unrendered but their children render.
-      if (getComputedStyle(el).display !== 'contents') return;
-      for (const child of (el.shadowRoot || el).childNodes) visit(child, depth, clickableAbove);
-      return;
-    }
-    const hiddenSelf = getComputedStyle(el).visibility !== 'visible' && el.tagName !== 'OPTION';
+    // One computed style per element: the walk is linear in the page and this is its main cost.
+    // Ancestors were checked on the way down, so the element's own display is enough.
+    const style = getComputedStyle(el);
+    if (style.display === 'none' && el.tagName !== 'OPTION') return;
+    if (style.display === 'contents') { visitChildren(depth, clickableAbove, hiddenAbove); return; }
+    if (style.contentVisibility === 'hidden') return;
+    const hiddenSelf = style.visibility !== 'visible' && el.tagName !== 'OPTION';
 
     let role = roleOf(el);
     const interactive = INTERACTIVE.has(role) && !hiddenSelf;
-    const clickable = !role && !hiddenSelf && isClickableWithoutRole(el, clickableAbove);
+    const clickable = !role && !hiddenSelf && isClickableWithoutRole(el, clickableAbove, style);
     if (clickable) role = 'clickable';
     const actionable = interactive || clickable;
 
@@ -108,7 +117,7 @@ function snapshot(opts) {
     // In full mode, a label's text is already the name of its control: don't say it twice.
     if (full && el.tagName === 'LABEL' && el.control && nameOf(el.control, roleOf(el.control))
         && Array.from(el.querySelectorAll(CONTROL_SELECTOR)).every((c) => c === el.control)) {
-      if (el.contains(el.control)) visit(el.control, depth, clickableAbove);
+      if (el.contains(el.control)) visit(el.control, depth, clickableAbove, hiddenSelf);
       return;
     }
 
@@ -133,8 +142,9 @@ function snapshot(opts) {
       } else if (role && (full || CONTEXT.has(role))) {
         const name = clip(nameOf(el, role), 150);
         const container = CONTAINERS.has(role);
-        const simpleText = full && name && NAME_FROM_CONTENT.has(role) && !el.querySelector(CONTROL_SELECTOR);
-        if (!name && (QUIET_WHEN_EMPTY.has(role) || (!full && !container))) return;
+        const hasControls = !!el.querySelector(CONTROL_SELECTOR);
+        const simpleText = full && name && NAME_FROM_CONTENT.has(role) && !hasControls;
+        if (!name && (QUIET_WHEN_EMPTY.has(role) || (!full && !container && !hasControls))) return;
         const states = statesOf(el, role, focused, name);
         if (role === 'heading' && !full) {
           const level = Number((states.find((s) => s.startsWith('level=')) || 'level=2').slice(6));
@@ -146,7 +156,8 @@ function snapshot(opts) {
             (states.length ? ' [' + states.join(' ') + ']' : ''));
           shown = true;
         }
-        if (simpleText || (!full && !container)) return;  // its text is its name
+        // Its text is its name; but controls inside (a link in a heading) must still get refs.
+        if (simpleText || (!full && !container && !hasControls)) return;
         if (shown) childDepth = depth + 1;
       } else if (full && LANDMARK.has(role)) {
         emit(depth, role);
@@ -159,15 +170,23 @@ function snapshot(opts) {
     if (actionable && shown && !DESCEND_INTO.has(role) && !(full && el.tagName === 'SELECT')
         && !el.querySelector(CONTROL_SELECTOR)) return;
     if (el.tagName === 'SELECT' && !full) return;  // the chosen value is on its line; options cost tokens
-    if (role === 'group' && el.tagName === 'FIELDSET' && shown) {
-      // The legend is the group's name: skip it among the children.
-      for (const child of el.childNodes) if (child.tagName !== 'LEGEND') visit(child, childDepth, clickableAbove || actionable);
+    if (el.tagName === 'DETAILS' && !el.open) {
+      // A closed <details> shows only its summary (the rest is not rendered).
+      const summary = Array.from(el.children).find((c) => c.tagName === 'SUMMARY');
+      if (summary) visit(summary, childDepth, clickableAbove || actionable, hiddenSelf);
       return;
     }
-    for (const child of (el.shadowRoot || el).childNodes) visit(child, childDepth, clickableAbove || actionable);
+    if (role === 'group' && el.tagName === 'FIELDSET' && shown) {
+      // The legend is the group's name: skip it among the children.
+      for (const child of el.childNodes) {
+        if (child.tagName !== 'LEGEND') visit(child, childDepth, clickableAbove || actionable, hiddenSelf);
+      }
+      return;
+    }
+    visitChildren(childDepth, clickableAbove || actionable, hiddenSelf);
   }
 
-  visit(root, 0, false);
+  visit(root, 0, false, false);
   return { lines, nextRef: state.nextRef, refs: state.refs, omitted: state.omitted, records };
 }
 
