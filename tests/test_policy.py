@@ -1,0 +1,90 @@
+"""Origin policy: refused navigations, redirects and subresources name the rule; file:// is refused."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from conftest import test_settings as settings_for_tests
+from webhand import Webhand
+from webhand.engine.pw.policy import OriginPolicy
+
+
+def origin(site) -> str:
+    return site.url("/").rstrip("/")
+
+
+@pytest.fixture(scope="module")
+async def guarded(tmp_path_factory, other_site):
+    """A Webhand that refuses the other local site."""
+    settings = settings_for_tests(tmp_path_factory, blocked_origins=[origin(other_site)], warm_reserve=False)
+    async with Webhand(settings) as wh:
+        yield wh
+
+
+@pytest.fixture
+async def guarded_tools(guarded):
+    context = guarded.context(f"policy-{uuid.uuid4().hex[:8]}")
+    yield context
+    await guarded.end_conversation(context.conversation_id)
+
+
+async def test_navigation_to_a_blocked_origin_is_refused_naming_the_rule(guarded_tools, other_site):
+    reply = await guarded_tools.call("browser_navigate", {"url": other_site.url("actions/target.html")})
+    assert reply.is_error
+    assert f"refused by the blocked_origins rule '{origin(other_site)}'" in reply.text
+    assert reply.data["error"] == "PolicyRefused"
+
+
+async def test_redirect_to_a_blocked_origin_is_refused(guarded_tools, site, other_site):
+    start = site.url(f"redirect?to={other_site.url('actions/target.html')}")
+    reply = await guarded_tools.call("browser_navigate", {"url": start})
+    assert reply.is_error
+    assert f"its redirect to {other_site.url('actions/target.html')} was refused by the blocked_origins rule" in reply.text
+    where = await guarded_tools.call("browser_get_url", {})
+    assert other_site.url("actions/target.html") not in where.text
+
+
+async def test_subresource_from_a_blocked_origin_is_refused_and_reported(guarded_tools, site, other_site):
+    ok = await guarded_tools.call("browser_navigate", {"url": site.url(f"actions/blocked.html?other={origin(other_site)}")})
+    assert not ok.is_error, ok.text
+    reply = await guarded_tools.call("browser_click", {"selector": "#fetch"})
+    assert not reply.is_error, reply.text
+    assert (f"Request failed: GET {other_site.url('actions/target.html')} — "
+            f"refused by the blocked_origins rule '{origin(other_site)}'") in reply.text
+    shown = await guarded_tools.call("browser_eval", {"expression": "document.querySelector('#out').textContent"})
+    assert json.loads(shown.text) == "fetch failed"
+
+
+async def test_allowed_origins_still_load(guarded_tools, site):
+    reply = await guarded_tools.call("browser_navigate", {"url": site.url("actions/nav.html")})
+    assert not reply.is_error and "Title: Start" in reply.text
+
+
+async def test_file_urls_are_refused_by_default(tools, tmp_path):
+    page = tmp_path / "local.html"
+    page.write_text("<title>Local</title>")
+    reply = await tools.call("browser_navigate", {"url": page.as_uri()})
+    assert reply.is_error and "file:// URLs are refused (allow_file_urls is off)" in reply.text
+
+
+@pytest.mark.parametrize("rules, url, refused", [
+    (["https://example.com"], "https://example.com/a", None),
+    (["https://example.com"], "http://example.com/a", "not in allowed_origins"),
+    (["example.com"], "http://example.com:8080/", None),
+    (["*.example.com"], "https://api.example.com/", None),
+    (["*.example.com"], "https://example.org/", "not in allowed_origins"),
+    (["127.0.0.1:8000"], "http://127.0.0.1:8001/", "not in allowed_origins"),
+])
+def test_allowed_origin_rules(rules, url, refused):
+    reason = OriginPolicy(rules, [], False).check(url)
+    assert (reason is None) if refused is None else (refused in reason)
+
+
+def test_blocked_rules_win_over_allowed_ones():
+    policy = OriginPolicy(["*.example.com"], ["ads.example.com"], False)
+    assert policy.check("https://www.example.com/") is None
+    assert "blocked_origins rule 'ads.example.com'" in policy.check("https://ads.example.com/x")
+    assert policy.check("data:text/html,hi") is None
