@@ -37,6 +37,23 @@ def hidden_fields(tools: list[Tool]) -> set[str]:
     return set() if any(t.capability == "sessions" for t in tools) else {"session"}
 
 
+#: Validation bounds the model does not need to see: the tool's own input model enforces them
+#: and its error says what is allowed, so listing them would only cost tokens on every request.
+_BOUNDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "minLength", "maxLength"}
+
+
+def for_model(schema: Any) -> Any:
+    """The schema a model sees: without numeric/length bounds and without ``default: false``
+    (an absent flag is off). Everything else, every description included, stays."""
+    if isinstance(schema, dict):
+        return {k: ({name: for_model(f) for name, f in v.items()} if k == "properties" and isinstance(v, dict)
+                    else for_model(v))
+                for k, v in schema.items() if k not in _BOUNDS and not (k == "default" and v is False)}
+    if isinstance(schema, list):
+        return [for_model(v) for v in schema]
+    return schema
+
+
 def without(schema: dict[str, Any], fields: set[str]) -> dict[str, Any]:
     if not fields or not any(f in schema.get("properties", {}) for f in fields):
         return schema
@@ -50,13 +67,13 @@ def _catalog_tool(tool: Tool, hidden: set[str]) -> ExposedTool:
     async def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         return await context.call(tool.name, arguments)
 
-    return ExposedTool(tool.name, tool.description, without(tool.input_schema(), hidden), tool.output_schema(),
+    return ExposedTool(tool.name, tool.description, for_model(without(tool.input_schema(), hidden)), tool.output_schema(),
                        tool.read_only, tool.destructive, run)
 
 
 def _single_tool(tools: list[Tool], hidden: set[str]) -> ExposedTool:
     single = SingleTool(tools, hidden_fields=hidden)
-    return ExposedTool(single.name, single.description(), single.input_schema(), None,
+    return ExposedTool(single.name, single.description(), for_model(single.input_schema()), None,
                        single.read_only, single.destructive, single.call)
 
 

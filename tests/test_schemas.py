@@ -1,0 +1,107 @@
+"""Function-calling definitions for each vendor, and the dispatcher that answers in its shape."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+
+import jsonschema
+import mcp_types
+import pytest
+
+from webhand import Settings
+from webhand.surfaces.schemas import ToolDispatcher
+from webhand.surfaces.sizes import PLAYWRIGHT_MCP_CHARS, tools_list_chars
+
+_NAME = {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}
+_OBJECT_SCHEMA = {"type": "object", "required": ["type", "properties"], "properties": {"type": {"const": "object"}}}
+ENVELOPES = {
+    "openai": {"type": "object", "required": ["type", "function"], "properties": {
+        "type": {"const": "function"},
+        "function": {"type": "object", "required": ["name", "description", "parameters"], "additionalProperties": False,
+                     "properties": {"name": _NAME, "description": {"type": "string", "minLength": 1},
+                                    "parameters": _OBJECT_SCHEMA}}}},
+    "anthropic": {"type": "object", "required": ["name", "description", "input_schema"], "additionalProperties": False,
+                  "properties": {"name": _NAME, "description": {"type": "string", "minLength": 1},
+                                 "input_schema": _OBJECT_SCHEMA}},
+    "mcp": {"type": "object", "required": ["name", "inputSchema"], "properties": {"name": _NAME,
+                                                                                 "inputSchema": _OBJECT_SCHEMA}},
+}
+
+
+def _parameters(entry: dict, format: str) -> dict:
+    return {"openai": lambda: entry["function"]["parameters"], "anthropic": lambda: entry["input_schema"],
+            "mcp": lambda: entry["inputSchema"]}[format]()
+
+
+@pytest.mark.parametrize("style", ["multi", "single"])
+@pytest.mark.parametrize("format", ["openai", "anthropic", "mcp"])
+def test_schema_output_is_valid_json_schema_in_each_format(format, style):
+    printed = subprocess.run([sys.executable, "-m", "webhand", "schema", "--format", format, "--tool-style", style,
+                              "--caps", "all"], capture_output=True, text=True, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    entries = json.loads(printed.stdout)
+    assert entries and len({json.dumps(e, sort_keys=True) for e in entries}) == len(entries)
+    for entry in entries:
+        jsonschema.validate(entry, ENVELOPES[format])
+        parameters = _parameters(entry, format)
+        jsonschema.Draft202012Validator.check_schema(parameters)
+        for name, field in parameters["properties"].items():
+            assert field.get("description"), f"field {name} is not described"
+        if format == "mcp":
+            mcp_types.Tool.model_validate(entry)
+    if style == "single":
+        (browser,) = entries
+        validator = jsonschema.Draft202012Validator(_parameters(browser, format))
+        assert validator.is_valid({"action": "navigate", "url": "http://127.0.0.1/"})
+        assert not validator.is_valid({"action": "fly"})
+    else:
+        navigate = next(e for e in entries if "browser_navigate" in json.dumps(e)[:80])
+        validator = jsonschema.Draft202012Validator(_parameters(navigate, format))
+        assert validator.is_valid({"url": "http://127.0.0.1/"}) and not validator.is_valid({"url": 7})
+
+
+def test_the_tool_list_costs_less_than_playwright_mcp():
+    """Budget: Playwright MCP's 25 default tools are 20,296 characters (~4,300 tokens)."""
+    settings = Settings.from_sources(env={})
+    count, default_chars = tools_list_chars(settings, None, "multi")
+    _, single_chars = tools_list_chars(settings, None, "single")
+    assert default_chars < PLAYWRIGHT_MCP_CHARS
+    assert default_chars / count < 0.75 * PLAYWRIGHT_MCP_CHARS / 25, "per tool, a quarter cheaper"
+    assert single_chars < PLAYWRIGHT_MCP_CHARS / 2
+
+
+async def test_the_openai_dispatcher_answers_with_a_tool_message_and_the_image(tools, site):
+    dispatcher = ToolDispatcher(tools, "openai")
+    assert {d["function"]["name"] for d in dispatcher.definitions()} >= {"browser_navigate", "browser_snapshot"}
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "browser_navigate", "arguments": json.dumps({"url": site.url("login.html")})}}
+    (reply,) = await dispatcher.run(call)
+    assert reply["role"] == "tool" and reply["tool_call_id"] == "call_1" and "Title: Sign in" in reply["content"]
+    shot = await dispatcher.run({"id": "call_2", "function": {"name": "browser_take_screenshot", "arguments": "{}"}})
+    assert [m["role"] for m in shot] == ["tool", "user"]
+    url = shot[1]["content"][1]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,") and base64.b64decode(url.split(",", 1)[1])[:4] == b"\x89PNG"
+    (broken,) = await dispatcher.run({"id": "call_3", "function": {"name": "browser_navigate", "arguments": "{url"}})
+    assert "not valid JSON" in broken["content"]
+
+
+async def test_the_anthropic_and_mcp_dispatchers_answer_in_their_shapes(tools, site):
+    anthropic = ToolDispatcher(tools, "anthropic", style="single")
+    (definition,) = anthropic.definitions()
+    assert definition["name"] == "browser"
+    block = {"type": "tool_use", "id": "toolu_1", "name": "browser", "input": {"action": "navigate", "url": site.url("login.html")}}
+    reply = await anthropic.run(block)
+    assert reply["type"] == "tool_result" and reply["tool_use_id"] == "toolu_1" and "is_error" not in reply
+    shot = await anthropic.run({"id": "toolu_2", "name": "browser", "input": {"action": "screenshot"}})
+    assert [c["type"] for c in shot["content"]] == ["text", "image"]
+    assert shot["content"][1]["source"]["media_type"] == "image/png"
+    failed = await anthropic.run({"id": "toolu_3", "name": "browser", "input": {"action": "act", "act_kind": "click", "ref": "e404"}})
+    assert failed["is_error"] is True and 'browser(action="snapshot")' in failed["content"][0]["text"]
+
+    mcp = ToolDispatcher(tools, "mcp")
+    result = await mcp.run({"name": "browser_navigate", "arguments": {"url": site.url("login.html")}})
+    checked = mcp_types.CallToolResult.model_validate(result)
+    assert not checked.is_error and checked.structured_content["title"] == "Sign in"
