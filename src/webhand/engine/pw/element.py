@@ -8,7 +8,7 @@ from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PWError
 from playwright.async_api import Frame as PWFrame
 
-from webhand.engine.pw.errors import translated
+from webhand.engine.pw.errors import translate, translated
 from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
 
 
@@ -32,8 +32,12 @@ class PlaywrightElement:
             await self.handle.type(text, delay=delay_ms, timeout=timeout * 1000)
 
     async def press(self, key: str, *, timeout: float) -> None:
-        async with translated(f"Pressing {key} on {self.ref}", timeout):
+        try:
             await self.handle.press(key, timeout=timeout * 1000)
+        except PWError as error:
+            from webhand.engine.pw.tab_actions import unknown_key  # tab_actions imports this module
+
+            raise unknown_key(key, error) or translate(error, f"Pressing {key} on {self.ref}", timeout) from None
 
     async def hover(self, *, timeout: float) -> None:
         async with translated(f"Hovering {self.ref}", timeout):
