@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from webhand import secrets
 from webhand.config import Settings
 from webhand.errors import WebhandError
 from webhand.images import ModelImage, for_model
@@ -92,7 +93,7 @@ class Response:
         folder = self.settings.files
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{stem}-{_stamp()}{suffix}"
-        path.write_text(text)
+        path.write_text(secrets.redact(text, self.settings.secrets_file))  # a saved reply is still a reply
         self._files.append(str(path))
         return path
 
@@ -105,6 +106,10 @@ class Response:
         return self._error is not None
 
     def result(self) -> ToolResult:
+        """The finished reply, with every secret value replaced by its placeholder (secrets.py)."""
+        return _redacted(self._result(), self.settings.secrets_file)
+
+    def _result(self) -> ToolResult:
         if self._error is not None:
             text = f"Error: {self._error}"
             if self._lines:  # what did happen before the failure still matters (e.g. a batch)
@@ -112,6 +117,25 @@ class Response:
             return ToolResult(text, [], {"error": type(self._error).__name__, "message": str(self._error)}, True, self._files)
         text = "\n".join(self._lines) if self._lines else "Done."
         return ToolResult(text, self._images, self._data, False, self._files)
+
+
+def _redacted(result: ToolResult, secrets_file: Path | None) -> ToolResult:
+    if secrets_file is None:
+        return result
+    result.text = secrets.redact(result.text, secrets_file)
+    if result.data is not None:
+        result.data = _redact_value(result.data, secrets_file)
+    return result
+
+
+def _redact_value(value: Any, secrets_file: Path) -> Any:
+    if isinstance(value, str):
+        return secrets.redact(value, secrets_file)
+    if isinstance(value, dict):
+        return {k: _redact_value(v, secrets_file) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_value(v, secrets_file) for v in value]
+    return value
 
 
 def to_json_text(value: Any) -> str:

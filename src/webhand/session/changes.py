@@ -1,18 +1,23 @@
-"""What an action changed, in a few lines: URL, title, new tabs, console errors.
+"""What an action changed, in a few lines: URL, title, new tabs, dialogs, downloads, console
+errors, failed requests.
 
-An action handler takes ``before = await observe(session)`` first, acts, then calls
-``await report(session, before, response)``.
+An action handler takes ``before = await observe(session)`` first (which also starts watching
+what the action sets off), acts, then calls ``await report(session, before, response)``: that
+waits for the action's effects by events (its navigation, its requests, the DOM going quiet;
+each capped, see Settings) and then says what changed. A batch calls ``settle`` between steps.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from webhand.engine.driver import ActionWatch, SettleCaps, Settled
 from webhand.page.diff import report_snapshot_changes
 from webhand.response import Response
 from webhand.session.session import Session
 
 _MAX_CONSOLE_LINES = 5
+_MAX_REQUEST_LINES = 5
 
 
 @dataclass(frozen=True)
@@ -22,17 +27,30 @@ class Observation:
     tab_ids: frozenset[int]
     console_seen: int
     events_seen: int
+    watch: ActionWatch | None = None
+
+
+def caps(session: Session) -> SettleCaps:
+    settings = session.settings
+    return SettleCaps(settings.navigation_settle_cap, settings.request_settle_cap,
+                      settings.dom_quiet_ms, settings.dom_quiet_cap)
 
 
 async def observe(session: Session) -> Observation:
     tab = await session.tab()
     tabs = frozenset(t.index for t in session.context.tabs if not t.closed)
-    return Observation(tab.url, await tab.title(), tabs, session.console_seen, session.events_seen)
+    return Observation(tab.url, await tab.title(), tabs, session.console_seen, session.events_seen,
+                       tab.watch(caps(session)))
+
+
+async def settle(before: Observation) -> Settled | None:
+    """Wait for what the action set off; may be called again after the next step of a batch."""
+    return await before.watch.settle() if before.watch is not None else None
 
 
 async def report(session: Session, before: Observation, response: Response) -> None:
+    settled = await settle(before)
     tab = await session.tab()
-    await tab.wait_for_load(timeout=session.settings.timeout)
     if tab.url != before.url:
         response.add(f"Navigated to {tab.url}")
         title = await tab.title()
@@ -56,4 +74,18 @@ async def report(session: Session, before: Observation, response: Response) -> N
             response.add(f"Console {entry.level}: {entry.text[:300]}")
         if len(errors) > _MAX_CONSOLE_LINES:
             response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
+    if settled is not None:
+        _report_requests(settled, response)
     await report_snapshot_changes(session, response)
+
+
+def _report_requests(settled: Settled, response: Response) -> None:
+    for failed in settled.failed_requests[:_MAX_REQUEST_LINES]:
+        response.add(f"Request failed: {failed.method} {failed.url[:200]} — {failed.reason}")
+    if len(settled.failed_requests) > _MAX_REQUEST_LINES:
+        response.add(f"… and {len(settled.failed_requests) - _MAX_REQUEST_LINES} more failed requests.")
+    if settled.unfinished_requests:
+        response.add(f"Still loading after {len(settled.unfinished_requests)} request(s) hit the wait cap: "
+                     f"{settled.unfinished_requests[0][:200]} (browser_wait_for network_idle to wait longer).")
+    if settled.navigation_unfinished:
+        response.add("The page had not finished loading when the wait cap ran out (browser_wait_for to wait longer).")
