@@ -120,7 +120,7 @@ async def test_select_checkbox_slider_and_comboboxes_show_their_values(tools, si
     shot = await open_page(tools, site.url("snapshot/controls.html"))
     assert re.search(r'combobox "Country" \[e\d+\] value="Germany"', shot)
     assert re.search(r'checkbox "Newsletter" \[e\d+\]$', shot, re.M)
-    assert re.search(r'slider "Volume" \[e\d+\] value=3 min=0 max=10', shot)
+    assert re.search(r'slider "Volume" \[e\d+\] value=3 \(0\.\.10\)', shot)
     assert re.search(r'slider "Brightness" \[e\d+\] value=70', shot)
     assert re.search(r'combobox "Fruit" \[e\d+\]', shot)
     assert re.search(r'combobox "City" \[e\d+\] value="Paris"', shot)
@@ -186,3 +186,18 @@ async def test_a_scope_that_matches_nothing_says_so(tools, site, scope):
     await open_page(tools, site.url("snapshot/login.html"))
     reply = await tools.call("browser_snapshot", {"scope": scope})
     assert reply.is_error and "matches no element" in reply.text and "browser_snapshot" in reply.text
+
+
+async def test_depth_limits_nesting_in_full_mode(tools, site, other_site):
+    await open_page(tools, site.url(f"snapshot/frames.html?other={other_site.port}"))
+    shallow = (await tools.call("browser_snapshot", {"mode": "full", "depth": 1})).text
+    assert 'button "Outer button"' in shallow and "Cross-origin frame" not in shallow
+    deep = (await tools.call("browser_snapshot", {"mode": "full"})).text
+    assert "heading: Cross-origin frame" in deep
+
+
+async def test_scope_shows_only_that_part_including_its_frames(tools, site, other_site):
+    await open_page(tools, site.url(f"snapshot/frames.html?other={other_site.port}"))
+    part = (await tools.call("browser_snapshot", {"scope": "#same"})).text
+    assert 'textbox "Frame search"' in part and 'button "Pay"' in part
+    assert 'button "Outer button"' not in part and "# Outer page" not in part

@@ -191,8 +191,8 @@ function statesOf(el, role, focused, name) {
     } else if (!el.value && el.placeholder && el.placeholder !== name) {
       s.push('placeholder=' + JSON.stringify(clip(el.placeholder, 60)));
     }
-    if (type === 'range') s.push('value=' + el.value);
-    if (type === 'range' || type === 'number') { if (el.min) s.push('min=' + el.min); if (el.max) s.push('max=' + el.max); }
+    // A slider's range is needed to move it; a number field takes typed text and says invalid if out of range.
+    if (type === 'range') s.push('value=' + el.value + ' (' + (el.min || '0') + '..' + (el.max || '100') + ')');
     if (type === 'file' && el.files && el.files.length) s.push('files=' + Array.from(el.files).map((f) => f.name).join(','));
   } else if (tag === 'SELECT') {
     const chosen = Array.from(el.selectedOptions).map((o) => squash(o.label || o.text));

@@ -142,8 +142,10 @@ function snapshot(opts) {
       } else if (role && (full || CONTEXT.has(role))) {
         const name = clip(nameOf(el, role), 150);
         const container = CONTAINERS.has(role);
-        const hasControls = !!el.querySelector(CONTROL_SELECTOR);
-        const simpleText = full && name && NAME_FROM_CONTENT.has(role) && !hasControls;
+        const mayBeText = full && name && NAME_FROM_CONTENT.has(role);
+        // A subtree query per element would make deep pages quadratic: only asked where it decides something.
+        const hasControls = mayBeText || !full ? !!el.querySelector(CONTROL_SELECTOR) : true;
+        const simpleText = mayBeText && !hasControls;
         if (!name && (QUIET_WHEN_EMPTY.has(role) || (!full && !container && !hasControls))) return;
         const states = statesOf(el, role, focused, name);
         if (role === 'heading' && !full) {

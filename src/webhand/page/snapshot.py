@@ -72,11 +72,22 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | No
     wanted = _with_descendants(frames, root)
     counters = tab.next_ref
     results: dict[str, dict[str, Any]] = {}
+    children: dict[tuple[str, str], str] = {}  # (parent frame, its iframe's marker) -> child frame
+    indent = {root: 0}  # how deep each frame's lines start, so that `depth` counts across frames
     refs_left = max_refs
     for frame in frames:  # parents come before their children
         if frame.key not in wanted:
             continue
-        options = {"mode": mode, "depth": depth, "maxRefs": refs_left, "nextRef": counters.get(frame.key, 1),
+        if frame.key != root:
+            slot = await _iframe_slot(frame, results.get(frame.parent_key or ""))
+            if slot is None:
+                continue  # its iframe is hidden, outside the scope or past the depth: not shown
+            children[(frame.parent_key or "", slot["frame"])] = frame.key
+            indent[frame.key] = indent[frame.parent_key or ""] + slot["depth"]
+        frame_depth = None if depth is None else depth - indent[frame.key]
+        if frame_depth is not None and frame_depth <= 0:
+            continue
+        options = {"mode": mode, "depth": frame_depth, "maxRefs": refs_left, "nextRef": counters.get(frame.key, 1),
                    "prefix": frame.key, "scope": scope_arg if frame.key == root else None, "records": records}
         try:
             result = await frame.evaluate(_snapshot_call(), options)
@@ -96,46 +107,35 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | No
         if refs_left is not None:
             refs_left = max(0, refs_left - result["refs"])
 
-    children = await _frame_owners(frames, results)
     out: list[str] = []
 
-    def splice(key: str, indent: int) -> None:
+    def splice(key: str, base: int) -> None:
         for line in results[key]["lines"]:
             if isinstance(line, dict):
                 child = children.get((key, line["frame"]))
                 if child is not None and child in results:
-                    splice(child, indent + line["depth"])
+                    splice(child, base + line["depth"])
                 continue
-            out.append(" " * indent + line)
+            out.append(" " * base + line)
 
     if root in results:
         splice(root, 0)
-    found = [r for key, r in results.items() if key == root or _reached(key, root, children)]
+    found = list(results.values())
     return Snapshot(
         "\n".join(out), sum(r["refs"] for r in found), sum(r["omitted"] for r in found), tab.url, await tab.title(),
         SnapshotOptions(mode, scope, depth, max_refs), tab.index,
         [rec for r in found for rec in (r.get("records") or [])])
 
 
-async def _frame_owners(frames: list[Frame], results: dict[str, dict[str, Any]]) -> dict[tuple[str, str], str]:
-    """Map (parent frame, iframe marker from the parent's walk) to the child frame's key."""
-    children: dict[tuple[str, str], str] = {}
-    for frame in frames:
-        if frame.parent_key is not None and frame.key in results and frame.parent_key in results:
-            marker = await frame.owner_marker("el => window.__webhand ? window.__webhand.frameMarker(el) : null")
-            if marker:
-                children[(frame.parent_key, marker)] = frame.key
-    return children
-
-
-def _reached(key: str, root: str, children: dict[tuple[str, str], str]) -> bool:
-    """Whether frame ``key`` was spliced under ``root`` (its iframe was inside the scope)."""
-    parents = {child: parent for (parent, _), child in children.items()}
-    while key in parents:
-        key = parents[key]
-        if key == root:
-            return True
-    return False
+async def _iframe_slot(frame: Frame, parent: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Where the parent's walk left room for this frame (its iframe's marker and depth), if it did."""
+    if parent is None:
+        return None
+    slots = [line for line in parent["lines"] if isinstance(line, dict)]
+    if not slots:
+        return None
+    marker = await frame.owner_marker("el => window.__webhand ? window.__webhand.frameMarker(el) : null")
+    return next((slot for slot in slots if slot["frame"] == marker), None)
 
 
 def _with_descendants(frames: list[Frame], root: str) -> set[str]:

@@ -33,8 +33,9 @@ async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> 
                    hint="Call browser_snapshot with scope (a ref or CSS selector of one part) or a smaller depth "
                         "to see part of it, or read the file.")
     if shot.omitted:
-        response.add(f"{shot.omitted} more elements with refs were left out (max_refs={args.max_refs}): "
-                     f"call browser_snapshot with scope (a ref or CSS selector) to see one part, or a larger max_refs.")
+        limits = f"max_refs={args.max_refs}" + (f", depth={args.depth}" if args.depth else "")
+        response.add(f"{shot.omitted} more elements with refs were left out ({limits}): call browser_snapshot "
+                     "with scope (a ref or CSS selector) to see one part, or a larger max_refs or depth.")
 
 
 class ScreenshotArgs(PageArgs):
