@@ -37,6 +37,49 @@ class NavigationResult:
     title: str
 
 
+@dataclass(frozen=True)
+class FailedRequest:
+    """A request an action caused that did not succeed: an HTTP error, a network error or a refusal."""
+
+    method: str
+    url: str
+    reason: str  # "HTTP 404", "net::ERR_CONNECTION_REFUSED", "refused by blocked_origins rule '…'"
+
+
+@dataclass(frozen=True)
+class SettleCaps:
+    """How long an action may wait for each kind of effect (seconds; the DOM window in ms)."""
+
+    navigation: float
+    requests: float
+    dom_quiet_ms: int
+    dom_cap: float
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What waiting for an action's effects found."""
+
+    failed_requests: list[FailedRequest]
+    unfinished_requests: list[str]  # URLs still loading when the request cap ran out
+    navigation_unfinished: bool  # a navigation the action started had not loaded within its cap
+
+
+WaitKind = Literal["text", "text_gone", "selector_visible", "selector_hidden", "url", "network_idle", "javascript", "time"]
+
+
+@dataclass(frozen=True)
+class WaitCondition:
+    kind: WaitKind
+    value: str | float = ""
+
+
+class ActionWatch(Protocol):
+    """Started before an action; ``settle`` waits for what the action set off (may be called again)."""
+
+    async def settle(self) -> Settled: ...
+
+
 @dataclass
 class TabEvents:
     """Callbacks a Session installs on a Tab to hear what the page does between calls."""
@@ -57,6 +100,16 @@ class Element(Protocol):
     async def press(self, key: str, *, timeout: float) -> None: ...
     async def hover(self, *, timeout: float) -> None: ...
     async def focus(self, *, timeout: float) -> None: ...
+    async def select_option(self, values: list[str], *, timeout: float) -> list[str]:
+        """Select the options whose value or label is one of ``values``; returns their labels."""
+        ...
+    async def set_checked(self, checked: bool, *, timeout: float) -> None: ...
+    async def scroll_into_view(self, *, timeout: float) -> None: ...
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str: ...
+    async def drag_to(self, target: "Element", *, timeout: float) -> None: ...
+    async def kind(self) -> str:
+        """What sort of field this is: select, checkbox, radio, text, or other."""
+        ...
     async def screenshot(self, *, timeout: float) -> bytes: ...
     async def describe(self) -> str: ...
     async def dispose(self) -> None: ...
@@ -92,6 +145,19 @@ class Tab(Protocol):
     async def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
+    async def go_back(self, *, timeout: float) -> NavigationResult | None: ...
+    async def go_forward(self, *, timeout: float) -> NavigationResult | None: ...
+    async def reload(self, *, timeout: float) -> NavigationResult: ...
+    async def press(self, key: str, *, timeout: float) -> None:
+        """Press a key (or chord like Control+A) on whatever has focus."""
+        ...
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str: ...
+    def watch(self, caps: SettleCaps) -> ActionWatch:
+        """Start recording what an action sets off: navigations, requests, DOM changes."""
+        ...
+    async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
+        """Wait until ``condition`` holds; returns a short description; ``ActionTimeout`` if it never does."""
+        ...
 
 
 class Context(Protocol):

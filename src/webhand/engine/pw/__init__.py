@@ -22,15 +22,17 @@ from webhand.engine.chrome import ChromeProcess, find_chromium
 from webhand.engine.driver import TabEvents
 from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
+from webhand.engine.pw.policy import OriginPolicy
 from webhand.errors import BrowserLaunchFailed
 
 __all__ = ["PlaywrightBrowser", "PlaywrightEngine"]
 
 
 class PlaywrightBrowser:
-    def __init__(self, browser: PWBrowser, chrome: ChromeProcess | None) -> None:
+    def __init__(self, browser: PWBrowser, chrome: ChromeProcess | None, policy: OriginPolicy | None = None) -> None:
         self.browser = browser
         self.chrome = chrome
+        self.policy = policy
         self.pid = chrome.pid if chrome else None
 
     @property
@@ -41,7 +43,9 @@ class PlaywrightBrowser:
                           events: TabEvents) -> PlaywrightContext:
         async with translated("Creating a browser context"):
             context = await self.browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
-        return PlaywrightContext(context, events)
+            if self.policy is not None and self.policy.active:  # origin rules: check every request (policy.py)
+                await context.route("**/*", self.policy.route)
+        return PlaywrightContext(context, events, policy=self.policy)
 
     async def close(self) -> None:
         """Disconnect; and when webhand launched this browser, kill its process group."""
@@ -62,6 +66,7 @@ class PlaywrightEngine:
         self.settings = settings
         self._playwright: Playwright | None = None
         self._manager: Any = None
+        self.policy = OriginPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
 
     async def start(self) -> None:
         if self._playwright is None:
@@ -83,7 +88,7 @@ class PlaywrightEngine:
                 raise
             raise BrowserLaunchFailed(f"Chromium started but webhand could not attach to it: {str(error).splitlines()[0]}",
                                       "Run `webhand doctor` to see what is wrong.") from None
-        return PlaywrightBrowser(browser, chrome)
+        return PlaywrightBrowser(browser, chrome, self.policy)
 
     async def connect(self, cdp_url: str) -> PlaywrightBrowser:
         await self.start()
@@ -93,7 +98,7 @@ class PlaywrightEngine:
         except PWError as error:
             raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {str(error).splitlines()[0]}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
-        return PlaywrightBrowser(browser, None)
+        return PlaywrightBrowser(browser, None, self.policy)
 
     async def stop(self) -> None:
         if self._manager is not None:

@@ -8,13 +8,15 @@ from playwright.async_api import Page as PWPage
 
 from webhand.engine.driver import TabEvents
 from webhand.engine.pw.errors import translated
+from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.tab import PlaywrightTab
 
 
 class PlaywrightContext:
-    def __init__(self, context: PWContext, events: TabEvents) -> None:
+    def __init__(self, context: PWContext, events: TabEvents, policy: OriginPolicy | None = None) -> None:
         self.context = context
         self.events = events
+        self.policy = policy
         self.tabs: list[PlaywrightTab] = []
         self._opened = 0
         context.on("page", self._adopt)
@@ -24,7 +26,7 @@ class PlaywrightContext:
         for tab in self.tabs:
             if tab.page is page:
                 return tab
-        tab = PlaywrightTab(page, self._opened, self.events)
+        tab = PlaywrightTab(page, self._opened, self.events, self.policy)
         self._opened += 1
         self.tabs.append(tab)
         page.on("close", lambda _: self.tabs.remove(tab) if tab in self.tabs else None)

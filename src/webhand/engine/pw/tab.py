@@ -15,13 +15,15 @@ from playwright.async_api import TimeoutError as PWTimeout
 from webhand.engine.driver import ConsoleEntry, NavigationResult, TabEvents, WaitUntil
 from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
+from webhand.engine.pw.policy import OriginPolicy
+from webhand.engine.pw.tab_actions import TabActions
 from webhand.errors import ActionTimeout, EvaluationFailed, RefNotFound
 
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 
 
-class PlaywrightTab:
-    def __init__(self, page: PWPage, index: int, events: TabEvents) -> None:
+class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: tab_actions.py
+    def __init__(self, page: PWPage, index: int, events: TabEvents, policy: OriginPolicy | None = None) -> None:
         self.page = page
         self.index = index
         self._events = events
@@ -31,6 +33,7 @@ class PlaywrightTab:
         self._cdp: CDPSession | None = None
         page.on("console", self._on_console)
         page.on("pageerror", self._on_page_error)
+        self._start_tracking(policy)  # requests in flight, action watches, the redirect guard
 
     # events -----------------------------------------------------------------------------------
     def _on_console(self, message: Any) -> None:
@@ -59,10 +62,11 @@ class PlaywrightTab:
             return ""
 
     async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float) -> NavigationResult:
+        await self._before_navigation(url)  # the origin policy refuses before anything loads
         try:
             response = await self.page.goto(url, wait_until=wait_until, timeout=timeout * 1000)
         except PWError as error:
-            raise navigation_error(error, url, timeout) from None
+            raise self._refused(url, error) or navigation_error(error, url, timeout) from None
         return NavigationResult(self.page.url, response.status if response else None, await self.title())
 
     async def wait_for_load(self, *, timeout: float) -> None:
