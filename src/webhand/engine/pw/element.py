@@ -9,6 +9,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Frame as PWFrame
 
 from webhand.engine.pw.errors import translate, translated
+from webhand.engine.pw.tab_actions import unknown_key
 from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
 
 
@@ -35,8 +36,6 @@ class PlaywrightElement:
         try:
             await self.handle.press(key, timeout=timeout * 1000)
         except PWError as error:
-            from webhand.engine.pw.tab_actions import unknown_key  # tab_actions imports this module
-
             raise unknown_key(key, error) or translate(error, f"Pressing {key} on {self.ref}", timeout) from None
 
     async def hover(self, *, timeout: float) -> None:
