@@ -26,14 +26,10 @@ SINGLE_TOOL_NAME = "browser"
 #: Preferred action name -> catalog tools it may stand for (the first one served wins). Names of
 #: tools that do not exist (yet) are harmless: an alias whose tools are all missing is dropped.
 ACTION_ALIASES: dict[str, tuple[str, ...]] = {
-    "launch": ("browser_launch", "browser_start", "browser_session_start"),
+    "launch": ("browser_launch", "browser_start", "browser_session_create"),
     "close": ("browser_close",),
     "navigate": ("browser_navigate",),
     "content": ("browser_content", "browser_get_content", "browser_page_content", "browser_readable", "browser_get_text"),
-    "open": ("browser_tab_open", "browser_open_tab", "browser_tab_new", "browser_new_tab"),
-    "tabs": ("browser_tabs", "browser_tab_list", "browser_list_tabs"),
-    "focus": ("browser_tab_focus", "browser_tab_select", "browser_focus_tab", "browser_select_tab"),
-    "close_tab": ("browser_tab_close", "browser_close_tab"),
     "snapshot": ("browser_snapshot",),
     "screenshot": ("browser_take_screenshot", "browser_screenshot"),
     "evaluate": ("browser_eval", "browser_evaluate"),
@@ -51,9 +47,19 @@ ACT_KINDS: dict[str, tuple[str, ...]] = {
     "check": ("browser_check",),
 }
 
+#: Catalog tools with an operation field of their own, split into one action per operation:
+#: tool -> (its field, {action: value of the field}).
+SPLIT_ACTIONS: dict[str, tuple[str, dict[str, str]]] = {
+    "browser_tabs": ("action", {"tabs": "list", "open": "open", "focus": "focus", "close_tab": "close"}),
+}
+
 #: Catalog tool -> {field of the browser tool: field of the catalog tool}, where the shared
 #: argument object needs another name than the tool's own (e.g. two meanings of one name).
 ARG_RENAMES: dict[str, dict[str, str]] = {}
+
+#: Fields of the browser tool itself; a catalog tool's field of the same name is renamed to
+#: ``<action>_<field>`` (e.g. browser_cookies' ``action`` becomes ``cookies_action``).
+_RESERVED_FIELDS = ("action", "act_kind")
 
 #: Fields every page action takes; described once instead of in each action's line.
 _COMMON_FIELDS = {"session"}
@@ -64,7 +70,8 @@ class Route:
     action: str
     tool: Tool
     act_kind: str | None = None
-    renames: dict[str, str] = field(default_factory=dict)
+    renames: dict[str, str] = field(default_factory=dict)  # browser tool field -> catalog tool field
+    fixed: dict[str, Any] = field(default_factory=dict)  # catalog tool fields this route sets itself
 
     @property
     def call_form(self) -> str:
@@ -85,19 +92,30 @@ class SingleTool:
         claimed: set[str] = set()
         for kind, candidates in ACT_KINDS.items():
             if (tool := _first(served, candidates)) is not None and tool.name not in claimed:
-                self._add(Route("act", tool, kind, ARG_RENAMES.get(tool.name, {})))
+                self._add(Route("act", tool, kind, _renames(tool, "act")))
                 claimed.add(tool.name)
+        for name, (operation, actions) in SPLIT_ACTIONS.items():
+            if name in served and name not in claimed:
+                for action, value in actions.items():
+                    self._add(Route(action, served[name], None, _renames(served[name], action, skip=operation),
+                                    {operation: value}))
+                claimed.add(name)
         for action, candidates in ACTION_ALIASES.items():
             if (tool := _first(served, candidates)) is not None and tool.name not in claimed:
-                self._add(Route(action, tool, None, ARG_RENAMES.get(tool.name, {})))
+                self._add(Route(action, tool, None, _renames(tool, action)))
                 claimed.add(tool.name)
         taken = {action for action, _ in self.routes}
         for tool in served.values():
             if tool.name not in claimed:
                 action = tool.short_name if tool.short_name not in taken else tool.name
-                self._add(Route(action, tool, None, ARG_RENAMES.get(tool.name, {})))
+                self._add(Route(action, tool, None, _renames(tool, action)))
                 taken.add(action)
-        self._call_forms = {r.tool.name: r.call_form for r in self.routes.values()}
+        # Split tools name their first action (e.g. browser_tabs -> tabs): dict keeps the first.
+        self._call_forms: dict[str, str] = {}
+        for route in self.routes.values():
+            self._call_forms.setdefault(route.tool.name, route.call_form)
+        names = sorted(self._call_forms, key=len, reverse=True)
+        self._tool_names = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
 
     def _add(self, route: Route) -> None:
         self.routes[(route.action, route.act_kind)] = route
@@ -117,9 +135,14 @@ class SingleTool:
 
     def description(self) -> str:
         lines = ["A real headless Chromium. `action` picks the operation; pass only the fields it lists ([..] = optional)."]
+        done: set[str] = set()
         for route in self.routes.values():
-            label = f"act/{route.act_kind}" if route.act_kind else route.action
-            lines.append(f"- {label}({self._signature(route)}): {self._rewrite(route.tool.description)}")
+            if route.act_kind:
+                lines.append(f"- act/{route.act_kind}({self._signature(route)}): {self._rewrite(route.tool.description)}")
+            elif route.tool.name not in done:  # a split tool is one line: "tabs|open|focus|close_tab(...)"
+                done.add(route.tool.name)
+                label = "|".join(r.action for r in self.routes.values() if r.tool is route.tool and not r.act_kind)
+                lines.append(f"- {label}({self._signature(route)}): {self._rewrite(route.tool.description)}")
         return "\n".join(lines)
 
     def input_schema(self) -> dict[str, Any]:
@@ -130,25 +153,31 @@ class SingleTool:
             properties["act_kind"] = {"type": "string", "enum": kinds, "description": "For action act: what to do to the element."}
         for route in self.routes.values():
             for name, schema in self._fields(route).items():
+                schema = self._rewrite_descriptions(schema)
                 properties[name] = _merge(properties[name], schema) if name in properties else dict(schema)
         return {"type": "object", "properties": properties, "required": ["action"], "additionalProperties": False}
 
+    def _rewrite_descriptions(self, schema: Any) -> Any:
+        if isinstance(schema, dict):
+            return {k: self._rewrite(v) if k == "description" and isinstance(v, str) else self._rewrite_descriptions(v)
+                    for k, v in schema.items()}
+        if isinstance(schema, list):
+            return [self._rewrite_descriptions(v) for v in schema]
+        return schema
+
     def _fields(self, route: Route) -> dict[str, Any]:
+        """The route's fields as the browser tool names them (fixed and hidden ones left out)."""
         inverse = {tool_field: own for own, tool_field in route.renames.items()}
-        schema = route.tool.input_schema()
-        return {inverse.get(name, name): value for name, value in schema.get("properties", {}).items()
-                if name not in self.hidden}
+        properties = route.tool.input_schema().get("properties", {})
+        return {inverse.get(name, name): value for name, value in properties.items()
+                if name not in self.hidden and name not in route.fixed}
 
     def _signature(self, route: Route) -> str:
         inverse = {tool_field: own for own, tool_field in route.renames.items()}
         required = set(route.tool.input_schema().get("required", []))
-        parts = [inverse.get(n, n) if n in required else f"[{inverse.get(n, n)}]"
-                 for n in self._fields_in_tool_order(route) if n not in _COMMON_FIELDS]
-        return ", ".join(parts)
-
-    @staticmethod
-    def _fields_in_tool_order(route: Route) -> list[str]:
-        return list(route.tool.input_schema().get("properties", {}))
+        names = [n for n in route.tool.input_schema().get("properties", {})
+                 if n not in _COMMON_FIELDS and n not in self.hidden and n not in route.fixed]
+        return ", ".join(inverse.get(n, n) if n in required else f"[{inverse.get(n, n)}]" for n in names)
 
     # -- running a call ------------------------------------------------------------------------
     def route(self, arguments: dict[str, Any] | None) -> tuple[Route, dict[str, Any]]:
@@ -166,7 +195,7 @@ class SingleTool:
                 kinds = ", ".join(k for _, k in self.routes if k)
                 raise InvalidArgument(f"act_kind {kind!r} is not one of: {kinds}.", "Call again with one of them.")
             raise InvalidArgument(f"Unknown action {action!r}.", "Actions: " + ", ".join(self.actions) + ".")
-        return route, {route.renames.get(k, k): v for k, v in given.items()}
+        return route, {**{route.renames.get(k, k): v for k, v in given.items()}, **route.fixed}
 
     async def call(self, context: ToolContext, arguments: dict[str, Any] | None) -> ToolResult:
         try:
@@ -182,10 +211,17 @@ class SingleTool:
     def _rewrite(self, text: str) -> str:
         """Replies and descriptions name catalog tools (``call browser_snapshot``); the model here
         only knows the browser tool, so name the action it would call instead."""
-        if not self._call_forms:
+        if self._tool_names is None:
             return text
-        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(self._call_forms, key=len, reverse=True))) + r")\b")
-        return pattern.sub(lambda m: self._call_forms[m.group(1)], text)
+        return self._tool_names.sub(lambda m: self._call_forms[m.group(1)], text)
+
+
+def _renames(tool: Tool, action: str, skip: str | None = None) -> dict[str, str]:
+    renames = dict(ARG_RENAMES.get(tool.name, {}))
+    for name in _RESERVED_FIELDS:
+        if name != skip and name in tool.input_schema().get("properties", {}):
+            renames[f"{tool.short_name}_{name}"] = name
+    return renames
 
 
 def _first(served: dict[str, Tool], candidates: tuple[str, ...]) -> Tool | None:

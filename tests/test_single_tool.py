@@ -1,0 +1,98 @@
+"""The single `browser` tool: generated from the catalog, runs the same scenario as the separate tools."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from pydantic import Field
+
+from tests.test_mcp_http import call, mcp_client, mcp_server
+from webhand.response import ToolResult
+from webhand.surfaces.single_tool import SingleTool
+from webhand.tools import CATALOG
+from webhand.tools.definition import PageArgs, Tool
+
+Call = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
+
+
+async def sign_in(run: Call, url: str) -> str:
+    """The login scenario, in the multi-tool vocabulary; returns the final snapshot."""
+    assert not (await run("browser_navigate", {"url": url})).is_error
+    page = (await run("browser_snapshot", {})).text
+    refs = {label: re.search(re.escape(label) + r" \[(e\d+)\]", page).group(1)
+            for label in ('textbox "User name"', 'textbox "Password"', 'button "Sign in"')}
+    assert not (await run("browser_type", {"ref": refs['textbox "User name"'], "text": "ada"})).is_error
+    assert not (await run("browser_type", {"ref": refs['textbox "Password"'], "text": "secret"})).is_error
+    assert not (await run("browser_click", {"ref": refs['button "Sign in"']})).is_error
+    return (await run("browser_snapshot", {})).text
+
+
+def as_single_tool_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """How a model using the browser tool says the same thing."""
+    kinds = {"browser_click": "click", "browser_type": "type"}
+    if name in kinds:
+        return {"action": "act", "act_kind": kinds[name], **arguments}
+    return {"action": {"browser_navigate": "navigate", "browser_snapshot": "snapshot"}[name], **arguments}
+
+
+async def test_the_single_tool_runs_the_same_scenario_as_the_separate_tools(webhand, tools, site):
+    single = SingleTool(webhand.tools.values())
+    multi_result = await sign_in(tools.call, site.url("login.html"))
+    other = webhand.context("single-tool-scenario")
+    try:
+        single_result = await sign_in(lambda name, args: single.call(other, as_single_tool_call(name, args)),
+                                      site.url("login.html"))
+    finally:
+        await webhand.end_conversation(other.conversation_id)
+    assert 'status "Welcome, ada!"' in multi_result
+    assert single_result == multi_result
+
+
+async def test_errors_name_the_action_to_call_not_the_catalog_tool(webhand, tools, site):
+    single = SingleTool(webhand.tools.values())
+    await single.call(tools, {"action": "navigate", "url": site.url("login.html")})
+    stale = await single.call(tools, {"action": "act", "act_kind": "click", "ref": "e404"})
+    assert stale.is_error and 'browser(action="snapshot")' in stale.text and "browser_snapshot" not in stale.text
+    unknown = await single.call(tools, {"action": "fly"})
+    assert unknown.is_error and "navigate" in unknown.text
+    wrong_field = await single.call(tools, {"action": "navigate", "url": site.url("login.html"), "text": "x"})
+    assert wrong_field.is_error and "text: unknown argument" in wrong_field.text
+
+
+def test_every_served_tool_is_reachable_and_new_tools_appear_without_an_edit():
+    single = SingleTool(CATALOG.values())
+    assert {route.tool.name for route in single.routes.values()} == set(CATALOG)
+    assert {"navigate", "snapshot", "screenshot", "evaluate", "close", "act"} <= set(single.actions)
+
+    class EchoArgs(PageArgs):
+        words: str = Field(description="What to say back.")
+
+    async def echo(session: Any, args: EchoArgs, response: Any) -> None:
+        response.add(args.words)
+
+    newcomer = Tool("browser_echo", "Say the words back.", EchoArgs, echo)
+    grown = SingleTool([*CATALOG.values(), newcomer])
+    assert "echo" in grown.actions and "- echo(words): Say the words back." in grown.description()
+    assert grown.route({"action": "echo", "words": "hi"})[1] == {"words": "hi"}
+
+
+@pytest.mark.skipif("browser_tabs" not in CATALOG, reason="no tabs tool in the catalog")
+def test_an_operation_field_of_a_tool_becomes_actions_of_the_browser_tool():
+    single = SingleTool(CATALOG.values())
+    route, arguments = single.route({"action": "open", "url": "http://127.0.0.1/"})
+    assert route.tool.name == "browser_tabs" and arguments == {"url": "http://127.0.0.1/", "action": "open"}
+    assert single.route({"action": "close_tab"})[1] == {"action": "close"}
+
+
+async def test_single_tool_style_over_mcp_http(tmp_path, site):
+    with mcp_server(tmp_path, "--tool-style", "single") as server:
+        async with mcp_client(server.url) as session:
+            (browser,) = (await session.list_tools()).tools
+            assert browser.name == "browser" and "navigate" in browser.input_schema["properties"]["action"]["enum"]
+            opened = await call(session, "browser", {"action": "navigate", "url": site.url("login.html")})
+            assert "Title: Sign in" in opened.content[0].text
+            page = await call(session, "browser", {"action": "snapshot"})
+            assert 'button "Sign in"' in page.content[0].text
