@@ -135,8 +135,13 @@ async def test_tools_have_annotations_images_and_structured_content(tmp_path, si
             for tool in tools.values():
                 for name, field in tool.input_schema.get("properties", {}).items():
                     assert field.get("description"), f"{tool.name}.{name} has no description"
+            assert set(tools["browser_navigate"].output_schema["properties"]) == {"url", "title", "status"}
             opened = await call(session, "browser_navigate", {"url": site.url("login.html")})
-            assert opened.structured_content["title"] == "Sign in"
+            assert opened.structured_content == {"url": site.url("login.html"), "title": "Sign in", "status": 200}
+            # The SDK client checks structured content against the output schema: null must pass.
+            data_page = await call(session, "browser_navigate", {"url": "data:text/html,<title>d</title>x"})
+            assert data_page.structured_content["status"] is None
+            await call(session, "browser_navigate", {"url": site.url("login.html")})
             shot = await call(session, "browser_take_screenshot", {})
             assert [block.type for block in shot.content] == ["text", "image"]
             bad = await session.call_tool("browser_click", {"ref": "e404"})

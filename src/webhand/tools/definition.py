@@ -91,7 +91,7 @@ class Tool:
         return compact_schema(self.input_model.model_json_schema())
 
     def output_schema(self) -> dict[str, Any] | None:
-        return compact_schema(self.output_model.model_json_schema()) if self.output_model else None
+        return compact_schema(self.output_model.model_json_schema(), keep_null=True) if self.output_model else None
 
     @property
     def short_name(self) -> str:
@@ -99,8 +99,12 @@ class Tool:
         return self.name.removeprefix("browser_")
 
 
-def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop titles, inline $defs and flatten ``anyOf [X, null]``: the model pays for every token."""
+def compact_schema(schema: dict[str, Any], *, keep_null: bool = False) -> dict[str, Any]:
+    """Drop titles, inline $defs and flatten ``anyOf [X, null]``: the model pays for every token.
+
+    Inputs may leave an optional field out instead of sending null, so ``X | None`` becomes ``X``;
+    outputs (``keep_null``) really contain nulls, so there it stays a union.
+    """
     defs = schema.pop("$defs", {})
 
     def walk(node: Any) -> Any:
@@ -109,9 +113,10 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
                 return walk(dict(defs[node["$ref"].split("/")[-1]]))
             # additionalProperties=false only restates that unknown fields are refused, which
             # parse() does with a clearer message; dropping it saves ~30 characters per tool.
-            out = {k: walk(v) for k, v in node.items() if k != "title" and not (k == "additionalProperties" and v is False)}
+            out = {k: walk(v) if k != "properties" else {name: walk(f) for name, f in v.items()}
+                   for k, v in node.items() if k != "title" and not (k == "additionalProperties" and v is False)}
             options = out.get("anyOf")
-            if isinstance(options, list):
+            if isinstance(options, list) and not keep_null:
                 kept = [o for o in options if o != {"type": "null"}]
                 if len(kept) == 1 and len(kept) < len(options):
                     del out["anyOf"]

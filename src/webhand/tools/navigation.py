@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from webhand.errors import NavigationFailed
 from webhand.response import Response
@@ -36,7 +36,14 @@ def normalize_url(url: str) -> str:
     return ("http://" if local else "https://") + url
 
 
-@tool("browser_navigate")
+# browser_navigate's structured result (MCP structuredContent with this output schema; --json).
+class PageLoaded(BaseModel):
+    url: str = Field(description="Final URL, after redirects.")
+    title: str = Field(description="Page title.")
+    status: int | None = Field(description="HTTP status of the document; null without one (data:, about:).")
+
+
+@tool("browser_navigate", output=PageLoaded)
 async def navigate(session: Session, args: NavigateArgs, response: Response) -> None:
     """Open a URL in the current tab. Replies with the final URL, title and HTTP status."""
     tab = await session.tab()
