@@ -60,3 +60,12 @@ def test_usage_and_config_errors_exit_non_zero_without_starting_a_daemon(tmp_pat
     refused = bad("snapshot", check=False)
     assert refused.returncode == 1 and "timeout='soon'" in refused.stderr and "WEBHAND_" in refused.stderr
     assert not (bad.runtime / "webhand" / "daemon.sock").exists()
+
+
+def test_doctor_launches_chromium_and_reports_a_bad_binary(tmp_path):
+    cli = Cli(tmp_path)
+    healthy = cli("doctor")
+    assert "Chromium found" in healthy.stdout and "All checks passed." in healthy.stdout
+    assert not list((cli.runtime / "webhand" / "browsers").glob("*.json")), "its browser was closed"
+    broken = cli("doctor", "--chrome", str(tmp_path / "no-such-chromium"), check=False)
+    assert broken.returncode == 1 and "FAIL  executable_path" in broken.stdout

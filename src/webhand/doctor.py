@@ -51,7 +51,9 @@ async def _binary_version(path: str) -> str:
         process.kill()
         await process.wait()
         return f"(no answer to --version within {_VERSION_TIMEOUT_SECONDS:g} s)"
-    return out.decode(errors="replace").strip() or "(no version printed)"
+    # Distribution wrappers may print shell noise first; the version is the last line.
+    lines = [line for line in out.decode(errors="replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no version printed)"
 
 
 async def run_doctor(settings: Settings) -> int:
@@ -83,8 +85,13 @@ async def run_doctor(settings: Settings) -> int:
     if settings.cdp_url:
         report.info("browser", f"connecting to {settings.cdp_url} instead of launching one")
     else:
+        configured = settings.executable_path
+        if configured and not (os.path.isfile(configured) and os.access(configured, os.X_OK)):
+            report.fail("executable_path", f"{configured} is not an executable file. Fix executable_path "
+                        "(--chrome, WEBHAND_EXECUTABLE_PATH or webhand.toml), or unset it to search the PATH.")
+            return 1
         try:
-            binary = find_chromium(settings.executable_path)
+            binary = find_chromium(configured)
         except WebhandError as error:
             report.fail("Chromium", str(error))
             return 1
