@@ -18,7 +18,7 @@ async def test_alert_is_reported_and_closed(tools, site):
     await _open(tools, site, "dialogs.html")
     clicked = await tools.call("browser_click", {"selector": "#alert"})
     assert not clicked.is_error, clicked.text
-    assert "alert dialog in tab 0: 'Saved!'" in clicked.text and "browser_handle_dialog" in clicked.text
+    assert "An alert dialog in tab 0: 'Saved!'" in clicked.text and "browser_handle_dialog" in clicked.text
 
     answered = await tools.call("browser_handle_dialog", {"accept": True})
     assert not answered.is_error, answered.text
@@ -95,3 +95,20 @@ async def test_closing_a_tab_does_not_ask_before_unload(tools, site):
     assert not closed.is_error, closed.text
     assert "Closed tab 0" in closed.text and "dialog" not in closed.text
     assert "0:" not in closed.text.split("Tabs")[1]
+
+
+async def test_javascript_that_opens_a_dialog_returns_with_it_instead_of_hanging(tools, site):
+    await _open(tools, site, "dialogs.html")
+    reply = await tools.call("browser_eval", {"expression": "alert('from script'); 42"})
+    assert "An alert dialog in tab 0: 'from script' opened" in reply.text
+    assert not (await tools.call("browser_handle_dialog", {"accept": True})).is_error
+    assert "2" in (await tools.call("browser_eval", {"expression": "1 + 1"})).text
+
+
+async def test_closing_the_tab_of_an_open_dialog_frees_the_session(tools, site):
+    await _open(tools, site, "dialogs.html")
+    await tools.call("browser_click", {"selector": "#confirm"})
+    closed = await tools.call("browser_tabs", {"action": "close", "index": 0})
+    assert not closed.is_error, closed.text
+    reply = await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
+    assert not reply.is_error and "Child page" in reply.text

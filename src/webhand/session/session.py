@@ -248,7 +248,8 @@ def describe_dialog(dialog: Dialog, *, hint: bool = True) -> str:
         "prompt": "browser_handle_dialog with accept true and prompt_text, or accept false to cancel",
         "beforeunload": "browser_handle_dialog with accept true to leave the page, or false to stay",
     }.get(dialog.kind, "browser_handle_dialog")
-    return f"A {text} opened. The page waits for it: call {how}."
+    article = "An" if dialog.kind[:1] in "aeiou" else "A"
+    return f"{article} {text} opened. The page waits for it: call {how}."
 
 
 async def _stop(task: asyncio.Future[None]) -> None:

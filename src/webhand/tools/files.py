@@ -47,6 +47,10 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
             raise InvalidArgument("No file chooser is open.",
                                   "Click the page's upload button first (its reply says when a file chooser opens), "
                                   "or give the ref of the <input type=file>.")
+        if all(t.index != chooser.tab or t.closed for t in session.context.tabs):
+            session.file_chooser = None
+            raise InvalidArgument(f"The file chooser's tab {chooser.tab} was closed.",
+                                  "Open the page again and click its upload button, or give the ref of the <input type=file>.")
         if len(files) > 1 and not chooser.multiple:
             raise InvalidArgument(f"The file chooser takes one file; {len(files)} were given.", "Call again with one path.")
         await chooser.set_files(files, timeout=timeout)
