@@ -12,7 +12,7 @@ never a driver library's own exception.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -35,6 +35,7 @@ class NavigationResult:
     url: str
     status: int | None
     title: str
+    download: bool = False  # the URL was a file: it was downloaded and the page did not change
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,70 @@ class ActionWatch(Protocol):
     async def settle(self) -> Settled: ...
 
 
+@dataclass(frozen=True)
+class Cookie:
+    name: str
+    value: str
+    domain: str
+    path: str = "/"
+    expires: float = -1  # Unix time in seconds; -1 for a session cookie
+    http_only: bool = False
+    secure: bool = False
+    same_site: Literal["Strict", "Lax", "None"] = "Lax"
+
+
+@dataclass
+class Download:
+    """A file the page downloaded; ``path``/``size`` are set once saved, ``error`` if it failed."""
+
+    url: str
+    name: str  # the file name the server or the link suggested
+    tab: int
+    path: str | None = None
+    size: int | None = None
+    error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.path is not None or self.error is not None
+
+
+class Dialog(Protocol):
+    """A JavaScript dialog (alert, confirm, prompt, beforeunload) waiting for an answer.
+
+    While it waits, the page's JavaScript is blocked: nothing that evaluates in that tab returns.
+    """
+
+    kind: str  # alert, confirm, prompt, beforeunload
+    message: str
+    default_value: str
+    tab: int
+
+    async def accept(self, prompt_text: str | None, *, timeout: float) -> None: ...
+    async def dismiss(self, *, timeout: float) -> None: ...
+
+
+class FileChooser(Protocol):
+    """A file picker the page opened (e.g. a click on <input type=file>), waiting for files."""
+
+    tab: int
+    multiple: bool
+
+    async def set_files(self, paths: list[str], *, timeout: float) -> None: ...
+
+
 @dataclass
 class TabEvents:
     """Callbacks a Session installs on a Tab to hear what the page does between calls."""
 
     console: Callable[[ConsoleEntry], None] | None = None
+    # A dialog opened: it stays open until the session answers it (without a callback the
+    # driver dismisses it, the way a headless browser would).
+    dialog: Callable[[Dialog], None] | None = None
+    file_chooser: Callable[[FileChooser], None] | None = None
+    # A download began; the awaitable finishes when it is saved (or failed) and ``Download`` is filled in.
+    download: Callable[[Download, Awaitable[None]], None] | None = None
+    tab_opened: Callable[["Tab"], None] | None = None  # any new tab, the page's own included
     extra: dict[str, Callable[..., None]] = field(default_factory=dict)
 
 
@@ -145,6 +205,13 @@ class Tab(Protocol):
     async def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
+    async def bring_to_front(self) -> None: ...
+    async def pdf(self, *, timeout: float) -> bytes: ...
+    async def set_input_files(self, element: Element, paths: list[str], *, timeout: float) -> None: ...
+    async def web_storage(self, area: Literal["local", "session"], operation: Literal["get", "set", "delete", "clear"],
+                          key: str | None = None, value: str | None = None, *, timeout: float) -> dict[str, str]:
+        """Read or change localStorage/sessionStorage of the page's origin; returns the items after."""
+        ...
     async def go_back(self, *, timeout: float) -> NavigationResult | None: ...
     async def go_forward(self, *, timeout: float) -> NavigationResult | None: ...
     async def reload(self, *, timeout: float) -> NavigationResult: ...
@@ -167,6 +234,21 @@ class Context(Protocol):
 
     async def new_tab(self) -> Tab: ...
     async def close(self) -> None: ...
+    async def cookies(self) -> list[Cookie]: ...
+    async def set_cookie(self, cookie: Cookie) -> None: ...
+    async def delete_cookies(self, *, name: str | None = None, domain: str | None = None, path: str | None = None) -> None: ...
+    async def storage_state(self) -> dict[str, Any]:
+        """Cookies and localStorage of every origin, as Playwright's storage-state JSON."""
+        ...
+    async def set_storage_state(self, state: dict[str, Any], *, timeout: float) -> None:
+        """Replace cookies and localStorage with a saved storage state."""
+        ...
+    def expecting_download(self) -> bool:
+        """A response announced a download whose download event has not arrived yet."""
+        ...
+    def expecting_tab(self) -> bool:
+        """A page asked for a new window whose tab does not exist yet."""
+        ...
 
 
 class Browser(Protocol):

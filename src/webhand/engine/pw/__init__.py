@@ -45,7 +45,7 @@ class PlaywrightBrowser:
             context = await self.browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
             if self.policy is not None and self.policy.active:  # origin rules: check every request (policy.py)
                 await context.route("**/*", self.policy.route)
-        return PlaywrightContext(context, events, policy=self.policy)
+        return PlaywrightContext(context, events, downloads_dir, policy=self.policy)
 
     async def close(self) -> None:
         """Disconnect; and when webhand launched this browser, kill its process group."""

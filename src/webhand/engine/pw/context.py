@@ -1,24 +1,43 @@
-"""One session's browser context, and the tabs in it."""
+"""One session's browser context: its tabs, cookies, storage state and downloads."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
 from playwright.async_api import BrowserContext as PWContext
+from playwright.async_api import Download as PWDownload
 from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
+from playwright.async_api import Response as PWResponse
 
-from webhand.engine.driver import TabEvents
+from webhand.engine.driver import Cookie, Download, TabEvents
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.tab import PlaywrightTab
+from webhand.errors import ActionTimeout
+
+#: Longest a download may take to save before it is reported as failed.
+_DOWNLOAD_CAP_SECONDS = 600.0
+#: How long an "attachment" response (or a request for a new window) is expected to be followed by
+#: its download (or its tab); an announcement never followed is forgotten after that.
+_ANNOUNCEMENT_SECONDS = 5.0
 
 
 class PlaywrightContext:
-    def __init__(self, context: PWContext, events: TabEvents, policy: OriginPolicy | None = None) -> None:
+    def __init__(self, context: PWContext, events: TabEvents, downloads_dir: str | None = None,
+                 policy: OriginPolicy | None = None) -> None:
         self.context = context
         self.events = events
         self.policy = policy
         self.tabs: list[PlaywrightTab] = []
         self._opened = 0
+        self.downloads_dir = Path(downloads_dir) if downloads_dir else None
+        self._reserved_names: set[str] = set()
+        self._announced_downloads: list[float] = []  # when attachment responses came whose download event has not
+        self._announced_tabs: list[float] = []  # when pages asked for new windows whose tabs do not exist yet
         context.on("page", self._adopt)
 
     def _adopt(self, page: PWPage) -> PlaywrightTab:
@@ -30,6 +49,13 @@ class PlaywrightContext:
         self._opened += 1
         self.tabs.append(tab)
         page.on("close", lambda _: self.tabs.remove(tab) if tab in self.tabs else None)
+        page.on("download", lambda download: self._on_download(download, tab))
+        tab.on_window_open = lambda: self._announced_tabs.append(time.monotonic())
+        if self._announced_tabs:
+            self._announced_tabs.pop(0)
+        if self.events.tab_opened:
+            self.events.tab_opened(tab)
+        page.on("response", self._on_response)
         return tab
 
     async def new_tab(self) -> PlaywrightTab:
@@ -42,3 +68,95 @@ class PlaywrightContext:
             await self.context.close()
         except PWError:
             pass
+
+    # downloads --------------------------------------------------------------------------------
+    def _on_response(self, response: PWResponse) -> None:
+        # A navigation answered "attachment" becomes a download; Chromium tells Playwright a
+        # moment later. Counting it lets an action wait for that event instead of missing it.
+        if response.request.is_navigation_request() and \
+                (response.headers.get("content-disposition") or "").lower().startswith("attachment"):
+            self._announced_downloads.append(time.monotonic())
+
+    def expecting_tab(self) -> bool:
+        now = time.monotonic()
+        self._announced_tabs = [t for t in self._announced_tabs if now - t < _ANNOUNCEMENT_SECONDS]
+        return bool(self._announced_tabs)
+
+    def expecting_download(self) -> bool:
+        # An announcement the browser never followed with a download (it can decide otherwise)
+        # is forgotten after a few seconds, so it cannot make every later action wait.
+        now = time.monotonic()
+        self._announced_downloads = [t for t in self._announced_downloads if now - t < _ANNOUNCEMENT_SECONDS]
+        return bool(self._announced_downloads)
+
+    def _on_download(self, download: PWDownload, tab: PlaywrightTab) -> None:
+        if self._announced_downloads:
+            self._announced_downloads.pop(0)
+        record = Download(download.url, Path(download.suggested_filename).name or "download", tab.index)
+        saving = asyncio.ensure_future(self._save(download, record))
+        if self.events.download:
+            self.events.download(record, saving)
+
+    async def _save(self, download: PWDownload, record: Download) -> None:
+        if self.downloads_dir is None:
+            record.error = "no download folder is configured"
+            await download.cancel()
+            return
+        target = self._free_path(record.name)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            await asyncio.wait_for(download.save_as(target), _DOWNLOAD_CAP_SECONDS)
+            record.size = target.stat().st_size
+            record.path = str(target)
+        except (PWError, OSError, asyncio.TimeoutError) as error:
+            record.error = (await _failure(download)) or str(error).splitlines()[0] or type(error).__name__
+        finally:
+            self._reserved_names.discard(target.name)
+
+    def _free_path(self, name: str) -> Path:
+        """``name`` in the download folder, numbered ("report-2.pdf") when taken: never overwrite."""
+        assert self.downloads_dir is not None
+        stem, suffix = Path(name).stem, Path(name).suffix
+        candidate, number = name, 1
+        while (self.downloads_dir / candidate).exists() or candidate in self._reserved_names:
+            number += 1
+            candidate = f"{stem}-{number}{suffix}"
+        self._reserved_names.add(candidate)
+        return self.downloads_dir / candidate
+
+    # cookies and storage ----------------------------------------------------------------------
+    async def cookies(self) -> list[Cookie]:
+        async with translated("Reading cookies"):
+            raw = await self.context.cookies()
+        return [Cookie(c["name"], c["value"], c["domain"], c["path"], c["expires"], c["httpOnly"], c["secure"],
+                       c.get("sameSite", "Lax")) for c in raw]
+
+    async def set_cookie(self, cookie: Cookie) -> None:
+        async with translated(f"Setting cookie {cookie.name}"):
+            await self.context.add_cookies([{
+                "name": cookie.name, "value": cookie.value, "domain": cookie.domain, "path": cookie.path,
+                "expires": cookie.expires, "httpOnly": cookie.http_only, "secure": cookie.secure,
+                "sameSite": cookie.same_site}])
+
+    async def delete_cookies(self, *, name: str | None = None, domain: str | None = None, path: str | None = None) -> None:
+        async with translated("Deleting cookies"):
+            await self.context.clear_cookies(name=name, domain=domain, path=path)
+
+    async def storage_state(self) -> dict[str, Any]:
+        async with translated("Reading the storage state"):
+            return dict(await self.context.storage_state())
+
+    async def set_storage_state(self, state: dict[str, Any], *, timeout: float) -> None:
+        try:
+            async with translated("Loading the storage state", timeout):
+                await asyncio.wait_for(self.context.set_storage_state(state), timeout)  # type: ignore[arg-type]
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"Loading the storage state did not finish within {timeout:g} s.",
+                                "Try again with a larger timeout.") from None
+
+
+async def _failure(download: PWDownload) -> str | None:
+    try:
+        return await asyncio.wait_for(download.failure(), 5)
+    except (PWError, asyncio.TimeoutError):
+        return None

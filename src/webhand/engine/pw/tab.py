@@ -13,11 +13,12 @@ from playwright.async_api import Page as PWPage
 from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine.driver import ConsoleEntry, NavigationResult, TabEvents, WaitUntil
+from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
 from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
 from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.tab_actions import TabActions
-from webhand.errors import ActionTimeout, EvaluationFailed, RefNotFound
+from webhand.errors import ActionTimeout, EvaluationFailed, RefNotFound, WebhandError
 
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 
@@ -33,6 +34,12 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
         self._cdp: CDPSession | None = None
         page.on("console", self._on_console)
         page.on("pageerror", self._on_page_error)
+        page.on("dialog", self._on_dialog)
+        page.on("filechooser", self._on_file_chooser)  # listening makes Playwright intercept choosers
+        # Told the moment the page asks for a new window (window.open, target=_blank), before the
+        # new tab exists: the context counts it so an action can wait for the tab (context.py).
+        self.on_window_open: Any = None
+        self._window_watch = asyncio.ensure_future(self._watch_window_open())
         self._start_tracking(policy)  # requests in flight, action watches, the redirect guard
 
     # events -----------------------------------------------------------------------------------
@@ -45,6 +52,24 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
     def _on_page_error(self, error: Any) -> None:
         if self._events.console:
             self._events.console(ConsoleEntry("pageerror", str(error), "", self.index))
+
+    def _on_dialog(self, dialog: Any) -> None:
+        if self._events.dialog:
+            self._events.dialog(PlaywrightDialog(dialog, self.index))
+        else:  # nobody to ask: behave like a headless browser and dismiss, so the page never hangs
+            asyncio.ensure_future(PlaywrightDialog(dialog, self.index).dismiss(timeout=5))
+
+    async def _watch_window_open(self) -> None:
+        try:
+            session = await self._session()
+            session.on("Page.windowOpen", lambda _: self.on_window_open() if self.on_window_open else None)
+            await session.send("Page.enable")
+        except PWError:
+            pass  # the page closed first; nothing to watch
+
+    def _on_file_chooser(self, chooser: Any) -> None:
+        if self._events.file_chooser:
+            self._events.file_chooser(PlaywrightFileChooser(chooser, self.index))
 
     # basics -----------------------------------------------------------------------------------
     @property
@@ -66,6 +91,10 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
         try:
             response = await self.page.goto(url, wait_until=wait_until, timeout=timeout * 1000)
         except PWError as error:
+            if "download is starting" in str(error).lower():
+                # The URL is a file: the browser downloads it and the page stays where it was. Not a
+                # failure; the session saves the file and the reply reports it (context.py).
+                return NavigationResult(self.page.url, None, await self.title(), download=True)
             raise self._refused(url, error) or navigation_error(error, url, timeout) from None
         return NavigationResult(self.page.url, response.status if response else None, await self.title())
 
@@ -89,6 +118,37 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
             await self.page.close()
         except PWError:
             pass
+
+    async def bring_to_front(self) -> None:
+        async with translated("Switching tabs"):
+            await self.page.bring_to_front()
+
+    async def pdf(self, *, timeout: float) -> bytes:
+        try:
+            return await asyncio.wait_for(self.page.pdf(print_background=True), timeout)
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"Printing the page to PDF did not finish within {timeout:g} s.",
+                                "Retry with a larger timeout, or take a screenshot instead.") from None
+        except PWError as error:
+            raise translate(error, "Printing the page to PDF", timeout) from None
+
+    async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
+        """Give files to an <input type=file> directly (no file chooser; works on hidden inputs too)."""
+        async with translated(f"Setting the files of {element.ref}", timeout):
+            await element.handle.set_input_files(paths, timeout=timeout * 1000)
+
+    async def web_storage(self, area: str, operation: str, key: str | None = None, value: str | None = None,
+                          *, timeout: float) -> dict[str, str]:
+        try:
+            return await asyncio.wait_for(self.page.evaluate(_WEB_STORAGE, [area, operation, key, value]), timeout)
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"Reading {area}Storage did not finish within {timeout:g} s.",
+                                "The page may be busy: call browser_snapshot, then try again.") from None
+        except PWError as error:
+            if "access is denied" in str(error).lower() or "securityerror" in str(error).lower():
+                raise WebhandError(f"This page ({self.page.url}) has no {area}Storage (about:blank, data: and "
+                                   "sandboxed pages have none).", "Navigate to a page of the site first.") from None
+            raise translate(error, f"Using {area}Storage", timeout) from None
 
     # frames and refs --------------------------------------------------------------------------
     def _key(self, frame: PWFrame) -> str:
@@ -183,6 +243,18 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
             return out["result"].get("value")
         finally:
             await session.send("Runtime.releaseObject", {"objectId": remote["objectId"]})
+
+
+# One storage operation on window.localStorage / sessionStorage; returns every item afterwards.
+_WEB_STORAGE = """([area, operation, key, value]) => {
+  const store = area === 'session' ? window.sessionStorage : window.localStorage;
+  if (operation === 'set') store.setItem(key, value);
+  else if (operation === 'delete') store.removeItem(key);
+  else if (operation === 'clear') store.clear();
+  const items = {};
+  for (let i = 0; i < store.length; i++) { const k = store.key(i); items[k] = store.getItem(k); }
+  return items;
+}"""
 
 
 # Makes any page value JSON-able: DOM nodes become a short tag, cycles and functions are named.
