@@ -182,3 +182,15 @@ async def test_host_origin_and_body_size_are_checked(tmp_path):
             assert fine.status_code == 200
             session_id = fine.headers["mcp-session-id"]
             await http.delete(server.url, headers={**headers, "mcp-session-id": session_id})
+
+
+async def test_an_sdk_client_in_auto_mode_falls_back_to_a_session(tmp_path, site):
+    """The 2026 protocol has no sessions; webhand refuses server/discover so auto clients get one."""
+    from mcp import Client
+
+    with mcp_server(tmp_path) as server:
+        async with Client(server.url) as client:
+            first = await client.call_tool("browser_navigate", {"url": site.url("set-cookie?kept=yes")})
+            assert not first.is_error, first.content[0].text
+            again = await client.call_tool("browser_eval", {"expression": "document.cookie"})
+            assert again.structured_content == {"result": "kept=yes"}, "both calls ran in one browser"
