@@ -12,7 +12,8 @@ that webhand's interactive snapshot does not list with a ref: it must stay 0.
 
 Scaling: time of one interactive snapshot (max_refs 200, the default) and of one full snapshot
 without a ref limit on generated pages of 1,000 / 10,000 / 50,000 elements; the fastest of 5 runs
-(the least disturbed by whatever else the machine runs) and the median.
+(the least disturbed by whatever else the machine runs) and the median, plus the CPU time the
+renderer processes spent (fastest run), which other load on the machine does not inflate.
 
 Importable: ``await measure_sizes()``, ``await measure_scaling()`` and ``run()`` return the numbers.
 """
@@ -32,6 +33,8 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from webhand import Settings, Webhand
 from webhand.page.snapshot import take_snapshot
@@ -150,20 +153,37 @@ async def measure_scaling(sizes: tuple[int, ...] = SCALING_SIZES, runs: int = 5)
         for n in sizes:
             tab = await bench.open(f"snapshot/big.html?n={n}")
             timings: dict[str, list[float]] = {"interactive": [], "full": []}
+            cpu: dict[str, list[float]] = {"interactive": [], "full": []}
             chars = {}
             for _ in range(runs):
                 for mode, max_refs in (("interactive", 200), ("full", None)):
-                    start = time.perf_counter()
+                    cpu_before, start = _renderer_cpu(), time.perf_counter()
                     shot = await take_snapshot(tab, mode=mode, max_refs=max_refs)  # type: ignore[arg-type]
                     timings[mode].append((time.perf_counter() - start) * 1000)
+                    cpu[mode].append((_renderer_cpu() - cpu_before) * 1000)
                     chars[mode] = len(shot.text)
             best = {mode: min(times) for mode, times in timings.items()}
             rows.append({"elements": n, "interactive_ms": round(best["interactive"], 1), "full_ms": round(best["full"], 1),
                          "full_ms_per_1000": round(best["full"] / n * 1000, 2),
                          "interactive_median_ms": round(statistics.median(timings["interactive"]), 1),
                          "full_median_ms": round(statistics.median(timings["full"]), 1),
+                         "interactive_cpu_ms": round(min(cpu["interactive"]), 1), "full_cpu_ms": round(min(cpu["full"]), 1),
                          "interactive_chars": chars["interactive"], "full_chars": chars["full"]})
     return rows
+
+
+def _renderer_cpu() -> float:
+    """CPU seconds used so far by this process's Chromium renderers: unlike wall time, it does not
+    grow when other programs load the machine, so it shows the walk's own cost."""
+    total = 0.0
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if "--type=renderer" in " ".join(process.cmdline()):
+                times = process.cpu_times()
+                total += times.user + times.system
+        except psutil.Error:
+            continue
+    return total
 
 
 def run() -> dict[str, Any]:
@@ -200,7 +220,7 @@ def main() -> None:
                                     "tokens_interactive", "tokens_playwright_ai", "missing"]))
     print("\nSnapshot time in ms on generated pages (fastest of 5, then median; interactive: max_refs 200; full: no ref limit)\n")
     print(_table(numbers["scaling"], ["elements", "interactive_ms", "full_ms", "full_ms_per_1000", "interactive_median_ms",
-                                      "full_median_ms", "interactive_chars", "full_chars"]))
+                                      "full_median_ms", "interactive_cpu_ms", "full_cpu_ms", "interactive_chars", "full_chars"]))
     for row in numbers["sizes"]:
         if row["missing"]:
             print(f"\n{row['page']}: not reachable by ref: {', '.join(row['missing'][:10])}")

@@ -130,6 +130,8 @@ async def test_select_checkbox_slider_and_comboboxes_show_their_values(tools, si
     assert re.search(r'spinbutton "Age" \[e\d+\] invalid', shot)
     assert re.search(r'clickable "Filter: red" \[e\d+\]', shot)  # pointer cursor, no role
     assert re.search(r'clickable "Clickable div" \[e\d+\]', shot)  # onclick, no role
+    assert re.search(r'checkbox "Accept terms" \[e\d+\]', shot)
+    assert 'clickable "Accept terms"' not in shot  # the label's pointer cursor is inherited, not a control
 
     await tools.call("browser_click", {"ref": ref(shot, 'checkbox "Newsletter"')})
     await tools.call("browser_click", {"ref": ref(shot, 'clickable "Filter: red"')})

@@ -123,7 +123,12 @@ async def report_snapshot_changes(session: Session, response: Response) -> None:
         if changes.size <= MAX_DIFF_LINES and len(text) < len(new.text):
             response.add(text)
             return
-    heading = "Snapshot of the page now:" if form == "full" else "The page changed a lot; its snapshot now:"
+    if form == "full":
+        heading = "Snapshot of the page now:"
+    elif last is not None and last.tab == tab.index and _same_document(last, new):
+        heading = "The page changed a lot; its snapshot now:"
+    else:
+        heading = "A new page (old refs no longer work); its snapshot:"
     response.add(f"{heading} ({new.url})")
     response.large(new.text or "(no visible content)", what="snapshot", limit=session.settings.snapshot_max_chars,
                    hint="Call browser_snapshot with scope (a ref or CSS selector) to see part of it.")

@@ -131,13 +131,13 @@ function nameOf(el, role) {
   return squash(el.getAttribute('title') || '');
 }
 
-function isClickableWithoutRole(el, parentClickable, style) {
+function isClickableWithoutRole(el, pointerAbove, style) {
   if (el.tagName === 'LABEL' && el.control) return false;  // clicking it clicks its control, which has a ref
   if (el.hasAttribute('onclick') || typeof el.onclick === 'function') return true;
   const tabindex = el.getAttribute('tabindex');
   if (tabindex !== null && Number(tabindex) >= 0) return true;
   // A pointer cursor is inherited: only its first owner counts. On the page itself it means nothing.
-  if (parentClickable || el === document.body || el === document.documentElement) return false;
+  if (pointerAbove || el === document.body || el === document.documentElement) return false;
   return style.cursor === 'pointer';
 }
 
@@ -145,8 +145,12 @@ function shortUrl(href) {
   try {
     const url = new URL(href, location.href);
     if (url.protocol === 'javascript:') return '';
-    const same = url.origin === location.origin;
-    return clip(same ? url.pathname + url.search + url.hash : url.href, 80);
+    if (url.origin !== location.origin) return clip(url.href, 80);
+    // As short as it stays unambiguous on this page: "#part", "other.html", "/path", then full.
+    if (url.pathname === location.pathname && url.search === location.search && url.hash) return clip(url.hash, 80);
+    const folder = location.pathname.slice(0, location.pathname.lastIndexOf('/') + 1);
+    const rest = url.pathname.startsWith(folder) && folder !== '/' ? url.pathname.slice(folder.length) : url.pathname;
+    return clip((rest || './') + url.search + url.hash, 80);
   } catch (e) { return ''; }
 }
 

@@ -73,7 +73,7 @@ function snapshot(opts) {
 
   // Appends lines. `depth` counts emitted ancestors, not DOM ancestors. `hiddenAbove`: the parent
   // is visibility:hidden, so its text is too (a child may still be visible by its own style).
-  function visit(node, depth, clickableAbove, hiddenAbove) {
+  function visit(node, depth, pointerAbove, hiddenAbove) {
     if (node.nodeType === 3) {
       if (!full || hiddenAbove) return;
       const t = squash(node.data);
@@ -88,22 +88,25 @@ function snapshot(opts) {
     };
     if (el.tagName === 'SLOT') {
       const assigned = el.assignedNodes({ flatten: true });
-      for (const n of assigned.length ? assigned : el.childNodes) visit(n, depth, clickableAbove, hiddenAbove);
+      for (const n of assigned.length ? assigned : el.childNodes) visit(n, depth, pointerAbove, hiddenAbove);
       return;
     }
     // One computed style per element: the walk is linear in the page and this is its main cost.
     // Ancestors were checked on the way down, so the element's own display is enough.
     const style = getComputedStyle(el);
     if (style.display === 'none' && el.tagName !== 'OPTION') return;
-    if (style.display === 'contents') { visitChildren(depth, clickableAbove, hiddenAbove); return; }
+    if (style.display === 'contents') { visitChildren(depth, pointerAbove, hiddenAbove); return; }
     if (style.contentVisibility === 'hidden') return;
     const hiddenSelf = style.visibility !== 'visible' && el.tagName !== 'OPTION';
 
     let role = roleOf(el);
     const interactive = INTERACTIVE.has(role) && !hiddenSelf;
-    const clickable = !role && !hiddenSelf && isClickableWithoutRole(el, clickableAbove, style);
+    const clickable = !role && !hiddenSelf && isClickableWithoutRole(el, pointerAbove, style);
     if (clickable) role = 'clickable';
     const actionable = interactive || clickable;
+    // Children inherit a pointer cursor from any ancestor that has one (a label, a link): only
+    // the element where the pointer starts counts as clickable, never its inner spans.
+    const pointerHere = actionable || style.cursor === 'pointer';
 
     if (role === 'iframe') {
       if (hiddenSelf) return;
@@ -117,7 +120,7 @@ function snapshot(opts) {
     // In full mode, a label's text is already the name of its control: don't say it twice.
     if (full && el.tagName === 'LABEL' && el.control && nameOf(el.control, roleOf(el.control))
         && Array.from(el.querySelectorAll(CONTROL_SELECTOR)).every((c) => c === el.control)) {
-      if (el.contains(el.control)) visit(el.control, depth, clickableAbove, hiddenSelf);
+      if (el.contains(el.control)) visit(el.control, depth, pointerAbove, hiddenSelf);
       return;
     }
 
@@ -175,17 +178,17 @@ function snapshot(opts) {
     if (el.tagName === 'DETAILS' && !el.open) {
       // A closed <details> shows only its summary (the rest is not rendered).
       const summary = Array.from(el.children).find((c) => c.tagName === 'SUMMARY');
-      if (summary) visit(summary, childDepth, clickableAbove || actionable, hiddenSelf);
+      if (summary) visit(summary, childDepth, pointerHere, hiddenSelf);
       return;
     }
     if (role === 'group' && el.tagName === 'FIELDSET' && shown) {
       // The legend is the group's name: skip it among the children.
       for (const child of el.childNodes) {
-        if (child.tagName !== 'LEGEND') visit(child, childDepth, clickableAbove || actionable, hiddenSelf);
+        if (child.tagName !== 'LEGEND') visit(child, childDepth, pointerHere, hiddenSelf);
       }
       return;
     }
-    visitChildren(childDepth, clickableAbove || actionable, hiddenSelf);
+    visitChildren(childDepth, pointerHere, hiddenSelf);
   }
 
   visit(root, 0, false, false);
