@@ -94,7 +94,8 @@ def leftover_processes(root_pid: int | None = None) -> list[str]:
     out = []
     for process in descendants(root_pid):
         try:
-            out.append(f"{process.pid} {process.name()}")
+            if process.status() != psutil.STATUS_ZOMBIE:
+                out.append(f"{process.pid} {process.name()}")
         except psutil.Error:
             continue
     return out

@@ -106,8 +106,8 @@ def _actions(r: dict[str, Any]) -> list[str]:
     keys = list(data)
     header = ["step"] + [f"{data[k]['label']} median / p95 ms" for k in keys] + [f"webhand / {label}" for key, label in PEERS if key in data]
     rows = []
-    for step in STEPS:
-        row = [step]
+    for step in (*STEPS, "click_navigates", "click_dom"):
+        row = [step.replace("_navigates", " (navigates)").replace("_dom", " (DOM change)")]
         for key in keys:
             cell = _get(data, key, "latency_ms", step)
             row.append(f"{_num(cell['median'])} / {_num(cell['p95'])}" if cell else "n/a")
@@ -125,14 +125,15 @@ def _first_page(r: dict[str, Any]) -> list[str]:
     fp = r.get("first_page") or {}
     if not fp.get("mcp"):
         return []
-    rows = [[v["label"], *(f"{_num(_get(v, c, 'median'))} / {_num(_get(v, c, 'p95'))}" for c in ("cold_total", "cold_first_call", "after_idle"))]
+    rows = [[v["label"], *(f"{_num(_get(v, c, 'median'))} / {_num(_get(v, c, 'p95'))}" for c in ("initialize", "cold_first_call", "cold_total", "after_idle"))]
             for v in fp["mcp"].values()]
     api = fp.get("api") or {}
     api_rows = [[label, f"{_num(_get(api, c, 'median'))} / {_num(_get(api, c, 'p95'))}", _num(_get(api, c, "n"))]
                 for c, label in (("process_cold", "process isolation, no reserve (browser launch)"),
                                  ("process_warm", "process isolation, warm reserve ready"), ("context", "context isolation"))]
     return ["## Time to the first page in a new session (median / p95 ms)", "",
-            *_table(["server", "cold: spawn → first page", "cold: first navigate call", f"first navigate after {fp.get('idle_seconds')} s idle"], rows),
+            *_table(["server", "spawn → initialized", "first navigate right after", "cold: spawn → first page",
+                     f"first navigate after {fp.get('idle_seconds')} s idle"], rows),
             "webhand's Python API, a new conversation's first browser_navigate:", "",
             *_table(["case", "median / p95 ms", "n"], api_rows)]
 
@@ -195,12 +196,13 @@ def _scale(r: dict[str, Any]) -> list[str]:
     for iso in ("process", "context"):
         for level in _get(sc, iso, "levels") or []:
             lat = level.get("latency_ms") or {}
-            rows.append([iso, str(level["sessions"]), _num(lat.get("median")), _num(lat.get("p95")), str(level["errors"]),
+            tools = ", ".join(f"{k} {_num((v or {}).get('p95'))}" for k, v in (level.get("by_tool_ms") or {}).items())
+            rows.append([iso, str(level["sessions"]), _num(lat.get("median")), _num(lat.get("p95")), tools, str(level["errors"]),
                          _num(level["browser_pss_mb"]), "yes" if level["passed"] else "no"])
     best = ", ".join(f"{iso}: {_num(_get(sc, iso, 'max_sessions_under_1s'))} ({_get(sc, iso, 'stopped')})" for iso in ("process", "context"))
     return ["## Concurrent sessions (webhand Python API)", "",
             f"Each session: {sc.get('actions')}, think time {sc.get('think_seconds')} s, all at once. Largest level with p95 < 1 s — {best}.", "",
-            *_table(["isolation", "sessions", "p50 ms", "p95 ms", "errors", "browser PSS MB", "p95 < 1 s"], rows)]
+            *_table(["isolation", "sessions", "p50 ms", "p95 ms", "p95 by tool, ms", "errors", "browser PSS MB", "p95 < 1 s"], rows)]
 
 
 def write(results: dict[str, Any], out: Path, *, plots: bool = True) -> list[Path]:

@@ -106,21 +106,29 @@ async def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def cleanup_check(bench: Run) -> dict[str, object]:
-    """Every server and browser the bench started must be gone."""
+def cleanup_check(bench: Run, grace: float = 15.0) -> dict[str, object]:
+    """Every server and browser the bench started must be gone (after a short grace for exits in flight)."""
     import psutil
 
-    left = measure.leftover_processes()
-    alive = []
-    for pid, created in bench.seen_pids.items():
-        try:
-            if psutil.Process(pid).create_time() == created:
-                alive.append(pid)
-        except psutil.Error:
-            continue
-    ok = not left and not alive
-    print(f"  cleanup: {'all servers and browsers gone' if ok else f'LEFT RUNNING: {left} {alive}'}", flush=True)
-    return {"ok": ok, "processes_seen": len(bench.seen_pids), "still_running": left, "seen_still_alive": alive}
+    def alive() -> list[str]:
+        out = []
+        for pid, created in bench.seen_pids.items():
+            try:
+                process = psutil.Process(pid)
+                if process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE:
+                    out.append(f"{pid} {process.name()}")
+            except psutil.Error:
+                continue
+        return out
+
+    deadline = time.time() + grace
+    left, still = measure.leftover_processes(), alive()
+    while (left or still) and time.time() < deadline:
+        time.sleep(0.5)
+        left, still = measure.leftover_processes(), alive()
+    ok = not left and not still
+    print(f"  cleanup: {'all servers and browsers gone' if ok else f'LEFT RUNNING: {left} {still}'}", flush=True)
+    return {"ok": ok, "processes_seen": len(bench.seen_pids), "still_running": left, "seen_still_alive": still}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -29,12 +29,14 @@ class _Scenario:
         self.errors: list[str] = []
         self.press_key = True
 
-    def _record(self, step: str, reply: Any, counted: bool) -> None:
+    def _record(self, step: str, reply: Any, counted: bool, detail: str = "") -> None:
         if reply.is_error:
             self.errors.append(f"{step}: {reply.text[:160]}")
             return
         if counted:
             self.samples[step].append(reply.ms)
+            if detail:
+                self.samples[detail].append(reply.ms)
             self.reply_chars[step].append(len(reply.text))
             self.reply_tokens[step].append(measure.tokens(reply.text))
 
@@ -54,7 +56,7 @@ class _Scenario:
         if user and password and submit:
             self._record("type", await server.type(user, "alice"), counted)
             self._record("type", await server.type(password, "secret"), counted)
-            self._record("click", await server.click(submit), counted)
+            self._record("click", await server.click(submit), counted, "click_navigates")
         self._record("navigate", await server.navigate(pages.url("/todo")), counted)
         shot = await server.snapshot()
         self._record("snapshot", shot, counted)
@@ -62,9 +64,9 @@ class _Scenario:
         if field:
             self._record("type", await server.type(field, "Buy bread"), counted)
             if self.press_key:
-                self._record("press_key", await server.press_key("Enter"), counted)
+                self._record("press_key", await server.press_key("Enter"), counted, "press_key_dom")
         if box:
-            self._record("click", await server.click(box), counted)
+            self._record("click", await server.click(box), counted, "click_dom")
 
     def result(self) -> dict[str, Any]:
         return {"label": self.server.spec.label, "version": self.server.spec.version,

@@ -20,7 +20,7 @@ from typing import Any
 import measure
 from suites import Run
 
-IDLE_SECONDS = 4.0
+IDLE_SECONDS = 3.0
 
 
 async def _mcp(bench: Run, reps: int) -> dict[str, Any]:
@@ -34,6 +34,7 @@ async def _mcp(bench: Run, reps: int) -> dict[str, Any]:
             async with bench.servers([spec]) as servers:
                 if not servers:
                     break
+                samples["initialize"].append(measure.ms(measure.now() - started))
                 reply = await servers[0].navigate(url)
                 if reply.is_error:
                     errors.append(reply.text[:160])
@@ -55,11 +56,21 @@ async def _mcp(bench: Run, reps: int) -> dict[str, Any]:
     return out
 
 
-async def _wait_for_reserve(wh: Any, sessions_open: int, timeout: float = 15.0) -> None:
-    """Wait until the manager's browsers include a ready reserve (process isolation)."""
+async def _wait_for_reserve(wh: Any, timeout: float = 15.0) -> None:
+    """Wait until the manager's warm reserve (a browser, or a context) is ready.
+
+    webhand has no public "reserve ready" signal; the bench peeks at the manager's reserve task,
+    and falls back to a fixed pause if that private name changes."""
     deadline = measure.now() + timeout
-    while measure.now() < deadline and len(wh.sessions.browser_pids()) < sessions_open + 1:
-        await asyncio.sleep(0.1)
+    reserve = getattr(wh.sessions, "_reserve", "missing")
+    if reserve == "missing":
+        await asyncio.sleep(3.0)
+        return
+    while measure.now() < deadline:
+        reserve = getattr(wh.sessions, "_reserve", None)
+        if reserve is not None and reserve.done():
+            break
+        await asyncio.sleep(0.05)
     await asyncio.sleep(0.3)  # let the launch's tail (first paint, CDP attach) finish
 
 
@@ -72,10 +83,10 @@ async def _api_case(bench: Run, name: str, reps: int, **settings: Any) -> dict[s
     config = Settings(executable_path=bench.chrome, max_sessions=10, **settings)
     async with Webhand(config) as wh:
         for number in range(reps + 1):
-            if config.isolation == "process" and config.warm_reserve:
-                await _wait_for_reserve(wh, 0)
+            if config.warm_reserve:
+                await _wait_for_reserve(wh)
             else:
-                await asyncio.sleep(1.0 if config.isolation == "context" else 0.3)
+                await asyncio.sleep(0.3)
             context = wh.context(f"first-{name}-{number}")
             started = measure.now()
             reply = await context.call("browser_navigate", {"url": url})

@@ -40,6 +40,6 @@ async def _case(bench: Run, isolation: str, sessions: int) -> dict[str, Any]:
 
 
 async def run(bench: Run) -> dict[str, Any]:
-    sessions = 4 if bench.quick else 8
+    sessions = 3 if bench.quick else 8
     return {"sessions": sessions, "page": "/article",
             "process": await _case(bench, "process", sessions), "context": await _case(bench, "context", sessions)}

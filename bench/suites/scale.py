@@ -46,7 +46,8 @@ class _Agent:
         missing = [k for k, v in self.refs.items() if v is None]
         return f"no ref for {missing} in: {shot[:200]}" if missing else None
 
-    async def act(self, rounds: int, think: float, latencies: list[float], errors: list[str]) -> None:
+    async def act(self, rounds: int, think: float, latencies: list[float], errors: list[str],
+                  by_tool: dict[str, list[float]]) -> None:
         await asyncio.sleep(self.rng.uniform(0, think))
         steps = [("browser_type", {"ref": self.refs["field"], "text": "task"}), ("browser_click", {"ref": self.refs["add"]}),
                  ("browser_click", {"ref": self.refs["box"]}), ("browser_snapshot", {})]
@@ -55,6 +56,8 @@ class _Agent:
                 started = measure.now()
                 reply = await self.context.call(tool, args)
                 latencies.append(measure.ms(measure.now() - started))
+                by_tool.setdefault(tool.removeprefix("browser_") + ("_add" if args.get("ref") == self.refs["add"] else ""),
+                                   []).append(latencies[-1])
                 if reply.is_error:
                     errors.append(f"{tool}: {reply.text[:160]}")
                 await asyncio.sleep(self.rng.uniform(0.5, 1.5) * think)
@@ -91,13 +94,15 @@ async def _ladder(bench: Run, isolation: str, levels: list[int], rounds: int, bu
             open_seconds = round(measure.now() - opening, 1)
             latencies: list[float] = []
             errors: list[str] = problems[:]
-            await asyncio.gather(*(a.act(rounds, 1.0, latencies, errors) for a in agents if all(a.refs.values())))
+            by_tool: dict[str, list[float]] = {}
+            await asyncio.gather(*(a.act(rounds, 1.0, latencies, errors, by_tool) for a in agents if all(a.refs.values())))
             pss, processes = measure.browser_pss_mb()
             bench.remember_processes()
             stats = measure.summary(latencies) or {}
             passed = bool(latencies) and stats["p95"] < LIMIT_MS and not errors
             results.append({"sessions": level, "latency_ms": stats, "errors": len(errors), "first_errors": errors[:3],
-                            "open_seconds": open_seconds, "browser_pss_mb": pss, "browser_processes": processes,
+                            "open_seconds": open_seconds, "browser_pss_mb": pss,
+                            "by_tool_ms": {k: measure.summary(v) for k, v in by_tool.items()}, "browser_processes": processes,
                             "passed": passed})
             print(f"  scale {isolation} {level} sessions: p50 {stats.get('median')} p95 {stats.get('p95')} ms, "
                   f"{len(errors)} errors, {pss:.0f} MB, opened in {open_seconds} s", flush=True)
@@ -113,7 +118,7 @@ async def _ladder(bench: Run, isolation: str, levels: list[int], rounds: int, bu
 
 async def run(bench: Run) -> dict[str, Any]:
     if bench.quick:
-        plan = {"context": ([1, 10, 25], 2, 40.0), "process": ([1, 5], 2, 30.0)}
+        plan = {"context": ([1, 10], 2, 40.0), "process": ([1, 3], 2, 40.0)}
     else:
         plan = {"context": ([1, 10, 25, 50, 75, 100], 3, 300.0), "process": ([1, 5, 10, 20, 30, 40], 3, 300.0)}
     out: dict[str, Any] = {"limit_ms": LIMIT_MS, "think_seconds": "0.5-1.5", "actions": "type, click, click, snapshot"}

@@ -39,6 +39,8 @@ def variants(bench: Run) -> tuple[list[Spec], list[str]]:
                                     extra=["--tool-style", "single", "--caps", "all"]))
     else:
         missing.append("webhand single-tool style: no --tool-style flag on `webhand mcp` yet")
+    for spec in out:
+        spec.env["WEBHAND_WARM_RESERVE"] = "false"  # listing tools needs no browser
     out += [s for s in bench.specs if s.kind != "webhand" and s.key != "playwright-settle0"]
     return out, missing
 
