@@ -53,6 +53,11 @@ def _add_fields(parser: argparse.ArgumentParser, tool: Tool) -> None:
     for name, field in properties.items():
         help_text = _escape(field.get("description", ""))
         kind = field.get("type")
+        if kind == "array" and field.get("items", {}).get("type") not in _TYPES:
+            kind = None  # a list of objects is given as one JSON argument
+        if name in required and kind is None:
+            parser.add_argument(name, type=_json_value, help=help_text + " (JSON)")
+            continue
         if name in required:
             parser.add_argument(name, type=_TYPES.get(kind, str) if kind != "array" else str,
                                 nargs="+" if kind == "array" else None, choices=field.get("enum"), help=help_text,
