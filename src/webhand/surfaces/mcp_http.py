@@ -171,6 +171,9 @@ async def serve_http(webhand: Webhand, options: HttpOptions) -> None:
 
     def ready() -> None:
         print(f"webhand MCP listening on {url}", file=sys.stderr, flush=True)
+        if not is_loopback(options.host) and not options.allowed_hosts:
+            print("webhand: requests must name an allowed Host (DNS-rebinding protection); clients reaching this "
+                  "server by another name or address need --allow-host NAME:PORT (or NAME:*).", file=sys.stderr, flush=True)
 
     app = build_app(webhand, options, ready)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5,
