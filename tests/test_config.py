@@ -95,3 +95,30 @@ def test_the_cli_refuses_to_start_on_a_bad_config(tmp_path, capsys):
     assert main(["mcp", "--config", str(path), "--port", "0"]) == 1
     error = capsys.readouterr().err
     assert "max_sessions=-1" in error and str(path) in error
+
+
+def test_every_documented_browser_key_maps_onto_a_setting(tmp_path):
+    path = tmp_path / "webhand.toml"
+    path.write_text("""
+[defaults.browser]
+enabled = true
+headless = true
+evaluate_enabled = false
+executable_path = "/usr/bin/chromium"
+screenshot_dir = "shots"
+download_dir = "dl"
+viewport = { width = 1024, height = 768 }
+isolation = "context"
+idle_timeout = 600
+max_sessions = 3
+timeouts = { default = 20, action = 4, launch = 40 }
+allowed_origins = ["127.0.0.1:8000"]
+blocked_origins = ["evil.example"]
+roots = ["files"]
+secrets_file = "secrets.env"
+""")
+    settings = load_settings(config=path, env={})
+    assert settings.download_dir == tmp_path / "dl" and settings.roots == [tmp_path / "files"]
+    assert settings.secrets_file == tmp_path / "secrets.env" and settings.blocked_origins == ["evil.example"]
+    assert (settings.timeout, settings.action_timeout, settings.launch_timeout) == (20, 4, 40)
+    assert settings.idle_timeout == 600 and settings.isolation == "context" and settings.viewport.width == 1024
