@@ -88,3 +88,13 @@ def test_blocked_rules_win_over_allowed_ones():
     assert policy.check("https://www.example.com/") is None
     assert "blocked_origins rule 'ads.example.com'" in policy.check("https://ads.example.com/x")
     assert policy.check("data:text/html,hi") is None
+
+
+async def test_a_new_tab_cannot_load_a_blocked_origin(guarded_tools, site, other_site):
+    ok = await guarded_tools.call("browser_navigate", {"url": site.url(f"actions/blocked.html?other={origin(other_site)}")})
+    assert not ok.is_error, ok.text
+    reply = await guarded_tools.call("browser_click", {"selector": "#popup"})
+    assert not reply.is_error, reply.text
+    tabs = (await guarded_tools.call("browser_get_url", {})).data["tabs"]
+    assert len(tabs) == 2
+    assert tabs[1]["title"] != "Target"  # the other site's page never loaded
