@@ -49,6 +49,13 @@ async def test_click_that_navigates_reports_the_new_url_and_title(tools, site):
     assert "Title: Target" in reply
 
 
+async def test_click_waits_for_a_slow_navigation_it_started_from_a_timer(tools, site):
+    await open_page(tools, site, "nav.html")
+    reply = ok(await tools.call("browser_click", {"selector": "#later"}))
+    assert f"Navigated to {site.url('slow?ms=800')}" in reply
+    assert "Title: Slow" in reply
+
+
 async def test_double_click(tools, site):
     await open_page(tools, site, "clicks.html")
     reply = ok(await tools.call("browser_click", {"selector": "#double", "double_click": True}))
