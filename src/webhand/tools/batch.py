@@ -53,6 +53,7 @@ class Step(ToolArgs):
 class InteractArgs(PageArgs):
     steps: list[Step] = Field(min_length=1, max_length=100,
                               description="Actions to run in order, each like the matching browser_<action> tool.")
+    timeout: float | None = Field(None, gt=0, le=600, description="Seconds the whole list may take (default 15).")
 
 
 def _parse_step(number: int, step: Step) -> tuple[str, ToolArgs, Perform]:
