@@ -7,8 +7,10 @@
 Sizes: for each page (webhand's test pages, plus real Python documentation pages when Debian's
 python3-doc is installed), the characters (and cl100k tokens) of webhand's interactive and full
 snapshot and of ``page.aria_snapshot(mode="ai")`` — what Playwright MCP returns — on the same
-page in the same browser. "missing" counts controls Playwright gives a ref to (by role and name)
-that webhand's interactive snapshot does not list with a ref: it must stay 0.
+page in the same browser. "controls_playwright" counts Playwright's refs on interactive roles,
+"refs_webhand" webhand's refs (which also cover elements clickable without a role); "missing"
+counts named controls Playwright gives a ref to (by role and name) that webhand's interactive
+snapshot does not list with a ref: it must stay 0.
 
 Scaling: time of one interactive snapshot (max_refs 200, the default) and of one full snapshot
 without a ref limit on generated pages of 1,000 / 10,000 / 50,000 elements; the fastest of 5 runs
@@ -96,7 +98,7 @@ def _tokens(text: str) -> int | None:
 def _missing(playwright_ai: str, ours: str) -> list[str]:
     """Controls Playwright gives a ref to that webhand's snapshot lists with no ref (by role and name)."""
     missing = []
-    for role, name in re.findall(r'- (\w+) "((?:[^"\\]|\\.)*)"[^\n]*\[ref=', playwright_ai):
+    for role, name in re.findall(r'- \'?(\w+) "((?:[^"\\]|\\.)*)"[^\n]*\[ref=', playwright_ai):
         # Unnamed ones cannot be matched by name (Playwright leaves e.g. links around <code> unnamed).
         if role in _INTERACTIVE and not re.search(re.escape(f"{role} {json.dumps(name, ensure_ascii=False)} [") + r"(f\d+)?e\d+\]", ours):
             missing.append(f'{role} "{name}"')
@@ -141,6 +143,8 @@ async def measure_sizes(pages: dict[str, str] | None = None) -> list[dict[str, A
                 "ratio_interactive": round(len(interactive) / len(playwright_ai), 2),
                 "ratio_full": round(len(full) / len(playwright_ai), 2),
                 "tokens_interactive": _tokens(interactive), "tokens_playwright_ai": _tokens(playwright_ai),
+                "controls_playwright": sum(1 for role in re.findall(r"- '?(\w+)[^\n]*\[ref=", playwright_ai) if role in _INTERACTIVE),
+                "refs_webhand": len(re.findall(r"\[(?:f\d+)?e\d+\]", interactive)),
                 "missing": _missing(playwright_ai, interactive),
             })
     return rows
@@ -217,7 +221,7 @@ def main() -> None:
         return
     print("Snapshot size in characters (ratio = webhand / Playwright AI snapshot)\n")
     print(_table(numbers["sizes"], ["page", "interactive", "full", "playwright_ai", "ratio_interactive", "ratio_full",
-                                    "tokens_interactive", "tokens_playwright_ai", "missing"]))
+                                    "tokens_interactive", "tokens_playwright_ai", "controls_playwright", "refs_webhand", "missing"]))
     print("\nSnapshot time in ms on generated pages (fastest of 5, then median; interactive: max_refs 200; full: no ref limit)\n")
     print(_table(numbers["scaling"], ["elements", "interactive_ms", "full_ms", "full_ms_per_1000", "interactive_median_ms",
                                       "full_median_ms", "interactive_cpu_ms", "full_cpu_ms", "interactive_chars", "full_chars"]))

@@ -125,7 +125,9 @@ async def report_snapshot_changes(session: Session, response: Response) -> None:
             return
     if form == "full":
         heading = "Snapshot of the page now:"
-    elif last is not None and last.tab == tab.index and _same_document(last, new):
+    elif last is not None and last.tab != tab.index:
+        heading = f"Tab {tab.index} (not the one of your last snapshot); its snapshot:"
+    elif last is not None and _same_document(last, new):
         heading = "The page changed a lot; its snapshot now:"
     else:
         heading = "A new page (old refs no longer work); its snapshot:"
