@@ -33,6 +33,16 @@ def _daemon_args(args: argparse.Namespace) -> list[str]:
     return extra
 
 
+def config_origin(args: argparse.Namespace) -> str:
+    """Where settings come from (config file and agent), so the CLI can tell a daemon started
+    with other settings."""
+    from webhand.config import find_config_file
+
+    path = find_config_file(getattr(args, "config", None))
+    agent = getattr(args, "agent", None) or os.environ.get("WEBHAND_AGENT")
+    return (str(path.resolve()) if path else "") + (f" [agent {agent}]" if agent else "")
+
+
 def _cmd_mcp(args: argparse.Namespace) -> int:
     from webhand.host import Webhand
 
@@ -85,7 +95,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
     from webhand.surfaces.daemon import run_daemon
 
     if args.action == "run":
-        return run_daemon(_settings(args), announce=not args.foreground)
+        return run_daemon(_settings(args), announce=not args.foreground, origin=config_origin(args))
     if args.action == "start":
         settings = _settings(args)
         reply = daemon_client.request({"op": "status"}, timeout=settings.timeout, start=_daemon_args(args),
@@ -169,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.run is None:  # a tool command
             settings = _settings(args)
-            return run_tool_command(args, _daemon_args(args), settings.launch_timeout, settings.timeout)
+            return run_tool_command(args, _daemon_args(args), settings.launch_timeout, settings.timeout,
+                                    config_origin(args))
         return int(args.run(args) or 0)
     except WebhandError as error:
         print(f"webhand: {error}", file=sys.stderr)

@@ -94,14 +94,17 @@ def tool_arguments(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
 
 
-def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_timeout: float, timeout: float) -> int:
+def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_timeout: float, timeout: float,
+                     origin: str = "") -> int:
     """Send the call to the daemon (starting it if needed), print the reply, return the exit status."""
     from webhand.surfaces.daemon_client import request
 
     arguments = tool_arguments(args)
     wait = float(arguments.get("timeout") or timeout) + 30.0  # the daemon enforces the real timeout
-    reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments},
-                    timeout=wait, start=start_args, launch_timeout=launch_timeout)
+    reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
+                     "origin": origin}, timeout=wait, start=start_args, launch_timeout=launch_timeout)
+    if reply.get("warning"):
+        print(f"webhand: warning: {reply['warning']}", file=sys.stderr)
     if not reply.get("ok"):
         print(f"webhand: {reply.get('error')}", file=sys.stderr)
         return 1

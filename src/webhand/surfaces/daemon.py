@@ -53,8 +53,9 @@ def conversation_of(session: str | None) -> str:
 
 
 class Daemon:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, origin: str = "") -> None:
         self.settings = settings
+        self.origin = origin  # which config file and agent the settings came from
         # The CLI names the tool it wants, so every capability group is served; config still
         # switches tools off (e.g. evaluate_enabled = false).
         self.webhand = Webhand(settings, capabilities=["all"])
@@ -133,7 +134,11 @@ class Daemon:
         if op == "call":
             context = self.webhand.context(conversation_of(request.get("session")))
             result = await context.call(str(request.get("tool")), request.get("arguments") or {})
-            return {"ok": True, "result": result_to_wire(result)}
+            reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
+            if request.get("origin", self.origin) != self.origin:
+                reply["warning"] = (f"the running daemon uses {self.origin or 'no config file'}, not "
+                                    f"{request.get('origin') or 'no config file'}; `webhand daemon stop` to switch.")
+            return reply
         if op == "status":
             return {"ok": True, "status": self.status()}
         if op == "stop":
@@ -145,7 +150,7 @@ class Daemon:
         sessions = self.webhand.sessions.list()
         return {"pid": os.getpid(), "version": __version__, "socket": str(socket_path()),
                 "uptime_seconds": round(time.time() - self.started), "idle_timeout": self.settings.idle_timeout,
-                "requests": self.requests,
+                "requests": self.requests, "config": self.origin,
                 "sessions": [{"session": s.conversation.removeprefix("cli:"), "url": s.url, "tabs": s.tabs,
                               "idle_seconds": s.idle_seconds} for s in sessions],
                 "browser_pids": self.webhand.sessions.browser_pids()}
@@ -182,7 +187,7 @@ def _announce(ready: Any, message: str) -> None:
     ready.close()
 
 
-def run_daemon(settings: Settings, *, announce: bool = True) -> int:
+def run_daemon(settings: Settings, *, announce: bool = True, origin: str = "") -> int:
     """Run in the foreground (``webhand daemon run``); the CLI starts it detached."""
     ready = None
     if announce:
@@ -190,4 +195,4 @@ def run_daemon(settings: Settings, *, announce: bool = True) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # nothing else may write to the CLI's pipe
         os.close(devnull)
-    return asyncio.run(Daemon(settings).run(ready))
+    return asyncio.run(Daemon(settings, origin).run(ready))
