@@ -16,7 +16,7 @@ def ok(reply) -> str:
     return reply.text
 
 
-async def open_waiting_page(tools, site, ms: int = 600) -> None:
+async def open_waiting_page(tools, site, ms: int = 1200) -> None:
     ok(await tools.call("browser_navigate", {"url": site.url(f"actions/wait.html?ms={ms}")}))
 
 
