@@ -88,10 +88,25 @@ def _escape(text: str) -> str:
     return text.replace("%", "%%")
 
 
+def _is_path_field(name: str) -> bool:
+    return name in ("path", "paths") or name.endswith(("_path", "_paths", "_file", "_dir"))
+
+
+def _absolute(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_absolute(v) for v in value]
+    if isinstance(value, str) and value and not os.path.isabs(value):  # absolute ones (a cookie's "/") stay
+        return os.path.abspath(os.path.expanduser(value))
+    return value
+
+
 def tool_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The call's arguments; file paths are made absolute here, because the daemon runs in the
+    directory it was first started from, not in this command's."""
     tool = CATALOG[args.tool]
     fields = set(tool.input_schema().get("properties", {})) - _HIDDEN_FIELDS
-    return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+    given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+    return {name: _absolute(value) if _is_path_field(name) else value for name, value in given.items()}
 
 
 def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_timeout: float, timeout: float,
