@@ -130,6 +130,7 @@ class McpServer:
 
     async def _own(self) -> None:
         env = {"WEBHAND_OUTPUT_DIR": str(Path(self._workdir) / "out"), **self.spec.env}
+        env.update({k: v for k, v in os.environ.items() if k == "WEBHAND_BENCH_RUN_ID"})  # the leak check finds it
         params = StdioServerParameters(command=self.spec.command, args=self.spec.args, env=env, cwd=self._workdir)
         try:
             async with stdio_client(params, errlog=self._errlog) as (read, write):

@@ -94,8 +94,8 @@ def markdown(r: dict[str, Any]) -> str:
     notes = r.get("notes") or []
     cleanup = r.get("cleanup") or {}
     out += ["## Notes", ""] + [f"- {n}" for n in notes] + [
-        f"- Cleanup: {'every server and browser the bench started is gone' if cleanup.get('ok') else 'LEFT RUNNING: ' + str(cleanup)}"
-        f" ({cleanup.get('processes_seen', 0)} processes seen during the run).", ""]
+        f"- Cleanup: {'every server and browser the bench started is gone' if cleanup.get('ok') else 'still running after the grace period, then ended by pid: ' + ', '.join(cleanup.get('left_then_ended') or [])}"
+        f" (checked by a mark every process of the run inherits; {cleanup.get('processes_seen', 0)} processes seen below the bench).", ""]
     return "\n".join(out)
 
 
@@ -118,7 +118,17 @@ def _actions(r: dict[str, Any]) -> list[str]:
              "Client-side time of each reply, including the tool's own wait for the action's effects "
              "(login form: type, type, click that navigates; todo app: type, press Enter, click a checkbox).", "",
              *_table(header, rows), "Reply size per step (median tokens the model reads back):", "",
-             *_table(["step"] + [data[k]["label"] for k in keys], tokens)])
+             *_table(["step"] + [data[k]["label"] for k in keys], tokens), *_in_process(r)])
+
+
+def _in_process(r: dict[str, Any]) -> list[str]:
+    found = _get(r, "actions", "in_process") or {}
+    if not found:
+        return []
+    rows = [[action, f"{_num(v.get('median_ms'))} / {_num(v.get('p95_ms'))}", _num(_median(r, "webhand", action))]
+            for action, v in found.items()]
+    return ["webhand with no MCP in between (Python API, context isolation, `bench/action_latency.py`'s page, where every "
+            "action changes the DOM):", "", *_table(["action", "median / p95 ms", "over MCP in the scenario above (median)"], rows)]
 
 
 def _first_page(r: dict[str, Any]) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import os
 import platform
@@ -22,6 +23,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -32,6 +35,10 @@ from peers import specs  # noqa: E402
 from suites import Run  # noqa: E402
 
 SUITES = ("tools_list", "first_page", "actions", "snapshots", "memory", "scale")
+#: Share of the run's time budget per suite; time a suite leaves unused goes to the ones after it.
+SHARES = {"tools_list": 0.06, "first_page": 0.18, "actions": 0.2, "snapshots": 0.24, "memory": 0.07, "scale": 0.25}
+#: Every process the bench starts inherits this variable, so the end of the run can find any left behind.
+RUN_MARK = "WEBHAND_BENCH_RUN_ID"
 
 
 def find_chrome(given: str | None) -> str:
@@ -46,8 +53,6 @@ def find_chrome(given: str | None) -> str:
 
 
 def machine(chrome: str) -> dict[str, object]:
-    import psutil
-
     import webhand
 
     def version(command: list[str]) -> str:
@@ -76,7 +81,9 @@ async def main(args: argparse.Namespace) -> int:
         print(f"unknown suites: {', '.join(sorted(unknown))}; known: {', '.join(SUITES)}", file=sys.stderr)
         return 2
     started = time.time()
-    results: dict[str, object] = {"mode": "quick" if args.quick else "full",
+    budget = args.budget or (170.0 if args.quick else 960.0)
+    os.environ[RUN_MARK] = f"{os.getpid()}-{int(started)}"
+    results: dict[str, object] = {"mode": "quick" if args.quick else "full", "budget_seconds": budget,
                                   "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                                   "machine": machine(chrome)}
     with PageServer() as pages:
@@ -85,8 +92,10 @@ async def main(args: argparse.Namespace) -> int:
             [Path(s.command).name, *s.args]), "note": s.note} for s in bench.specs}
         if pages.pydocs is None:
             bench.note("python3-doc is not installed: the real-document pages (Python's HTML docs) are skipped")
-        for name in chosen:
-            print(f"[{time.time() - started:6.1f}s] suite {name}", flush=True)
+        for index, name in enumerate(chosen):
+            remaining_share = sum(SHARES[n] for n in chosen[index:])
+            bench.suite_deadline = time.time() + SHARES[name] / remaining_share * max(0.0, started + budget - time.time())
+            print(f"[{time.time() - started:6.1f}s] suite {name} (until +{bench.suite_deadline - started:.0f}s)", flush=True)
             suite_started = time.time()
             try:
                 module = importlib.import_module(f"suites.{name}")
@@ -106,29 +115,52 @@ async def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _marked() -> list[psutil.Process]:
+    """Processes anywhere on the machine (crash handlers re-parent to init) carrying this run's mark."""
+    mark = f"{RUN_MARK}={os.environ.get(RUN_MARK)}".encode()
+    found = []
+    for process in psutil.process_iter():
+        if process.pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{process.pid}/environ", "rb") as handle:
+                if mark in handle.read().split(b"\0"):
+                    if process.status() != psutil.STATUS_ZOMBIE:
+                        found.append(process)
+        except (OSError, psutil.Error):
+            continue
+    return found
+
+
+def _describe(process: psutil.Process) -> str:
+    try:
+        return f"{process.pid} {process.name()}"
+    except psutil.Error:
+        return str(process.pid)
+
+
 def cleanup_check(bench: Run, grace: float = 15.0) -> dict[str, object]:
-    """Every server and browser the bench started must be gone (after a short grace for exits in flight)."""
-    import psutil
+    """Every server and browser the bench started must be gone (after a short grace for exits in flight).
 
-    def alive() -> list[str]:
-        out = []
-        for pid, created in bench.seen_pids.items():
-            try:
-                process = psutil.Process(pid)
-                if process.create_time() == created and process.status() != psutil.STATUS_ZOMBIE:
-                    out.append(f"{pid} {process.name()}")
-            except psutil.Error:
-                continue
-        return out
-
+    Found by the mark every process of the run inherits, so a browser helper that re-parented
+    itself (Chromium's crash handler does) is found too. What is still there after the grace is
+    reported, then ended by its pid."""
     deadline = time.time() + grace
-    left, still = measure.leftover_processes(), alive()
-    while (left or still) and time.time() < deadline:
+    left = _marked()
+    while left and time.time() < deadline:
         time.sleep(0.5)
-        left, still = measure.leftover_processes(), alive()
-    ok = not left and not still
-    print(f"  cleanup: {'all servers and browsers gone' if ok else f'LEFT RUNNING: {left} {still}'}", flush=True)
-    return {"ok": ok, "processes_seen": len(bench.seen_pids), "still_running": left, "seen_still_alive": still}
+        left = _marked()
+    names = [_describe(p) for p in left]
+    for process in left:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    gone, alive = psutil.wait_procs(left, timeout=5)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    ok = not names
+    print(f"  cleanup: {'all servers and browsers gone' if ok else f'left after {grace:g} s, then ended by pid: {names}'}", flush=True)
+    return {"ok": ok, "processes_seen": len(bench.seen_pids), "left_then_ended": names}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -137,6 +169,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--suites", help=f"comma-separated subset of: {', '.join(SUITES)}")
     parser.add_argument("--chrome", help="Chromium binary every server launches (default: Debian's)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"), help="results folder")
+    parser.add_argument("--budget", type=float, help="seconds the suites share (default: 170 quick, 960 full)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     return parser.parse_args(argv)
 

@@ -5,6 +5,7 @@ and goes on."""
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,14 @@ class Run:
     specs: list[Spec]
     notes: list[str] = field(default_factory=list)
     seen_pids: dict[int, float] = field(default_factory=dict)  # every browser pid seen, with its start time
+    suite_deadline: float = float("inf")  # time.time() by which the running suite should wrap up
+
+    def over(self) -> bool:
+        """True once the running suite has spent its share of the run's time budget."""
+        return time.time() > self.suite_deadline
+
+    def left(self) -> float:
+        return max(0.0, self.suite_deadline - time.time())
 
     def note(self, text: str) -> None:
         print(f"  note: {text}", flush=True)

@@ -27,6 +27,7 @@ class _Scenario:
         self.reply_chars: dict[str, list[int]] = defaultdict(list)
         self.reply_tokens: dict[str, list[int]] = defaultdict(list)
         self.errors: list[str] = []
+        self.examples: dict[str, str] = {}  # one reply per step, so a reader can see what each server says
         self.press_key = True
 
     def _record(self, step: str, reply: Any, counted: bool, detail: str = "") -> None:
@@ -34,6 +35,7 @@ class _Scenario:
             self.errors.append(f"{step}: {reply.text[:160]}")
             return
         if counted:
+            self.examples.setdefault(detail or step, reply.text[:600])
             self.samples[step].append(reply.ms)
             if detail:
                 self.samples[detail].append(reply.ms)
@@ -72,8 +74,28 @@ class _Scenario:
         return {"label": self.server.spec.label, "version": self.server.spec.version,
                 "latency_ms": step_stats(self.samples),
                 "reply_chars": step_stats(self.reply_chars), "reply_tokens": step_stats(self.reply_tokens),
-                "errors": self.errors[:10], "error_count": len(self.errors),
+                "errors": self.errors[:10], "error_count": len(self.errors), "example_replies": self.examples,
                 "press_key": "measured" if self.press_key else "n/a (no browser_press_key tool)"}
+
+
+async def _in_process(bench: Run) -> dict[str, Any] | None:
+    """webhand's own action latency with no MCP in between (bench/action_latency.py, when it is there)."""
+    try:
+        import tempfile
+
+        import action_latency
+        from webhand import Settings
+    except Exception:  # noqa: BLE001 - that script belongs to another part of the bench
+        return None
+    settings = Settings.from_sources({"executable_path": bench.chrome, "isolation": "context", "warm_reserve": False,
+                                      "output_dir": tempfile.mkdtemp(prefix="webhand-bench-")}, env={})
+    try:
+        found = await action_latency.measure(repeats=8 if bench.quick else 25, warmup=3, settings=settings)
+    except Exception as error:  # noqa: BLE001
+        bench.note(f"bench/action_latency.py failed: {type(error).__name__}: {error}")
+        return None
+    bench.remember_processes()
+    return found
 
 
 async def run(bench: Run) -> dict[str, Any]:
@@ -86,6 +108,10 @@ async def run(bench: Run) -> dict[str, Any]:
                 scenario.press_key = False
                 bench.note("webhand has no browser_press_key yet: its press_key figure is n/a")
         for number in range(rounds + 1):
+            if number > 3 and bench.over():
+                bench.note(f"actions: stopped after {number - 1} rounds (time budget)")
+                out["rounds"] = number - 1
+                break
             shift = number % max(1, len(scenarios))
             for scenario in scenarios[shift:] + scenarios[:shift]:
                 try:
@@ -104,4 +130,5 @@ async def run(bench: Run) -> dict[str, Any]:
             if scenario.errors:
                 bench.note(f"{scenario.server.spec.label}: {len(scenario.errors)} errors in the action scenario, "
                            f"first: {scenario.errors[0]}")
+    out["in_process"] = await _in_process(bench)
     return out

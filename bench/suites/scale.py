@@ -123,5 +123,6 @@ async def run(bench: Run) -> dict[str, Any]:
         plan = {"context": ([1, 10, 25, 50, 75, 100], 3, 300.0), "process": ([1, 5, 10, 20, 30, 40], 3, 300.0)}
     out: dict[str, Any] = {"limit_ms": LIMIT_MS, "think_seconds": "0.5-1.5", "actions": "type, click, click, snapshot"}
     for isolation, (levels, rounds, budget) in plan.items():
-        out[isolation] = await _ladder(bench, isolation, levels, rounds, budget)
+        share = 0.6 if isolation == "context" else 1.0  # context first: its 50-session target matters most
+        out[isolation] = await _ladder(bench, isolation, levels, rounds, min(budget, share * bench.left()))
     return out
