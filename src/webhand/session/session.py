@@ -107,8 +107,10 @@ class Session:
         future = asyncio.ensure_future(saving)
         self._saving.add(future)
 
-        def finished(_: object) -> None:
-            self._saving.discard(future)
+        def finished(done: asyncio.Future[None]) -> None:
+            self._saving.discard(done)
+            if download.path is None and download.error is None:  # the driver did not say why
+                download.error = "it was interrupted" if done.cancelled() else str(done.exception() or "unknown error")
             if download.path is not None:
                 self.note(f"Downloaded {download.name} ({download.size:,} bytes) to {download.path}")
             else:
@@ -179,12 +181,18 @@ class Session:
         task = asyncio.ensure_future(work())
         try:
             await asyncio.wait({task, self._interrupt}, return_when=asyncio.FIRST_COMPLETED)
-            if task.done():
-                task.result()
+        except asyncio.CancelledError:  # the call ran out of time: stop the work, skip the report
+            await _stop(task)
+            raise
         finally:
             self._interrupt = None
-            if not task.done():
-                await _stop(task)  # a dialog interrupted it (or the call timed out)
+        interrupted = not task.done()
+        if interrupted:
+            await _stop(task)  # a dialog opened: the work cannot finish until it is answered
+        try:
+            if not interrupted:
+                task.result()  # the tool's own error, reported after what the page did meanwhile
+        finally:
             await self._settle()
             await self._tell_new_tabs(tabs_before, response)
             self._tell_events_since(seen, response)
