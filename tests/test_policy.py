@@ -98,3 +98,5 @@ async def test_a_new_tab_cannot_load_a_blocked_origin(guarded_tools, site, other
     tabs = (await guarded_tools.call("browser_get_url", {})).data["tabs"]
     assert len(tabs) == 2
     assert tabs[1]["title"] != "Target"  # the other site's page never loaded
+    assert (f"Request failed: GET {other_site.url('actions/target.html')} — "
+            f"refused by the blocked_origins rule '{origin(other_site)}'") in reply.text

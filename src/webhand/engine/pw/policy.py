@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
+import weakref
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -50,12 +52,37 @@ class _Rule:
         return host == self.host or (self.wildcard and host.endswith("." + self.host))
 
 
+class RefusalLog:
+    """The requests one browser context was refused, so an action can name those it caused, even
+    in a tab it opened (whose first request is refused before webhand sees the tab)."""
+
+    def __init__(self) -> None:
+        self.entries: deque[tuple[str, str, str]] = deque(maxlen=100)  # method, url, reason
+        self.count = 0
+
+    def add(self, method: str, url: str, reason: str) -> None:
+        self.entries.append((method, url, reason))
+        self.count += 1
+
+    def since(self, count: int) -> list[tuple[str, str, str]]:
+        new = min(self.count - count, len(self.entries))
+        return list(self.entries)[-new:] if new > 0 else []
+
+
 class OriginPolicy:
     def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool) -> None:
         self.allowed = [_Rule(r) for r in allowed if r.strip()]
         self.blocked = [_Rule(r) for r in blocked if r.strip()]
         self.allow_file_urls = allow_file_urls
         self._refused_redirects: OrderedDict[str, str] = OrderedDict()
+        self._logs: weakref.WeakKeyDictionary[Any, RefusalLog] = weakref.WeakKeyDictionary()
+
+    def log_for(self, context: Any) -> RefusalLog:
+        """The refusal log of one browser context (sessions never see each other's)."""
+        log = self._logs.get(context)
+        if log is None:
+            log = self._logs[context] = RefusalLog()
+        return log
 
     @property
     def active(self) -> bool:
@@ -84,26 +111,34 @@ class OriginPolicy:
         return self._refused_redirects.get(url) or self.check(url)
 
     # enforcement -------------------------------------------------------------------------------
-    async def route(self, route: Route) -> None:
-        """Context-level route: refuse before the request is sent."""
-        try:
-            if self.check(route.request.url):
-                await route.abort("blockedbyclient")
-            else:
-                await route.fallback()
-        except PWError:
-            pass  # the page or request went away meanwhile
+    def router(self, context: Any) -> Callable[[Route], Awaitable[None]]:
+        """The context-level route of ``context``: refuse before the request is sent, and log it."""
+        log = self.log_for(context)
+
+        async def route(route: Route) -> None:
+            try:
+                reason = self.check(route.request.url)
+                if reason:
+                    log.add(route.request.method, route.request.url, reason)
+                    await route.abort("blockedbyclient")
+                else:
+                    await route.fallback()
+            except PWError:
+                pass  # the page or request went away meanwhile
+
+        return route
 
     async def guard_redirects(self, page: PWPage) -> None:
         """Refuse redirects to refused origins on this page (see the module docstring)."""
         try:
             session = await page.context.new_cdp_session(page)
-            session.on("Fetch.requestPaused", lambda event: asyncio.ensure_future(self._paused(session, event)))
+            page_context = page.context
+            session.on("Fetch.requestPaused", lambda event: asyncio.ensure_future(self._paused(session, page_context, event)))
             await session.send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Response"}]})
         except PWError as error:
             log.debug("redirect guard not installed: %s", error)
 
-    async def _paused(self, session: Any, event: dict[str, Any]) -> None:
+    async def _paused(self, session: Any, page_context: Any, event: dict[str, Any]) -> None:
         request_id, status = event["requestId"], event.get("responseStatusCode") or 0
         try:
             if 300 <= status < 400:
@@ -113,6 +148,8 @@ class OriginPolicy:
                 if reason:
                     self._remember(event["request"]["url"], f"its redirect to {target} was {reason}")
                     self._remember(target, reason)
+                    self.log_for(page_context).add(event["request"]["method"], event["request"]["url"],
+                                                   f"its redirect to {target} was {reason}")
                     await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
                     return
             await session.send("Fetch.continueRequest", {"requestId": request_id})

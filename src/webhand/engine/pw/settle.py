@@ -52,6 +52,7 @@ class RequestTracker:
         self.page = page
         self.policy = policy
         self.inflight: set[PWRequest] = set()
+        self.refusals = policy.log_for(page.context) if policy is not None and policy.active else None
         self.watch: PlaywrightActionWatch | None = None
         self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
         page.on("request", self._on_request)
@@ -118,6 +119,7 @@ class PlaywrightActionWatch:
         self.failures: list[FailedRequest] = []
         self.navigation: PWRequest | None = None  # a main-frame navigation not yet committed or ended
         self.committed = False
+        self.refusals_seen = tracker.refusals.count if tracker.refusals else 0
         tracker.watch = self  # the newest action's watch gets the events
 
     # fed by the tracker ------------------------------------------------------------------------
@@ -169,6 +171,10 @@ class PlaywrightActionWatch:
                     self.pending.clear()
             if not waited:
                 break
+        if self.tracker.refusals is not None:  # refused anywhere in the context, e.g. in a tab it opened
+            for method, url, reason in self.tracker.refusals.since(self.refusals_seen):
+                self.failed(FailedRequest(method, url, reason))
+            self.refusals_seen = self.tracker.refusals.count
         return Settled(list(self.failures), unfinished, navigation_unfinished)
 
     async def _dom_quiet(self) -> str:
