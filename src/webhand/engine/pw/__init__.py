@@ -44,7 +44,7 @@ class PlaywrightBrowser:
         async with translated("Creating a browser context"):
             context = await self.browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
             if self.policy is not None and self.policy.active:  # origin rules: check every request (policy.py)
-                await context.route("**/*", self.policy.route)
+                await context.route("**/*", self.policy.router(context))
         return PlaywrightContext(context, events, downloads_dir, policy=self.policy)
 
     async def close(self) -> None:
