@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import http.server
 import json
+import os
 import statistics
 import tempfile
 import threading
@@ -98,6 +99,8 @@ def main() -> None:
     if options.json:
         print(json.dumps(results))
         return
+    cpus, load = os.cpu_count(), os.getloadavg()[0]
+    print(f"(machine: {cpus} CPUs, 1-minute load average {load:.1f}; medians grow with load, minimums less so)")
     for action, numbers in results.items():
         print(f"{action:10s} median {numbers['median_ms']:6.1f} ms   p95 {numbers['p95_ms']:6.1f} ms   "
               f"min {numbers['min_ms']:6.1f} ms   (n={numbers['n']})")
