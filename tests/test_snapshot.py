@@ -76,6 +76,7 @@ async def test_stale_ref_after_rerender_fails_clearly_and_untouched_refs_stay(to
 
     stale = await tools.call("browser_click", {"ref": old_item})
     assert stale.is_error
+    assert stale.data["error"] == "RefNotFound"
     assert f"Ref {old_item} is stale" in stale.text and "browser_snapshot" in stale.text
     assert "Finished" not in (await tools.call("browser_snapshot", {})).text  # nothing else was clicked
 
@@ -180,6 +181,7 @@ async def test_navigation_invalidates_old_refs(tools, site):
     assert ref(other, 'button "Sign in"') != sign_in  # a new document never reuses a ref
     reply = await tools.call("browser_click", {"ref": sign_in})
     assert reply.is_error
+    assert reply.data["error"] == "RefNotFound"
     assert f"Ref {sign_in} is not on the current page" in reply.text and "browser_snapshot" in reply.text
 
 
