@@ -112,3 +112,12 @@ async def test_closing_the_tab_of_an_open_dialog_frees_the_session(tools, site):
     assert not closed.is_error, closed.text
     reply = await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
     assert not reply.is_error and "Child page" in reply.text
+
+
+async def test_browser_close_works_while_a_dialog_is_open(tools, site):
+    await _open(tools, site, "dialogs.html")
+    await tools.call("browser_click", {"selector": "#prompt"})
+    closed = await tools.call("browser_close", {})
+    assert not closed.is_error and "Closed the default session" in closed.text
+    fresh = await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
+    assert not fresh.is_error and "Child page" in fresh.text
