@@ -219,12 +219,14 @@ _HOST = textwrap.dedent("""
 async def test_sigkill_of_the_host_leaves_no_browser_after_the_next_start(tmp_path, process_settings, site):
     host = subprocess.Popen([sys.executable, "-c", _HOST, site.url("login.html"), str(tmp_path)],
                             stdout=subprocess.PIPE, text=True)
-    assert host.stdout is not None
-    pids = [int(p) for p in host.stdout.readline().split()]
-    assert len(pids) == 2  # the session's browser and the warm reserve
-    groups = [p for pid in pids for p in _group(pid)]
-    host.kill()
-    host.wait(timeout=10)
+    try:
+        assert host.stdout is not None
+        pids = [int(p) for p in host.stdout.readline().split()]
+        assert len(pids) == 2  # the session's browser and the warm reserve
+        groups = [p for pid in pids for p in _group(pid)]
+    finally:
+        host.kill()  # the host we started, by its pid, whatever happened above
+        host.wait(timeout=10)
     async with Webhand(process_settings):  # a new webhand start reaps what is left
         assert await wait_until_gone_async(groups) == []
         entries = [json.loads(f.read_text()) for f in _registry_dir().glob("*.json")]
