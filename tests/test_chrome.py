@@ -48,8 +48,23 @@ def test_no_browser_is_a_clear_error_listing_what_was_tried(no_browser_anywhere,
 
 def test_flags_fit_containers_and_closed_networks(tmp_path):
     flags = chrome.launch_flags(str(tmp_path), width=1280, height=720)
-    for flag in ("--headless=new", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+    for flag in ("--headless=new", "--no-first-run", "--disable-crashpad-for-testing", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", f"--user-data-dir={tmp_path}", "--remote-debugging-address=127.0.0.1"):
         assert flag in flags
     # The sandbox is dropped only where it cannot work: as root.
     assert ("--no-sandbox" in flags) == (os.geteuid() == 0 or os.environ.get("WEBHAND_NO_SANDBOX") == "1")
+
+
+async def test_a_launched_browser_starts_nothing_outside_its_process_group():
+    """Everything a browser starts must die with its group: no crash handler may escape it."""
+    import psutil
+
+    def handlers() -> set[int]:
+        return {p.pid for p in psutil.process_iter(["name"]) if "crashpad" in (p.info["name"] or "")}
+
+    before = handlers()
+    browser = await chrome.ChromeProcess.launch(chrome.find_chromium())
+    try:
+        assert handlers() - before == set()
+    finally:
+        await browser.close()

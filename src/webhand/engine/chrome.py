@@ -74,6 +74,9 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
         "--disable-default-apps",
         "--disable-extensions",
         "--disable-breakpad",
+        # Crashpad's handler double-forks into a session of its own, outside our process group,
+        # and outlives a SIGKILLed browser: it must never start.
+        "--disable-crashpad-for-testing",
         "--disable-client-side-phishing-detection",
         "--disable-domain-reliability",
         "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions",
