@@ -1,5 +1,8 @@
-"""What an action changed, in a few lines: URL, title, new tabs, dialogs, downloads, console
-errors, failed requests.
+"""What an action changed, in a few lines: URL, title, console errors, failed requests, and the
+snapshot change.
+
+Tabs the page opened and what it did on its own (dialogs, downloads) are reported for every tool
+by ``Session.run``, so they are not repeated here.
 
 An action handler takes ``before = await observe(session)`` first (which also starts watching
 what the action sets off), acts, then calls ``await report(session, before, response)``: that
@@ -24,9 +27,7 @@ _MAX_REQUEST_LINES = 5
 class Observation:
     url: str
     title: str
-    tab_ids: frozenset[int]
     console_seen: int
-    events_seen: int
     watch: ActionWatch | None = None
 
 
@@ -38,9 +39,7 @@ def caps(session: Session) -> SettleCaps:
 
 async def observe(session: Session) -> Observation:
     tab = await session.tab()
-    tabs = frozenset(t.index for t in session.context.tabs if not t.closed)
-    return Observation(tab.url, await tab.title(), tabs, session.console_seen, session.events_seen,
-                       tab.watch(caps(session)))
+    return Observation(tab.url, await tab.title(), session.console_seen, tab.watch(caps(session)))
 
 
 async def settle(before: Observation) -> Settled | None:
@@ -60,12 +59,6 @@ async def report(session: Session, before: Observation, response: Response) -> N
         title = await tab.title()
         if title != before.title:
             response.add(f"Title changed to: {title}")
-    for new in [t for t in session.context.tabs if not t.closed and t.index not in before.tab_ids]:
-        response.add(f"Opened tab {new.index}: {new.url or 'about:blank'} (browser_tabs to switch to it)")
-    new_events = session.events_seen - before.events_seen
-    if new_events > 0:
-        for text in list(session.events)[-min(new_events, len(session.events)):]:
-            response.add(text)
     new_entries = session.console_seen - before.console_seen
     if new_entries > 0:
         entries = list(session.console)[-min(new_entries, len(session.console)):]

@@ -61,6 +61,7 @@ class Session:
         # action's reply lists those noted since the action began (see session/changes.py).
         self.events: deque[str] = deque(maxlen=200)
         self.events_seen = 0
+        self.told_tabs: set[int] = set()  # tabs a tool opened and reported itself (browser_tabs open)
         # What the model last saw of the page: an action's reply tells what changed since (page/diff.py).
         self.last_snapshot: Snapshot | None = None
         self.closed = False
@@ -213,21 +214,16 @@ class Session:
                 self.note(f"Download of {download.name} is still in progress; browser_downloads shows it when done.")
 
     async def _tell_new_tabs(self, before: set[int], response: Response) -> None:
-        """Tabs the page opened during the tool, once loaded; unless the tool's own report named them."""
-        shown = response.result().text
+        """Tabs the page opened during the tool, once loaded (a tool that opened one itself said so)."""
         for tab in [t for t in self.context.tabs if t.index not in before and not t.closed]:
-            if f"Opened tab {tab.index}" not in shown:
+            if tab.index not in self.told_tabs:
                 await tab.wait_for_load(timeout=self.settings.timeout)
                 response.add(f"Opened tab {tab.index}: {tab.url or 'about:blank'} (browser_tabs to switch to it)")
 
     def _tell_events_since(self, seen: int, response: Response) -> None:
         new = min(self.events_seen - seen, len(self.events))
-        if new <= 0:
-            return
-        shown = response.result().text  # an action's own report may have told some already
-        for text in list(self.events)[-new:]:
-            if text not in shown:
-                response.add(text)
+        for text in list(self.events)[-new:] if new > 0 else []:
+            response.add(text)
 
     # -- end -----------------------------------------------------------------------------------
     async def close(self) -> None:

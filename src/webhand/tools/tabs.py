@@ -37,6 +37,7 @@ async def tabs(session: Session, args: TabsArgs, response: Response) -> None:
     if args.action == "open":
         tab = await session.context.new_tab()
         session.activate(tab)
+        session.told_tabs.add(tab.index)  # this reply names it; Session.run need not
         if args.url:
             result = await tab.navigate(normalize_url(args.url), wait_until="load", timeout=session.settings.timeout)
             response.add(f"Opened tab {tab.index} with {result.url}" + (f" (HTTP {result.status})" if result.status else ""))
