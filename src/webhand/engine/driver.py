@@ -1,6 +1,6 @@
 """The Driver interface: the only view of a browser that sessions, tools and page code get.
 
-Playwright implements it today (``engine/playwright.py``); a raw-CDP driver can implement it
+Playwright implements it today (``engine/pw/``); a raw-CDP driver can implement it
 tomorrow without touching a tool. Objects are layered the way a browser is:
 
     Engine ─► Browser (one Chromium) ─► Context (one session's cookies, storage, tabs)
