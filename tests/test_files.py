@@ -89,6 +89,7 @@ async def test_a_download_by_navigation_is_saved_and_reported(tools, site):
     reply = await tools.call("browser_navigate", {"url": site.url("download/by-navigation.csv")})
     assert not reply.is_error, reply.text
     assert _saved(reply.text, "by-navigation.csv").read_text() == "content of by-navigation.csv\n"
+    assert "is a file download, not a page; the tab stays at" in reply.text and "Opened" not in reply.text
     assert "Child page" in (await tools.call("browser_snapshot", {})).text  # the page stayed
 
 

@@ -49,6 +49,10 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
     tab = await session.tab()
     result = await tab.navigate(normalize_url(args.url), wait_until=args.wait_until,
                                 timeout=args.timeout or session.settings.timeout)
+    if result.download:  # the URL was a file: the tab stays put and the download line follows
+        response.add(f"{args.url} is a file download, not a page; the tab stays at {result.url}.")
+        response.data({"url": result.url, "title": result.title, "status": result.status})
+        return
     status = f" (HTTP {result.status})" if result.status else ""
     response.add(f"Opened {result.url}{status}")
     if result.title:
