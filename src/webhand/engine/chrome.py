@@ -74,9 +74,6 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
         "--disable-default-apps",
         "--disable-extensions",
         "--disable-breakpad",
-        # Crashpad's handler double-forks into a session of its own, outside our process group,
-        # and outlives a SIGKILLed browser: it must never start.
-        "--disable-crashpad-for-testing",
         "--disable-client-side-phishing-detection",
         "--disable-domain-reliability",
         "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions",
@@ -180,6 +177,27 @@ def reap_orphans() -> list[int]:
     return reaped
 
 
+def _naming(user_data_dir: str) -> list[psutil.Process]:
+    """Live processes whose command line names the (unique, mkdtemp-made) user-data dir: the
+    browser's own, and the crash handlers that left its process group."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            if any(user_data_dir in arg for arg in process.info["cmdline"] or []):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def _kill_outside_group(user_data_dir: str) -> None:
+    for process in _naming(user_data_dir):
+        try:
+            process.kill()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+
+
 def _group_members(entry: RegistryEntry) -> list[psutil.Process]:
     """Live processes of the entry's group that carry its user-data dir (the leader may be gone)."""
     members = []
@@ -196,7 +214,7 @@ def _group_members(entry: RegistryEntry) -> list[psutil.Process]:
                 members.append(process)
         except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError, PermissionError):
             continue
-    return members
+    return members + [p for p in _naming(entry.user_data_dir) if p not in members]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,9 +250,13 @@ class ChromeProcess:
                      extra_args: list[str] | None = None, timeout: float = 30.0) -> "ChromeProcess":
         user_data_dir = tempfile.mkdtemp(prefix=USER_DATA_PREFIX)
         args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args)
+        # Crashpad's handler double-forks out of our process group. Pointing the config home
+        # into the user-data dir puts that dir on the handler's command line (--database=…),
+        # which is how close() and the reaper recognise it as ours.
+        env = {**os.environ, "XDG_CONFIG_HOME": os.path.join(user_data_dir, "config")}
         try:
             process = await asyncio.create_subprocess_exec(
-                executable, *args,
+                executable, *args, env=env,
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
                 start_new_session=True, preexec_fn=_die_with_parent,
             )
@@ -277,6 +299,7 @@ class ChromeProcess:
     async def close(self) -> None:
         """Kill the whole process group, wait for it, remove the user-data dir and the registry entry."""
         await _kill_group(self.process)
+        _kill_outside_group(self.user_data_dir)
         if self._drain:
             self._drain.cancel()
         self.entry.remove()
@@ -288,6 +311,7 @@ class ChromeProcess:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        _kill_outside_group(self.user_data_dir)
         self.entry.remove()
         shutil.rmtree(self.user_data_dir, ignore_errors=True)
 

@@ -88,14 +88,28 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
 
     async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float) -> NavigationResult:
         await self._before_navigation(url)  # the origin policy refuses before anything loads
+        answered_with_file = False
+
+        def watch(response: Any) -> None:
+            nonlocal answered_with_file
+            if response.request.is_navigation_request() and response.frame == self.page.main_frame:
+                kind = (response.headers.get("content-disposition") or "").lower()
+                answered_with_file |= kind.startswith("attachment") or \
+                    response.headers.get("content-type", "").startswith("application/octet-stream")
+
+        self.page.on("response", watch)
         try:
             response = await self.page.goto(url, wait_until=wait_until, timeout=timeout * 1000)
         except PWError as error:
-            if "download is starting" in str(error).lower():
-                # The URL is a file: the browser downloads it and the page stays where it was. Not a
-                # failure; the session saves the file and the reply reports it (context.py).
+            # The URL is a file: the browser downloads it and the page stays where it was. Not a
+            # failure; the session saves the file and the reply reports it (context.py). Chromium
+            # says so as "Download is starting", or, depending on timing, as a plain ERR_ABORTED.
+            text = str(error)
+            if "download is starting" in text.lower() or (answered_with_file and "ERR_ABORTED" in text):
                 return NavigationResult(self.page.url, None, await self.title(), download=True)
             raise self._refused(url, error) or navigation_error(error, url, timeout) from None
+        finally:
+            self.page.remove_listener("response", watch)
         return NavigationResult(self.page.url, response.status if response else None, await self.title())
 
     async def wait_for_load(self, *, timeout: float) -> None:
