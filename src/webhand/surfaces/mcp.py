@@ -105,9 +105,12 @@ async def serve_stdio(webhand: Webhand, *, style: str = "multi") -> None:
         async with anyio.create_task_group() as group:
             async def stop_on_signal() -> None:
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for _ in signals:
-                        group.cancel_scope.cancel()
-                        return
+                    async for signum in signals:
+                        # stdin is read in a worker thread that no cancel can interrupt, so waiting
+                        # for the server to unwind could hang: close the browsers now, then leave.
+                        with anyio.CancelScope(shield=True):
+                            await webhand.close()
+                        os._exit(128 + signum)
 
             group.start_soon(stop_on_signal)
             async with stdio_server() as (read_stream, write_stream):
