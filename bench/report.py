@@ -211,7 +211,8 @@ def _scale(r: dict[str, Any]) -> list[str]:
                          _num(level["browser_pss_mb"]), "yes" if level["passed"] else "no"])
     best = ", ".join(f"{iso}: {_num(_get(sc, iso, 'max_sessions_under_1s'))} ({_get(sc, iso, 'stopped')})" for iso in ("process", "context"))
     return ["## Concurrent sessions (webhand Python API)", "",
-            f"Each session: {sc.get('actions')}, think time {sc.get('think_seconds')} s, all at once. Largest level with p95 < 1 s — {best}.", "",
+            f"Each session: {sc.get('actions')}, think time {sc.get('think_seconds')} s, all sessions at once, at least "
+            f"{sc.get('min_samples_per_level')} actions per level. Largest level with p95 < 1 s and no error — {best}.", "",
             *_table(["isolation", "sessions", "p50 ms", "p95 ms", "p95 by tool, ms", "errors", "browser PSS MB", "p95 < 1 s"], rows)]
 
 

@@ -36,7 +36,7 @@ from suites import Run  # noqa: E402
 
 SUITES = ("tools_list", "first_page", "actions", "snapshots", "memory", "scale")
 #: Share of the run's time budget per suite; time a suite leaves unused goes to the ones after it.
-SHARES = {"tools_list": 0.06, "first_page": 0.18, "actions": 0.2, "snapshots": 0.24, "memory": 0.07, "scale": 0.25}
+SHARES = {"tools_list": 0.05, "first_page": 0.15, "actions": 0.17, "snapshots": 0.33, "memory": 0.06, "scale": 0.24}
 #: Every process the bench starts inherits this variable, so the end of the run can find any left behind.
 RUN_MARK = "WEBHAND_BENCH_RUN_ID"
 
@@ -81,7 +81,7 @@ async def main(args: argparse.Namespace) -> int:
         print(f"unknown suites: {', '.join(sorted(unknown))}; known: {', '.join(SUITES)}", file=sys.stderr)
         return 2
     started = time.time()
-    budget = args.budget or (170.0 if args.quick else 960.0)
+    budget = args.budget or (140.0 if args.quick else 1000.0)
     os.environ[RUN_MARK] = f"{os.getpid()}-{int(started)}"
     results: dict[str, object] = {"mode": "quick" if args.quick else "full", "budget_seconds": budget,
                                   "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
@@ -169,7 +169,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--suites", help=f"comma-separated subset of: {', '.join(SUITES)}")
     parser.add_argument("--chrome", help="Chromium binary every server launches (default: Debian's)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"), help="results folder")
-    parser.add_argument("--budget", type=float, help="seconds the suites share (default: 170 quick, 960 full)")
+    parser.add_argument("--budget", type=float, help="seconds the suites share (default: 140 quick, 1000 full)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     return parser.parse_args(argv)
 
