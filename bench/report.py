@@ -89,7 +89,7 @@ def markdown(r: dict[str, Any]) -> str:
            "ratios within the run hold).", "",
            "Servers: " + "; ".join(f"{s['label']} {s['version']}" for k, s in servers.items() if k != "playwright-settle0")
            + ". All headless, isolated, on the same Chromium binary, driven through the official MCP Python client over stdio.", "",
-           "## Targets (reported, not asserted)", "", *_table(["target", "measured", "met"], targets(r))]
+           *_glance(r), "## Targets (reported, not asserted)", "", *_table(["target", "measured", "met"], targets(r))]
     out += _actions(r) + _first_page(r) + _tools_list(r) + _snapshots(r) + _memory(r) + _scale(r)
     notes = r.get("notes") or []
     cleanup = r.get("cleanup") or {}
@@ -97,6 +97,31 @@ def markdown(r: dict[str, Any]) -> str:
         f"- Cleanup: {'every server and browser the bench started is gone' if cleanup.get('ok') else 'still running after the grace period, then ended by pid: ' + ', '.join(cleanup.get('left_then_ended') or [])}"
         f" (checked by a mark every process of the run inherits; {cleanup.get('processes_seen', 0)} processes seen below the bench).", ""]
     return "\n".join(out)
+
+
+def _glance(r: dict[str, Any]) -> list[str]:
+    """One table of the headline figures, one column per server."""
+    keys = ["webhand", "playwright", "playwright-settle0", "devtools"]
+    labels = {k: (_get(r, "servers", k, "label") or k) for k in keys}
+    rows = []
+    for step in ("navigate", "snapshot", "type", "click", "press_key"):
+        rows.append([f"{step} reply, median ms", *(_num(_median(r, k, step)) for k in keys)])
+    pages = _get(r, "snapshots", "pages") or {}
+    modes = ("webhand:default", "webhand:full", "playwright:default", "devtools:default")
+    both = [p for p, row in pages.items() if all("tokens" in (row.get(m) or {}) for m in modes)]
+    total = {m: sum(pages[p][m]["tokens"] for p in both) for m in modes}
+    if both:
+        rows.append([f"snapshot tokens, sum over {len(both)} pages", f"{_num(total['webhand:default'])} interactive, "
+                     f"{_num(total['webhand:full'])} full", _num(total["playwright:default"]), "same", _num(total["devtools:default"])])
+    tools = _get(r, "tools_list", "variants") or {}
+    rows.append(["tools/list tokens (default)", _num(_get(tools, "webhand", "tokens")), _num(_get(tools, "playwright", "tokens")),
+                 "same", _num(_get(tools, "devtools", "tokens"))])
+    fp = _get(r, "first_page", "mcp") or {}
+    rows.append(["cold: spawn → first page, median ms", *(_num(_get(fp, k, "cold_total", "median")) if k != "playwright-settle0" else "same" for k in keys)])
+    rows.append(["first navigate of an idle server, median ms", *(_num(_get(fp, k, "after_idle", "median")) if k != "playwright-settle0" else "same" for k in keys)])
+    mem = _get(r, "actions", "memory") or {}
+    rows.append(["browser PSS with one session, MB (webhand: incl. its warm reserve)", *(_num(_get(mem, k, "browser_pss_mb")) for k in keys)])
+    return ["## At a glance", "", *_table(["figure", *(labels[k] for k in keys)], rows)]
 
 
 def _actions(r: dict[str, Any]) -> list[str]:
