@@ -39,4 +39,4 @@ if __name__ == "__main__":
     if "--check" in sys.argv:
         sys.exit(0 if updated == text else 1)
     README.write_text(updated)
-    print(f"README tool table: {updated.count(chr(10) + '| `')} tools")
+    print(f"README tool table: {tool_table().count(chr(10) + '| `')} tools")

@@ -11,11 +11,12 @@ import os
 import sys
 
 from webhand.config import Settings, load_settings
+from webhand.tools.definition import CAPABILITIES
 from webhand.errors import WebhandError
 from webhand.surfaces.cli_tools import add_common_options, add_tool_commands, run_tool_command
 
 BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help"}
-CAPS_HELP = "capability groups, comma-separated: core,tabs,storage,files,pdf,sessions,network or all (default core)"
+CAPS_HELP = f"capability groups, comma-separated: {','.join(CAPABILITIES)} or all (default core)"
 
 
 def _settings(args: argparse.Namespace) -> Settings:

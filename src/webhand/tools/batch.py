@@ -70,7 +70,7 @@ def _parse_step(number: int, step: Step) -> tuple[str, ToolArgs, Perform]:
     return (f"{step.action} {what}".strip(), args, perform)
 
 
-@tool("browser_interact", destructive=True)
+@tool("browser_interact", capability="extra", destructive=True)
 async def interact(session: Session, args: InteractArgs, response: Response) -> None:
     """Run several actions in order (click, type, press_key, hover, focus, select_option, check, uncheck, scroll, drag, wait_for), each waiting for the previous one's effects; stops at the first failure and says which step failed and why."""
     steps = [_parse_step(number, step) for number, step in enumerate(args.steps, 1)]

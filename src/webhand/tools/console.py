@@ -26,7 +26,7 @@ async def recent_console_logs(session: Session, args: LogsArgs, response: Respon
     response.data({"entries": [e.__dict__ for e in entries]})
 
 
-@tool("browser_clear_console_logs")
+@tool("browser_clear_console_logs", capability="extra")
 async def clear_console_logs(session: Session, args: PageArgs, response: Response) -> None:
     """Empty the console log buffer."""
     count = len(session.console)

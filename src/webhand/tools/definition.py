@@ -21,13 +21,18 @@ Handler = Callable[[Any, Any, Response], Awaitable[None]]
 
 #: Capability groups a host can switch on. ``core`` is on by default.
 CAPABILITIES = {
-    "core": "navigate, snapshot, act, screenshot, console, evaluate",
+    # The default group is what an agent needs on most pages; every tool in it is paid for in
+    # tokens on every model request, so the less frequent ones live in "extra".
+    "core": "navigate, back, snapshot, text, click, type, keys, hover, select, fill a form, wait, screenshot, "
+            "console, evaluate, dialogs, close",
+    "extra": "less frequent actions: batches of steps, drag, focus, scroll, check/uncheck, forward, reload, "
+             "current URL, resize, clearing the console",
+    "inspect": "the page's HTML and its state as JSON, for programs",
     "tabs": "open, list, focus and close tabs",
     "storage": "cookies, localStorage/sessionStorage, saved storage state",
-    "files": "uploads, downloads, reading images",
+    "files": "uploads, downloads, reading images from disk",
     "pdf": "save the page as PDF",
     "sessions": "named browser sessions",
-    "network": "requests the page made",
 }
 
 

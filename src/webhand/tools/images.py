@@ -14,7 +14,7 @@ class ReadImageArgs(ToolArgs):
     path: str = Field(description="Path of a PNG, JPEG, GIF or WebP file (HEIC where supported).")
 
 
-@tool("read_image", read_only=True, needs_session=False)
+@tool("read_image", capability="files", read_only=True, needs_session=False)
 async def read_image(settings: object, args: ReadImageArgs, response: Response) -> None:
     """Show an image file from disk (e.g. a saved screenshot), downscaled for you."""
     path = confine(args.path, response.settings)

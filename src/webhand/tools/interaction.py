@@ -150,7 +150,7 @@ async def perform_focus(session: Session, args: ElementArgs) -> str:
     return f"Focused {target(args)}."
 
 
-@tool("browser_focus")
+@tool("browser_focus", capability="extra")
 async def focus(session: Session, args: ElementArgs, response: Response) -> None:
     """Give an element keyboard focus."""
     await act(session, response, perform_focus, args)
@@ -187,13 +187,13 @@ async def perform_uncheck(session: Session, args: ElementArgs) -> str:
     return await _set_checked(session, args, False)
 
 
-@tool("browser_check", destructive=True)
+@tool("browser_check", capability="extra", destructive=True)
 async def check(session: Session, args: ElementArgs, response: Response) -> None:
     """Check a checkbox or radio button (nothing happens if it already is)."""
     await act(session, response, perform_check, args)
 
 
-@tool("browser_uncheck", destructive=True)
+@tool("browser_uncheck", capability="extra", destructive=True)
 async def uncheck(session: Session, args: ElementArgs, response: Response) -> None:
     """Uncheck a checkbox (nothing happens if it already is)."""
     await act(session, response, perform_uncheck, args)
@@ -226,7 +226,7 @@ async def perform_scroll(session: Session, args: ScrollArgs) -> str:
     return await (await session.tab()).scroll_by(args.x, args.y, timeout=timeout)
 
 
-@tool("browser_scroll")
+@tool("browser_scroll", capability="extra")
 async def scroll(session: Session, args: ScrollArgs, response: Response) -> None:
     """Scroll the page by x/y pixels, scroll an element into view, or scroll inside an element."""
     await act(session, response, perform_scroll, args)
@@ -251,7 +251,7 @@ async def perform_drag(session: Session, args: DragArgs) -> str:
     return f"Dragged {target(args)} onto {args.to_ref or repr(args.to_selector)}."
 
 
-@tool("browser_drag", destructive=True)
+@tool("browser_drag", capability="extra", destructive=True)
 async def drag(session: Session, args: DragArgs, response: Response) -> None:
     """Drag an element (ref/selector) and drop it onto another (to_ref/to_selector)."""
     await act(session, response, perform_drag, args)

@@ -90,19 +90,19 @@ async def back(session: Session, args: HistoryArgs, response: Response) -> None:
     await _history(session, args, response, "back")
 
 
-@tool("browser_forward")
+@tool("browser_forward", capability="extra")
 async def forward(session: Session, args: HistoryArgs, response: Response) -> None:
     """Go forward to the next page of the current tab's history."""
     await _history(session, args, response, "forward")
 
 
-@tool("browser_reload")
+@tool("browser_reload", capability="extra")
 async def reload(session: Session, args: HistoryArgs, response: Response) -> None:
     """Reload the current page."""
     await _history(session, args, response, "reload")
 
 
-@tool("browser_get_url", read_only=True)
+@tool("browser_get_url", capability="extra", read_only=True)
 async def get_url(session: Session, args: PageArgs, response: Response) -> None:
     """Say the current tab's URL and title, and list the open tabs."""
     active = await session.tab()

@@ -69,7 +69,7 @@ class ResizeArgs(PageArgs):
     height: int = Field(description="Viewport height in CSS pixels.")
 
 
-@tool("browser_resize")
+@tool("browser_resize", capability="extra")
 async def resize(session: Session, args: ResizeArgs, response: Response) -> None:
     """Resize the viewport of the current tab."""
     for name, value in (("width", args.width), ("height", args.height)):

@@ -50,7 +50,7 @@ class ContentArgs(PageArgs):
         return self
 
 
-@tool("browser_content", read_only=True)
+@tool("browser_content", capability="inspect", read_only=True)
 async def content(session: Session, args: ContentArgs, response: Response) -> None:
     """Get the HTML of the page or of one element (as rendered now, after scripts ran)."""
     tab = await session.tab()
@@ -70,7 +70,7 @@ class StateArgs(PageArgs):
     max_refs: int = Field(500, ge=1, le=10_000, description="Most elements to list.")
 
 
-@tool("browser_state", read_only=True)
+@tool("browser_state", capability="inspect", read_only=True)
 async def state(session: Session, args: StateArgs, response: Response) -> None:
     """Page state as JSON for programs: viewport and the interactive elements, with the same refs as browser_snapshot."""
     tab = await session.tab()
