@@ -11,8 +11,6 @@ import asyncio
 import re
 from dataclasses import dataclass
 
-import trafilatura
-
 from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound
 
@@ -77,6 +75,8 @@ def _frame(frames: list[Frame], key: str, ref: str | None) -> Frame:
 
 
 def _markdown(html: str, url: str) -> str:
+    import trafilatura  # imported on first use: it costs ~0.5 s, which every CLI call would pay
+
     return trafilatura.extract(html, url=url or None, output_format="markdown", include_formatting=True,
                                include_links=False, include_tables=True, include_comments=False) or ""
 
