@@ -66,15 +66,21 @@ async def test_sigterm_stops_the_server_and_its_browsers(tmp_path, site):
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "browser_navigate", "arguments": {"url": site.url("login.html")}}},
     ]
-    for message in messages:
-        server.stdin.write((json.dumps(message) + "\n").encode())
-    await server.stdin.drain()
-    replies = 0
-    while replies < 2:  # the initialize result, then the navigate result
-        line = await asyncio.wait_for(server.stdout.readline(), 30)
-        replies += '"id"' in line.decode()
-    browsers = browsers_of_child_processes()
-    assert browsers
-    server.send_signal(signal.SIGTERM)
-    assert await asyncio.wait_for(server.wait(), 30) is not None
+    browsers = []
+    try:
+        for message in messages:
+            server.stdin.write((json.dumps(message) + "\n").encode())
+        await server.stdin.drain()
+        replies = 0
+        while replies < 2:  # the initialize result, then the navigate result
+            line = await asyncio.wait_for(server.stdout.readline(), 30)
+            replies += '"id"' in line.decode()
+        browsers = browsers_of_child_processes()
+        assert browsers
+        server.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(server.wait(), 30) is not None
+    finally:
+        if server.returncode is None:  # the server we started did not stop: end it (by pid), then fail
+            server.kill()
+            await server.wait()
     assert await wait_until_gone_async(browsers) == []
