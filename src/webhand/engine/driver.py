@@ -133,11 +133,24 @@ class FileChooser(Protocol):
     async def set_files(self, paths: list[str], *, timeout: float) -> None: ...
 
 
+@dataclass(frozen=True)
+class NetworkEntry:
+    """One request the page made, once it finished or failed."""
+
+    method: str
+    url: str
+    status: int | None  # None when it failed before a response
+    resource_type: str  # document, fetch, xhr, script, stylesheet, image, font …
+    failure: str = ""
+    tab: int = 0
+
+
 @dataclass
 class TabEvents:
     """Callbacks a Session installs on a Tab to hear what the page does between calls."""
 
     console: Callable[[ConsoleEntry], None] | None = None
+    request: Callable[[NetworkEntry], None] | None = None
     # A dialog opened: it stays open until the session answers it (without a callback the
     # driver dismisses it, the way a headless browser would).
     dialog: Callable[[Dialog], None] | None = None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from webhand.config import Settings
-from webhand.engine.driver import (Browser, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, Tab,
+from webhand.engine.driver import (Browser, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, SessionClosed
 from webhand.response import Response
@@ -52,6 +52,7 @@ class Session:
         self.context = context
         self.owns_browser = owns_browser
         self.console: deque[ConsoleEntry] = deque(maxlen=settings.console_buffer)
+        self.network: deque[NetworkEntry] = deque(maxlen=settings.console_buffer)
         self.console_seen = 0  # entries ever recorded; lets an action report what it caused
         self.lock = asyncio.Lock()
         self.created = time.monotonic()
@@ -75,6 +76,7 @@ class Session:
         self._told_in_progress: set[int] = set()
         self._interrupt: asyncio.Future[None] | None = None  # resolved when a dialog opens during a tool
         events.console = self._record_console
+        events.request = self.network.append
         events.dialog = self._on_dialog
         events.file_chooser = self._on_file_chooser
         events.download = self._on_download

@@ -33,6 +33,7 @@ CAPABILITIES = {
     "files": "uploads, downloads, reading images from disk",
     "pdf": "save the page as PDF",
     "sessions": "named browser sessions",
+    "network": "the requests the page made, with status",
 }
 
 

@@ -14,6 +14,7 @@ from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine.driver import ConsoleEntry, NavigationResult, TabEvents, WaitUntil
 from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
+from webhand.engine.pw.network import NetworkLog
 from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
 from webhand.engine.pw.policy import OriginPolicy
@@ -41,6 +42,7 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
         self.on_window_open: Any = None
         self._window_watch = asyncio.ensure_future(self._watch_window_open())
         self._start_tracking(policy)  # requests in flight, action watches, the redirect guard
+        NetworkLog(page, events, index)  # lives as long as the page's listeners do
 
     # events -----------------------------------------------------------------------------------
     def _on_console(self, message: Any) -> None:

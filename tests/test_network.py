@@ -1,0 +1,28 @@
+"""browser_network_requests: the requests a page made, with their outcome."""
+
+from __future__ import annotations
+
+
+async def test_requests_are_listed_with_status_and_kind(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("network.html")})
+    clicked = await tools.call("browser_click", {"selector": "button"})
+    assert "Request failed: GET " in clicked.text and "/status/404 — HTTP 404" in clicked.text
+    assert 'status "loaded 200 and 404"' in (await tools.call("browser_snapshot", {})).text
+    reply = await tools.call("browser_network_requests", {})
+    lines = reply.text.splitlines()
+    assert lines[0].startswith("GET 200 ") and lines[0].endswith("/network.html (document)")
+    assert any(line.startswith("GET 200 ") and "/echo?item=1 (fetch)" in line for line in lines)
+    assert any(line.startswith("GET 404 ") and "/status/404 (fetch)" in line for line in lines)
+    assert not any("network-style.css" in line for line in lines), "static files are hidden by default"
+
+
+async def test_filters_failed_only_url_and_static(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("network.html")})
+    await tools.call("browser_click", {"selector": "button"})
+    failed = (await tools.call("browser_network_requests", {"failed_only": True, "include_static": True})).text
+    assert "/status/404" in failed and "network-style.css" in failed  # the stylesheet does not exist: 404
+    assert "/echo" not in failed
+    only = await tools.call("browser_network_requests", {"url_contains": "echo"})
+    assert only.data["requests"][0]["status"] == 200 and len(only.data["requests"]) == 1
+    none = await tools.call("browser_network_requests", {"url_contains": "nothing-like-this"})
+    assert none.text.startswith("No matching requests.")
