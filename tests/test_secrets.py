@@ -56,3 +56,15 @@ async def test_an_unknown_secret_is_refused_with_the_known_names(secret_tools, s
     await secret_tools.call("browser_navigate", {"url": site.url("login.html")})
     reply = await secret_tools.call("browser_type", {"selector": "#user", "text": "<secret>NOPE</secret>"})
     assert reply.is_error and "no secret named NOPE" in reply.text and "Known secrets: OTHER, PASSWORD" in reply.text
+
+
+def test_a_secret_too_short_to_mask_safely_is_refused_without_showing_it(tmp_path):
+    from webhand.errors import ConfigError
+    from webhand.secrets import load
+
+    path = tmp_path / "secrets.env"
+    path.write_text("PIN=x9\nTOKEN=long-enough-value\n")
+    with pytest.raises(ConfigError) as caught:
+        load(path)
+    assert "The secret PIN" in str(caught.value) and "shorter than 4" in str(caught.value)
+    assert "x9" not in str(caught.value)

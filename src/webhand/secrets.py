@@ -14,6 +14,9 @@ from pathlib import Path
 
 from webhand.errors import ConfigError, InvalidArgument
 
+# Every occurrence of a value is masked in every reply, so a very short value ("ab") would
+# garble ordinary text; such a secret is refused when the file is read.
+MIN_LENGTH = 4
 _PLACEHOLDER = re.compile(r"<secret>\s*([A-Za-z_][A-Za-z0-9_]*)\s*</secret>")
 _cache: dict[Path, tuple[float, dict[str, str]]] = {}
 
@@ -43,6 +46,10 @@ def load(path: Path | None) -> dict[str, str]:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         if name.strip() and value:
+            if len(value) < MIN_LENGTH:
+                raise ConfigError(f"The secret {name.strip()} in {path} is shorter than {MIN_LENGTH} characters; "
+                                  "a value that short would be masked wherever it appears in replies.",
+                                  "Use a longer value, or remove the line.")
             values[name.strip()] = value
     _cache[path] = (mtime, values)
     return values
