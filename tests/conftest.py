@@ -1,111 +1,18 @@
 """Shared fixtures: local sites on 127.0.0.1, a Webhand, and the no-browser-left-behind check.
 
 Pages live in tests/pages/. Two servers serve them on two ports so that frames can be
-cross-origin. Besides files, the server answers a few dynamic paths (see ``_Handler``).
+cross-origin. Plain helpers (the server, settings, process checks) are in helpers.py.
 """
 
 from __future__ import annotations
 
-import http.server
-import os
-import threading
-import urllib.parse
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
-import psutil
 import pytest
 
-from webhand import Settings, Webhand
-from webhand.engine.chrome import _registry_dir
-
-PAGES = Path(__file__).parent / "pages"
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Static files from tests/pages plus:
-    /status/<code>           an empty page with that status
-    /redirect?to=<url>       302 to the URL
-    /slow?ms=<n>&body=<t>    answers after n ms (a server-side delay, not a test sleep)
-    /download/<name>         a small attachment
-    /echo                    the request (method, path, headers, body) as plain text
-    /set-cookie?name=v       sets a cookie
-    """
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, directory=str(PAGES), **kwargs)  # type: ignore[arg-type]
-
-    def log_message(self, *args: object) -> None:  # keep test output clean
-        pass
-
-    def _send(self, code: int, body: bytes, content_type: str = "text/html", headers: dict[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _dynamic(self) -> bool:
-        url = urllib.parse.urlsplit(self.path)
-        query = dict(urllib.parse.parse_qsl(url.query))
-        if url.path.startswith("/status/"):
-            code = int(url.path.rsplit("/", 1)[1])
-            self._send(code, f"<title>Status {code}</title><h1>{code}</h1>".encode())
-        elif url.path == "/redirect":
-            self._send(302, b"", headers={"Location": query.get("to", "/")})
-        elif url.path == "/slow":
-            threading.Event().wait(int(query.get("ms", "500")) / 1000)
-            self._send(200, query.get("body", "<title>Slow</title><p>slow page</p>").encode())
-        elif url.path.startswith("/download/"):
-            name = url.path.rsplit("/", 1)[1]
-            self._send(200, f"content of {name}\n".encode(), "application/octet-stream",
-                       {"Content-Disposition": f'attachment; filename="{name}"'})
-        elif url.path == "/echo":
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            text = f"{self.command} {self.path}\n{self.headers}\n".encode() + body
-            self._send(200, text, "text/plain")
-        elif url.path == "/set-cookie":
-            cookies = [f"{k}={v}; Path=/" for k, v in query.items()]
-            self.send_response(200)
-            for cookie in cookies:
-                self.send_header("Set-Cookie", cookie)
-            body = b"<title>Cookie set</title><p>cookie set</p>"
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-        else:
-            return False
-        return True
-
-    def do_GET(self) -> None:
-        if not self._dynamic():
-            super().do_GET()
-
-    def do_POST(self) -> None:
-        if not self._dynamic():
-            self._send(405, b"method not allowed", "text/plain")
-
-
-class Site:
-    def __init__(self) -> None:
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+from helpers import Cli, Site, own_browser_processes, own_registry_entries, settings_for_tests, wait_until_gone
+from webhand import Webhand
 
 
 @pytest.fixture(scope="session")
@@ -123,24 +30,13 @@ def other_site() -> Iterator[Site]:
     server.close()
 
 
-def test_settings(tmp_path_factory: pytest.TempPathFactory, **overrides: object) -> Settings:  # noqa: PT028
-    out = tmp_path_factory.mktemp("webhand-out")
-    base: dict[str, object] = {"output_dir": str(out), "isolation": "context", "max_sessions": 60,
-                               "capabilities": ["all"], "warm_reserve": True}
-    base.update(overrides)
-    return Settings.from_sources(base, env={})
-
-
-test_settings.__test__ = False  # a helper, not a test (tests import it by this name)
-
-
 @pytest.fixture(scope="session")
 async def webhand(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Webhand]:
     """One Webhand for the run, sessions sharing one Chromium (context isolation) to keep tests fast.
 
     Each test gets its own conversation (see ``tools``), so tests never share cookies or pages.
     """
-    async with Webhand(test_settings(tmp_path_factory)) as wh:
+    async with Webhand(settings_for_tests(tmp_path_factory)) as wh:
         yield wh
 
 
@@ -156,70 +52,6 @@ async def tools(webhand: Webhand) -> AsyncIterator[object]:
 # No browser left behind
 
 
-def own_browser_processes() -> list[psutil.Process]:
-    """Chromium processes this test process launched that are still alive (by the PID registry
-    and by descent), so that browsers of other programs on the machine are never counted."""
-    alive = []
-    me = os.getpid()
-    for child in psutil.Process(me).children(recursive=True):
-        try:
-            if "chrom" in child.name().lower():
-                alive.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return alive
-
-
-def own_registry_entries() -> list[Path]:
-    import json
-
-    entries = []
-    for file in _registry_dir().glob("*.json"):
-        try:
-            if json.loads(file.read_text()).get("owner_pid") == os.getpid():
-                entries.append(file)
-        except (OSError, ValueError):
-            continue
-    return entries
-
-
-def browsers_of_child_processes() -> list[psutil.Process]:
-    """Browsers (with their group) that child processes of this test — an MCP server, a daemon —
-    launched, found through the PID registry while those children run. Wait for these after
-    stopping the child: once it exits, its browsers would no longer be our descendants."""
-    import json
-
-    children = {c.pid for c in psutil.Process().children(recursive=True)}
-    found: list[psutil.Process] = []
-    for file in _registry_dir().glob("*.json"):
-        try:
-            entry = json.loads(file.read_text())
-        except (OSError, ValueError):
-            continue
-        if entry.get("owner_pid") not in children:
-            continue
-        for process in psutil.process_iter():
-            try:
-                if os.getpgid(process.pid) == entry["pid"]:
-                    found.append(process)
-            except (ProcessLookupError, psutil.NoSuchProcess):
-                continue
-    return found
-
-
-def wait_until_gone(processes: list[psutil.Process], timeout: float = 10.0) -> list[psutil.Process]:
-    """Processes of the list still alive after waiting (by process exit events, capped)."""
-    _, alive = psutil.wait_procs(processes, timeout=timeout)
-    return alive
-
-
-async def wait_until_gone_async(processes: list[psutil.Process], timeout: float = 10.0) -> list[psutil.Process]:
-    """``wait_until_gone`` for async tests: waits in a thread so the event loop (and webhand) keep running."""
-    import asyncio
-
-    return await asyncio.to_thread(wait_until_gone, processes, timeout)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def no_browser_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
     """After the whole run (fixtures torn down), this process has no Chromium left and no registry entry."""
@@ -229,3 +61,10 @@ def no_browser_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
     left = wait_until_gone(own_browser_processes(), timeout=10)
     assert not left, f"Chromium processes left behind: {[p.pid for p in left]}"
     assert not own_registry_entries(), "PID registry entries left behind"
+
+
+@pytest.fixture
+def cli(tmp_path) -> Iterator[Cli]:
+    runner = Cli(tmp_path)
+    yield runner
+    runner("daemon", "stop", check=False)  # whatever the test did, no daemon outlives it

@@ -7,12 +7,12 @@ import re
 import pytest
 
 import webhand
+from helpers import own_browser_processes, settings_for_tests, wait_until_gone_async
 from webhand import ToolDispatcher
-from tests.conftest import own_browser_processes, test_settings, wait_until_gone_async
 
 
 async def test_open_browser_calls_tools_as_methods_and_closes_its_browser(tmp_path_factory, site):
-    settings = test_settings(tmp_path_factory, isolation="process", warm_reserve=False)
+    settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False)
     before = {p.pid for p in own_browser_processes()}
     async with webhand.open_browser(settings) as browser:
         opened = await browser.navigate(site.url("login.html"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 
-from tests.test_daemon import Cli, cli, ref_of  # noqa: F401 - `cli` is a fixture
+from helpers import Cli, ref_of
 from webhand.tools import CATALOG
 
 

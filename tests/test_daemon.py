@@ -6,68 +6,13 @@ its own daemon, and ends by checking the daemon and every browser it launched ar
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import signal
 import stat
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import psutil
-import pytest
 
-CLI_TIMEOUT = 120
-
-
-class Cli:
-    def __init__(self, tmp_path: Path, **env: str) -> None:
-        self.runtime = tmp_path / "run"
-        self.runtime.mkdir(mode=0o700)
-        self.env = {**os.environ, "XDG_RUNTIME_DIR": str(self.runtime), "WEBHAND_OUTPUT_DIR": str(tmp_path / "out"),
-                    "WEBHAND_WARM_RESERVE": "false", **env}
-        self.env.pop("WEBHAND_SESSION", None)
-
-    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([sys.executable, "-m", "webhand", *args], env=self.env, capture_output=True, text=True,
-                              timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
-        if check:
-            assert done.returncode == 0, f"webhand {' '.join(args)} failed: {done.stderr}"
-        return done
-
-    def status(self) -> dict:
-        return json.loads(self("daemon", "status", "--json").stdout)
-
-    def processes(self) -> list[psutil.Process]:
-        """The daemon and the browsers it launched (their process groups, from its PID registry),
-        read from files so that looking does not count as activity for the daemon."""
-        daemon = int((self.runtime / "webhand" / "daemon.lock").read_text())
-        found = [psutil.Process(daemon)]
-        for file in (self.runtime / "webhand" / "browsers").glob("*.json"):
-            entry = json.loads(file.read_text())
-            if entry.get("owner_pid") == daemon:
-                found += [p for p in psutil.process_iter() if _group_of(p) == entry["pid"]]
-        return found
-
-
-def _group_of(process: psutil.Process) -> int | None:
-    try:
-        return os.getpgid(process.pid)
-    except (ProcessLookupError, psutil.NoSuchProcess):
-        return None
-
-
-@pytest.fixture
-def cli(tmp_path) -> Iterator[Cli]:
-    runner = Cli(tmp_path)
-    yield runner
-    runner("daemon", "stop", check=False)  # whatever the test did, no daemon outlives it
-
-
-def ref_of(snapshot: str, label: str) -> str:
-    return re.search(re.escape(label) + r" \[(e\d+)\]", snapshot).group(1)
+from helpers import Cli, ref_of
 
 
 def test_the_daemon_keeps_the_session_between_calls_and_stop_closes_everything(cli, site):

@@ -7,7 +7,7 @@ import re
 
 from PIL import Image
 
-from tests.conftest import test_settings
+from helpers import settings_for_tests
 from webhand import Webhand
 
 
@@ -74,7 +74,7 @@ async def test_eval_returns_json_and_reports_exceptions_with_their_line(tools, s
 
 
 async def test_eval_can_be_disabled_by_config(tmp_path_factory, site):
-    settings = test_settings(tmp_path_factory, evaluate_enabled=False, warm_reserve=False)
+    settings = settings_for_tests(tmp_path_factory, evaluate_enabled=False, warm_reserve=False)
     async with Webhand(settings) as wh:
         assert "browser_eval" not in wh.tools
         reply = await wh.context("c").call("browser_eval", {"expression": "1"})

@@ -11,13 +11,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import uuid
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.conftest import test_settings, wait_until_gone_async
+from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Settings, Webhand
 from webhand.engine.chrome import RegistryEntry, _registry_dir, find_chromium, launch_flags, reap_orphans
 
@@ -46,7 +45,7 @@ def _group(pid: int) -> list[psutil.Process]:
 
 @pytest.fixture
 def process_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return test_settings(tmp_path_factory, isolation="process", warm_reserve=False, max_sessions=3)
+    return settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False, max_sessions=3)
 
 
 async def test_closing_a_session_kills_its_browser_group(process_settings, site):
@@ -63,7 +62,7 @@ async def test_closing_a_session_kills_its_browser_group(process_settings, site)
 
 
 async def test_idle_sessions_are_closed_with_their_browser(tmp_path_factory, site):
-    settings = test_settings(tmp_path_factory, isolation="process", warm_reserve=False,
+    settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False,
                              idle_timeout=0.5, idle_check_interval=0.1)
     async with Webhand(settings) as wh:
         tools = wh.context("idle")
@@ -91,7 +90,7 @@ async def test_shutdown_all_leaves_no_browser(process_settings, site):
 
 async def test_two_conversations_do_not_share_cookies_or_storage(tmp_path_factory, site):
     for isolation in ("process", "context"):
-        settings = test_settings(tmp_path_factory, isolation=isolation, warm_reserve=False)
+        settings = settings_for_tests(tmp_path_factory, isolation=isolation, warm_reserve=False)
         async with Webhand(settings) as wh:
             alice, bob = wh.context("alice"), wh.context("bob")
             await alice.call("browser_navigate", {"url": site.url("set-cookie?team=alice")})
@@ -155,7 +154,7 @@ async def test_max_sessions_is_a_clear_error(process_settings, site):
 
 
 async def test_warm_reserve_hands_out_a_launched_browser(tmp_path_factory, site):
-    settings = test_settings(tmp_path_factory, isolation="process", warm_reserve=True)
+    settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=True)
     async with Webhand(settings) as wh:
         await wh.sessions._reserve  # the reserve launched without any call asking for it
         [reserved] = wh.sessions.browser_pids()
@@ -187,7 +186,7 @@ async def test_connecting_over_cdp_never_kills_that_browser(tmp_path, tmp_path_f
             if "DevTools listening on" in line:
                 endpoint = line.split("listening on ", 1)[1].strip()
                 break
-        settings = test_settings(tmp_path_factory, cdp_url=endpoint, warm_reserve=False)
+        settings = settings_for_tests(tmp_path_factory, cdp_url=endpoint, warm_reserve=False)
         async with Webhand(settings) as wh:
             reply = await wh.context("cdp").call("browser_navigate", {"url": site.url("login.html")})
             assert "Sign in" in reply.text

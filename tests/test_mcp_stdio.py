@@ -9,7 +9,7 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from PIL import Image
 
-from tests.conftest import browsers_of_child_processes, wait_until_gone_async
+from helpers import browsers_of_child_processes, wait_until_gone_async
 from webhand.demo import run_agent_session, serve_demo_site
 
 

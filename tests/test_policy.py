@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from conftest import test_settings as settings_for_tests
+from helpers import settings_for_tests
 from webhand import Webhand
 from webhand.engine.pw.policy import OriginPolicy
 
