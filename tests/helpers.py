@@ -95,10 +95,19 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self._send(405, b"method not allowed", "text/plain")
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A browser drops requests it no longer wants (a navigation away, an aborted fetch):
+        # that is normal page life, not a server error worth a traceback in the test output.
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class Site:
     def __init__(self) -> None:
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), _Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
