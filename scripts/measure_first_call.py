@@ -23,7 +23,7 @@ async def first_call(url: str, isolation: str, warm: bool) -> float:
     settings = Settings.from_sources({"output_dir": tempfile.mkdtemp(), "isolation": isolation, "warm_reserve": warm})
     async with Webhand(settings) as wh:
         if warm:
-            await wh.sessions._reserve  # the reserve is ready, as it is for any conversation after the first second
+            await wh.sessions.ready(reserve=True)  # the reserve is ready, as it is for any conversation after the first second
         started = time.perf_counter()
         reply = await wh.context("new").call("browser_navigate", {"url": url})
         elapsed = time.perf_counter() - started

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -33,7 +34,10 @@ async def test_open_browser_calls_tools_as_methods_and_closes_its_browser(tmp_pa
             browser.fly  # noqa: B018
         assert {"navigate", "snapshot", "click"} <= set(dir(browser))
         assert any(d["function"]["name"] == "browser_navigate" for d in browser.definitions("openai"))
-        launched = [p for p in own_browser_processes() if p.pid not in before]
+        # The processes of the browser this API object launched (its whole process group), not
+        # those a shared browser elsewhere in the test run happens to start meanwhile.
+        [pid] = browser.context.webhand.sessions.browser_pids()
+        launched = [p for p in own_browser_processes() if p.pid not in before and os.getpgid(p.pid) == pid]
         assert launched, "a browser of its own (process isolation)"
     assert await wait_until_gone_async(launched) == []
 

@@ -156,11 +156,11 @@ async def test_max_sessions_is_a_clear_error(process_settings, site):
 async def test_warm_reserve_hands_out_a_launched_browser(tmp_path_factory, site):
     settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=True)
     async with Webhand(settings) as wh:
-        await wh.sessions._reserve  # the reserve launched without any call asking for it
+        await wh.sessions.ready(reserve=True)  # the reserve launched without any call asking for it
         [reserved] = wh.sessions.browser_pids()
         await wh.context("first").call("browser_navigate", {"url": site.url("login.html")})
         assert reserved in [info.browser_pid for info in wh.sessions.list()]
-        await wh.sessions._reserve  # and a new one is prepared for the next conversation
+        await wh.sessions.ready(reserve=True)  # and a new one is prepared for the next conversation
         assert len(wh.sessions.browser_pids()) == 2
 
 
@@ -208,7 +208,7 @@ _HOST = textwrap.dedent("""
         settings = Settings.from_sources({"output_dir": sys.argv[2], "isolation": "process"})
         wh = await Webhand(settings).start()
         await wh.context("c").call("browser_navigate", {"url": sys.argv[1]})
-        await wh.sessions._reserve
+        await wh.sessions.ready(reserve=True)
         print(" ".join(map(str, wh.sessions.browser_pids())), flush=True)
         await asyncio.Event().wait()  # until killed
     asyncio.run(main())
@@ -226,7 +226,8 @@ async def test_sigkill_of_the_host_leaves_no_browser_after_the_next_start(tmp_pa
     finally:
         host.kill()  # the host we started, by its pid, whatever happened above
         host.wait(timeout=10)
-    async with Webhand(process_settings):  # a new webhand start reaps what is left
+    async with Webhand(process_settings) as wh:  # a new webhand start reaps what is left
+        await wh.sessions.ready()
         assert await wait_until_gone_async(groups) == []
         entries = [json.loads(f.read_text()) for f in _registry_dir().glob("*.json")]
         assert not [e for e in entries if e["pid"] in pids]

@@ -68,16 +68,28 @@ class SessionManager:
         self._shared_lock = asyncio.Lock()
         self._reserve: asyncio.Task[_Prepared] | None = None
         self._reaper: asyncio.Task[None] | None = None
-        self._started = False
+        self._boot: asyncio.Task[None] | None = None
         self._stopping = False
         atexit.register(self._kill_at_exit)
 
     # -- life ----------------------------------------------------------------------------------
     async def start(self) -> None:
-        """Reap browsers a dead webhand left behind, start the driver, the reaper and the reserve."""
-        if self._started:
-            return
-        self._started = True
+        """Begin booting, without waiting for it: a server can answer its client at once while the
+        driver starts. The first session (or ``ready``) waits for the boot to finish."""
+        if self._boot is None:
+            self._boot = asyncio.create_task(self._boot_up(), name="webhand-boot")
+
+    async def ready(self, *, reserve: bool = False) -> None:
+        """Wait until sessions can open; with ``reserve``, also until the warm reserve is prepared."""
+        await self.start()
+        assert self._boot is not None
+        await asyncio.shield(self._boot)
+        if reserve and self._reserve is not None:
+            with contextlib.suppress(Exception):  # a failed reserve is retried by the next session
+                await asyncio.shield(self._reserve)
+
+    async def _boot_up(self) -> None:
+        """Reap browsers a dead webhand left behind, start the driver, the idle reaper and the reserve."""
         reaped = await asyncio.to_thread(reap_orphans)
         if reaped:
             log.info("killed %d browser processes left behind by an earlier webhand", len(reaped))
@@ -88,6 +100,9 @@ class SessionManager:
     async def shutdown_all(self) -> None:
         """Close every session and every browser webhand started. Safe to call twice."""
         self._stopping = True
+        if self._boot is not None:
+            with contextlib.suppress(Exception):  # let a boot under way finish, so nothing half-started is left
+                await self._boot
         if self._reaper:
             self._reaper.cancel()
         tasks = list(self._creating.values())
@@ -101,7 +116,7 @@ class SessionManager:
             await self._shared.close()
             self._shared = None
         await self.engine.stop()
-        self._started = False
+        self._boot = None
         self._stopping = False
 
     def _kill_at_exit(self) -> None:
@@ -157,7 +172,7 @@ class SessionManager:
         return await asyncio.shield(task)
 
     async def _open(self, key: SessionKey, viewport: Viewport | None = None) -> Session:
-        await self.start()
+        await self.ready()
         # The warm reserve has the default viewport; another size needs its own context.
         custom = viewport is not None and viewport != self.settings.viewport
         prepared = await self._prepare(viewport) if custom else await self._take_prepared()
