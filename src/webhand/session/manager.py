@@ -241,7 +241,7 @@ class SessionManager:
         try:
             context = await browser.new_context(width=viewport.width, height=viewport.height,
                                                 downloads_dir=str(self.settings.downloads), events=events)
-            await context.new_tab()
+            await (await context.new_tab()).warm_up()
         except BaseException:
             if not shared:
                 await browser.close()

@@ -83,10 +83,18 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
         return self.page.is_closed()
 
     async def title(self) -> str:
+        """The page's title, from the tab's history entry (kept current by the browser, also when
+        a script changes document.title). Playwright's own page.title() runs in a utility world
+        that it creates on first use, which costs a new document's first call ~50 ms."""
         try:
-            return await self.page.title()
-        except PWError:
+            history = await (await self._session()).send("Page.getNavigationHistory")
+            return history["entries"][history["currentIndex"]].get("title", "")
+        except (PWError, KeyError, IndexError):
             return ""
+
+    async def warm_up(self) -> None:
+        """Open the tab's CDP session ahead of need (the warm reserve calls this)."""
+        await self._session()
 
     async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float) -> NavigationResult:
         await self._before_navigation(url)  # the origin policy refuses before anything loads
