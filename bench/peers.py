@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -152,6 +153,7 @@ class McpServer:
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001
                 self._task.cancel()
         self._errlog.close()
+        shutil.rmtree(self._workdir, ignore_errors=True)  # its stderr, snapshots and outputs
 
     def stderr_tail(self, lines: int = 5) -> str:
         try:
