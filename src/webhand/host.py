@@ -110,3 +110,4 @@ class ToolContext:
                 await session.run(lambda: tool.handle(session, args, response), response, during_dialog=tool.during_dialog)
             finally:
                 session.touch()
+                session.first_call_done.set()

@@ -55,6 +55,7 @@ class Session:
         self.network: deque[NetworkEntry] = deque(maxlen=settings.console_buffer)
         self.console_seen = 0  # entries ever recorded; lets an action report what it caused
         self.lock = asyncio.Lock()
+        self.first_call_done = asyncio.Event()  # the manager prepares the next warm reserve after it
         self.created = time.monotonic()
         self.last_used = self.created
         self.notices: list[str] = []  # told to the model in the next reply, then cleared
