@@ -205,3 +205,10 @@ async def test_scope_shows_only_that_part_including_its_frames(tools, site, othe
     part = (await tools.call("browser_snapshot", {"scope": "#same"})).text
     assert 'textbox "Frame search"' in part and 'button "Pay"' in part
     assert 'button "Outer button"' not in part and "# Outer page" not in part
+
+
+async def test_a_link_to_nowhere_shows_as_hash_not_as_the_page_url(tools):
+    await tools.call("browser_navigate", {"url": "data:text/html,<a href='%23'>Menu</a> <a href='%23top'>Top</a>"})
+    shot = (await tools.call("browser_snapshot", {})).text
+    assert re.search(r'link "Menu" \[e\d+\] url=#$', shot, re.M)
+    assert re.search(r'link "Top" \[e\d+\] url=#top$', shot, re.M)

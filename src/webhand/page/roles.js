@@ -147,7 +147,8 @@ function shortUrl(href) {
     if (url.protocol === 'javascript:') return '';
     if (url.origin !== location.origin) return clip(url.href, 80);
     // As short as it stays unambiguous on this page: "#part", "other.html", "/path", then full.
-    if (url.pathname === location.pathname && url.search === location.search && url.hash) return clip(url.hash, 80);
+    // A link to this very page is its fragment; a bare "#" (a link scripts handle) stays "#".
+    if (url.pathname === location.pathname && url.search === location.search) return clip(url.hash || '#', 80);
     const folder = location.pathname.slice(0, location.pathname.lastIndexOf('/') + 1);
     const rest = url.pathname.startsWith(folder) && folder !== '/' ? url.pathname.slice(folder.length) : url.pathname;
     return clip((rest || './') + url.search + url.hash, 80);
