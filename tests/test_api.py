@@ -24,7 +24,7 @@ async def test_open_browser_calls_tools_as_methods_and_closes_its_browser(tmp_pa
         await browser.type(user, "ada")
         await browser.type(ref=password, text="secret")
         await browser.click(ref=button)
-        assert 'status "Welcome, ada!"' in (await browser.snapshot()).text
+        assert 'status: Welcome, ada!' in (await browser.snapshot()).text
 
         with pytest.raises(webhand.ToolCallFailed) as failed:
             await browser.click(ref="e404")

@@ -30,7 +30,7 @@ def test_a_session_across_calls_with_text_json_errors_and_named_sessions(cli, si
     cli("type", ref_of(page, 'textbox "User name"'), "ada")
     submitted = cli("type", ref_of(page, 'textbox "Password"'), "secret", "--submit")
     assert "pressed Enter" in submitted.stdout
-    assert 'status "Welcome, ada!"' in cli("snapshot").stdout
+    assert 'status: Welcome, ada!' in cli("snapshot").stdout
 
     as_json = json.loads(cli("eval", "document.cookie", "--json").stdout)
     assert as_json["data"] == {"result": "flavour=oat"} and as_json["is_error"] is False

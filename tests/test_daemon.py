@@ -21,7 +21,7 @@ def test_the_daemon_keeps_the_session_between_calls_and_stop_closes_everything(c
     cli("type", ref_of(page, 'textbox "User name"'), "ada")
     cli("type", ref_of(page, 'textbox "Password"'), "secret")
     cli("click", ref_of(page, 'button "Sign in"'))
-    assert 'status "Welcome, ada!"' in cli("snapshot").stdout
+    assert 'status: Welcome, ada!' in cli("snapshot").stdout
 
     processes = cli.processes()
     assert len(processes) >= 2, "the daemon and its browser"

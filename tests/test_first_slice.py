@@ -21,4 +21,4 @@ async def test_login_form_round_trip(tools, site):
     assert not clicked.is_error, clicked.text
 
     after = (await tools.call("browser_snapshot", {})).text
-    assert 'status "Welcome, ada!"' in after
+    assert 'status: Welcome, ada!' in after

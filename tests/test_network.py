@@ -7,7 +7,7 @@ async def test_requests_are_listed_with_status_and_kind(tools, site):
     await tools.call("browser_navigate", {"url": site.url("network.html")})
     clicked = await tools.call("browser_click", {"selector": "button"})
     assert "Request failed: GET " in clicked.text and "/status/404 — HTTP 404" in clicked.text
-    assert 'status "loaded 200 and 404"' in (await tools.call("browser_snapshot", {})).text
+    assert 'status: loaded 200 and 404' in (await tools.call("browser_snapshot", {})).text
     reply = await tools.call("browser_network_requests", {})
     lines = reply.text.splitlines()
     assert lines[0].startswith("GET 200 ") and lines[0].endswith("/network.html (document)")

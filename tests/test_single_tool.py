@@ -47,7 +47,7 @@ async def test_the_single_tool_runs_the_same_scenario_as_the_separate_tools(webh
                                       site.url("login.html"))
     finally:
         await webhand.end_conversation(other.conversation_id)
-    assert 'status "Welcome, ada!"' in multi_result
+    assert 'status: Welcome, ada!' in multi_result
     assert single_result == multi_result
 
 

@@ -34,12 +34,15 @@ async def test_login_form_shows_fields_states_and_links_but_never_the_password(t
     assert re.search(r'checkbox "Remember me" \[e\d+\] checked', shot)
     assert re.search(r'link "Forgot password\?" \[e\d+\] url=/forgot\?from=login', shot)
     assert "url=https://example.com/privacy" in shot
-    assert "We never share" not in shot  # static text is not in the interactive view
+    assert "We never share your email." in shot  # the page's text is part of the default snapshot
+    assert "\nEmail\n" not in shot  # a label's text is its control's name: said once, on the control
+    interactive = (await tools.call("browser_snapshot", {"mode": "interactive"})).text
+    assert "We never share" not in interactive and 'textbox "Email"' in interactive
 
     await tools.call("browser_type", {"ref": ref(shot, 'textbox "Email"'), "text": "ada@example.com"})
     await tools.call("browser_click", {"ref": ref(shot, 'button "Sign in"')})
     after = (await tools.call("browser_snapshot", {})).text
-    assert 'status "Welcome, ada@example.com!"' in after
+    assert 'status: Welcome, ada@example.com!' in after
     assert 'value="ada@example.com"' in after
 
 
@@ -103,7 +106,7 @@ async def test_frames_same_and_cross_origin_are_nested_and_clickable_by_ref(tool
     typed = await tools.call("browser_type", {"ref": search, "text": "lamps"})
     assert not typed.is_error, typed.text
     after = (await tools.call("browser_snapshot", {})).text
-    assert f'status "Pay clicked in {other_site.port}"' in after
+    assert f'status: Pay clicked in {other_site.port}' in after
     assert 'textbox "Frame search"' in after and 'value="lamps"' in after
 
 
@@ -114,7 +117,7 @@ async def test_open_shadow_dom_is_seen_and_acted_on(tools, site):
     await tools.call("browser_type", {"ref": ref(shot, 'textbox "Nickname"'), "text": "Countess"})
     await tools.call("browser_click", {"ref": ref(shot, 'button "Follow"')})
     after = (await tools.call("browser_snapshot", {})).text
-    assert 'status "Followed Ada"' in after and 'value="Countess"' in after
+    assert 'status: Followed Ada' in after and 'value="Countess"' in after
 
 
 async def test_select_checkbox_slider_and_comboboxes_show_their_values(tools, site):
@@ -138,7 +141,7 @@ async def test_select_checkbox_slider_and_comboboxes_show_their_values(tools, si
     await tools.call("browser_click", {"ref": ref(shot, 'clickable "Filter: red"')})
     after = (await tools.call("browser_snapshot", {})).text
     assert re.search(r'checkbox "Newsletter" \[e\d+\] checked', after)
-    assert 'status "chip clicked"' in after
+    assert 'status: chip clicked' in after
 
 
 async def test_hidden_elements_are_left_out_and_off_screen_ones_are_reachable(tools, site):
@@ -151,16 +154,18 @@ async def test_hidden_elements_are_left_out_and_off_screen_ones_are_reachable(to
     assert "Visibility hidden" not in full and "Inside closed details" not in full
     clicked = await tools.call("browser_click", {"ref": ref(shot, 'button "Far below button"')})
     assert not clicked.is_error, clicked.text
-    assert 'status "Far clicked"' in (await tools.call("browser_snapshot", {})).text
+    assert 'status: Far clicked' in (await tools.call("browser_snapshot", {})).text
 
 
 async def test_a_page_of_ten_thousand_elements_is_cut_at_max_refs_with_a_notice(tools, site):
     await tools.call("browser_navigate", {"url": site.url("snapshot/big.html?n=10000")})
     reply = await tools.call("browser_snapshot", {})
     assert not reply.is_error, reply.text
-    assert len(re.findall(r"\[e\d+\]", reply.text)) == 200
+    # All 2,500 rows of text are kept, so the outline goes to a file; controls past the cap lose their refs.
+    saved = open(re.search(r"saved to (\S+?\.txt)", reply.text).group(1)).read()
+    assert len(re.findall(r"\[e\d+\]", saved)) == 200 and "Row 2499 Item 2499 Open 2499" in saved
     assert "4800 more elements with refs were left out (max_refs=200)" in reply.text
-    assert "scope" in reply.text
+    assert "browser_find" in reply.text and "scope" in reply.text
 
     scoped = await tools.call("browser_snapshot", {"scope": ".row:nth-child(2000)"})
     assert re.search(r'link "Item 1999" \[e\d+\]', scoped.text) and 'button "Open 1999"' in scoped.text
@@ -197,7 +202,7 @@ async def test_depth_limits_nesting_in_full_mode(tools, site, other_site):
     shallow = (await tools.call("browser_snapshot", {"mode": "full", "depth": 1})).text
     assert 'button "Outer button"' in shallow and "Cross-origin frame" not in shallow
     deep = (await tools.call("browser_snapshot", {"mode": "full"})).text
-    assert "heading: Cross-origin frame" in deep
+    assert "## Cross-origin frame" in deep
 
 
 async def test_scope_shows_only_that_part_including_its_frames(tools, site, other_site):
@@ -212,3 +217,37 @@ async def test_a_link_to_nowhere_shows_as_hash_not_as_the_page_url(tools):
     shot = (await tools.call("browser_snapshot", {})).text
     assert re.search(r'link "Menu" \[e\d+\] url=#$', shot, re.M)
     assert re.search(r'link "Top" \[e\d+\] url=#top$', shot, re.M)
+
+
+async def test_the_default_snapshot_keeps_the_text_a_task_needs_folded_into_whole_lines(tools, site):
+    shot = await open_page(tools, site.url("snapshot/prose.html"))
+    # Inline pieces of one block read as one sentence, as a person sees it.
+    assert "\nBook the cheapest one-way flight from: Salem, OR to: Dothan.\n" in shot
+    # An unnamed control carries the label text beside it; that text is not said twice.
+    assert re.search(r'^textbox \[e\d+\] hint="Username"$', shot, re.M)
+    assert re.search(r'^textbox \[e\d+\] value=<hidden> hint="Password"$|^textbox \[e\d+\] hint="Password"$', shot, re.M)
+    assert re.search(r'^checkbox \[e\d+\] hint="Keep me signed in"$', shot, re.M)
+    assert "\nUsername\n" not in shot and "\nPassword\n" not in shot
+    # Cells of a row share a line.
+    assert re.search(r"^Name \| Price$", shot, re.M) and re.search(r"^Lamp \| \$5$", shot, re.M)
+    # Nothing from hidden, template, noscript or style text.
+    for invisible in ("Hidden words", "Template words", "Noscript words", "logo_cls", "fill:"):
+        assert invisible not in shot
+
+
+async def test_names_are_chromiums_own_generated_content_and_svg_titles_included(tools, site):
+    shot = await open_page(tools, site.url("snapshot/prose.html"))
+    assert re.search(r'^doc-noteref "\[1\]" \[e\d+\]', shot, re.M)  # CSS ::before/::after count, like Chromium
+    assert re.search(r'^link "Logo Skip to operations" \[e\d+\]', shot, re.M)  # no <style> text in the name
+
+
+async def test_a_clickable_wrapper_around_one_control_folds_into_that_control(tools, site):
+    shot = await open_page(tools, site.url("snapshot/prose.html"))
+    assert re.search(r'^button "Open card" \[e\d+\]$', shot, re.M)
+    assert "clickable" not in shot
+
+
+async def test_page_text_that_looks_like_a_ref_is_defused(tools, site):
+    shot = await open_page(tools, site.url("snapshot/prose.html"))
+    assert "Text that looks like a ref: (e1) must not point anywhere." in shot
+    assert "[e1] must" not in shot

@@ -25,7 +25,7 @@ async def test_a_click_replies_with_only_the_lines_that_changed(tools, site):
 
     clicked = await tools.call("browser_click", {"ref": ref(shot, 'button "Sign in"')})
     assert "(1 added, 0 removed, 0 changed)" in clicked.text, clicked.text
-    assert '+ status "Welcome, ada@example.com!"' in clicked.text
+    assert '+ status: Welcome, ada@example.com!' in clicked.text
     assert 'link "Home"' not in clicked.text  # not the whole page again
 
     again = await tools.call("browser_click", {"ref": ref(shot, 'button "Sign in"')})

@@ -1,34 +1,41 @@
-// Accessibility semantics for the page agent: role, accessible name and states of an element.
-// Plain function declarations, spliced into the agent function after snapshot.js (see
-// snapshot.py: agent_script); they only read the DOM and never keep state.
+// Accessibility semantics for the page agent: role and states of an element, and its accessible
+// name through the bundled dom-accessibility-api (`accname`, W3C accname, tested against the
+// web-platform-tests). Plain declarations, spliced into the agent function after snapshot.js
+// (see snapshot.py: agent_script); they only read the DOM and never keep state.
 
 const INTERACTIVE = new Set(['button', 'checkbox', 'combobox', 'link', 'listbox', 'menu', 'menuitem',
   'menuitemcheckbox', 'menuitemradio', 'option', 'radio', 'searchbox', 'slider', 'spinbutton',
-  'switch', 'tab', 'textbox', 'treeitem', 'gridcell']);
-// Shown in interactive mode without a ref, when named: they tell the model where it is and what happened.
-const CONTEXT = new Set(['heading', 'alert', 'status', 'dialog', 'alertdialog', 'log', 'group', 'radiogroup']);
-// Context roles whose content is more than their name: the walk goes on inside them.
-const CONTAINERS = new Set(['dialog', 'alertdialog', 'group', 'radiogroup']);
-const LANDMARK = new Set(['banner', 'main', 'navigation', 'contentinfo', 'complementary', 'form', 'region', 'search']);
+  'switch', 'tab', 'textbox', 'treeitem', 'gridcell', ...['doc-backlink', 'doc-biblioref', 'doc-glossref', 'doc-noteref']]);
+// Kinds of link (DPUB-ARIA): Chromium names them from their content, as it does links.
+const LINK_ROLES = new Set(['doc-backlink', 'doc-biblioref', 'doc-glossref', 'doc-noteref']);
+// Roles that get a line of their own outside `full` mode: where the model is, and what happened.
+const CONTEXT = new Set(['alert', 'status', 'log', 'dialog', 'alertdialog', 'group', 'radiogroup']);
+// Live regions: their text is the news, shown as `status: text`.
+const LIVE = new Set(['alert', 'status', 'log']);
+const DIALOGS = new Set(['dialog', 'alertdialog']);
+// Roles named by their content (ARIA "name from content"): their text is shown, never a quoted name.
 const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'option', 'tab', 'menuitem', 'menuitemcheckbox',
   'menuitemradio', 'treeitem', 'cell', 'columnheader', 'rowheader', 'gridcell', 'checkbox', 'radio', 'switch',
-  'listitem', 'paragraph', 'alert', 'status', 'tooltip', 'legend', 'caption', 'term', 'definition', 'clickable']);
-const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE']);
+  'listitem', 'paragraph', 'alert', 'status', 'log', 'tooltip', 'legend', 'caption', 'term', 'definition', 'clickable']);
+// Never text: matched on localName, which keeps SVG's lowercase <style> and <title> out too.
+const SKIP_TAGS = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'desc', 'defs']);
 const INPUT_ROLES = {
   button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox', radio: 'radio',
   range: 'slider', number: 'spinbutton', search: 'searchbox', email: 'textbox', tel: 'textbox', text: 'textbox',
   url: 'textbox', password: 'textbox', date: 'textbox', 'datetime-local': 'textbox', month: 'textbox',
   time: 'textbox', week: 'textbox', color: 'button', file: 'button',
 };
-// A control with one of these inside is a container too: the walk must reach the inner controls.
-const CONTROL_SELECTOR = 'a[href],button,input,select,textarea,[role],[onclick],[tabindex]';
+// What can be acted on: a control holding one of these is a container, and the walk goes on inside.
+const ACTION_SELECTOR = 'a[href],area[href],button,input:not([type=hidden]),select,textarea,summary,[onclick],' +
+  '[tabindex]:not([tabindex="-1"]),[contenteditable=""],[contenteditable=true],' +
+  Array.from(INTERACTIVE, (r) => '[role=' + r + ']').join(',');
 
 function roleOf(el) {
   const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
   if (!explicit || explicit === 'none' || explicit === 'presentation' || explicit === 'generic') return nativeRole(el);
   if (INTERACTIVE.has(explicit)) return explicit;
-  // A link or button keeps its own role under a non-widget one (role="doc-noteref" on a link is
-  // still a link to click): a control must never lose its ref to a decorative role.
+  // A link or button keeps its own role under a non-widget one (role="region" on a button): a
+  // control must never lose its ref to a decorative role. Kinds of link (doc-noteref) are widgets.
   const native = nativeRole(el);
   return INTERACTIVE.has(native) ? native : explicit;
 }
@@ -81,7 +88,7 @@ function textOf(node, budget) {
   const walk = (n) => {
     if (out.length > budget) return;
     if (n.nodeType === 3) { out += n.data; return; }
-    if (n.nodeType !== 1 || SKIP_TAGS.has(n.tagName)) return;
+    if (n.nodeType !== 1 || SKIP_TAGS.has(n.localName)) return;
     if (n.getAttribute('aria-hidden') === 'true' || n.hidden) return;
     if (n.tagName === 'IMG') { out += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
     const label = n.getAttribute('aria-label');
@@ -98,41 +105,56 @@ function textOf(node, budget) {
   return squash(out);
 }
 
+// Chromium's name sources beyond accname: CSS generated content counts, an unlabelled field is
+// named by its placeholder, and words are kept apart where Chromium sees a break that accname's
+// `display` test misses: a <wbr> (`/pet<wbr>/{id}` is named "/pet /{id}") and a replaced element
+// such as an inline <svg> or <img> (an atomic box). accname sees them through a style that says so.
+const ATOMIC = new Set(['wbr', 'svg', 'img', 'canvas', 'video', 'audio', 'object', 'embed']);
+const atomicStyle = (style) => ({ getPropertyValue: (p) => (p === 'display' ? 'inline-block' : style.getPropertyValue(p)) });
+const NAME_OPTIONS = {
+  computedStyleSupportsPseudoElements: true,
+  getComputedStyle: (el, pseudo) => {
+    const style = getComputedStyle(el, pseudo);
+    return !pseudo && ATOMIC.has(el.localName) && style.display === 'inline' ? atomicStyle(style) : style;
+  },
+};
+
 function nameOf(el, role) {
-  const labelledBy = el.getAttribute('aria-labelledby');
-  if (labelledBy) {
-    const root = el.getRootNode();
-    const text = labelledBy.split(/\s+/).map((id) => {
-      const target = root.getElementById ? root.getElementById(id) : document.getElementById(id);
-      return target ? textOf(target, 200) : '';
-    }).join(' ');
-    if (squash(text)) return squash(text);
+  // An element clickable without a role has no accessible name: we show its tooltip or text.
+  if (role === 'clickable') return squash(el.getAttribute('title') || '') || textOf(el, 300);
+  let name = '';
+  try { name = squash(accname.computeAccessibleName(el, NAME_OPTIONS)); } catch (e) { name = ''; }
+  // accname follows the role attribute; Chromium keeps a focusable link's own role under
+  // role="presentation" (jQuery UI's tabs) and names kinds of link from content as links.
+  if (!name && (LINK_ROLES.has(role) || NAME_FROM_CONTENT.has(role)) && !el.hasAttribute('aria-label')
+      && !el.hasAttribute('aria-labelledby')) {
+    name = squash(generated(el, '::before') + textOf(el, 300) + generated(el, '::after'));
   }
-  const aria = el.getAttribute('aria-label');
-  if (aria && squash(aria)) return squash(aria);
-  const tag = el.tagName;
-  if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') {
-    const type = (el.getAttribute('type') || '').toLowerCase();
-    if (['button', 'submit', 'reset'].includes(type)) return el.value || (type === 'reset' ? 'Reset' : type === 'submit' ? 'Submit' : '');
-    if (type === 'image') return el.getAttribute('alt') || 'Submit';
-    const labels = el.labels ? Array.from(el.labels).map((l) => textOf(l, 200)).filter(Boolean) : [];
-    if (labels.length) return squash(labels.join(' '));
-    return squash(el.getAttribute('title') || el.getAttribute('placeholder') || '');
+  if (!name && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA')) {
+    name = squash(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
   }
-  if (tag === 'IMG') return squash(el.getAttribute('alt') || el.getAttribute('title') || '');
-  if (tag === 'IFRAME') return squash(el.getAttribute('title') || el.getAttribute('name') || '');
-  if (tag === 'FIELDSET') { const legend = el.querySelector(':scope > legend'); if (legend) return textOf(legend, 200); }
-  // An element clickable without a role is named by its tooltip first (an icon's "×" says less).
-  if (role === 'clickable' && el.getAttribute('title')) return squash(el.getAttribute('title'));
-  if (NAME_FROM_CONTENT.has(role) || INTERACTIVE.has(role)) {
-    const text = textOf(el, 300);
-    if (text) return text;
-  }
-  return squash(el.getAttribute('title') || '');
+  return name;
 }
 
+// The text a CSS ::before/::after rule adds (`content: "["`), which Chromium counts in names.
+function generated(el, pseudo) {
+  const content = getComputedStyle(el, pseudo).content;
+  return /^".*"$/.test(content) ? JSON.parse(content) : '';
+}
+
+// Page text must not pose as a ref: `[e12]` in a name, a value or a text line would point the
+// model (and the diff, which matches lines by ref) at a real element. It is shown as `(e12)`.
+const defuse = (s) => s.replace(/\[((?:f\d+)?e\d+)\]/g, '($1)');
+
 function isClickableWithoutRole(el, pointerAbove, style) {
-  if (el.tagName === 'LABEL' && el.control) return false;  // clicking it clicks its control, which has a ref
+  if (el.tagName === 'LABEL' && el.control && isRendered(el.control)) return false;  // its control has the ref
+  if (!isClickableAlone(el, pointerAbove, style)) return false;
+  // A clickable wrapper around controls (a card, a row, a whole page) would only repeat them:
+  // the controls inside carry the refs.
+  return !el.querySelector(ACTION_SELECTOR);
+}
+
+function isClickableAlone(el, pointerAbove, style) {
   if (el.hasAttribute('onclick') || typeof el.onclick === 'function') return true;
   const tabindex = el.getAttribute('tabindex');
   if (tabindex !== null && Number(tabindex) >= 0) return true;
@@ -153,6 +175,11 @@ function shortUrl(href) {
     const rest = url.pathname.startsWith(folder) && folder !== '/' ? url.pathname.slice(folder.length) : url.pathname;
     return clip((rest || './') + url.search + url.hash, 80);
   } catch (e) { return ''; }
+}
+
+function isRendered(el) {
+  const style = getComputedStyle(el);
+  return style.display !== 'none' && style.visibility === 'visible' && !el.closest('[aria-hidden=true]');
 }
 
 function deepActiveElement() {

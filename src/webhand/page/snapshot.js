@@ -1,21 +1,28 @@
 // webhand's page agent: installed once per document (in every frame), it walks the DOM into a
-// compact accessibility outline and remembers which element each ref was given to.
-// Role, name and state rules are in roles.js; snapshot.py splices both into one function.
+// compact outline of what a reader sees and remembers which element each ref was given to.
+// Roles and states are in roles.js, accessible names come from the bundled dom-accessibility-api
+// (vendor/accname.js); snapshot.py splices the three into one function.
 //
 // Why our own walker and not a CSS selector per ref: a ref must resolve to exactly the element it
 // was given to. `refOf` maps element -> ref (stable while the element lives), `byRef` maps
 // ref -> WeakRef(element). The counter is seeded by Python so that a new document never reuses a
 // ref an older document handed out: an old ref fails instead of hitting a look-alike.
-if (window.__webhand && window.__webhand.version === 2) return;
+//
+// Modes: `page` (the default) keeps the visible text, folded into one line per rendered block,
+// and every control; `interactive` keeps controls and headings only; `full` adds a line for every
+// structural role (landmarks, lists, tables, paragraphs).
+if (window.__webhand && window.__webhand.version === 3) return;
 
 const refOf = new WeakMap();
 const byRef = new Map();
 const frameMarkers = new WeakMap();
 let frameSeq = 0;
 // Controls whose children are choices a model may want (the rest: children are the name).
-const DESCEND_INTO = new Set(['listbox', 'menu', 'menubar', 'tree', 'tablist', 'grid']);
+const DESCEND_INTO = new Set(['listbox', 'menu', 'menubar', 'tree', 'tablist', 'grid', 'radiogroup']);
 // Live regions with nothing in them yet say nothing.
 const QUIET_WHEN_EMPTY = new Set(['status', 'alert', 'log']);
+// Text short enough to be a label: an unnamed control takes it as its hint instead of a line of its own.
+const HINT_MAX = 80;
 
 function refFor(el, state) {
   let ref = refOf.get(el);
@@ -54,12 +61,14 @@ function forgetCollected() {
 
 function snapshot(opts) {
   if (byRef.size > 5000) forgetCollected();
-  const full = opts.mode === 'full';
+  const mode = opts.mode || 'page';
+  const withText = mode !== 'interactive';
+  const full = mode === 'full';
   const maxDepth = opts.depth == null ? Infinity : opts.depth;
   const maxRefs = opts.maxRefs == null ? Infinity : opts.maxRefs;
   const state = { nextRef: Math.max(opts.nextRef || 1, 1), refs: 0, omitted: 0 };
   const records = opts.records ? [] : null;
-  const lines = [];
+  const lines = [];  // strings, and {frame, depth} slots where a child frame's lines go
   const prefix = opts.prefix || '';
   const focused = deepActiveElement();
   let root = document.body || document.documentElement;
@@ -69,35 +78,79 @@ function snapshot(opts) {
     } catch (e) { return { error: 'selector', message: String(e.message || e) }; }
     if (!root || typeof root === 'string') return { error: 'scope' };
   }
-  const emit = (depth, text) => lines.push(' '.repeat(depth) + text);
+
+  // The text of the block being walked, not yet a line: inline pieces join into one line, and a
+  // block boundary, a control or a heading ends it.
+  let pieces = [];
+  let piecesDepth = 0;
+  let linePrefix = '';       // '## ' or 'paragraph: ': put before the next text line (its element's)
+  let lastText = -1;         // index of the last line if it is a short text line (a hint candidate)
+  let awaitingHint = -1;     // index of an unnamed checkbox/radio line that takes the text after it
+  let textOn = 0;            // > 0 inside a heading or live region: its text is read in every mode
+  let textOff = 0;           // > 0 inside a label whose text is its control's name
+
+  const push = (depth, text) => {
+    lines.push(' '.repeat(depth) + text);
+    lastText = -1;
+    awaitingHint = -1;
+  };
+  const takeText = () => {
+    const text = defuse(squash(pieces.join('')).replace(/^\|\s*|\s*\|$/g, ''));
+    pieces = [];
+    return text;
+  };
+  // Ends the current text line. `boundary`: a block ends here, so a control waiting for the text
+  // after it (a checkbox's label) must not take the next block's text.
+  const flush = (boundary) => {
+    const text = pieces.length ? takeText() : '';
+    if (text && awaitingHint >= 0 && !linePrefix && text.length <= HINT_MAX) {
+      lines[awaitingHint] += ' hint=' + JSON.stringify(text);
+      awaitingHint = -1;
+    } else if (text) {
+      const line = linePrefix + text;
+      linePrefix = '';
+      push(piecesDepth, line);
+      if (line.length <= HINT_MAX && line === text) lastText = lines.length - 1;
+    }
+    if (boundary) awaitingHint = -1;
+  };
+  const addText = (depth, text) => {
+    if (!pieces.length) piecesDepth = depth;
+    pieces.push(text);
+  };
 
   // Appends lines. `depth` counts emitted ancestors, not DOM ancestors. `hiddenAbove`: the parent
   // is visibility:hidden, so its text is too (a child may still be visible by its own style).
   function visit(node, depth, pointerAbove, hiddenAbove) {
     if (node.nodeType === 3) {
-      if (!full || hiddenAbove) return;
-      const t = squash(node.data);
-      if (t) emit(depth, JSON.stringify(clip(t, 200)));
+      if ((withText || textOn) && !textOff && !hiddenAbove && depth < maxDepth) addText(depth, node.data);
       return;
     }
-    if (node.nodeType !== 1 || SKIP_TAGS.has(node.tagName)) return;
+    if (node.nodeType !== 1 || SKIP_TAGS.has(node.localName)) return;
     const el = node;
     if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
-    const visitChildren = (d, clickable, hidden) => {
-      for (const child of (el.shadowRoot || el).childNodes) visit(child, d, clickable, hidden);
+    const visitChildren = (d, pointer, hidden) => {
+      for (const child of (el.shadowRoot || el).childNodes) visit(child, d, pointer, hidden);
     };
-    if (el.tagName === 'SLOT') {
+    if (el.localName === 'slot') {
       const assigned = el.assignedNodes({ flatten: true });
       for (const n of assigned.length ? assigned : el.childNodes) visit(n, depth, pointerAbove, hiddenAbove);
       return;
     }
+    if (el.localName === 'br') { flush(false); return; }
     // One computed style per element: the walk is linear in the page and this is its main cost.
     // Ancestors were checked on the way down, so the element's own display is enough.
     const style = getComputedStyle(el);
-    if (style.display === 'none' && el.tagName !== 'OPTION') return;
-    if (style.display === 'contents') { visitChildren(depth, pointerAbove, hiddenAbove); return; }
+    const display = style.display;
+    if (display === 'none' && el.tagName !== 'OPTION') return;
+    if (display === 'contents') { visitChildren(depth, pointerAbove, hiddenAbove); return; }
     if (style.contentVisibility === 'hidden') return;
     const hiddenSelf = style.visibility !== 'visible' && el.tagName !== 'OPTION';
+    const block = !display.startsWith('inline') && display !== 'table-cell';
+    if (display === 'table-cell' && pieces.length) pieces.push(' | ');
+    // An inline-block (a button, a tag) is a box of its own: its words never run into its neighbours'.
+    let atomic = display !== 'inline' && !block;
+    if (atomic) addText(depth, ' ');
 
     let role = roleOf(el);
     const interactive = INTERACTIVE.has(role) && !hiddenSelf;
@@ -110,88 +163,132 @@ function snapshot(opts) {
 
     if (role === 'iframe') {
       if (hiddenSelf) return;
+      flush(true);
       let marker = frameMarkers.get(el);
       if (!marker) { marker = 'm' + (++frameSeq); frameMarkers.set(el, marker); }
       const name = nameOf(el, role);
-      emit(depth, 'iframe' + (name ? ' ' + JSON.stringify(clip(name, 80)) : ''));
+      push(depth, 'iframe' + (name ? ' ' + JSON.stringify(clip(name, 80)) : ''));
       lines.push({ frame: marker, depth: depth + 1 });
       return;
     }
-    // In full mode, a label's text is already the name of its control: don't say it twice.
-    if (full && el.tagName === 'LABEL' && el.control && nameOf(el.control, roleOf(el.control))
-        && Array.from(el.querySelectorAll(CONTROL_SELECTOR)).every((c) => c === el.control)) {
-      if (el.contains(el.control)) visit(el.control, depth, pointerAbove, hiddenSelf);
-      return;
+    if (el.localName === 'svg' && !actionable) {
+      // A drawing: its text is its <title> (the name), unless it holds controls or <text> to read.
+      if (role === 'img' && withText) { flush(true); const name = nameOf(el, role); if (name) push(depth, 'img ' + JSON.stringify(clip(name, 150))); }
+      if (!el.querySelector('a,text,[role],[onclick],[tabindex]')) return;
     }
 
-    let shown = false;
+    if (depth >= maxDepth) {
+      if (actionable) state.omitted++;
+      return;
+    }
+    if (block) flush(true);
     let childDepth = depth;
+    let ownPrefix = false;  // this element's line prefix waits for its text: cleared when it leaves
+    let nameText = false;   // a named control holding other controls: its text is its name, not said again
     if (hiddenSelf) {
       // Invisible itself, but a visible child still shows: fall through to the children.
-    } else if (depth < maxDepth) {
-      if (actionable) {
-        if (state.refs >= maxRefs) {
-          state.omitted++;
-        } else {
-          state.refs++;
-          const name = clip(nameOf(el, role), 100);
-          const ref = refFor(el, state);
-          const states = statesOf(el, role, focused, name);
-          emit(depth, role + (name ? ' ' + JSON.stringify(name) : '') + ' [' + prefix + ref + ']' +
-            (states.length ? ' ' + states.join(' ') : ''));
-          if (records) records.push(record(el, role, name, prefix + ref));
-          shown = true;
-        }
-      } else if (role && (full || CONTEXT.has(role))) {
-        const name = clip(nameOf(el, role), 150);
-        const container = CONTAINERS.has(role);
-        const mayBeText = full && name && NAME_FROM_CONTENT.has(role);
-        // A subtree query per element would make deep pages quadratic: only asked where it decides something.
-        const hasControls = mayBeText || !full ? !!el.querySelector(CONTROL_SELECTOR) : true;
-        const simpleText = mayBeText && !hasControls;
-        if (!name && (QUIET_WHEN_EMPTY.has(role) || (!full && !container && !hasControls))) return;
-        const states = statesOf(el, role, focused, name);
-        if (role === 'heading' && !full) {
-          const level = Number((states.find((s) => s.startsWith('level=')) || 'level=2').slice(6));
-          emit(depth, '#'.repeat(level) + ' ' + name);
-        } else if (!full && container && !name) {
-          // An unnamed group tells nothing: its controls are listed without it.
-        } else {
-          emit(depth, role + (name ? (simpleText ? ': ' + name : ' ' + JSON.stringify(name)) : '') +
-            (states.length ? ' [' + states.join(' ') + ']' : ''));
-          shown = true;
-        }
-        // Its text is its name; but controls inside (a link in a heading) must still get refs.
-        if (simpleText || (!full && !container && !hasControls)) return;
-        if (shown) childDepth = depth + 1;
-      } else if (full && LANDMARK.has(role)) {
-        emit(depth, role);
-        shown = true;
-      }
     } else if (actionable) {
-      state.omitted++;
+      if (state.refs >= maxRefs) {
+        state.omitted++;
+        if (!withText) return;
+        // Past the cap its text still shows (without a ref, apart from its neighbours' words): the
+        // model reads on and is told how to reach it.
+        if (!atomic) { atomic = true; addText(depth, ' '); }
+      } else {
+        const line = controlLine(el, role);
+        if (line.hint === null) {
+          flush(false);
+          push(depth, line.text);
+        } else {
+          // An unnamed control: the short text just before it (same line, or the line above) is its label.
+          const before = pieces.length ? squash(pieces.join('')) : '';
+          if (before && before.length <= HINT_MAX) {
+            pieces = [];
+            push(depth, line.text + ' hint=' + JSON.stringify(defuse(before)));
+          } else if (!before && lastText >= 0 && lines.length - 1 === lastText && line.hint === 'before') {
+            const label = lines.pop().trim();
+            push(depth, line.text + ' hint=' + JSON.stringify(label));
+          } else {
+            flush(false);
+            push(depth, line.text);
+            if (line.hint === 'after') awaitingHint = lines.length - 1;
+          }
+        }
+        if (records) records.push(record(el, role, line.name, prefix + line.ref));
+        // Its content is its name, unless it holds choices or other controls that need refs.
+        if (!DESCEND_INTO.has(role) && !(full && el.tagName === 'SELECT') && !el.querySelector(ACTION_SELECTOR)) return;
+        if (el.tagName === 'SELECT' && !full && role !== 'listbox') return;
+        childDepth = depth + 1;
+        // Its text is its name, already on its line: inside, only the controls it holds are listed.
+        if (NAME_FROM_CONTENT.has(role) && line.name) nameText = true;
+      }
+    } else if (role === 'heading') {
+      const level = Number(el.getAttribute('aria-level') || (/^H([1-6])$/.exec(el.tagName) || [])[1] || 2);
+      flush(true);
+      linePrefix = '#'.repeat(Math.min(Math.max(level, 1), 6)) + ' ';
+      ownPrefix = true;
+    } else if (role && role !== 'img' && (CONTEXT.has(role) || full)) {
+      // A role worth a line: a dialog, a named group, a live region; in `full`, every structural role.
+      const hasControls = !!el.querySelector(ACTION_SELECTOR);
+      if (QUIET_WHEN_EMPTY.has(role) && !hasControls && !squash(el.textContent)) return;
+      if (!hasControls && (LIVE.has(role) || (full && NAME_FROM_CONTENT.has(role)))) {
+        flush(true);  // only text inside: one line, `status: text`
+        linePrefix = role + ': ';
+        ownPrefix = true;
+      } else {
+        const name = NAME_FROM_CONTENT.has(role) ? '' : clip(nameOf(el, role), 150);
+        if (name || full || DIALOGS.has(role) || LIVE.has(role)) {
+          flush(true);
+          const states = statesOf(el, role, focused, name);
+          push(depth, role + (name ? ' ' + JSON.stringify(defuse(name)) : '') + (states.length ? ' [' + states.join(' ') + ']' : ''));
+          childDepth = depth + 1;
+        }
+      }
+    } else if (role === 'img' && withText) {
+      const name = nameOf(el, role);
+      if (name) { flush(false); push(depth, 'img ' + JSON.stringify(defuse(clip(name, 150)))); }
     }
-    if (shown && full) childDepth = depth + 1;
-    if (actionable && shown && !DESCEND_INTO.has(role) && !(full && el.tagName === 'SELECT')
-        && !el.querySelector(CONTROL_SELECTOR)) return;
-    if (el.tagName === 'SELECT' && !full) return;  // the chosen value is on its line; options cost tokens
+    // Headings and live regions are read even in `interactive` mode: they say where the model is
+    // and what happened.
+    if (ownPrefix) textOn++;
+
+    // A label's text is already the name of its control: say it once, on the control's line. Only
+    // when the control shows; a styled checkbox hides its input and the label is what a reader sees.
+    const muted = nameText || (el.tagName === 'LABEL' && el.control && isRendered(el.control));
+    if (muted) textOff++;
     if (el.tagName === 'DETAILS' && !el.open) {
       // A closed <details> shows only its summary (the rest is not rendered).
       const summary = Array.from(el.children).find((c) => c.tagName === 'SUMMARY');
       if (summary) visit(summary, childDepth, pointerHere, hiddenSelf);
-      return;
-    }
-    if (role === 'group' && el.tagName === 'FIELDSET' && shown) {
+    } else if (el.tagName === 'FIELDSET' && childDepth > depth) {
       // The legend is the group's name: skip it among the children.
       for (const child of el.childNodes) {
         if (child.tagName !== 'LEGEND') visit(child, childDepth, pointerHere, hiddenSelf);
       }
-      return;
+    } else {
+      visitChildren(childDepth, pointerHere, hiddenSelf);
     }
-    visitChildren(childDepth, pointerHere, hiddenSelf);
+    if (block || childDepth > depth || ownPrefix) flush(true);
+    else if (atomic) addText(depth, ' ');
+    if (ownPrefix) { linePrefix = ''; textOn--; }
+    if (muted) textOff--;
+  }
+
+  // One control's line: `role "name" [ref] states`. `hint` says where an unnamed control's label
+  // text is likely to be (null: it has a name, or is a kind that takes none).
+  function controlLine(el, role) {
+    const name = clip(nameOf(el, role), 100);
+    const ref = refFor(el, state);
+    state.refs++;
+    const states = statesOf(el, role, focused, name);
+    const text = role + (name ? ' ' + JSON.stringify(defuse(name)) : '') + ' [' + prefix + ref + ']' +
+      (states.length ? ' ' + states.join(' ') : '');
+    const hint = name || !withText ? null : (role === 'checkbox' || role === 'radio' || role === 'switch') ? 'after' : 'before';
+    return { text, name, ref, hint };
   }
 
   visit(root, 0, false, false);
+  flush(true);
   return { lines, nextRef: state.nextRef, refs: state.refs, omitted: state.omitted, records };
 }
 
@@ -211,6 +308,6 @@ function viewport() {
 function frameMarker(iframe) { return frameMarkers.get(iframe) || null; }
 
 Object.defineProperty(window, '__webhand', {
-  value: Object.freeze({ version: 2, snapshot, resolve, frameMarker, viewport, refOf: (el) => refOf.get(el) || null }),
+  value: Object.freeze({ version: 3, snapshot, resolve, frameMarker, viewport, refOf: (el) => refOf.get(el) || null }),
   configurable: true, enumerable: false,
 });

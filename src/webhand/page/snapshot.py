@@ -16,21 +16,29 @@ from typing import Any, Literal
 from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound, WebhandError
 
-Mode = Literal["interactive", "full"]
+Mode = Literal["page", "interactive", "full"]
 
 
 @cache
 def agent_script() -> str:
     """The page agent's source: a function that installs ``window.__webhand`` when it is missing.
 
-    Function declarations are hoisted, so roles.js may follow snapshot.js's early return.
+    Function declarations are hoisted, so roles.js may follow snapshot.js's early return. The
+    accname bundle (a ``var``) comes last: it runs only when the agent is installed, and the
+    agent's functions are first called after that.
     """
     files = resources.files("webhand.page")
-    return "() => {\n" + files.joinpath("snapshot.js").read_text() + "\n" + files.joinpath("roles.js").read_text() + "\n}"
+    parts = [files.joinpath(name).read_text() for name in ("snapshot.js", "roles.js", "vendor/accname.js")]
+    return "() => {\n" + "\n".join(parts) + "\n}"
+
+
+#: The usual call: the agent is already in the document, so only a few bytes cross the wire.
+_SNAPSHOT_CALL = "(opts) => window.__webhand && window.__webhand.version === 3 ? window.__webhand.snapshot(opts) : null"
 
 
 @cache
-def _snapshot_call() -> str:
+def _install_and_snapshot_call() -> str:
+    """The first call on a document: ships the agent (~45 kB of source) and installs it."""
     return f"(opts) => {{ ({agent_script()})(); return window.__webhand.snapshot(opts); }}"
 
 
@@ -38,7 +46,7 @@ def _snapshot_call() -> str:
 class SnapshotOptions:
     """What was asked for; kept with the last snapshot so a diff compares like with like."""
 
-    mode: Mode = "interactive"
+    mode: Mode = "page"
     scope: str | None = None
     depth: int | None = None
     max_refs: int | None = 200
@@ -60,7 +68,7 @@ class Snapshot:
         return self.text.splitlines()
 
 
-async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | None = None,
+async def take_snapshot(tab: Tab, *, mode: Mode = "page", scope: str | None = None,
                         depth: int | None = None, max_refs: int | None = 200, records: bool = False) -> Snapshot:
     """Snapshot every frame of ``tab`` (or the part ``scope`` names) and nest them into one outline."""
     frames = await tab.frames()
@@ -90,7 +98,9 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | No
         options = {"mode": mode, "depth": frame_depth, "maxRefs": refs_left, "nextRef": counters.get(frame.key, 1),
                    "prefix": frame.key, "scope": scope_arg if frame.key == root else None, "records": records}
         try:
-            result = await frame.evaluate(_snapshot_call(), options)
+            result = await frame.evaluate(_SNAPSHOT_CALL, options)
+            if result is None:
+                result = await frame.evaluate(_install_and_snapshot_call(), options)
         except WebhandError:
             if frame.key == root:
                 raise
@@ -125,6 +135,15 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "interactive", scope: str | No
         "\n".join(out), sum(r["refs"] for r in found), sum(r["omitted"] for r in found), tab.url, await tab.title(),
         SnapshotOptions(mode, scope, depth, max_refs), tab.index,
         [rec for r in found for rec in (r.get("records") or [])])
+
+
+def omitted_notice(shot: Snapshot) -> str:
+    """What a capped snapshot says about what it left out, and how to reach it."""
+    options = shot.options
+    limits = f"max_refs={options.max_refs}" + (f", depth={options.depth}" if options.depth else "")
+    return (f"{shot.omitted} more elements with refs were left out ({limits}): call browser_find with what you "
+            'look for (e.g. "link Pricing") to get its ref, browser_snapshot with scope (a ref or CSS selector) '
+            "to see one part, or a larger max_refs or depth.")
 
 
 async def _iframe_slot(frame: Frame, parent: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -171,6 +190,6 @@ async def viewport(tab: Tab) -> dict[str, Any]:
 
 
 def validate_mode(mode: str) -> Mode:
-    if mode not in ("interactive", "full"):
-        raise InvalidArgument(f"mode must be 'interactive' or 'full', not {mode!r}.", "Call again with one of them.")
+    if mode not in ("page", "interactive", "full"):
+        raise InvalidArgument(f"mode must be 'page', 'interactive' or 'full', not {mode!r}.", "Call again with one of them.")
     return mode  # type: ignore[return-value]
