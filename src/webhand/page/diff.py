@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from webhand.errors import WebhandError
-from webhand.page.snapshot import Snapshot, SnapshotOptions, take_snapshot
+from webhand.page.snapshot import Snapshot, SnapshotOptions, omitted_notice, take_snapshot
 from webhand.response import Response
 from webhand.session.session import Session
 
@@ -135,4 +135,4 @@ async def report_snapshot_changes(session: Session, response: Response) -> None:
     response.large(new.text or "(no visible content)", what="snapshot", limit=session.settings.snapshot_max_chars,
                    hint="Call browser_snapshot with scope (a ref or CSS selector) to see part of it.")
     if new.omitted:
-        response.add(f"{new.omitted} more elements with refs were left out (max_refs={options.max_refs}).")
+        response.add(omitted_notice(new))

@@ -23,7 +23,7 @@ Handler = Callable[[Any, Any, Response], Awaitable[None]]
 CAPABILITIES = {
     # The default group is what an agent needs on most pages; every tool in it is paid for in
     # tokens on every model request, so the less frequent ones live in "extra".
-    "core": "navigate, back, snapshot, text, click, type, keys, hover, select, fill a form, wait, screenshot, "
+    "core": "navigate, back, snapshot, find, text, click, type, keys, hover, select, fill a form, wait, screenshot, "
             "console, evaluate, dialogs, close",
     "extra": "less frequent actions: batches of steps, drag, focus, scroll, check/uncheck, forward, reload, "
              "current URL, resize, clearing the console",

@@ -7,15 +7,17 @@ from typing import Literal
 from pydantic import Field
 
 from webhand.errors import InvalidArgument
-from webhand.page.snapshot import take_snapshot
+from webhand.page.find import find
+from webhand.page.snapshot import omitted_notice, take_snapshot
 from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
 
 class SnapshotArgs(PageArgs):
-    mode: Literal["interactive", "full"] = Field(
-        "interactive", description="interactive: what can be acted on, with headings for context; full: the whole accessible tree.")
+    mode: Literal["page", "interactive", "full"] = Field(
+        "page", description="page: the visible text and every control; interactive: controls and headings only; "
+                            "full: page plus structure (landmarks, lists, tables).")
     scope: str | None = Field(None, description="Ref or CSS selector: snapshot only that part of the page.")
     depth: int | None = Field(None, ge=1, le=100, description="Deepest nesting level to include.")
     max_refs: int = Field(200, ge=1, le=10_000, description="Most elements with refs to list.")
@@ -23,19 +25,38 @@ class SnapshotArgs(PageArgs):
 
 @tool("browser_snapshot", read_only=True)
 async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> None:
-    """Read the page as an accessibility outline, one element per line. Elements you can act on carry refs like [e3]; pass them as `ref` to other tools."""
+    """Read the page: its visible text, one line per block, and every control as `role "name" [e3]`; pass refs to other tools."""
     tab = await session.tab()
     shot = await take_snapshot(tab, mode=args.mode, scope=args.scope, depth=args.depth, max_refs=args.max_refs)
     session.last_snapshot = shot  # an action's reply tells what changed since this (page/diff.py)
     response.add(f"Page: {shot.url}" + (f" — {shot.title}" if shot.title else ""))
     body = shot.text or "(no visible content)"
     response.large(body, what="snapshot", limit=session.settings.snapshot_max_chars, suffix=".txt",
-                   hint="Call browser_snapshot with scope (a ref or CSS selector of one part) or a smaller depth "
-                        "to see part of it, or read the file.")
+                   hint="Call browser_find to get the ref of one element, browser_snapshot with scope (a ref or "
+                        "CSS selector of one part) or a smaller depth to see part of it, or read the file.")
     if shot.omitted:
-        limits = f"max_refs={args.max_refs}" + (f", depth={args.depth}" if args.depth else "")
-        response.add(f"{shot.omitted} more elements with refs were left out ({limits}): call browser_snapshot "
-                     "with scope (a ref or CSS selector) to see one part, or a larger max_refs or depth.")
+        response.add(omitted_notice(shot))
+
+
+class FindArgs(PageArgs):
+    query: str = Field(min_length=1, max_length=500,
+                       description='What to find, by role words and name or text: "link Truth Value Testing", "login button".')
+    limit: int = Field(10, ge=1, le=50, description="Most matches to return.")
+
+
+@tool("browser_find", read_only=True)
+async def find_elements(session: Session, args: FindArgs, response: Response) -> None:
+    """Find elements anywhere on the page (all frames, past the snapshot's ref cap) by role and name or text; replies with their refs, best match first."""
+    tab = await session.tab()
+    matches, refs = await find(tab, args.query, limit=args.limit)
+    if not matches:
+        response.add(f"Nothing on the page matches {args.query!r} ({refs} elements with refs were searched). "
+                     "Try other words, or call browser_snapshot to read the page.")
+        return
+    response.add(f"{len(matches)} best matches for {args.query!r}, best first (indented: the section it is in):")
+    for match in matches:
+        response.add(match.line + (f"\n  in: {match.context}" if match.context else ""))
+    response.data({"matches": [{"line": m.line, "context": m.context} for m in matches]})
 
 
 class ScreenshotArgs(PageArgs):
