@@ -122,8 +122,9 @@ class Site:
 
 def settings_for_tests(tmp_path_factory: pytest.TempPathFactory, **overrides: object) -> Settings:
     out = tmp_path_factory.mktemp("webhand-out")
+    shared = tmp_path_factory.mktemp("webhand-shared")  # a folder the user shares with every conversation
     base: dict[str, object] = {"output_dir": str(out), "isolation": "context", "max_sessions": 60,
-                               "capabilities": ["all"], "warm_reserve": True}
+                               "capabilities": ["all"], "warm_reserve": True, "roots": [str(shared)]}
     base.update(overrides)
     return Settings.from_sources(base, env={})
 

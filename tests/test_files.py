@@ -10,8 +10,8 @@ import pytest
 
 @pytest.fixture
 def upload_dir(webhand) -> Path:
-    """A folder inside the allowed roots (the output dir) with two small text files."""
-    folder = webhand.settings.output_dir / "to-upload"
+    """A folder inside the root the user shared, with two small text files."""
+    folder = webhand.settings.roots[0] / "to-upload"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "notes.txt").write_text("hello notes\n")
     (folder / "photo.txt").write_text("pretend photo\n")
@@ -72,13 +72,13 @@ def _saved(reply_text: str, name: str) -> Path:
     return path
 
 
-async def test_a_download_by_link_is_saved_and_reported(tools, webhand, site):
+async def test_a_download_by_link_is_saved_and_reported(tools, site):
     await tools.call("browser_navigate", {"url": site.url("tabs_files/download.html")})
     clicked = await tools.call("browser_click", {"selector": "#report"})
     assert not clicked.is_error, clicked.text
     path = _saved(clicked.text, "report.txt")
     assert path.read_text() == "content of report.txt\n"
-    assert path.parent == webhand.settings.downloads
+    assert path.parent == tools.files.downloads
 
     listed = await tools.call("browser_downloads", {})
     assert f"report.txt: {path}" in listed.text
@@ -100,7 +100,7 @@ async def test_a_second_download_of_the_same_name_does_not_overwrite(tools, site
     assert first != second and first.exists() and second.exists()
 
 
-async def test_pdf_of_the_page(tools, site, webhand):
+async def test_pdf_of_the_page(tools, site):
     await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
     reply = await tools.call("browser_pdf", {})
     assert not reply.is_error, reply.text
@@ -109,4 +109,4 @@ async def test_pdf_of_the_page(tools, site, webhand):
     path = Path(match.group(1))
     assert path.read_bytes().startswith(b"%PDF-")
     assert path.stat().st_size == int(match.group(2).replace(",", ""))
-    assert path.is_relative_to(webhand.settings.output_dir)
+    assert path.is_relative_to(tools.files.folder)

@@ -117,12 +117,12 @@ async def test_screenshots_are_saved_and_downscaled_for_the_model(tools, site):
     assert Image.open(element.images[0].path).size == (120, 40)
 
 
-async def test_read_image_shows_a_saved_screenshot_and_refuses_missing_files(tools, site, webhand):
+async def test_read_image_shows_a_saved_screenshot_and_refuses_missing_files(tools, site):
     await tools.call("browser_navigate", {"url": site.url("tall.html")})
     shot = await tools.call("browser_take_screenshot", {"full_page": True})
     reply = await tools.call("read_image", {"path": shot.images[0].path})
     assert reply.images and "sent as" in reply.text
-    missing = await tools.call("read_image", {"path": str(webhand.settings.output_dir / "nope.png")})
+    missing = await tools.call("read_image", {"path": str(tools.files.screenshots / "nope.png")})
     assert missing.is_error and "No image file" in missing.text
     outside = await tools.call("read_image", {"path": "/etc/hostname"})
     assert outside.is_error and "outside the folders webhand may use" in outside.text

@@ -55,13 +55,12 @@ async def test_sessions_of_another_conversation_are_not_listed(tools, webhand, s
     assert "mine" in (await tools.call("browser_session_list", {})).text
 
 
-async def test_a_session_can_start_from_a_saved_login(tools, webhand, site):
+async def test_a_session_can_start_from_a_saved_login(tools, site):
     await tools.call("browser_navigate", {"url": site.url("tabs_files/account.html")})
     await tools.call("browser_click", {"selector": "#login"})
-    state = webhand.settings.output_dir / "named-login.json"
-    await tools.call("browser_storage_state", {"action": "save", "path": str(state)})
+    await tools.call("browser_storage_state", {"action": "save", "path": "named-login.json"})  # the conversation's folder
 
-    created = await tools.call("browser_session_create", {"name": "reused", "storage_state": str(state)})
+    created = await tools.call("browser_session_create", {"name": "reused", "storage_state": "named-login.json"})
     assert "with the saved login" in created.text, created.text
     await tools.call("browser_navigate", {"session": "reused", "url": site.url("tabs_files/account.html")})
     who = await tools.call("browser_eval", {"session": "reused", "expression": "document.getElementById('who').textContent"})

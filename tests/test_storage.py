@@ -70,11 +70,11 @@ async def test_storage_on_a_blank_page_says_to_navigate(tools):
     assert reply.is_error and "Navigate to a page of the site first" in reply.text
 
 
-async def test_storage_state_saved_in_one_conversation_logs_in_another(tools, webhand, site):
+async def test_storage_state_saved_in_a_shared_root_logs_in_another_conversation(tools, webhand, site):
     await tools.call("browser_navigate", {"url": site.url("tabs_files/account.html")})
     await tools.call("browser_click", {"selector": "#login"})
     assert "Welcome back, ada" in await _js(tools, "document.getElementById('who').textContent")
-    state_file = webhand.settings.output_dir / f"state-{uuid.uuid4().hex[:6]}.json"
+    state_file = webhand.settings.roots[0] / f"state-{uuid.uuid4().hex[:6]}.json"
     saved = await tools.call("browser_storage_state", {"action": "save", "path": str(state_file)})
     assert not saved.is_error, saved.text
     assert "1 cookie and the storage of 1 origin" in saved.text and state_file.is_file()

@@ -48,9 +48,10 @@ class Settings(BaseModel):
     action_timeout: float = Field(5.0, gt=0, le=600, description="How long an action waits for its element to be actionable.")
     launch_timeout: float = Field(30.0, gt=0, le=600)
     # Output
-    output_dir: Path = Field(default_factory=_default_output_dir)
-    screenshot_dir: Path | None = None
-    download_dir: Path | None = None
+    # Each conversation writes into its own unguessable subfolder of these (paths.py).
+    output_dir: Path = Field(default_factory=_default_output_dir, description="Where conversations' files go, one private subfolder each.")
+    screenshot_dir: Path | None = Field(None, description="Screenshots here instead (still one subfolder per conversation).")
+    download_dir: Path | None = Field(None, description="Downloads here instead (still one subfolder per conversation).")
     large_output_bytes: int = Field(1024, ge=128, description="Eval results and logs larger than this go to a file.")
     snapshot_max_chars: int = Field(40_000, ge=1000, description="Snapshots larger than this go to a file.")
     # After an action, "diff" replies with the snapshot lines that changed (added, removed, changed,
@@ -62,7 +63,7 @@ class Settings(BaseModel):
     # Security
     evaluate_enabled: bool = True
     capabilities: list[str] = Field(default_factory=lambda: ["core"])
-    roots: list[Path] = Field(default_factory=list, description="Folders file tools may read and write; empty means the output dir and the working dir.")
+    roots: list[Path] = Field(default_factory=list, description="Folders every conversation's file tools may also read and write (uploads, read_image, storage states); by default only the conversation's own output folder.")
     allowed_origins: list[str] = Field(default_factory=list, description="Only these origins may load (navigations, redirects, subresources, new tabs); empty allows all. E.g. https://example.com, *.example.com, 127.0.0.1:8000.")
     blocked_origins: list[str] = Field(default_factory=list, description="These origins may never load; wins over allowed_origins.")
     allow_file_urls: bool = Field(False, description="Let the browser open file:// URLs.")
@@ -77,19 +78,6 @@ class Settings(BaseModel):
     @classmethod
     def _known_caps(cls, value: list[str]) -> list[str]:
         return [c.strip() for c in value if c.strip()]
-
-    @property
-    def screenshots(self) -> Path:
-        return self.screenshot_dir or self.output_dir / "screenshots"
-
-    @property
-    def downloads(self) -> Path:
-        return self.download_dir or self.output_dir / "downloads"
-
-    @property
-    def files(self) -> Path:
-        """Where large replies are written."""
-        return self.output_dir / "files"
 
     @classmethod
     def from_sources(cls, *layers: dict[str, Any], env: dict[str, str] | None = None) -> "Settings":

@@ -81,5 +81,9 @@ class FileNotReadable(WebhandError):
     """A file the tool should read is missing, unreadable or of an unsupported kind."""
 
 
+class FileNotWritable(WebhandError):
+    """A file the tool should write cannot be written there (a bad name, no space, no permission)."""
+
+
 class ConfigError(WebhandError):
     """A configuration value is invalid."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
+from webhand.paths import ConversationFiles
 from webhand.response import Response, ToolResult
 from webhand.session.manager import ConversationSessions, SessionManager
 from webhand.tools import CATALOG, Tool, enabled_tools
@@ -63,10 +64,15 @@ class ToolContext:
         self.webhand = webhand
         self.conversation_id = conversation_id
 
+    @property
+    def files(self) -> ConversationFiles:
+        """This conversation's own folder (``files.folder``), where its screenshots, PDFs and downloads go."""
+        return self.webhand.sessions.files_of(self.conversation_id)
+
     async def call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
         """Run one tool call. Never raises for anything the model sent: failures become error replies."""
         settings = self.webhand.settings
-        response = Response(settings, name)
+        response = Response(settings, name, self.files)
         try:
             tool = self._tool(name)
             args = tool.parse(arguments)

@@ -68,9 +68,9 @@ def for_model(data: bytes) -> ModelImage:
 
 
 def read_for_model(path: Path) -> ModelImage:
-    if not path.is_file():
-        raise FileNotReadable(f"No image file at {path}.", "Check the path; screenshots are listed in the replies that saved them.")
     try:
+        if not path.is_file():  # a FIFO or a device is no image, and reading one could block for ever
+            raise FileNotReadable(f"No image file at {path}.", "Check the path; screenshots are listed in the replies that saved them.")
         data = path.read_bytes()
     except OSError as error:
         raise FileNotReadable(f"Cannot read {path}: {error.strerror}.", "Check the path and its permissions.") from None

@@ -1,24 +1,161 @@
-"""File paths that tools read or write are confined to configured roots."""
+"""Where a conversation's files go, and which files its tools may reach.
+
+Each conversation gets its own folder inside the output folder, named by a random token that
+cannot be guessed, owner-only (0700). Its screenshots, PDFs, downloads, large replies and
+storage states go there, and a relative path a model gives lands there too. A conversation's
+file tools reach that folder and the roots the user configured (``roots``), nothing else: not
+the working directory, not the output folder itself, and never another conversation's folder,
+even when a configured root contains the output folder. The host binds a conversation to its
+folder (``SessionManager.files_of``); the model never chooses it.
+
+The files stay on disk when the conversation ends: they are the user's (a PDF, a download).
+"""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
+from secrets import token_hex
 
 from webhand.config import Settings
-from webhand.errors import PolicyRefused
+from webhand.errors import FileNotReadable, FileNotWritable, InvalidArgument, PolicyRefused
+
+#: Longest path Linux takes (PATH_MAX counts the final NUL) and longest name in it (NAME_MAX).
+MAX_PATH_BYTES = 4095
+MAX_NAME_BYTES = 255
 
 
-def allowed_roots(settings: Settings) -> list[Path]:
-    """The configured roots, else the output dir and the working dir."""
-    roots = settings.roots or [settings.output_dir, Path.cwd()]
-    return [Path(r).expanduser().resolve() for r in roots]
+def _resolved(path: Path | str) -> Path:
+    return Path(path).expanduser().resolve()
 
 
-def confine(path: str, settings: Settings) -> Path:
-    """Resolve ``path`` (relative to the working dir) and refuse it outside every root."""
-    resolved = Path(path).expanduser().resolve()
-    roots = allowed_roots(settings)
-    if not any(resolved == root or resolved.is_relative_to(root) for root in roots):
-        raise PolicyRefused(f"{resolved} is outside the folders webhand may use ({', '.join(map(str, roots))}).",
-                            "Use a file inside one of them, or add its folder to `roots` in the config.")
-    return resolved
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+class ConversationFiles:
+    """One conversation's folders, and the check every file path of its tools goes through."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.name = token_hex(16)  # 128 random bits: the folder of another conversation cannot be guessed
+        self.folder = _resolved(settings.output_dir) / self.name
+        # A configured screenshot or download folder is shared by every conversation, so each
+        # gets its own random subfolder there too.
+        self.screenshots = _resolved(settings.screenshot_dir) / self.name if settings.screenshot_dir \
+            else self.folder / "screenshots"
+        self.downloads = _resolved(settings.download_dir) / self.name if settings.download_dir \
+            else self.folder / "downloads"
+        self.large_replies = self.folder / "files"
+        self.pdfs = self.folder / "pdf"
+        self._made = False
+
+    def own_folders(self) -> list[Path]:
+        return [self.folder] + [p for p in (self.screenshots, self.downloads) if not _within(p, self.folder)]
+
+    def private_areas(self) -> list[Path]:
+        """Folders that hold every conversation's folder: reachable only through one's own."""
+        return [_resolved(p) for p in (self.settings.output_dir, self.settings.screenshot_dir, self.settings.download_dir)
+                if p is not None]
+
+    def shared_roots(self) -> list[Path]:
+        return [_resolved(root) for root in self.settings.roots]
+
+    # -- checking paths ------------------------------------------------------------------------
+    def confine(self, path: str) -> Path:
+        """The file ``path`` names, resolved (``..`` and symlinks followed), if this conversation may
+        use it; else a typed error. A relative path is taken inside the conversation's own folder."""
+        _check_text(path)
+        try:
+            candidate = Path(path).expanduser() if path.startswith("~") else Path(path)
+            resolved = (self.folder / candidate).resolve()  # an absolute candidate replaces the folder
+        except (OSError, RuntimeError, ValueError) as error:  # a symlink loop, no home directory
+            raise InvalidArgument(f"The path cannot be resolved: {error}.", "Give a plain path to a file.") from None
+        _check_text(str(resolved), resolved=True)
+        if not self.reaches(resolved):
+            places = [f"{self.folder} (this conversation's own folder)", *map(str, self.shared_roots())]
+            raise PolicyRefused(f"{resolved} is outside the folders webhand may use ({', '.join(places)}).",
+                                "Use a file inside one of them (a relative path is taken inside the conversation's "
+                                "own folder), or ask the user to add its folder to `roots` in webhand's config.")
+        return resolved
+
+    def reaches(self, path: Path) -> bool:
+        """Whether this conversation may use the resolved ``path``."""
+        if any(_within(path, own) for own in self.own_folders()):
+            return True
+        areas = self.private_areas()
+        # A root the user configured is reachable, except the private areas inside it (the output
+        # folder under a configured home, say); a root configured inside a private area is shared.
+        return any(_within(path, root) and not any(_within(path, area) and _within(area, root) for area in areas)
+                   for root in self.shared_roots())
+
+    # -- writing -------------------------------------------------------------------------------
+    def ensure(self) -> None:
+        """Create the conversation's own folders, owner-only, before anything is written there."""
+        if self._made:
+            return
+        for own in self.own_folders():
+            try:
+                own.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # 0700 too if webhand makes the output folder
+                own.mkdir(mode=0o700, exist_ok=True)
+                os.chmod(own, 0o700)  # mkdir's mode is reduced by the umask; this is exact
+            except OSError as error:
+                raise FileNotWritable(f"Cannot create the conversation's folder {own}: {error.strerror or error}.",
+                                      "Set output_dir (WEBHAND_OUTPUT_DIR) to a writable folder.") from None
+        self._made = True
+
+    def write(self, path: Path, data: bytes) -> Path:
+        """Write a file (a confined path, or one of the conversation's own), owner-only (0600), never
+        through a symlink put there meanwhile; any failure is a typed error."""
+        self.ensure()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(data)
+        except IsADirectoryError:
+            raise FileNotWritable(f"{path} is a folder.", "Give a file name inside it, e.g. page.pdf.") from None
+        except OSError as error:
+            raise FileNotWritable(f"Cannot write {path}: {error.strerror or error}.",
+                                  "Give another file name, e.g. a relative one (it goes into the conversation's own folder).") from None
+        return path
+
+
+def require_file(path: Path, hint: str) -> Path:
+    """``path`` if it is a regular file that exists. A FIFO or a device could block a read for ever."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise FileNotReadable(f"{path} does not exist.", hint) from None
+    except OSError as error:
+        raise FileNotReadable(f"Cannot read {path}: {error.strerror or error}.", hint) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise FileNotReadable(f"{path} is a folder, not a file.", hint)
+    if not stat.S_ISREG(info.st_mode):
+        raise FileNotReadable(f"{path} is not a regular file.", hint)
+    return path
+
+
+def _check_text(path: str, *, resolved: bool = False) -> None:
+    """Refuse what no file system takes (or only takes to cause trouble), without echoing it back."""
+    what = "The resolved path" if resolved else "The path"
+    if not path.strip():
+        raise InvalidArgument("The path is empty.", "Give a file name, e.g. page.pdf.")
+    if "\x00" in path:
+        raise InvalidArgument(f"{what} contains a NUL character, which no file name can hold.", "Give a plain path.")
+    control = next((c for c in path if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if control is not None:  # legal on Linux, but a newline in a name would forge lines of the reply
+        raise InvalidArgument(f"{what} contains a control character (U+{ord(control):04X}).", "Give a plain path.")
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"{what} is not valid text for a file name (it holds an unpaired surrogate).",
+                              "Give a plain path.") from None
+    if len(encoded) > MAX_PATH_BYTES:
+        raise InvalidArgument(f"{what} is {len(encoded):,} bytes long; a path holds at most {MAX_PATH_BYTES:,}.",
+                              "Give a shorter path.")
+    longest = max(len(part) for part in encoded.split(b"/"))
+    if longest > MAX_NAME_BYTES:
+        raise InvalidArgument(f"A name in {what[0].lower()}{what[1:]} is {longest:,} bytes long; a file or folder name holds "
+                              f"at most {MAX_NAME_BYTES}.", "Give a shorter name.")

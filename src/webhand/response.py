@@ -17,6 +17,7 @@ from webhand import secrets
 from webhand.config import Settings
 from webhand.errors import WebhandError
 from webhand.images import ModelImage, for_model
+from webhand.paths import ConversationFiles
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,11 @@ def _stamp() -> str:
 
 
 class Response:
-    def __init__(self, settings: Settings, tool: str) -> None:
+    def __init__(self, settings: Settings, tool: str, files: ConversationFiles | None = None) -> None:
         self.settings = settings
         self.tool = tool
+        #: The calling conversation's folders: where this reply's files go, and what its paths may reach.
+        self.files = files or ConversationFiles(settings)
         self._lines: list[str] = []
         self._images: list[ImageBlock] = []
         self._files: list[str] = []
@@ -63,10 +66,7 @@ class Response:
 
     def image(self, png: bytes, *, kind: str = "screenshot", directory: Path | None = None) -> tuple[ModelImage, Path]:
         """Save the full image to disk and attach a model-sized copy; return both."""
-        folder = directory or self.settings.screenshots
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{kind}-{_stamp()}.png"
-        path.write_bytes(png)
+        path = self.files.write((directory or self.files.screenshots) / f"{kind}-{_stamp()}.png", png)
         fitted = for_model(png)
         self._images.append(ImageBlock(fitted.data, fitted.mime_type, str(path)))
         self._files.append(str(path))
@@ -90,10 +90,9 @@ class Response:
         self.add(f"It begins:\n{preview}…")
 
     def write_file(self, text: str, stem: str, suffix: str) -> Path:
-        folder = self.settings.files
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{stem}-{_stamp()}{suffix}"
-        path.write_text(secrets.redact(text, self.settings.secrets_file))  # a saved reply is still a reply
+        path = self.files.large_replies / f"{stem}-{_stamp()}{suffix}"
+        text = secrets.redact(text, self.settings.secrets_file)  # a saved reply is still a reply
+        self.files.write(path, text.encode(errors="replace"))  # a page's lone surrogates must not fail the call
         self._files.append(str(path))
         return path
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 WaitUntil = Literal["load", "domcontentloaded", "networkidle", "commit"]
@@ -247,6 +248,9 @@ class Context(Protocol):
     """One session's browsing state: cookies, storage, tabs."""
 
     tabs: list[Tab]
+    #: Where downloads are saved; None refuses them. Set when the context is handed to a
+    #: conversation, since a context is made ahead of need (the warm reserve).
+    downloads_dir: Path | None
 
     async def new_tab(self) -> Tab: ...
     async def close(self) -> None: ...

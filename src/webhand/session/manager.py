@@ -22,6 +22,7 @@ from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
 from webhand.errors import InvalidArgument, SessionLimitReached, WebhandError
+from webhand.paths import ConversationFiles
 from webhand.session.session import Session, SessionKey
 
 log = logging.getLogger("webhand.sessions")
@@ -64,6 +65,7 @@ class SessionManager:
         self.settings = settings
         self.engine = engine
         self._sessions: dict[SessionKey, Session] = {}
+        self._files: dict[str, ConversationFiles] = {}  # each conversation's own folder, chosen here, never by a model
         self._creating: dict[SessionKey, asyncio.Task[Session]] = {}
         self._shared: Browser | None = None  # context isolation or cdp_url
         self._shared_lock = asyncio.Lock()
@@ -179,11 +181,16 @@ class SessionManager:
 
     async def _open(self, key: SessionKey, viewport: Viewport | None = None) -> Session:
         await self.ready()
+        files = self.files_of(key.conversation)
+        files.ensure()  # owner-only before the page can download anything into it
         # The warm reserve has the default viewport; another size needs its own context.
         custom = viewport is not None and viewport != self.settings.viewport
         prepared = await self._prepare(viewport) if custom else await self._take_prepared()
+        # The context was made before anyone asked for it (the warm reserve): it learns its
+        # conversation's download folder only now.
+        prepared.context.downloads_dir = files.downloads
         session = Session(key, self.settings, prepared.browser, prepared.context, prepared.events,
-                          owns_browser=prepared.owns_browser)
+                          owns_browser=prepared.owns_browser, files=files)
         self._sessions[key] = session
         session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
         if not custom:
@@ -211,11 +218,22 @@ class SessionManager:
         return True
 
     async def kill_conversation(self, conversation_id: str) -> int:
-        """Close every session of a conversation (the host says the conversation ended)."""
+        """Close every session of a conversation (the host says the conversation ended).
+
+        Its folder is forgotten but its files stay on disk for the user: a later conversation,
+        even one with the same id, gets a new folder and cannot reach them."""
+        self._files.pop(conversation_id, None)
         keys = [k for k in self._sessions if k.conversation == conversation_id]
         for key in keys:
             await self.kill_session(key.conversation, key.name)
         return len(keys)
+
+    def files_of(self, conversation_id: str) -> ConversationFiles:
+        """The conversation's own folder (made on first write) and the check for its tools' paths."""
+        files = self._files.get(conversation_id)
+        if files is None:
+            files = self._files[conversation_id] = ConversationFiles(self.settings)
+        return files
 
     def list(self, conversation_id: str | None = None) -> list[SessionInfo]:
         infos = []
@@ -261,7 +279,7 @@ class SessionManager:
         viewport = viewport or self.settings.viewport
         try:
             context = await browser.new_context(width=viewport.width, height=viewport.height,
-                                                downloads_dir=str(self.settings.downloads), events=events)
+                                                downloads_dir=None, events=events)  # set by _open
             await (await context.new_tab()).warm_up()
         except BaseException:
             if not shared:

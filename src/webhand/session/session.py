@@ -22,6 +22,7 @@ from webhand.config import Settings
 from webhand.engine.driver import (Browser, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, SessionClosed
+from webhand.paths import ConversationFiles
 from webhand.response import Response
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
@@ -45,9 +46,10 @@ class SessionKey:
 
 class Session:
     def __init__(self, key: SessionKey, settings: Settings, browser: Browser, context: Context,
-                 events: TabEvents, *, owns_browser: bool) -> None:
+                 events: TabEvents, *, owns_browser: bool, files: ConversationFiles) -> None:
         self.key = key
         self.settings = settings
+        self.files = files  # the conversation's own folder: downloads go there
         self.browser = browser
         self.context = context
         self.owns_browser = owns_browser

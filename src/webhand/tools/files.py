@@ -1,8 +1,9 @@
 """Files in and out of the page: uploads, downloads, and the page saved as PDF.
 
-Every path a tool reads or writes is confined to the configured roots (``paths.confine``).
-Downloads are saved by the session as they happen, into the download folder, and reported in
-the reply of the action that caused them; browser_downloads lists them all.
+Every path a tool reads or writes goes through ``ConversationFiles.confine``: the
+conversation's own folder and the roots the user configured. Downloads are saved by the session
+as they happen, into the conversation's download folder, and reported in the reply of the action
+that caused them; browser_downloads lists them all.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from webhand.errors import FileNotReadable, InvalidArgument
-from webhand.paths import confine
+from webhand.errors import InvalidArgument
+from webhand.paths import require_file
 from webhand.response import Response
 from webhand.session.changes import observe, report
 from webhand.session.session import Session
@@ -21,7 +22,7 @@ from webhand.tools.definition import PageArgs, tool
 
 
 class UploadArgs(PageArgs):
-    paths: list[str] = Field(min_length=1, description="Files to upload (absolute, or relative to the working directory).")
+    paths: list[str] = Field(min_length=1, description="Files to upload: in your own folder (relative paths) or the folders the user shared.")
     ref: str | None = Field(None, description="Ref of an <input type=file>, to set its files directly. Omit to answer the open file chooser.")
     selector: str | None = Field(None, description="CSS selector of an <input type=file>, when there is no ref.")
 
@@ -31,7 +32,7 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
     """Upload files: answer the file chooser a click opened, or set the files of an <input type=file> by ref."""
     if args.ref and args.selector:
         raise InvalidArgument("Give `ref` or `selector`, not both.", "Call again with one of them.")
-    files = [_readable(path, session) for path in args.paths]
+    files = [_readable(path, response) for path in args.paths]
     timeout = session.settings.timeout
     before = await observe(session)
     if args.ref or args.selector:
@@ -61,18 +62,15 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
     await report(session, before, response)
 
 
-def _readable(path: str, session: Session) -> str:
-    resolved = confine(path, session.settings)
-    if not resolved.is_file():
-        raise FileNotReadable(f"{resolved} is not a file that exists.", "Check the path; give a file, not a folder.")
-    return str(resolved)
+def _readable(path: str, response: Response) -> str:
+    return str(require_file(response.files.confine(path), "Check the path; give a file, not a folder."))
 
 
 @tool("browser_downloads", capability="files", read_only=True)
 async def downloads(session: Session, args: PageArgs, response: Response) -> None:
     """List the files this session downloaded, with where they were saved and their size."""
     if not session.downloads:
-        response.add(f"No downloads yet. Files the page downloads are saved to {session.settings.downloads}.")
+        response.add(f"No downloads yet. Files the page downloads are saved to {response.files.downloads}.")
         response.data({"downloads": []})
         return
     lines = []
@@ -89,22 +87,19 @@ async def downloads(session: Session, args: PageArgs, response: Response) -> Non
 
 
 class PdfArgs(PageArgs):
-    path: str | None = Field(None, description="Where to save the PDF (inside the allowed folders); default: the output folder.")
+    path: str | None = Field(None, description="Where to save the PDF: a name in your own folder, or inside a folder the user shared; default: a new file in your folder.")
 
 
 @tool("browser_pdf", capability="pdf", read_only=True)
 async def pdf(session: Session, args: PdfArgs, response: Response) -> None:
     """Save the current page as a PDF file. Replies with its path and size."""
-    tab = await session.tab()
-    data = await tab.pdf(timeout=session.settings.timeout)
     if args.path:
-        target = confine(args.path, session.settings)
-        if target.is_dir():
-            raise InvalidArgument(f"{target} is a folder.", "Give a file name, e.g. page.pdf.")
+        target = response.files.confine(args.path)  # refused before the page is rendered for nothing
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
-        target = session.settings.output_dir / "pdf" / f"page-{stamp}.pdf"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+        target = response.files.pdfs / f"page-{stamp}.pdf"
+    tab = await session.tab()
+    data = await tab.pdf(timeout=session.settings.timeout)
+    response.files.write(target, data)
     response.add(f"Saved {tab.url} as PDF: {target} ({len(data):,} bytes)")
     response.data({"path": str(target), "size": len(data)})

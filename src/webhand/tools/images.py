@@ -5,19 +5,18 @@ from __future__ import annotations
 from pydantic import Field
 
 from webhand.images import read_for_model
-from webhand.paths import confine
 from webhand.response import Response
 from webhand.tools.definition import ToolArgs, tool
 
 
 class ReadImageArgs(ToolArgs):
-    path: str = Field(description="Path of a PNG, JPEG, GIF or WebP file (HEIC where supported).")
+    path: str = Field(description="Path of a PNG, JPEG, GIF or WebP file (HEIC where supported): in your own folder or a folder the user shared.")
 
 
 @tool("read_image", capability="files", read_only=True, needs_session=False)
 async def read_image(settings: object, args: ReadImageArgs, response: Response) -> None:
     """Show an image file from disk (e.g. a saved screenshot), downscaled for you."""
-    path = confine(args.path, response.settings)
+    path = response.files.confine(args.path)
     image = read_for_model(path)
     response.attach_image(image, str(path))
     scaled = f", sent as {image.width}x{image.height}" if image.width != image.original_width else ""

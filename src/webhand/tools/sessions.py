@@ -12,7 +12,6 @@ from pydantic import Field
 
 from webhand.config import Viewport
 from webhand.errors import InvalidArgument
-from webhand.paths import confine
 from webhand.response import Response
 from webhand.session.manager import ConversationSessions
 from webhand.session.session import Session
@@ -40,7 +39,7 @@ async def session_create(sessions: ConversationSessions, args: SessionCreateArgs
     if args.name in ("", "default"):
         raise InvalidArgument("'default' is the session page tools use without a name; it needs no creating.",
                               "Choose another name, e.g. 'admin'.")
-    state = read_storage_state(confine(args.storage_state, sessions.settings)) if args.storage_state else None
+    state = read_storage_state(response.files.confine(args.storage_state)) if args.storage_state else None
     default = sessions.settings.viewport
     viewport = Viewport(width=args.width or default.width, height=args.height or default.height)
     session = await sessions.create(args.name, viewport)

@@ -2,7 +2,8 @@
 
 A domain filter matches the domain and its subdomains: "example.com" covers cookies of
 example.com, .example.com and www.example.com. A saved storage state holds cookies and
-localStorage; it is a credential, so its path is confined to the allowed folders like any file.
+localStorage; it is a credential, so its path is confined like any file (the conversation's own
+folder, or a root the user configured) and the file is written owner-only.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pydantic import Field
 
 from webhand.engine.driver import Cookie
 from webhand.errors import FileNotReadable, InvalidArgument
-from webhand.paths import confine
+from webhand.paths import require_file
 from webhand.response import Response, to_json_text
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -124,18 +125,17 @@ async def storage(session: Session, args: StorageArgs, response: Response) -> No
 
 class StorageStateArgs(PageArgs):
     action: Literal["save", "load"] = Field(description="save the session's cookies and localStorage to a file, or load them from one.")
-    path: str = Field(description="JSON file (inside the allowed folders).")
+    path: str = Field(description="JSON file: a name in your own folder (e.g. login.json), or inside a folder the user shared.")
 
 
 @tool("browser_storage_state", capability="storage", destructive=True)
 async def storage_state(session: Session, args: StorageStateArgs, response: Response) -> None:
     """Save cookies and localStorage to a file, or load them from one: log in once, reuse the login later."""
-    target = confine(args.path, session.settings)
+    target = response.files.confine(args.path)
     if args.action == "save":
         state = await session.context.storage_state()
-        target.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(state, indent=1)
-        target.write_text(text)
+        response.files.write(target, text.encode())
         response.add(f"Saved {_summary(state)} to {target} ({len(text.encode()):,} bytes). "
                      "It holds login cookies: keep it private.")
         return
@@ -147,10 +147,9 @@ async def storage_state(session: Session, args: StorageStateArgs, response: Resp
 
 def read_storage_state(path: Any) -> dict[str, Any]:
     """A storage-state file's content, checked for the shape browser_storage_state save writes."""
+    require_file(path, "Save one first with browser_storage_state action=save.")
     try:
         state = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise FileNotReadable(f"{path} does not exist.", "Save one first with browser_storage_state action=save.") from None
     except (OSError, ValueError) as error:
         raise FileNotReadable(f"{path} is not a readable JSON file: {error}.",
                               "Give a file written by browser_storage_state action=save.") from None
