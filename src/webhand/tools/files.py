@@ -93,7 +93,7 @@ class PdfArgs(PageArgs):
 @tool("browser_pdf", capability="pdf", read_only=True)
 async def pdf(session: Session, args: PdfArgs, response: Response) -> None:
     """Save the current page as a PDF file. Replies with its path and size."""
-    if args.path:
+    if args.path is not None:  # an empty path is a mistake to report, not a request for the default
         target = response.files.confine(args.path)  # refused before the page is rendered for nothing
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"

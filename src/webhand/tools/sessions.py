@@ -39,7 +39,7 @@ async def session_create(sessions: ConversationSessions, args: SessionCreateArgs
     if args.name in ("", "default"):
         raise InvalidArgument("'default' is the session page tools use without a name; it needs no creating.",
                               "Choose another name, e.g. 'admin'.")
-    state = read_storage_state(response.files.confine(args.storage_state)) if args.storage_state else None
+    state = read_storage_state(response.files.confine(args.storage_state)) if args.storage_state is not None else None
     default = sessions.settings.viewport
     viewport = Viewport(width=args.width or default.width, height=args.height or default.height)
     session = await sessions.create(args.name, viewport)
