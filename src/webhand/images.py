@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +45,13 @@ def fit_size(width: int, height: int) -> tuple[int, int]:
 def for_model(data: bytes) -> ModelImage:
     """Downscale when needed; keep PNG for PNGs (screenshots are text-heavy), JPEG for photos."""
     try:
-        image = Image.open(io.BytesIO(data))
-        image.load()
+        with warnings.catch_warnings():  # Pillow only warns between 1x and 2x its pixel limit: refuse those too
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            image.load()
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise FileNotReadable(f"The image has more than {Image.MAX_IMAGE_PIXELS:,} pixels: too many to open safely "
+                              "(it may be a decompression bomb).", "Give a smaller image.") from None
     except (UnidentifiedImageError, OSError) as error:
         raise FileNotReadable(f"The data is not an image Pillow can read ({error}).",
                               "Give a PNG, JPEG, GIF or WebP file.") from None
