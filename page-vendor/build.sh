@@ -7,8 +7,8 @@ npm ci --no-audit --no-fund >/dev/null
 out=../src/webhand/page/vendor/accname.js
 mkdir -p "$(dirname "$out")"
 {
-  echo "// dom-accessibility-api $(node -p "require('./node_modules/dom-accessibility-api/package.json').version") (MIT, Sebastian Silbermann), bundled by page-vendor/build.sh; do not edit."
-  npx --no-install esbuild entry.js --bundle --format=iife --global-name=accname --target=chrome100 --minify-whitespace --minify-syntax --legal-comments=none
+  echo "// dom-accessibility-api $(node -p "require('./node_modules/dom-accessibility-api/package.json').version") (MIT, Sebastian Silbermann), bundled by page-vendor/build.sh (labels patched: see build.mjs); do not edit."
+  node build.mjs
 } > "$out"
 cp node_modules/dom-accessibility-api/LICENSE.md ../src/webhand/page/vendor/LICENSE-dom-accessibility-api.md
 echo "wrote $out ($(wc -c < "$out") bytes)"

@@ -119,6 +119,26 @@ const NAME_OPTIONS = {
   },
 };
 
+// Labels per tree root (the document, or a shadow root), mapped to their controls: built once per
+// snapshot, because Chromium answers `element.labels` by scanning the whole tree each time.
+let labelMaps = null;
+
+function labelsOf(el) {
+  if (!('labels' in el)) return undefined;  // not a labelable element
+  if (!labelMaps) return el.labels;  // outside a snapshot walk
+  const root = el.getRootNode();
+  let map = labelMaps.get(root);
+  if (!map) {
+    map = new Map();
+    for (const label of root.querySelectorAll('label')) {
+      const control = label.control;
+      if (control) map.set(control, (map.get(control) || []).concat(label));
+    }
+    labelMaps.set(root, map);
+  }
+  return map.get(el) || [];
+}
+
 function nameOf(el, role) {
   // An element clickable without a role has no accessible name: we show its tooltip or text.
   if (role === 'clickable') return squash(el.getAttribute('title') || '') || textOf(el, 300);
@@ -163,15 +183,25 @@ function isClickableAlone(el, pointerAbove, style) {
   return style.cursor === 'pointer';
 }
 
+// Where the page is, read once per snapshot: `location` is slow to ask once per link.
+let here = null;
+
+function currentPlace() {
+  if (here) return here;
+  const { href, origin, pathname, search } = location;
+  return { href, origin, pathname, search, folder: pathname.slice(0, pathname.lastIndexOf('/') + 1) };
+}
+
 function shortUrl(href) {
   try {
-    const url = new URL(href, location.href);
+    const place = currentPlace();
+    const url = new URL(href, place.href);
     if (url.protocol === 'javascript:') return '';
-    if (url.origin !== location.origin) return clip(url.href, 80);
+    if (url.origin !== place.origin) return clip(url.href, 80);
     // As short as it stays unambiguous on this page: "#part", "other.html", "/path", then full.
     // A link to this very page is its fragment; a bare "#" (a link scripts handle) stays "#".
-    if (url.pathname === location.pathname && url.search === location.search) return clip(url.hash || '#', 80);
-    const folder = location.pathname.slice(0, location.pathname.lastIndexOf('/') + 1);
+    if (url.pathname === place.pathname && url.search === place.search) return clip(url.hash || '#', 80);
+    const folder = place.folder;
     const rest = url.pathname.startsWith(folder) && folder !== '/' ? url.pathname.slice(folder.length) : url.pathname;
     return clip((rest || './') + url.search + url.hash, 80);
   } catch (e) { return ''; }

@@ -287,7 +287,14 @@ function snapshot(opts) {
     return { text, name, ref, hint };
   }
 
-  visit(root, 0, false, false);
+  labelMaps = new Map();
+  here = currentPlace();
+  try {
+    visit(root, 0, false, false);
+  } finally {
+    labelMaps = null;
+    here = null;
+  }
   flush(true);
   return { lines, nextRef: state.nextRef, refs: state.refs, omitted: state.omitted, records };
 }
