@@ -230,6 +230,8 @@ async def test_the_default_snapshot_keeps_the_text_a_task_needs_folded_into_whol
     assert "\nUsername\n" not in shot and "\nPassword\n" not in shot
     # Cells of a row share a line.
     assert re.search(r"^Name \| Price$", shot, re.M) and re.search(r"^Lamp \| \$5$", shot, re.M)
+    # Separators between links carry nothing.
+    assert not re.search(r"^[·|]$", shot, re.M)
     # Nothing from hidden, template, noscript or style text.
     for invisible in ("Hidden words", "Template words", "Noscript words", "logo_cls", "fill:"):
         assert invisible not in shot

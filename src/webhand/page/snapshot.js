@@ -23,6 +23,8 @@ const DESCEND_INTO = new Set(['listbox', 'menu', 'menubar', 'tree', 'tablist', '
 const QUIET_WHEN_EMPTY = new Set(['status', 'alert', 'log']);
 // Text short enough to be a label: an unnamed control takes it as its hint instead of a line of its own.
 const HINT_MAX = 80;
+// A text line made only of punctuation and spaces, such as the dots between a menu's links.
+const SEPARATOR_ONLY = /^[\p{P}\p{Z}|]+$/u;
 
 function refFor(el, state) {
   let ref = refOf.get(el);
@@ -102,7 +104,8 @@ function snapshot(opts) {
   // Ends the current text line. `boundary`: a block ends here, so a control waiting for the text
   // after it (a checkbox's label) must not take the next block's text.
   const flush = (boundary) => {
-    const text = pieces.length ? takeText() : '';
+    let text = pieces.length ? takeText() : '';
+    if (SEPARATOR_ONLY.test(text)) text = '';  // "·" or "|" between links carries nothing
     if (text && awaitingHint >= 0 && !linePrefix && text.length <= HINT_MAX) {
       lines[awaitingHint] += ' hint=' + JSON.stringify(text);
       awaitingHint = -1;
