@@ -72,15 +72,23 @@ async def _open_session_when_admitted(url: str, page: str, deadline: float) -> N
             async with mcp_client(url) as fresh:
                 await call(fresh, "browser_navigate", {"url": page})
                 return
-        except MCPError as error:
+        except Exception as error:  # the SDK client wraps the refusal in exception groups
             # Refused until a killed client's session has been without a stream for abandoned_after.
-            assert "Too many open sessions" in str(error), str(error)
-            assert time.monotonic() < deadline, f"no session was ever freed: {error}"
+            if not _is_refusal(error) or time.monotonic() > deadline:
+                raise
             await asyncio.sleep(0.2)
 
 
+def _is_refusal(error: BaseException) -> bool:
+    if isinstance(error, BaseExceptionGroup):
+        return all(_is_refusal(inner) for inner in error.exceptions)
+    return isinstance(error, MCPError) and "Too many open sessions" in str(error)
+
+
 async def test_killed_clients_sessions_are_closed_to_admit_a_new_client(tmp_path, site):
-    env = {"WEBHAND_MAX_SESSIONS": "3", "WEBHAND_ABANDONED_AFTER": "0.5"}
+    # Short, to keep the test short; WEBHAND_TEST_ABANDONED_AFTER=60 measures the default.
+    abandoned_after = float(os.environ.get("WEBHAND_TEST_ABANDONED_AFTER", "0.5"))
+    env = {"WEBHAND_MAX_SESSIONS": "3", "WEBHAND_ABANDONED_AFTER": str(abandoned_after)}
     with mcp_server(tmp_path, env=env) as server:
         clients = _start_clients(tmp_path, server.url, site.url("login.html"), 3)
         abandoned_browsers = server.browsers()
@@ -92,15 +100,15 @@ async def test_killed_clients_sessions_are_closed_to_admit_a_new_client(tmp_path
             client.stdout.close()  # type: ignore[union-attr]
         killed_at = time.monotonic()
 
-        await _open_session_when_admitted(server.url, site.url("login.html"), time.monotonic() + 60)
+        await _open_session_when_admitted(server.url, site.url("login.html"), time.monotonic() + abandoned_after + 60)
         admitted_after = time.monotonic() - killed_at
 
         left = [p for p in abandoned_browsers if _alive(p)]
         assert len(left) == 2, "exactly one abandoned session (and its browser) was closed to make room"
         assert "Closed MCP session" in server.log() and "to admit a new client" in server.log()
         print(f"\nnew client admitted {admitted_after:.1f} s after its 3 predecessors were SIGKILLed "
-              f"(abandoned_after=0.5 s); their browsers: {len(abandoned_browsers) - len(left)} closed at once, "
-              "the others close with the server")
+              f"(abandoned_after={abandoned_after:g} s); {len(abandoned_browsers) - len(left)} of their browsers "
+              "closed for it, the others close with the server")
 
 
 async def _initialize(http: httpx2.AsyncClient, url: str) -> httpx2.Response:

@@ -7,8 +7,9 @@ session from a live one, so this ASGI wrapper in front of it watches each sessio
 
 - A session is *abandoned* once it has had no request in flight for ``abandoned_after`` seconds.
   An open GET stream counts as a request in flight, so a live SDK client, which keeps one open,
-  is never abandoned; a killed client's stream closes with its TCP connection (a sleeping
-  machine's, once TCP gives up on the SSE keep-alive pings).
+  is never abandoned. A killed client's stream is seen closed at the next SSE keep-alive ping
+  (every 15 s), whose write fails (uvicorn ignores the FIN itself); a sleeping machine's, once
+  TCP gives up on those pings.
 - When the SDK refuses a new session because the server is full (503), the longest-idle
   abandoned session is ended the way a client ends it (an HTTP DELETE), its conversation and
   browser are closed, this is logged, and the new client's request is served again.
