@@ -12,6 +12,7 @@ import secrets
 import select
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -31,9 +32,21 @@ READY_TIMEOUT = 60.0
 
 
 class Server:
-    def __init__(self, process: subprocess.Popen[bytes], url: str) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], url: str, log_lines: list[str]) -> None:
         self.process = process
         self.url = url
+        self.log_lines = log_lines
+        # Keep reading its stderr: the test can check the log, and a full pipe would block the server.
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
+
+    def _read_log(self) -> None:
+        assert self.process.stderr is not None
+        for line in iter(self.process.stderr.readline, b""):
+            self.log_lines.append(line.decode(errors="replace"))
+
+    def log(self) -> str:
+        return "".join(self.log_lines)
 
     def browsers(self) -> list[psutil.Process]:
         """Browser process groups this server launched (from the PID registry)."""
@@ -70,13 +83,14 @@ def mcp_server(tmp_path, *args: str, env: dict[str, str] | None = None) -> Itera
         process.kill()
         process.wait()
         pytest.fail("webhand mcp did not announce it was listening: " + "".join(seen))
-    server = Server(process, url)
+    server = Server(process, url, seen)
     try:
         yield server
     finally:
         browsers = server.browsers()
         process.terminate()
         assert process.wait(timeout=30) == 0, "the server exits cleanly on SIGTERM"
+        server._reader.join(timeout=10)
         process.stderr.close()
         left = psutil.wait_procs(browsers, timeout=10)[1]
         assert not left, f"browsers left behind by the MCP server: {[p.pid for p in left]}"
@@ -195,3 +209,31 @@ async def test_an_sdk_client_in_auto_mode_falls_back_to_a_session(tmp_path, site
             assert not first.is_error, first.content[0].text
             again = await client.call_tool("browser_eval", {"expression": "document.cookie"})
             assert again.structured_content == {"result": "kept=yes"}, "both calls ran in one browser"
+
+
+async def test_the_token_can_come_from_a_file_and_then_never_shows_in_ps(tmp_path):
+    token = secrets.token_urlsafe(24)
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    with mcp_server(tmp_path, "--token-file", str(token_file), env={"WEBHAND_TOKEN": ""}) as server:
+        assert not any(token in part for part in psutil.Process(server.process.pid).cmdline())
+        async with httpx2.AsyncClient() as http:
+            assert (await http.post(server.url, json={})).status_code == 401, "a token from a file is required"
+        async with mcp_client(server.url, token) as session:
+            assert (await session.list_tools()).tools
+
+
+async def test_require_token_refuses_to_serve_loopback_without_a_token(tmp_path):
+    refused = subprocess.run([sys.executable, "-m", "webhand", "mcp", "--port", "0", "--require-token"],
+                             env={**os.environ, "WEBHAND_TOKEN": ""}, capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0
+    assert "--require-token" in refused.stderr and "--token-file" in refused.stderr and "WEBHAND_TOKEN" in refused.stderr
+
+
+async def test_a_token_passed_as_a_flag_is_served_with_a_warning_to_prefer_a_file(tmp_path):
+    token = secrets.token_urlsafe(24)
+    with mcp_server(tmp_path, "--token", token, env={"WEBHAND_TOKEN": ""}) as server:
+        async with mcp_client(server.url, token) as session:
+            assert (await session.list_tools()).tools
+        assert "--token is visible to every local user" in server.log() and token not in server.log()

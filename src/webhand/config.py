@@ -43,6 +43,9 @@ class Settings(BaseModel):
     max_sessions: int = Field(5, ge=1, le=1000)
     idle_timeout: float = Field(1800.0, gt=0, description="Seconds a session may be idle before it is closed.")
     idle_check_interval: float = Field(60.0, gt=0)
+    abandoned_after: float = Field(60.0, gt=0, description="HTTP MCP server: a session with no open stream and no "
+                                   "request for this many seconds counts as abandoned; when the server is full, the "
+                                   "longest-idle abandoned session is closed to admit a new client.")
     # Time
     timeout: float = Field(15.0, gt=0, le=600, description="Default timeout of one operation, in seconds.")
     action_timeout: float = Field(5.0, gt=0, le=600, description="How long an action waits for its element to be actionable.")

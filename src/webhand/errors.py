@@ -7,15 +7,60 @@ an error reaches the model.
 
 from __future__ import annotations
 
+import re
+
+#: The most of one value (an argument, a URL, a selector) an error quotes. A model that sent a
+#: 1 MB argument must not get it back in the error: that is ~250k tokens of its context.
+QUOTE_LIMIT = 200
+#: The longest message (and hint) an error carries, whatever it quotes.
+MESSAGE_LIMIT = 2000
+
+
+def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text) - limit:,} more characters)"
+
+
+# A value quoted into a message shows as a long run without spaces ('xxxx', a URL, a selector).
+_LONG_RUN = re.compile(r"\S{%d,}" % (QUOTE_LIMIT + 1))
+_OPENING = "'\"([{"
+_CLOSING = "'\").,;:]}"
+
+
+def _shorten_run(match: re.Match[str]) -> str:
+    run = match.group()
+    # Keep the quotes or brackets around the value, unless the run is mostly made of them.
+    body = run.lstrip(_OPENING)
+    opening = run[: len(run) - len(body)]
+    stripped = body.rstrip(_CLOSING)
+    closing = body[len(stripped):]
+    if len(opening) > 3 or len(closing) > 3:
+        return shorten(run)
+    return opening + shorten(stripped) + closing
+
+
+def capped(text: str) -> str:
+    """``text`` with every long quoted value cut to ``QUOTE_LIMIT``, then at most ``MESSAGE_LIMIT``
+    characters (keeping its start and end: what failed, and why)."""
+    text = _LONG_RUN.sub(_shorten_run, text)
+    if len(text) <= MESSAGE_LIMIT:
+        return text
+    head, tail = MESSAGE_LIMIT * 2 // 3, MESSAGE_LIMIT // 4
+    return f"{text[:head]}…({len(text) - head - tail:,} characters left out)…{text[-tail:]}"
+
 
 class WebhandError(Exception):
     """Base of every error webhand raises on purpose.
 
     ``message`` says what failed and why; ``hint`` says what to do next. They are kept apart so
-    that callers (and tests) can tell them apart, and joined for the model.
+    that callers (and tests) can tell them apart, and joined for the model. Both are capped here,
+    once for every surface, so that no error echoes a huge argument back (see ``capped``).
     """
 
     def __init__(self, message: str, hint: str = "") -> None:
+        message, hint = capped(message), capped(hint)
         self.message = message
         self.hint = hint
         super().__init__(f"{message} {hint}".strip())

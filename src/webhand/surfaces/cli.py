@@ -12,7 +12,7 @@ import sys
 
 from webhand.config import Settings, load_settings
 from webhand.tools.definition import CAPABILITIES
-from webhand.errors import WebhandError
+from webhand.errors import ConfigError, WebhandError
 from webhand.surfaces.cli_tools import add_common_options, add_tool_commands, run_tool_command
 
 BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help"}
@@ -54,9 +54,15 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
         asyncio.run(serve_stdio(webhand, style=args.tool_style))
         return 0
-    from webhand.surfaces.mcp_http import HttpOptions, check_options, serve_http
+    from webhand.surfaces.mcp_http import HttpOptions, check_options, read_token_file, serve_http
 
-    options = HttpOptions(host=args.host, port=args.port, token=args.token or os.environ.get("WEBHAND_TOKEN") or None,
+    if args.token and args.token_file:
+        raise ConfigError("Both --token and --token-file were given.", "Keep --token-file (a flag's value shows in ps).")
+    if args.token:
+        logging.getLogger("webhand").warning("--token is visible to every local user in `ps`: prefer --token-file "
+                                             "PATH or the WEBHAND_TOKEN variable.")
+    token = read_token_file(args.token_file) if args.token_file else args.token or os.environ.get("WEBHAND_TOKEN")
+    options = HttpOptions(host=args.host, port=args.port, token=token or None, require_token=args.require_token,
                           allowed_hosts=args.allow_host or [], allowed_origins=args.allow_origin or [],
                           max_body_bytes=args.max_body_bytes, style=args.tool_style)
     check_options(options)  # refuse before anything starts
@@ -133,7 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="multi: one tool per operation; single: one `browser` tool with an `action` field")
     mcp.add_argument("--port", type=int, help="serve streamable HTTP on this port (path /mcp); 0 picks a free one")
     mcp.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need a token)")
-    mcp.add_argument("--token", help="bearer token clients must send (prefer env WEBHAND_TOKEN: flags show in ps)")
+    mcp.add_argument("--token-file", metavar="PATH",
+                     help="file holding the bearer token clients must send (or set WEBHAND_TOKEN); prefer either "
+                          "to --token")
+    mcp.add_argument("--token", help="the bearer token itself; avoid: every local user sees it in `ps`. Prefer "
+                                     "--token-file or WEBHAND_TOKEN")
+    mcp.add_argument("--require-token", action="store_true",
+                     help="require the token on loopback too (without it, any local user can drive the server)")
     mcp.add_argument("--allow-host", action="append", help="another allowed Host header, e.g. myhost:8931 or myhost:*")
     mcp.add_argument("--allow-origin", action="append", help="another allowed Origin, e.g. https://app.example")
     mcp.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024, help="largest request body (default 4 MiB)")

@@ -21,6 +21,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from webhand import __version__
+from webhand.errors import shorten
 from webhand.host import ToolContext, Webhand
 from webhand.response import ToolResult
 from webhand.surfaces.exposure import ExposedTool, exposed_tools
@@ -79,7 +80,7 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
         tool = exposed.get(params.name)
         if tool is None:
             return types.CallToolResult(content=[types.TextContent(
-                type="text", text=f"Error: Tool {params.name!r} is not served here. Available: {', '.join(exposed)}.")],
+                type="text", text=f"Error: Tool {shorten(params.name)!r} is not served here. Available: {', '.join(exposed)}.")],
                 is_error=True)
         return mcp_result(await tool.run(context_for(ctx), dict(params.arguments or {})))
 

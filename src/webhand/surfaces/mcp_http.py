@@ -1,9 +1,11 @@
 """MCP over streamable HTTP: one conversation (and browser) per MCP session, behind safe defaults.
 
-Safety: loopback by default; any other address needs a bearer token, checked on every request;
-Host and Origin headers must be on an allow list (DNS-rebinding protection, done by the SDK);
-request bodies are capped. Sessions whose client went away end after the idle timeout, and
-ending a session (DELETE, idle, shutdown) ends its conversation, which closes its browser.
+Safety: loopback by default; any other address (or ``require_token``) needs a bearer token,
+checked on every request; Host and Origin headers must be on an allow list (DNS-rebinding
+protection, done by the SDK); request bodies are capped; malformed JSON-RPC gets a JSON-RPC error
+(``jsonrpc_guard``). Sessions whose client went away end after the idle timeout, or sooner when
+a new client needs their place (``http_sessions``); ending a session (DELETE, idle, shutdown)
+ends its conversation, which closes its browser.
 """
 
 from __future__ import annotations
@@ -17,16 +19,20 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webhand.errors import ConfigError
 from webhand.host import ToolContext, Webhand
+from webhand.surfaces.http_sessions import SessionReclaimer
+from webhand.surfaces.jsonrpc_guard import JsonRpcGuard
 from webhand.surfaces.mcp import build_server
 
 log = logging.getLogger("webhand")
@@ -42,6 +48,8 @@ class HttpOptions:
     host: str = "127.0.0.1"
     port: int = 8931
     token: str | None = None
+    #: Refuse to start without a token even on loopback, where any local user could otherwise connect.
+    require_token: bool = False
     allowed_hosts: list[str] = field(default_factory=list)
     allowed_origins: list[str] = field(default_factory=list)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -58,11 +66,14 @@ def is_loopback(host: str) -> bool:
 
 
 def check_options(options: HttpOptions) -> None:
-    """Refuse to start unsafe: a non-loopback address without a token."""
+    """Refuse to start unsafe: a non-loopback address, or ``require_token``, without a token."""
+    if options.require_token and not options.token:
+        raise ConfigError("--require-token is set but no token was given.",
+                          "Pass --token-file PATH (a file holding the token) or set WEBHAND_TOKEN.")
     if not is_loopback(options.host) and not options.token:
         raise ConfigError(f"Refusing to serve MCP on {options.host} without a token: anyone who can reach it "
                           "could drive your browser.",
-                          "Set WEBHAND_TOKEN (or pass --token), or serve on 127.0.0.1.")
+                          "Pass --token-file PATH or set WEBHAND_TOKEN, or serve on 127.0.0.1.")
     if options.max_body_bytes <= 0:
         raise ConfigError(f"max_body_bytes={options.max_body_bytes}: must be a positive number of bytes.", "Fix the flag.")
 
@@ -97,6 +108,27 @@ def _security(options: HttpOptions) -> TransportSecuritySettings:
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
+def read_token_file(path: str) -> str:
+    """The token in ``path`` (surrounding whitespace removed); refused if unreadable or empty."""
+    file = Path(path).expanduser()
+    try:
+        token = file.read_text(encoding="utf-8").strip()
+        shared = file.stat().st_mode & 0o077
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or "not UTF-8 text"
+        raise ConfigError(f"Cannot read the token file {path}: {reason}.", "Fix the path or the file's permissions.") from None
+    if not token:
+        raise ConfigError(f"The token file {path} is empty.", "Write the token into it (e.g. from `openssl rand -hex 32`).")
+    if shared:
+        log.warning("The token file %s can be read by other users: run `chmod 600 %s`.", path, path)
+    return token
+
+
+def conversation_of(session_id: str) -> str:
+    """The conversation of one MCP session (the id comes from the SDK, never from the model)."""
+    return f"mcp-{session_id}"
+
+
 def session_context_for(webhand: Webhand) -> Callable[[Any], ToolContext]:
     """Map an MCP request to the conversation of its MCP session, created on first use."""
 
@@ -110,7 +142,7 @@ def session_context_for(webhand: Webhand) -> Callable[[Any], ToolContext]:
                 "the initialize handshake (protocol 2025-11-25) so the server assigns one."))
         context = connection.state.get("webhand_context")
         if context is None:
-            context = webhand.context(f"mcp-{connection.session_id}")
+            context = webhand.context(conversation_of(connection.session_id))
             connection.state["webhand_context"] = context
             # Unwound when the session ends for any reason: client DELETE, idle timeout, shutdown.
             connection.exit_stack.push_async_callback(webhand.end_conversation, context.conversation_id)
@@ -121,11 +153,20 @@ def session_context_for(webhand: Webhand) -> Callable[[Any], ToolContext]:
 
 def build_app(webhand: Webhand, options: HttpOptions, on_ready: Callable[[], None] | None = None) -> ASGIApp:
     check_options(options)
+    settings = webhand.settings
+    security = _security(options)
     server = build_server(webhand, session_context_for(webhand), style=options.style)
-    inner = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, transport_security=_security(options), host=options.host,
-        max_request_body_size=options.max_body_bytes, session_idle_timeout=webhand.settings.idle_timeout,
-        max_sessions=webhand.settings.max_sessions)
+    # Called for the SDK's session manager (server.session_manager) only: the route is ours, so
+    # that its requests pass the JSON-RPC guard and the session reclaimer first.
+    server.streamable_http_app(
+        streamable_http_path=MCP_PATH, transport_security=security, host=options.host,
+        max_request_body_size=options.max_body_bytes, session_idle_timeout=settings.idle_timeout,
+        max_sessions=settings.max_sessions)
+    sessions = SessionReclaimer(
+        server.session_manager.handle_request, path=MCP_PATH, max_sessions=settings.max_sessions,
+        abandoned_after=settings.abandoned_after, idle_timeout=settings.idle_timeout,
+        end_conversation=lambda session_id: webhand.end_conversation(conversation_of(session_id)))
+    endpoint = RequestBodyLimitMiddleware(JsonRpcGuard(sessions, security), options.max_body_bytes)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -137,7 +178,7 @@ def build_app(webhand: Webhand, options: HttpOptions, on_ready: Callable[[], Non
                     on_ready()
                 yield
 
-    app: ASGIApp = Starlette(routes=inner.routes, lifespan=lifespan)
+    app: ASGIApp = Starlette(routes=[Route(MCP_PATH, endpoint=endpoint)], lifespan=lifespan)
     if options.token:
         app = BearerTokenGate(app, options.token)
     return app

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from webhand.errors import ConfigError
+from webhand.errors import ConfigError, shorten
 from webhand.host import ToolContext
 from webhand.response import ToolResult
 from webhand.surfaces.exposure import ExposedTool, exposed_tools
@@ -77,7 +77,7 @@ class ToolDispatcher:
             return ToolResult(f"Error: The arguments of {name} must be a JSON object.", is_error=True)
         tool = self.tools.get(name)
         if tool is None:
-            return ToolResult(f"Error: Tool {name!r} is not served here. Available: {', '.join(self.tools)}.", is_error=True)
+            return ToolResult(f"Error: Tool {shorten(name)!r} is not served here. Available: {', '.join(self.tools)}.", is_error=True)
         return await tool.run(self.context, arguments or {})
 
     async def run(self, tool_call: Any) -> Any:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from webhand.engine.driver import Cookie
-from webhand.errors import FileNotReadable, InvalidArgument
+from webhand.errors import FileNotReadable, InvalidArgument, shorten
 from webhand.paths import require_file
 from webhand.response import Response, to_json_text
 from webhand.session.session import Session
@@ -56,7 +56,7 @@ async def cookies(session: Session, args: CookiesArgs, response: Response) -> No
         return
     found = [c for c in await context.cookies()
              if (args.domain is None or _on_domain(c.domain, args.domain)) and (args.name is None or c.name == args.name)]
-    where = f" for {args.domain}" if args.domain else ""
+    where = f" for {shorten(args.domain)}" if args.domain else ""
     if args.action in ("delete", "clear"):
         for cookie in found:
             await context.delete_cookies(name=cookie.name, domain=cookie.domain, path=cookie.path)
@@ -64,7 +64,7 @@ async def cookies(session: Session, args: CookiesArgs, response: Response) -> No
         response.add(f"Deleted {len(found)} {what}{where}." if found else f"No {what}{where} to delete.")
         return
     if not found:
-        response.add(f"No cookie named {args.name}{where}." if args.name else f"No cookies{where}.")
+        response.add(f"No cookie named {shorten(args.name)}{where}." if args.name else f"No cookies{where}.")
     else:
         response.add(f"{len(found)} cookie{'s' if len(found) != 1 else ''}{where}:\n" + "\n".join(map(_line, found)))
     response.data({"cookies": [_as_dict(c) for c in found]})

@@ -11,7 +11,7 @@ from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine.driver import WaitCondition
 from webhand.engine.pw.settle import RequestTracker
-from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument
+from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, shorten
 
 #: The network counts as idle after this long with no request in flight (Playwright's definition).
 NETWORK_IDLE_SECONDS = 0.5
@@ -32,7 +32,8 @@ _WHAT = {
 
 
 def describe(condition: WaitCondition) -> str:
-    return _WHAT[condition.kind].format(condition.value)
+    value = condition.value
+    return _WHAT[condition.kind].format(shorten(value) if isinstance(value, str) else value)
 
 
 async def wait_for(page: PWPage, tracker: RequestTracker, condition: WaitCondition, timeout: float) -> str:
@@ -64,7 +65,7 @@ async def wait_for(page: PWPage, tracker: RequestTracker, condition: WaitConditi
         if kind.startswith("selector") and ("selector" in first.lower() or "parse" in first.lower()):
             raise InvalidArgument(f"The selector {value!r} is not valid: {first}", "Use a CSS selector.") from None
         raise ActionTimeout(f"Waiting for {what} stopped: {first}", "Call browser_snapshot to see the page.") from None
-    return f"Waited for {what}: done." if kind != "url" else f"The URL matches {value!r}: {page.url}"
+    return f"Waited for {what}: done." if kind != "url" else f"The URL matches {shorten(str(value))!r}: {page.url}"
 
 
 def url_matches(pattern: str, url: str) -> bool:
