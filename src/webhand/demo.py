@@ -75,7 +75,8 @@ async def run_agent_session(url: str, output_dir: Path, say: Callable[[str], Non
         await call("browser_type", {"ref": _ref(page, "textbox", "Email"), "text": "ada@example.org"})
         await call("browser_click", {"ref": _ref(page, "button", "Create ticket")})
         after = await call("browser_snapshot", {})
-        seen["result"] = re.search(r'status "([^"]*)"', after).group(1) if 'status "' in after else ""
+        found = re.search(r"^\s*status: (.*)$", after, re.M)
+        seen["result"] = found.group(1) if found else ""
         shot = await call("browser_take_screenshot", {"full_page": True})
         seen["screenshot"] = re.search(r"saved to (\S+\.png)", shot).group(1)
         await call("browser_close", {})
