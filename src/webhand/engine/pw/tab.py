@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
@@ -234,25 +235,51 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
         return self._cdp
 
     async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        """Run the model's JavaScript the way a DevTools console would; return a JSON-able value."""
+        """Run the model's JavaScript the way a DevTools console would; return a JSON-able value.
+
+        REPL mode gives top-level ``await`` and lets ``const`` be declared again in a later call.
+        It only awaits its own wrapper, though, so a promise the expression returns comes back as a
+        promise: that one is awaited here (``Runtime.awaitPromise``), within the same timeout.
+        """
         session = await self._session()
+        deadline = asyncio.get_running_loop().time() + timeout
+        result = await self._runtime(session, "Runtime.evaluate", {
+            "expression": expression, "awaitPromise": await_promise, "replMode": True,
+            "userGesture": True, "returnByValue": False, "timeout": int(timeout * 1000)}, deadline, timeout)
+        remote = result["result"]
+        awaited = await_promise and not result.get("exceptionDetails") and remote.get("subtype") == "promise"
+        if awaited:
+            try:
+                result = await self._runtime(session, "Runtime.awaitPromise", {
+                    "promiseObjectId": remote["objectId"], "returnByValue": False}, deadline, timeout, settling=True)
+            finally:
+                await self._release(session, remote)
+        details = result.get("exceptionDetails")
+        if details:
+            raise EvaluationFailed(_thrown(details, rejected=awaited),
+                                   "Fix the expression and call browser_eval again.")
+        return await self._to_json(session, result["result"])
+
+    async def _runtime(self, session: CDPSession, method: str, params: dict[str, Any], deadline: float,
+                       timeout: float, *, settling: bool = False) -> dict[str, Any]:
         try:
-            result = await asyncio.wait_for(session.send("Runtime.evaluate", {
-                "expression": expression, "awaitPromise": await_promise, "replMode": True,
-                "userGesture": True, "returnByValue": False, "timeout": int(timeout * 1000),
-            }), timeout + 1)
+            return await asyncio.wait_for(session.send(method, params),
+                                          max(0.0, deadline - asyncio.get_running_loop().time()) + (0 if settling else 1))
         except asyncio.TimeoutError:
+            if settling:
+                raise ActionTimeout(f"The promise the JavaScript returned did not settle within {timeout:g} s.",
+                                    "Make sure it resolves or rejects, or pass a larger timeout.") from None
             raise ActionTimeout(f"The JavaScript did not finish within {timeout:g} s.",
                                 "Make it shorter, or pass a larger timeout.") from None
         except PWError as error:
             raise translate(error, "Evaluating JavaScript", timeout) from None
-        details = result.get("exceptionDetails")
-        if details:
-            description = (details.get("exception") or {}).get("description") or details.get("text", "Error")
-            line, column = details.get("lineNumber", 0) + 1, details.get("columnNumber", 0) + 1
-            raise EvaluationFailed(f"The JavaScript threw: {description.splitlines()[0]} (line {line}, column {column}).",
-                                   "Fix the expression and call browser_eval again.")
-        return await self._to_json(session, result["result"])
+
+    @staticmethod
+    async def _release(session: CDPSession, remote: dict[str, Any]) -> None:
+        try:
+            await session.send("Runtime.releaseObject", {"objectId": remote["objectId"]})
+        except PWError:
+            pass  # the page navigated away: the object is gone anyway
 
     async def _to_json(self, session: CDPSession, remote: dict[str, Any]) -> Any:
         if "unserializableValue" in remote:
@@ -266,7 +293,30 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
                 "objectId": remote["objectId"], "functionDeclaration": _SERIALIZE, "returnByValue": True})
             return out["result"].get("value")
         finally:
-            await session.send("Runtime.releaseObject", {"objectId": remote["objectId"]})
+            await self._release(session, remote)
+
+
+def _thrown(details: dict[str, Any], *, rejected: bool) -> str:
+    """What the expression threw (or its promise was rejected with), and where in the expression.
+
+    The position comes from the innermost stack frame in the expression itself (0-based there):
+    REPL mode gives a thrown error's top-level line and column 1-based but a syntax error's
+    0-based, so the top-level numbers are used only for an error without a stack.
+    """
+    exception = details.get("exception") or {}
+    what = exception.get("description") or (
+        json.dumps(exception["value"]) if "value" in exception else details.get("text", "Error"))
+    frames = (details.get("stackTrace") or {}).get("callFrames") or []
+    own = next((f for f in frames if not f.get("url")), None)
+    if own is not None:
+        where = f" (line {own['lineNumber'] + 1}, column {own['columnNumber'] + 1})"
+    elif not frames and not rejected:
+        where = f" (line {details.get('lineNumber', 0) + 1}, column {details.get('columnNumber', 0) + 1})"
+    else:
+        where = ""
+    if rejected:
+        return f"The promise the JavaScript returned was rejected: {what.splitlines()[0]}{where}."
+    return f"The JavaScript threw: {what.splitlines()[0]}{where}."
 
 
 # One storage operation on window.localStorage / sessionStorage; returns every item afterwards.

@@ -1,0 +1,40 @@
+"""browser_eval: promises are awaited, rejections and timeouts are typed errors, positions are right."""
+
+from __future__ import annotations
+
+
+async def _eval(tools, site, expression: str, **extra):
+    await tools.call("browser_navigate", {"url": site.url("login.html")})
+    return await tools.call("browser_eval", {"expression": expression, **extra})
+
+
+async def test_a_returned_promise_gives_its_value_when_it_resolves(tools, site):
+    reply = await _eval(tools, site, "new Promise(r => setTimeout(() => r('ready'), 100))")
+    assert not reply.is_error and reply.data == {"result": "ready"}
+
+
+async def test_a_resolved_promise_gives_its_value(tools, site):
+    reply = await _eval(tools, site, "Promise.resolve(7)")
+    assert not reply.is_error and reply.data == {"result": 7}
+
+
+async def test_a_rejected_promise_is_an_error_naming_the_rejection(tools, site):
+    reply = await _eval(tools, site, "Promise.reject(new Error('no such user'))")
+    assert reply.is_error and reply.data["error"] == "EvaluationFailed"
+    assert "rejected: Error: no such user" in reply.text
+
+
+async def test_a_promise_that_never_settles_fails_at_the_timeout(tools, site):
+    reply = await _eval(tools, site, "new Promise(() => {})", timeout=1)
+    assert reply.is_error and reply.data["error"] == "ActionTimeout"
+    assert "did not settle within 1 s" in reply.text and "larger timeout" in reply.text
+
+
+async def test_an_error_in_one_line_input_reports_its_own_line_and_column(tools, site):
+    reply = await _eval(tools, site, "  notDefined.call()")
+    assert reply.is_error and "ReferenceError: notDefined is not defined (line 1, column 3)" in reply.text
+
+
+async def test_an_error_on_a_later_line_reports_that_line(tools, site):
+    reply = await _eval(tools, site, "const a = 1;\nnotDefined.call()")
+    assert reply.is_error and "(line 2, column 1)" in reply.text
