@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 
 
 def ok(reply) -> str:
@@ -44,3 +45,23 @@ async def test_get_url_gives_url_title_and_tabs(tools, site):
     assert site.url("actions/target.html") in reply.text
     assert [t["active"] for t in reply.data["tabs"]] == [True, False]
     assert json.dumps(reply.data)  # structured data is JSON-able
+
+
+def _refused_port() -> int:
+    """A local port nothing listens on (bound for a moment to find it free, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def test_navigate_works_right_after_a_refused_navigation(tools, site):
+    failed = await tools.call("browser_navigate", {"url": f"http://127.0.0.1:{_refused_port()}/"})
+    assert failed.is_error and "ERR_CONNECTION_REFUSED" in failed.text
+    reply = ok(await tools.call("browser_navigate", {"url": site.url("actions/nav.html")}))
+    assert "Opened " + site.url("actions/nav.html") in reply
+
+
+async def test_snapshot_works_right_after_a_refused_navigation(tools, site):
+    failed = await tools.call("browser_navigate", {"url": f"http://127.0.0.1:{_refused_port()}/"})
+    assert failed.is_error and "ERR_CONNECTION_REFUSED" in failed.text
+    ok(await tools.call("browser_snapshot", {}))

@@ -55,6 +55,7 @@ class RequestTracker:
         self.refusals = policy.log_for(page.context) if policy is not None and policy.active else None
         self.watch: PlaywrightActionWatch | None = None
         self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
+        self.commits = 0  # main-frame documents committed so far (a navigation's, or an error page's)
         page.on("request", self._on_request)
         page.on("response", self._on_response)
         page.on("requestfinished", self._on_done)
@@ -91,8 +92,10 @@ class RequestTracker:
         self.activity.set()
 
     def _on_navigated(self, frame: Any) -> None:
-        if frame == self.page.main_frame and self.watch:
-            self.watch.committed = True
+        if frame == self.page.main_frame:
+            self.commits += 1
+            if self.watch:
+                self.watch.committed = True
         self.activity.set()
 
     async def until(self, condition: Callable[[], bool], seconds: float) -> bool:

@@ -19,10 +19,13 @@ from webhand.engine.pw.network import NetworkLog
 from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
 from webhand.engine.pw.policy import OriginPolicy
+from webhand.engine.pw.settle import document_loaded
 from webhand.engine.pw.tab_actions import TabActions
 from webhand.errors import ActionTimeout, EvaluationFailed, RefNotFound, WebhandError
 
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
+#: Longest a failed navigation waits for Chromium's error page to take its place (it takes ~0.1 s).
+_ERROR_PAGE_CAP_SECONDS = 5.0
 
 
 class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: tab_actions.py
@@ -109,6 +112,7 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
                     response.headers.get("content-type", "").startswith("application/octet-stream")
 
         self.page.on("response", watch)
+        commits = self._tracker.commits
         try:
             response = await self.page.goto(url, wait_until=wait_until, timeout=timeout * 1000)
         except PWError as error:
@@ -118,10 +122,25 @@ class PlaywrightTab(TabActions):  # history, keys, scrolling, waiting, policy: t
             text = str(error)
             if "download is starting" in text.lower() or (answered_with_file and "ERR_ABORTED" in text):
                 return NavigationResult(self.page.url, None, await self.title(), download=True)
+            if "net::ERR_" in text and "ERR_ABORTED" not in text:
+                await self._error_page_shown(commits, timeout)
             raise self._refused(url, error) or navigation_error(error, url, timeout) from None
         finally:
             self.page.remove_listener("response", watch)
         return NavigationResult(self.page.url, response.status if response else None, await self.title())
+
+    async def _error_page_shown(self, commits: int, timeout: float) -> None:
+        """Wait (capped) for the error page Chromium shows after a network failure.
+
+        Playwright reports the failure before that page commits; a navigation or snapshot made
+        in between would be cut off by it ("interrupted by another navigation").
+        """
+        cap = min(timeout, _ERROR_PAGE_CAP_SECONDS)
+        if await self._tracker.until(lambda: self._tracker.commits > commits, cap):
+            try:
+                await document_loaded(self.page, cap * 1000)
+            except PWError:
+                pass  # the failure is reported either way
 
     async def wait_for_load(self, *, timeout: float) -> None:
         """Wait for a navigation an action started to load its document (returns at once if none)."""
