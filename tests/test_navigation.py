@@ -47,6 +47,18 @@ async def test_get_url_gives_url_title_and_tabs(tools, site):
     assert json.dumps(reply.data)  # structured data is JSON-able
 
 
+async def test_content_fetched_after_load_is_in_the_first_snapshot(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("loading/late_content.html")}))
+    page = ok(await tools.call("browser_snapshot", {}))
+    assert 'button "The fetched article"' in page
+
+
+async def test_navigate_names_a_request_that_never_finishes(tools, site):
+    reply = ok(await tools.call("browser_navigate", {"url": site.url("loading/endless_request.html")}))
+    assert "Opened " + site.url("loading/endless_request.html") in reply
+    assert "Still loading" in reply and site.url("slow?ms=60000") in reply
+
+
 def _refused_port() -> int:
     """A local port nothing listens on (bound for a moment to find it free, then released)."""
     with socket.socket() as probe:

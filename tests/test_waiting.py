@@ -17,7 +17,10 @@ def ok(reply) -> str:
 
 
 async def open_waiting_page(tools, site, ms: int = 1200) -> None:
-    ok(await tools.call("browser_navigate", {"url": site.url(f"actions/wait.html?ms={ms}")}))
+    # Navigating until "load" would also wait for the page's own request; these tests need the
+    # data still on its way when browser_wait_for starts.
+    ok(await tools.call("browser_navigate", {"url": site.url(f"actions/wait.html?ms={ms}"),
+                                             "wait_until": "domcontentloaded"}))
 
 
 async def data_shown(tools) -> bool:

@@ -56,6 +56,9 @@ class SettleCaps:
     requests: float
     dom_quiet_ms: int
     dom_cap: float
+    # After a page load (browser_navigate): how long no request may start before the page counts
+    # as ready. A client-rendered page fetches its content after "load"; 0 waits for none of that.
+    load_quiet: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,12 @@ class Observation:
     watch: ActionWatch | None = None
 
 
-def caps(session: Session) -> SettleCaps:
+def caps(session: Session, *, page_load: bool = False) -> SettleCaps:
+    """The settle caps; ``page_load`` adds the quiet window a freshly loaded page is watched for."""
     settings = session.settings
     return SettleCaps(settings.navigation_settle_cap, settings.request_settle_cap,
-                      settings.dom_quiet_ms, settings.dom_quiet_cap)
+                      settings.dom_quiet_ms, settings.dom_quiet_cap,
+                      settings.load_quiet_ms / 1000 if page_load else 0.0)
 
 
 async def observe(session: Session) -> Observation:
@@ -68,11 +70,12 @@ async def report(session: Session, before: Observation, response: Response) -> N
         if len(errors) > _MAX_CONSOLE_LINES:
             response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
     if settled is not None:
-        _report_requests(settled, response)
+        report_requests(settled, response)
     await report_snapshot_changes(session, response)
 
 
-def _report_requests(settled: Settled, response: Response) -> None:
+def report_requests(settled: Settled, response: Response) -> None:
+    """Failed requests and those still loading at the cap, in a few lines."""
     for failed in settled.failed_requests[:_MAX_REQUEST_LINES]:
         response.add(f"Request failed: {failed.method} {failed.url[:200]} — {failed.reason}")
     if len(settled.failed_requests) > _MAX_REQUEST_LINES:

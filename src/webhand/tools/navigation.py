@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from webhand.errors import NavigationFailed
 from webhand.response import Response
-from webhand.session.changes import observe, report
+from webhand.session.changes import caps, observe, report, report_requests
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
@@ -47,19 +48,27 @@ class PageLoaded(BaseModel):
 async def navigate(session: Session, args: NavigateArgs, response: Response) -> None:
     """Open a URL in the current tab. Replies with the final URL, title and HTTP status."""
     tab = await session.tab()
+    # Watch from before the navigation, so that the requests of the page's loading are known;
+    # after "load", the page counts as ready once they finished and no new one started for a while.
+    watch = tab.watch(caps(session, page_load=True)) if args.wait_until == "load" else None
     result = await tab.navigate(normalize_url(args.url), wait_until=args.wait_until,
                                 timeout=args.timeout or session.settings.timeout)
     if result.download:  # the URL was a file: the tab stays put and the download line follows
         response.add(f"{args.url} is a file download, not a page; the tab stays at {result.url}.")
         response.data({"url": result.url, "title": result.title, "status": result.status})
         return
-    status = f" (HTTP {result.status})" if result.status else ""
-    response.add(f"Opened {result.url}{status}")
-    if result.title:
-        response.add(f"Title: {result.title}")
+    settled = await watch.settle() if watch is not None else None
+    url, title = (tab.url, await tab.title()) if settled is not None else (result.url, result.title)  # scripts may change them
+    response.add(f"Opened {url}" + (f" (HTTP {result.status})" if result.status else ""))
+    if title:
+        response.add(f"Title: {title}")
     if result.status and result.status >= 400:
         response.add(f"The server answered {result.status}: the page is an error page.")
-    response.data({"url": result.url, "title": result.title, "status": result.status})
+    if settled is not None:
+        document = result.url.split("#", 1)[0]  # its own status is said above
+        report_requests(replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]),
+                        response)
+    response.data({"url": url, "title": title, "status": result.status})
 
 
 class HistoryArgs(PageArgs):

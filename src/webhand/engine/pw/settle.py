@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from webhand.engine.pw.policy import OriginPolicy
 
 _MAX_ROUNDS = 3
+#: Requests that stay open by design (server-sent events): waiting for them to finish only costs the cap.
+_STREAMS = {"eventsource", "websocket"}
 
 # Resolves once the document has gone ``quiet`` ms without a DOM mutation, or after ``cap`` ms.
 _DOM_QUIET = """([quiet, cap]) => new Promise(resolve => {
@@ -56,13 +58,18 @@ class RequestTracker:
         self.watch: PlaywrightActionWatch | None = None
         self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
         self.commits = 0  # main-frame documents committed so far (a navigation's, or an error page's)
+        # When a request last started or ended, or the page last fired "load" (loop time): the
+        # network has been quiet since then.
+        self.quiet_since = asyncio.get_running_loop().time()
         page.on("request", self._on_request)
         page.on("response", self._on_response)
         page.on("requestfinished", self._on_done)
         page.on("requestfailed", self._on_failed)
         page.on("framenavigated", self._on_navigated)
+        page.on("load", self._on_load)
 
     def _on_request(self, request: PWRequest) -> None:
+        self._busy()
         self.inflight.add(request)
         if self.watch:
             self.watch.started(request)
@@ -74,12 +81,14 @@ class RequestTracker:
             self.watch.failed(FailedRequest(request.method, request.url, f"HTTP {response.status}"))
 
     def _on_done(self, request: PWRequest) -> None:
+        self._busy()
         self.inflight.discard(request)
         if self.watch:
             self.watch.finished(request)
         self.activity.set()
 
     def _on_failed(self, request: PWRequest) -> None:
+        self._busy()
         self.inflight.discard(request)
         if self.watch:
             self.watch.finished(request)
@@ -89,6 +98,13 @@ class RequestTracker:
                 self.watch.failed(FailedRequest(request.method, request.url, refusal))
             elif "ERR_ABORTED" not in reason:  # cancelled by the page or by a navigation: not a failure
                 self.watch.failed(FailedRequest(request.method, request.url, reason))
+        self.activity.set()
+
+    def _busy(self) -> None:
+        self.quiet_since = asyncio.get_running_loop().time()
+
+    def _on_load(self, _: Any) -> None:
+        self._busy()
         self.activity.set()
 
     def _on_navigated(self, frame: Any) -> None:
@@ -127,6 +143,8 @@ class PlaywrightActionWatch:
 
     # fed by the tracker ------------------------------------------------------------------------
     def started(self, request: PWRequest) -> None:
+        if request.resource_type in _STREAMS:
+            return
         self.pending.add(request)
         try:
             if request.is_navigation_request() and request.frame == self.tracker.page.main_frame:
@@ -151,7 +169,9 @@ class PlaywrightActionWatch:
         requests_deadline = loop.time() + caps.requests
         navigation_unfinished = False
         unfinished: list[str] = []
-        for _ in range(_MAX_ROUNDS):
+        # Watching a loaded page for requests it starts on its own takes two rounds per wave
+        # (one sees the requests start, the next waits for them); the deadlines bound the time.
+        for _ in range(_MAX_ROUNDS + (2 if caps.load_quiet > 0 else 0)):
             state = await self._dom_quiet()
             if state == "gone":
                 break
@@ -172,8 +192,17 @@ class PlaywrightActionWatch:
                     # Long polls and streams never finish: name them once and stop waiting on them.
                     unfinished += [r.url for r in self.pending]
                     self.pending.clear()
+            if not waited and caps.load_quiet > 0:
+                # Nothing pending: the page is ready once the network has been quiet for the
+                # window since its last request or its "load"; a client-rendered page fetches
+                # its content in that time, and then that request is waited for.
+                window = min(self.tracker.quiet_since + caps.load_quiet, requests_deadline) - loop.time()
+                waited = window > 0 and await self.tracker.until(lambda: bool(self.pending) or self.committed, window)
             if not waited:
                 break
+        else:
+            unfinished += [r.url for r in self.pending]  # started in the last round, never waited on
+            self.pending.clear()
         if self.tracker.refusals is not None:  # refused anywhere in the context, e.g. in a tab it opened
             for method, url, reason in self.tracker.refusals.since(self.refusals_seen):
                 self.failed(FailedRequest(method, url, reason))
