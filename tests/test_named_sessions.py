@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from helpers import settings_for_tests
+from webhand import Webhand
+
 
 async def test_create_list_destroy(tools, site):
     await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
@@ -65,3 +68,29 @@ async def test_a_session_can_start_from_a_saved_login(tools, site):
     await tools.call("browser_navigate", {"session": "reused", "url": site.url("tabs_files/account.html")})
     who = await tools.call("browser_eval", {"session": "reused", "expression": "document.getElementById('who').textContent"})
     assert "Welcome back, ada" in who.text
+
+
+async def test_a_page_tool_naming_a_session_that_is_not_open_is_refused_with_the_open_ones(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
+    assert not (await tools.call("browser_session_create", {"name": "admin"})).is_error
+    typo = await tools.call("browser_navigate", {"session": "admni", "url": site.url("tabs_files/child.html")})
+    assert typo.is_error and "No session named 'admni' is open (open: admin, default)" in typo.text
+    assert "browser_session_create" in typo.text
+    assert "admni" not in (await tools.call("browser_session_list", {})).text
+
+
+async def test_a_destroyed_session_is_not_started_again_by_a_page_tool(tools):
+    assert not (await tools.call("browser_session_create", {"name": "temp"})).is_error
+    assert not (await tools.call("browser_session_destroy", {"name": "temp"})).is_error
+    again = await tools.call("browser_snapshot", {"session": "temp"})
+    assert again.is_error and "No session named 'temp' is open (open: none)" in again.text
+    assert "temp" not in (await tools.call("browser_session_list", {})).text
+
+
+async def test_named_sessions_start_on_first_use_when_the_setting_says_so(tmp_path_factory, site):
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, create_named_sessions_implicitly=True)
+    async with Webhand(settings) as wh:
+        tools = wh.context("implicit")
+        reply = await tools.call("browser_navigate", {"session": "scratch", "url": site.url("tabs_files/child.html")})
+        assert not reply.is_error, reply.text
+        assert "- scratch: " + site.url("tabs_files/child.html") in (await tools.call("browser_session_list", {})).text

@@ -46,6 +46,7 @@ class Settings(BaseModel):
     abandoned_after: float = Field(60.0, gt=0, description="HTTP MCP server: a session with no open stream and no "
                                    "request for this many seconds counts as abandoned; when the server is full, the "
                                    "longest-idle abandoned session is closed to admit a new client.")
+    create_named_sessions_implicitly: bool = Field(False, description="A page tool given a `session` name that is not open starts it, instead of refusing (a typo would start a fresh browser).")
     # Time
     timeout: float = Field(15.0, gt=0, le=600, description="Default timeout of one operation, in seconds.")
     action_timeout: float = Field(5.0, gt=0, le=600, description="How long an action waits for its element to be actionable.")

@@ -86,6 +86,10 @@ class SessionLimitReached(WebhandError):
     """Starting another session would pass ``max_sessions``."""
 
 
+class SessionNotFound(WebhandError):
+    """A page tool named a session that is not open (named sessions are started on purpose)."""
+
+
 class SessionClosed(WebhandError):
     """The session (or its browser) is gone, e.g. the browser crashed."""
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
-from webhand.errors import InvalidArgument, SessionLimitReached, WebhandError
+from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError
 from webhand.paths import ConversationFiles
 from webhand.session.session import Session, SessionKey
 
@@ -144,6 +144,13 @@ class SessionManager:
     async def get_or_create(self, conversation_id: str, name: str | None = None) -> Session:
         key = SessionKey(conversation_id, _validate_name(name))
         session = self._sessions.get(key)
+        if session is None and key.name != "default" and key not in self._creating \
+                and not self.settings.create_named_sessions_implicitly:
+            # A typo (or a session just destroyed) must not silently start a fresh browser.
+            names = sorted(k.name for k in self._sessions if k.conversation == conversation_id)
+            raise SessionNotFound(f"No session named {key.name!r} is open (open: {', '.join(names) or 'none'}).",
+                                  f"Start it with browser_session_create name={key.name!r}, or leave out `session` "
+                                  "to use the default session.")
         if session is not None:
             if session.alive:
                 return session

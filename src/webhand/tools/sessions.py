@@ -1,8 +1,11 @@
 """Sessions: named browser sessions of this conversation, and ending one.
 
 Every page tool takes an optional `session` name; without it the conversation's default
-session is used. A named session has its own cookies, storage and tabs, so one conversation can
-be logged in as two users at once. Sessions are kept per conversation: a name never reaches
+session is used (and started on first use). A named session is started by browser_session_create:
+a page tool given a name that is not open is refused with the open ones listed, so that a typo,
+or a session just destroyed, never starts a fresh browser (unless the setting
+create_named_sessions_implicitly says to). A named session has its own cookies, storage and
+tabs, so one conversation can be logged in as two users at once. Sessions are kept per conversation: a name never reaches
 another conversation's browser. Closing a session never runs the pages' beforeunload handlers.
 """
 
@@ -23,7 +26,11 @@ from webhand.tools.storage import read_storage_state
 async def close(session: Session, args: PageArgs, response: Response) -> None:
     """Close the browser session and its browser. The next browser call starts a fresh one."""
     await session.close()
-    response.add(f"Closed the {session.key}. The next browser call starts a new one.")
+    if session.key.name == "default" or session.settings.create_named_sessions_implicitly:
+        response.add(f"Closed the {session.key}. The next browser call starts a new one.")
+    else:
+        response.add(f"Closed the session {session.key.name!r}. "
+                     f"Call browser_session_create name={session.key.name!r} to use that name again.")
 
 
 class SessionCreateArgs(ToolArgs):
