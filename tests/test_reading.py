@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
+from pathlib import Path
 
 
 async def test_text_of_a_long_article_is_the_article_not_the_menus(tools, site):
@@ -74,3 +76,14 @@ async def test_state_lists_interactive_elements_with_the_snapshot_refs(tools, si
     assert remember["checked"] is True and remember["attributes"]["name"] == "remember"
     assert by_name["Email"]["has_value"] is False and by_name["Email"]["read_only"] is False
     assert [e["ref"] for e in state["elements"]] == re.findall(r"\[(e\d+)\]", shot)
+
+
+def test_the_html_cleaner_browser_text_needs_is_declared_and_pinned():
+    # trafilatura imports lxml.html.clean, a separate project (lxml_html_clean) since lxml 5.2:
+    # an install without it fails browser_text with an ImportError.
+    root = Path(__file__).resolve().parent.parent
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].lower().replace("_", "-") for d in declared}
+    assert "lxml-html-clean" in names
+    pins = (root / "constraints.txt").read_text().lower().replace("_", "-").splitlines()
+    assert any(line.startswith("lxml-html-clean==") for line in pins)
