@@ -126,3 +126,11 @@ async def test_read_image_shows_a_saved_screenshot_and_refuses_missing_files(too
     assert missing.is_error and "No image file" in missing.text
     outside = await tools.call("read_image", {"path": "/etc/hostname"})
     assert outside.is_error and "outside the folders webhand may use" in outside.text
+
+
+async def test_read_image_refuses_a_file_that_is_not_an_image(tools, webhand):
+    text = webhand.settings.output_dir / "notes.png"
+    text.write_text("just some words, not pixels")
+    reply = await tools.call("read_image", {"path": str(text)})
+    assert reply.is_error and f"{text} is not an image" in reply.text
+    assert "object at 0x" not in reply.text and "BytesIO" not in reply.text

@@ -42,7 +42,7 @@ def fit_size(width: int, height: int) -> tuple[int, int]:
     return max(1, int(width * scale)), max(1, int(height * scale))
 
 
-def for_model(data: bytes) -> ModelImage:
+def for_model(data: bytes, what: str = "The data") -> ModelImage:
     """Downscale when needed; keep PNG for PNGs (screenshots are text-heavy), JPEG for photos."""
     try:
         with warnings.catch_warnings():  # Pillow only warns between 1x and 2x its pixel limit: refuse those too
@@ -52,9 +52,12 @@ def for_model(data: bytes) -> ModelImage:
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise FileNotReadable(f"The image has more than {Image.MAX_IMAGE_PIXELS:,} pixels: too many to open safely "
                               "(it may be a decompression bomb).", "Give a smaller image.") from None
-    except (UnidentifiedImageError, OSError) as error:
-        raise FileNotReadable(f"The data is not an image Pillow can read ({error}).",
-                              "Give a PNG, JPEG, GIF or WebP file.") from None
+    except UnidentifiedImageError:  # its message is the repr of our buffer: nothing to tell the model
+        raise FileNotReadable(f"{what} is not an image (not a PNG, JPEG, GIF or WebP).",
+                              "Give the path of an image file, e.g. a screenshot a reply saved.") from None
+    except OSError as error:  # a truncated or damaged image
+        raise FileNotReadable(f"{what} is a damaged or truncated image ({error}).",
+                              "Give another image file, or take the screenshot again.") from None
     width, height = image.size
     target = fit_size(width, height)
     fmt = (image.format or "PNG").upper()
@@ -80,4 +83,4 @@ def read_for_model(path: Path) -> ModelImage:
         data = path.read_bytes()
     except OSError as error:
         raise FileNotReadable(f"Cannot read {path}: {error.strerror}.", "Check the path and its permissions.") from None
-    return for_model(data)
+    return for_model(data, str(path))
