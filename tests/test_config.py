@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from webhand.config import load_settings
+from webhand.config import Settings, load_settings
 from webhand.errors import ConfigError
 from webhand.surfaces.cli import main
 
@@ -122,3 +122,11 @@ secrets_file = "secrets.env"
     assert settings.secrets_file == tmp_path / "secrets.env" and settings.blocked_origins == ["evil.example"]
     assert (settings.timeout, settings.action_timeout, settings.launch_timeout) == (20, 4, 40)
     assert settings.idle_timeout == 600 and settings.isolation == "context" and settings.viewport.width == 1024
+
+
+def test_an_empty_screenshot_dir_means_the_default_folder(tmp_path):
+    (tmp_path / "webhand.toml").write_text('[defaults.browser]\nscreenshot_dir = ""\n')
+    from_file = load_settings(config=tmp_path / "webhand.toml", env={}, flags={"output_dir": str(tmp_path / "out")})
+    assert from_file.screenshots == tmp_path / "out" / "screenshots"
+    from_env = Settings.from_sources(env={"WEBHAND_SCREENSHOT_DIR": "", "WEBHAND_OUTPUT_DIR": str(tmp_path / "out")})
+    assert from_env.screenshots == tmp_path / "out" / "screenshots"

@@ -79,6 +79,13 @@ class Settings(BaseModel):
     dom_quiet_cap: float = Field(0.5, ge=0, le=60, description="Seconds an action waits at most for the DOM to go quiet.")
     load_quiet_ms: int = Field(500, ge=0, le=10_000, description="After browser_navigate loads a page, it is ready once no request has started for this many ms (requests it starts are waited for, up to request_settle_cap); 0 skips this.")
 
+    @field_validator("screenshot_dir", "download_dir", mode="before")
+    @classmethod
+    def _empty_is_default(cls, value: Any) -> Any:
+        # An empty value (`screenshot_dir = ""`, WEBHAND_SCREENSHOT_DIR=) means "the default folder";
+        # as a Path it would be ".", the current directory.
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("capabilities")
     @classmethod
     def _known_caps(cls, value: list[str]) -> list[str]:
