@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
 import webhand
-from helpers import own_browser_processes, settings_for_tests, wait_until_gone_async
+from helpers import (browsers_of_child_processes, own_browser_processes, settings_for_tests, wait_until_gone,
+                     wait_until_gone_async)
 from webhand import ToolDispatcher
 
 
@@ -54,3 +58,33 @@ async def test_the_host_side_hands_its_model_definitions_and_a_dispatcher(webhan
         assert "Title: Sign in" in reply["content"][0]["text"]
     finally:
         await webhand.end_conversation(context.conversation_id)
+
+
+# A program that starts webhand, uses it, and returns from asyncio.run without close().
+_NEVER_CLOSES = textwrap.dedent("""
+    import asyncio, sys
+    from webhand import Settings, Webhand
+    async def main():
+        webhand = await Webhand(Settings.from_sources({"output_dir": sys.argv[2], "isolation": "process"})).start()
+        await webhand.context("c").call("browser_navigate", {"url": sys.argv[1]})
+        await webhand.sessions.ready(reserve=True)
+        print("ready", flush=True)
+        sys.stdin.readline()  # the test finds this program's browsers, then lets it end
+    asyncio.run(main())
+""")
+
+
+def test_leaving_without_close_is_silent_and_leaves_no_browser(tmp_path, site):
+    program = subprocess.Popen([sys.executable, "-c", _NEVER_CLOSES, site.url("login.html"), str(tmp_path)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert program.stdout is not None and program.stdout.readline().strip() == "ready"
+        browsers = browsers_of_child_processes()
+        assert browsers, "the program's browsers are found while it runs"
+        _, stderr = program.communicate("\n", timeout=120)
+    finally:
+        if program.poll() is None:  # the program we started, by its pid, whatever happened above
+            program.kill()
+            program.wait(timeout=10)
+    assert program.returncode == 0 and stderr == ""
+    assert wait_until_gone(browsers) == []

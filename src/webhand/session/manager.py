@@ -16,6 +16,7 @@ import asyncio
 import atexit
 import contextlib
 import logging
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
 from webhand.config import Settings, Viewport
@@ -74,6 +75,7 @@ class SessionManager:
         self._boot: asyncio.Task[None] | None = None
         self._refills: set[asyncio.Task[None]] = set()
         self._stopping = False
+        self._loop_guard: AsyncGenerator[None, None] | None = None
         atexit.register(self._kill_at_exit)
 
     # -- life ----------------------------------------------------------------------------------
@@ -82,6 +84,21 @@ class SessionManager:
         driver starts. The first session (or ``ready``) waits for the boot to finish."""
         if self._boot is None:
             self._boot = asyncio.create_task(self._boot_up(), name="webhand-boot")
+        if self._loop_guard is None:
+            self._loop_guard = self._shut_down_with_the_loop()
+            await self._loop_guard.__anext__()
+
+    async def _shut_down_with_the_loop(self) -> AsyncIterator[None]:
+        """Shut down when the event loop ends without ``shutdown_all`` (a program that never called
+        close()): ``asyncio.run`` closes the async generators it started before it closes the loop,
+        so browsers and the Playwright driver are stopped while the loop can still run their
+        clean-up, instead of being killed at exit with "Event loop is closed" tracebacks."""
+        try:
+            yield
+        finally:
+            self._loop_guard = None
+            if self._boot is not None:
+                await self.shutdown_all()
 
     async def ready(self, *, reserve: bool = False) -> None:
         """Wait until sessions can open; with ``reserve``, also until the warm reserve is prepared."""
@@ -126,6 +143,9 @@ class SessionManager:
         await self.engine.stop()
         self._boot = None
         self._stopping = False
+        guard, self._loop_guard = self._loop_guard, None
+        if guard is not None:
+            await guard.aclose()  # nothing left for it to do
 
     def _kill_at_exit(self) -> None:
         """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own."""
