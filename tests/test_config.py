@@ -8,6 +8,7 @@ import pytest
 
 from webhand.config import Settings, load_settings
 from webhand.errors import ConfigError
+from webhand.paths import ConversationFiles
 from webhand.surfaces.cli import main
 
 CONFIG = """
@@ -127,6 +128,8 @@ secrets_file = "secrets.env"
 def test_an_empty_screenshot_dir_means_the_default_folder(tmp_path):
     (tmp_path / "webhand.toml").write_text('[defaults.browser]\nscreenshot_dir = ""\n')
     from_file = load_settings(config=tmp_path / "webhand.toml", env={}, flags={"output_dir": str(tmp_path / "out")})
-    assert from_file.screenshots == tmp_path / "out" / "screenshots"
     from_env = Settings.from_sources(env={"WEBHAND_SCREENSHOT_DIR": "", "WEBHAND_OUTPUT_DIR": str(tmp_path / "out")})
-    assert from_env.screenshots == tmp_path / "out" / "screenshots"
+    for settings in (from_file, from_env):
+        files = ConversationFiles(settings)
+        assert files.screenshots == files.folder / "screenshots"
+        assert files.folder.parent == (tmp_path / "out").resolve()

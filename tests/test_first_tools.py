@@ -128,8 +128,9 @@ async def test_read_image_shows_a_saved_screenshot_and_refuses_missing_files(too
     assert outside.is_error and "outside the folders webhand may use" in outside.text
 
 
-async def test_read_image_refuses_a_file_that_is_not_an_image(tools, webhand):
-    text = webhand.settings.output_dir / "notes.png"
+async def test_read_image_refuses_a_file_that_is_not_an_image(tools):
+    tools.files.folder.mkdir(parents=True, exist_ok=True)
+    text = tools.files.folder / "notes.png"
     text.write_text("just some words, not pixels")
     reply = await tools.call("read_image", {"path": str(text)})
     assert reply.is_error and f"{text} is not an image" in reply.text
