@@ -77,7 +77,7 @@ class Settings(BaseModel):
     request_settle_cap: float = Field(3.0, ge=0, le=600, description="Seconds an action waits for requests it started to finish.")
     dom_quiet_ms: int = Field(25, ge=0, le=5000, description="The DOM counts as settled after this many ms without mutations.")
     dom_quiet_cap: float = Field(0.5, ge=0, le=60, description="Seconds an action waits at most for the DOM to go quiet.")
-    load_quiet_ms: int = Field(500, ge=0, le=10_000, description="After browser_navigate loads a page, it is ready once no request has started for this many ms (requests it starts are waited for, up to request_settle_cap); 0 skips this.")
+    load_quiet_ms: int = Field(150, ge=0, le=10_000, description="After browser_navigate loads a page, it is ready once no request has started for this many ms (requests it starts are waited for, up to request_settle_cap); 0 skips this.")
 
     @field_validator("screenshot_dir", "download_dir", mode="before")
     @classmethod
