@@ -20,7 +20,9 @@ $(STAMP): pyproject.toml constraints.txt
 demo: setup
 	$(PY) -m webhand demo
 
+# The real-page corpus (MiniWoB++ comes with the test extra; Python's docs and Swagger UI here).
 test: setup
+	@scripts/ensure-corpus
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # `make bench` (full, ~15-20 min) or `make bench QUICK=1` (< 3 min): webhand next to Playwright MCP and
@@ -36,12 +38,7 @@ bench: setup $(BENCH_STAMP)
 	  if command -v npm >/dev/null 2>&1; then \
 	    (cd bench && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund); \
 	  else echo "bench: npm is missing: the peers are skipped"; fi; fi
-	@if [ ! -e /usr/share/doc/python3-doc/html/index.html ]; then \
-	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-	    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-doc >/dev/null 2>&1 || \
-	     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-doc >/dev/null)) \
-	    || echo "bench: python3-doc could not be installed: the real-document pages are skipped"; \
-	  else echo "bench: python3-doc is missing (install it as root): the real-document pages are skipped"; fi; fi
+	@scripts/ensure-corpus
 	$(PY) bench/run.py $(if $(QUICK),--quick,) $(BENCH_ARGS)
 
 doc-tools: setup

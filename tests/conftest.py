@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from corpus_site import CorpusSite
 from helpers import Cli, Site, own_browser_processes, own_registry_entries, settings_for_tests, wait_until_gone
 from webhand import Webhand
 
@@ -26,6 +27,14 @@ def site() -> Iterator[Site]:
 def other_site() -> Iterator[Site]:
     """A second origin (another port) for cross-origin frames and origin policies."""
     server = Site()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def corpus_site() -> Iterator[CorpusSite]:
+    """The real-page corpus (MiniWoB++, Python's docs, Swagger UI) on 127.0.0.1: see corpus_site.py."""
+    server = CorpusSite()
     yield server
     server.close()
 

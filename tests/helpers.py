@@ -106,8 +106,8 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 class Site:
-    def __init__(self) -> None:
-        self.server = _Server(("127.0.0.1", 0), _Handler)
+    def __init__(self, handler: type[http.server.BaseHTTPRequestHandler] = _Handler) -> None:
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
