@@ -1,0 +1,109 @@
+"""Ground truth for names and roles: Chromium's own accessibility tree, read over CDP in the same run.
+
+For every ref'd line of a snapshot, the element the ref resolves to (through the tab's own
+``resolve``, exactly as an action would) is looked up in Chromium's accessibility tree with
+``Accessibility.getPartialAXTree`` (``fetchRelatives: false``), and its role and name are
+compared with the line's. Tests may use Playwright directly for this: it is the measuring stick,
+not the product.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from corpus_site import controls, fold
+
+# Chromium's AX tree names some roles by its internal names where the snapshot uses the ARIA
+# role (the one Playwright and the ARIA specs use). Each entry: Chromium's role -> the ARIA one.
+CHROMIUM_TO_ARIA = {
+    "image": "img",                # <img>, role=img: CDP says "image"
+    "MenuListOption": "option",    # an <option> of a <select>
+    "MenuListPopup": "listbox",    # the popup list of a <select>
+    "DisclosureTriangle": "button",  # <summary> (the HTML-AAM maps it to a button-like control)
+    "ListBoxOption": "option",
+}
+
+# Roles an element marked `clickable` (actionable without an ARIA role: onclick, cursor:pointer,
+# tabindex) may have in Chromium's tree: any that is not a control. If Chromium calls it a
+# button or a link, the snapshot should have too, and the line counts as a role mismatch.
+CHROMIUM_NOT_CONTROLS = {
+    "generic", "none", "StaticText", "paragraph", "image", "listitem", "cell", "gridcell", "row",
+    "heading", "group", "region", "article", "section", "figure", "LabelText", "Canvas", "list",
+    "table", "main", "navigation", "banner", "contentinfo", "complementary", "form", "blockquote",
+    "emphasis", "strong", "code", "Pre", "definition", "term", "DescriptionListDetail", "DescriptionListTerm",
+    "Abbr", "mark", "time", "Ruby", "SvgRoot", "graphics-document", "graphics-symbol", "Iframe", "note",
+    "caption", "columnheader", "rowheader", "Legend", "RootWebArea", "status", "alert", "log", "timer",
+    "marquee", "math", "tooltip", "subscript", "superscript", "insertion", "deletion",
+    "LayoutTable", "LayoutTableRow", "LayoutTableCell",  # Chromium's roles for tables used for layout
+}
+
+
+@dataclass
+class Check:
+    ref: str
+    ours_role: str
+    ours_name: str
+    chromium_role: str
+    chromium_name: str
+    ok: bool
+    clickable: bool  # a `clickable` line: checked for its role only, counted apart from names
+
+
+def _name_matches(ours: str, chromium: str) -> bool:
+    ours, chromium = fold(ours), fold(chromium)
+    if ours.endswith("…"):  # the snapshot clips long names: a prefix of Chromium's name matches
+        return chromium.startswith(ours[:-1].rstrip())
+    return ours == chromium
+
+
+def _role_matches(ours: str, chromium: str) -> bool:
+    return ours == CHROMIUM_TO_ARIA.get(chromium, chromium)
+
+
+async def chromium_checks(webhand, tools, snapshot: str) -> list[Check]:
+    """One check per ref'd line of ``snapshot`` (taken just now in ``tools``' default session)."""
+    lines = controls(snapshot)
+    assert not any(line["ref"].startswith("f") for line in lines), "frame refs are not compared here"
+    session = await webhand.sessions.get_or_create(tools.conversation_id)
+    tab = await session.tab()
+    # Each ref resolves exactly as an action's would; CDP calls go out together (they pipeline).
+    elements = await asyncio.gather(*(tab.resolve(line["ref"], timeout=10) for line in lines))
+    cdp = await tab.page.context.new_cdp_session(tab.page)
+    try:
+        # Park the elements where a CDP evaluation in the same world finds them as object ids.
+        await tab.page.evaluate("els => { window.__webhandTruth = els; }", [e.handle for e in elements])
+        found = await cdp.send("Runtime.evaluate", {"expression": "window.__webhandTruth", "objectGroup": "truth"})
+        listed = await cdp.send("Runtime.getProperties", {"objectId": found["result"]["objectId"], "ownProperties": True})
+        object_ids = {int(p["name"]): p["value"]["objectId"] for p in listed["result"] if p["name"].isdigit()}
+        described = await asyncio.gather(*(cdp.send("DOM.describeNode", {"objectId": object_ids[i]})
+                                           for i in range(len(lines))))
+        backends = [d["node"]["backendNodeId"] for d in described]
+        trees = await asyncio.gather(*(cdp.send("Accessibility.getPartialAXTree", {"backendNodeId": b, "fetchRelatives": False})
+                                       for b in backends))
+        await cdp.send("Runtime.evaluate", {"expression": "delete window.__webhandTruth"})
+        await cdp.send("Runtime.releaseObjectGroup", {"objectGroup": "truth"})
+    finally:
+        await cdp.detach()
+        await asyncio.gather(*(e.dispose() for e in elements))
+    checks = []
+    for line, backend, tree in zip(lines, backends, trees):
+        node = next((n for n in tree["nodes"] if n.get("backendDOMNodeId") == backend), tree["nodes"][0])
+        role = "none" if node.get("ignored") else str((node.get("role") or {}).get("value", ""))
+        name = str((node.get("name") or {}).get("value", ""))
+        clickable = line["role"] == "clickable"
+        ok = role in CHROMIUM_NOT_CONTROLS if clickable else \
+            _role_matches(line["role"], role) and _name_matches(line["name"], name)
+        checks.append(Check(line["ref"], line["role"], line["name"], role, name, ok, clickable))
+    return checks
+
+
+def mismatch_table(page: str, checks: list[Check]) -> str:
+    """The mismatched lines of one page as a table a person reads at a glance."""
+    bad = [c for c in checks if not c.ok]
+    rows = [f"{page}: {len(bad)} of {len(checks)} ref'd elements differ from Chromium's accessibility tree",
+            f"  {'ref':<6} {'ours':<60} chromium"]
+    for c in bad:
+        ours = f'{c.ours_role} "{fold(c.ours_name)}"'
+        rows.append(f"  {c.ref:<6} {ours[:60]:<60} {c.chromium_role} \"{fold(c.chromium_name)[:80]}\"")
+    return "\n".join(rows)

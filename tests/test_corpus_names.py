@@ -1,0 +1,85 @@
+"""On real pages, every ref'd element's role and name are exactly what Chromium's own accessibility tree says.
+
+The corpus (corpus_site.py): a dozen MiniWoB++ tasks after START, Python's HTML docs, and Swagger UI
+(rendered, and with an operation expanded). Chromium's role and name for the very element each ref
+resolves to are read over CDP in the same run (corpus_truth.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from corpus_site import missing_reason, open_task, page_of, snapshot_text
+from corpus_truth import chromium_checks, mismatch_table
+
+pytestmark = pytest.mark.corpus
+
+MINIWOB_PAGES = ["click-button", "click-link", "login-user", "enter-password", "click-checkboxes", "click-option",
+                 "choose-list", "click-tab", "click-dialog", "click-widget", "read-table", "use-spinner",
+                 "form-sequence-2", "email-inbox"]
+PYDOC_PAGES = ["index.html", "library/stdtypes.html", "library/functions.html", "tutorial/introduction.html"]
+AGREEMENT = 0.99
+
+
+def assert_agrees(page: str, checks) -> None:
+    assert checks, f"{page}: the snapshot has no ref'd element to compare"
+    named = [c for c in checks if not c.clickable]
+    agreed = sum(c.ok for c in named) / len(named) if named else 1.0
+    # A `clickable` line has no Chromium role or name to equal; it must only not be a control Chromium knows.
+    wrong_clickables = [c for c in checks if c.clickable and not c.ok]
+    assert agreed >= AGREEMENT and not wrong_clickables, mismatch_table(page, checks)
+
+
+@pytest.mark.parametrize("task", MINIWOB_PAGES)
+async def test_miniwob_task_names_are_chromiums(tools, webhand, corpus_site, task):
+    if missing_reason("miniwob"):
+        pytest.skip(missing_reason("miniwob"))
+    page = await open_task(webhand, tools, corpus_site, task)
+    await page.click("#sync-task-cover")  # START, by the harness: this test is about names
+    checks = await chromium_checks(webhand, tools, await snapshot_text(tools))
+    assert_agrees(task, checks)
+
+
+@pytest.mark.parametrize("doc", PYDOC_PAGES)
+async def test_python_docs_names_are_chromiums(tools, webhand, corpus_site, doc):
+    if missing_reason("pydoc"):
+        pytest.skip(missing_reason("pydoc"))
+    reply = await tools.call("browser_navigate", {"url": corpus_site.pydoc(doc)})
+    assert not reply.is_error, reply.text
+    checks = await chromium_checks(webhand, tools, await snapshot_text(tools))
+    assert_agrees(doc, checks)
+
+
+async def open_swagger(webhand, tools, corpus_site):
+    if missing_reason("swagger"):
+        pytest.skip(missing_reason("swagger"))
+    reply = await tools.call("browser_navigate", {"url": corpus_site.swagger()})
+    assert not reply.is_error, reply.text
+    page = await page_of(webhand, tools)
+    await page.wait_for_selector(".opblock-summary", timeout=15_000)  # rendered from the spec it fetched
+    return page
+
+
+async def test_swagger_ui_names_are_chromiums(tools, webhand, corpus_site):
+    await open_swagger(webhand, tools, corpus_site)
+    checks = await chromium_checks(webhand, tools, await snapshot_text(tools))
+    assert_agrees("swagger-ui", checks)
+
+
+async def test_swagger_ui_with_an_operation_open_names_are_chromiums(tools, webhand, corpus_site):
+    page = await open_swagger(webhand, tools, corpus_site)
+    await page.click("#operations-pet-addPet .opblock-summary-control")
+    await page.wait_for_selector("#operations-pet-addPet .opblock-body", timeout=15_000)
+    checks = await chromium_checks(webhand, tools, await snapshot_text(tools))
+    assert_agrees("swagger-ui, POST /pet open", checks)
+
+
+async def test_snapshot_never_shows_the_text_of_style_or_script_elements(tools, webhand, corpus_site):
+    """Swagger UI's logo is an inline SVG holding a <style>: its CSS is not text anyone sees."""
+    page = await open_swagger(webhand, tools, corpus_site)
+    hidden = await page.evaluate("""() => [...document.querySelectorAll('style, script, template, noscript')]
+        .map(e => e.textContent.replace(/\\s+/g, ' ').trim()).filter(t => t.length >= 12)""")
+    assert hidden, "the page has no style or script text to look for"
+    shot = " ".join((await snapshot_text(tools)).split())
+    leaked = [text[:80] for text in hidden if text[:40] in shot]
+    assert not leaked, f"style/script text in the snapshot: {leaked}"
