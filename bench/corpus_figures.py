@@ -37,7 +37,7 @@ from test_corpus_sufficiency import TEXT_TASKS  # noqa: E402
 PYDOC_PAGES = ["index.html", "library/stdtypes.html", "library/functions.html", "tutorial/introduction.html"]
 SEED = "([seed, ms]) => { Math.seedrandom(seed); core.EPISODE_MAX_TIME = ms; }"
 # Playwright MCP's YAML: `- link "Tab #1" [ref=e15]`, single-quoted when the line holds a quote or a colon.
-PLAYWRIGHT_LINE = re.compile(r"^\s*- '?(?P<role>[\w-]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?[^\n]*?\[ref=(?P<ref>(?:f\d+)?e\d+)\]")
+PLAYWRIGHT_LINE = re.compile(r"""^\s*- '?(?P<role>[\w-]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?[^\n]*?\[ref=(?P<ref>(?:f\d+)?e\d+)\]""")
 
 
 def corpus_pages(site: CorpusSite) -> list[tuple[str, str, str]]:

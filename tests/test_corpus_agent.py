@@ -37,4 +37,5 @@ async def test_scripted_agent_earns_rewards_on_fifteen_tasks_through_refs_alone(
     outcomes = {task: await run_episode(webhand, tools, corpus_site, task) for task in sorted(SOLVERS)}
     solved = [task for task, outcome in outcomes.items() if outcome == "solved"]
     table = "\n".join(f"  {task:<28} {outcome}" for task, outcome in outcomes.items())
+    print(f"solved {len(solved)} of {len(outcomes)} tasks:\n{table}")  # shown with pytest -rP
     assert len(solved) >= AT_LEAST, f"solved {len(solved)} of {len(outcomes)} tasks (need {AT_LEAST}):\n{table}"
