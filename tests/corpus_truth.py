@@ -22,6 +22,11 @@ CHROMIUM_TO_ARIA = {
     "MenuListPopup": "listbox",    # the popup list of a <select>
     "DisclosureTriangle": "button",  # <summary> (the HTML-AAM maps it to a button-like control)
     "ListBoxOption": "option",
+    # <input type=date|time|datetime-local>: ARIA has no role for them (HTML-AAM); Chromium names
+    # them by its own internal roles, Playwright and the snapshot call them textbox.
+    "Date": "textbox",
+    "InputTime": "textbox",
+    "DateTime": "textbox",
 }
 
 # Roles an element marked `clickable` (actionable without an ARIA role: onclick, cursor:pointer,
