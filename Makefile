@@ -40,6 +40,8 @@ bench: setup $(BENCH_STAMP)
 	  else echo "bench: npm is missing: the peers are skipped"; fi; fi
 	@scripts/ensure-corpus
 	$(PY) bench/run.py $(if $(QUICK),--quick,) $(BENCH_ARGS)
+	@# The corpus figures (instruction visible, names matched, characters), webhand next to Playwright MCP.
+	$(if $(QUICK),,$(PY) bench/corpus_figures.py)
 
 doc-tools: setup
 	$(PY) scripts/gen_tool_table.py
