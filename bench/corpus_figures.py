@@ -28,16 +28,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
-from corpus_site import CorpusSite, controls, fold, missing_reason  # noqa: E402
-from corpus_truth import CHROMIUM_TO_ARIA  # noqa: E402
 from peers import McpServer, specs, unavailable  # noqa: E402
 from run import find_chrome  # noqa: E402
 from test_corpus_sufficiency import TEXT_TASKS  # noqa: E402
 
+from corpus_site import CorpusSite, controls, fold, missing_reason  # noqa: E402
+from corpus_truth import CHROMIUM_TO_ARIA  # noqa: E402
+
 PYDOC_PAGES = ["index.html", "library/stdtypes.html", "library/functions.html", "tutorial/introduction.html"]
 SEED = "([seed, ms]) => { Math.seedrandom(seed); core.EPISODE_MAX_TIME = ms; }"
 # Playwright MCP's YAML: `- link "Tab #1" [ref=e15]`, single-quoted when the line holds a quote or a colon.
-PLAYWRIGHT_LINE = re.compile(r"""^\s*- '?(?P<role>[\w-]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?[^\n]*?\[ref=(?P<ref>(?:f\d+)?e\d+)\]""")
+PLAYWRIGHT_LINE = re.compile(r"""^\s*- '?(?P<role>[\w-]+)(?: (?P<name>"(?:[^"\\]|\\.)*"))?"""
+                             r"""[^\n]*?\[ref=(?P<ref>(?:f\d+)?e\d+)\]""")
 
 
 def corpus_pages(site: CorpusSite) -> list[tuple[str, str, str]]:
@@ -80,7 +82,8 @@ async def chromium_views(chrome: str, pages: list[tuple[str, str, str]]) -> dict
                     if node.get("ignored"):
                         continue
                     role = str((node.get("role") or {}).get("value", ""))
-                    names.setdefault(CHROMIUM_TO_ARIA.get(role, role), set()).add(fold(str((node.get("name") or {}).get("value", ""))))
+                    name = fold(str((node.get("name") or {}).get("value", "")))
+                    names.setdefault(CHROMIUM_TO_ARIA.get(role, role), set()).add(name)
                 views[label] = {"names": names, "query": query}
         finally:
             await browser.close()
@@ -120,20 +123,24 @@ def instruction_seen(query: str, snapshot: str) -> tuple[bool, bool]:
 
 
 async def snapshot_of(server: McpServer, kind: str, label: str, url: str) -> str:
+    async def shoot():  # the default mode of each server, whatever it is
+        return await server.call("browser_snapshot", {})
+
+    async def seed() -> None:
+        call = f"({SEED})(['webhand-{label}', 120000])"
+        if server.spec.kind == "webhand":
+            await server.call("browser_eval", {"expression": call})
+        else:
+            await server.call("browser_evaluate", {"function": f"() => {call}"})
+
     await server.navigate(url)
-    if server.spec.kind == "webhand":
-        shoot = lambda: server.call("browser_snapshot", {})  # noqa: E731 - the default mode, whatever it is
-        evaluate = lambda js: server.call("browser_eval", {"expression": f"({js})(['webhand-{label}', 120000])"})  # noqa: E731
-    else:
-        shoot = lambda: server.call("browser_snapshot", {})  # noqa: E731
-        evaluate = lambda js: server.call("browser_evaluate", {"function": f"() => ({js})(['webhand-{label}', 120000])"})  # noqa: E731
     if kind == "swagger":  # the same wait for both servers: Swagger UI renders after fetching its spec
         for _ in range(50):
             if "Add a new pet" in (await shoot()).text:
                 break
             await asyncio.sleep(0.2)
     if kind == "miniwob":
-        await evaluate(SEED)
+        await seed()
         before = (await shoot()).text
         start = re.search(r"START[^\n]*?\[(?:ref=)?((?:f\d+)?e\d+)\]|\[(?:ref=)?((?:f\d+)?e\d+)\][^\n]*START", before)
         if start:
@@ -196,7 +203,8 @@ def report(results: dict[str, dict], misses: int) -> None:
     print(f"\n{'server':<16} {'instruction whole':>18} {'every word':>11} {'names matched':>22} {'characters':>11}")
     for label, f in results.items():
         share = f"{f['matched']}/{f['lines']} = {100 * f['matched'] / max(1, f['lines']):.1f}%"
-        print(f"{label:<16} {f['whole']:>11}/{f['tasks']:<6} {f['words']:>5}/{f['tasks']:<5} {share:>22} {f['chars']:>11,}")
+        tasks = f["tasks"]
+        print(f"{label:<16} {f['whole']:>11}/{tasks:<6} {f['words']:>5}/{tasks:<5} {share:>22} {f['chars']:>11,}")
     if "webhand" in results and "Playwright MCP" in results:
         ratio = results["webhand"]["chars"] / max(1, results["Playwright MCP"]["chars"])
         print(f"webhand's default snapshots are {ratio:.2f}x Playwright MCP's characters on this corpus")

@@ -79,13 +79,14 @@ async def chromium_checks(webhand, tools, snapshot: str) -> list[Check]:
         # Park the elements where a CDP evaluation in the same world finds them as object ids.
         await tab.page.evaluate("els => { window.__webhandTruth = els; }", [e.handle for e in elements])
         found = await cdp.send("Runtime.evaluate", {"expression": "window.__webhandTruth", "objectGroup": "truth"})
-        listed = await cdp.send("Runtime.getProperties", {"objectId": found["result"]["objectId"], "ownProperties": True})
+        listed = await cdp.send("Runtime.getProperties",
+                                {"objectId": found["result"]["objectId"], "ownProperties": True})
         object_ids = {int(p["name"]): p["value"]["objectId"] for p in listed["result"] if p["name"].isdigit()}
         described = await asyncio.gather(*(cdp.send("DOM.describeNode", {"objectId": object_ids[i]})
                                            for i in range(len(lines))))
         backends = [d["node"]["backendNodeId"] for d in described]
-        trees = await asyncio.gather(*(cdp.send("Accessibility.getPartialAXTree", {"backendNodeId": b, "fetchRelatives": False})
-                                       for b in backends))
+        trees = await asyncio.gather(*(cdp.send("Accessibility.getPartialAXTree",
+                                                {"backendNodeId": b, "fetchRelatives": False}) for b in backends))
         await cdp.send("Runtime.evaluate", {"expression": "delete window.__webhandTruth"})
         await cdp.send("Runtime.releaseObjectGroup", {"objectGroup": "truth"})
     finally:

@@ -71,7 +71,8 @@ class Screen:
             if hint is not None and hint.lower() not in (control.hint + " " + control.name).lower():
                 continue
             return control
-        raise AgentStuck(f"no {'/'.join(roles)} named {name!r}{f' hinted {hint!r}' if hint else ''} in the snapshot:\n{self.text}")
+        hinted = f" hinted {hint!r}" if hint else ""
+        raise AgentStuck(f"no {'/'.join(roles)} named {name!r}{hinted} in the snapshot:\n{self.text}")
 
     def text_after(self, label: str) -> str:
         """The value shown beside a label: the rest of its line, or the next line (a table row, a cell)."""
