@@ -28,7 +28,8 @@ async def run_episode(webhand, tools, corpus_site, task: str) -> str:
     got = await reward(page)
     if got["done"] and got["raw"] > 0:
         return "solved"
-    return f"reward {got['raw']} ({got['reason'] or 'episode not over'}); last: {agent.transcript[-1][:150]}"
+    state = "over" if got["done"] else "not over"
+    return f"reward {got['raw']} (episode {state}, {got['reason'] or 'no reason'}); last: {agent.transcript[-1][:150]}"
 
 
 async def test_scripted_agent_earns_rewards_on_fifteen_tasks_through_refs_alone(tools, webhand, corpus_site):
