@@ -21,8 +21,11 @@ let frameSeq = 0;
 const DESCEND_INTO = new Set(['listbox', 'menu', 'menubar', 'tree', 'tablist', 'grid', 'radiogroup']);
 // Live regions with nothing in them yet say nothing.
 const QUIET_WHEN_EMPTY = new Set(['status', 'alert', 'log']);
-// Text short enough to be a label: an unnamed control takes it as its hint instead of a line of its own.
-const HINT_MAX = 80;
+// Text that reads like a label: short, with a letter or digit. An unnamed control takes such text
+// beside it as its hint instead of a line of its own; longer text (an instruction) stays a line.
+const HINT_MAX = 40;
+const LABEL_LIKE = /[\p{L}\p{N}]/u;
+const labelLike = (text) => text.length <= HINT_MAX && LABEL_LIKE.test(text);
 // A text line made only of punctuation and spaces, such as the dots between a menu's links.
 const SEPARATOR_ONLY = /^[\p{P}\p{Z}|]+$/u;
 
@@ -87,6 +90,8 @@ function snapshot(opts) {
   let piecesDepth = 0;
   let linePrefix = '';       // '## ' or 'paragraph: ': put before the next text line (its element's)
   let lastText = -1;         // index of the last line if it is a short text line (a hint candidate)
+  let block = null;          // the innermost block element being walked: where a text line comes from
+  let lastTextBlock = null;  // the block the last text line came from
   let awaitingHint = -1;     // index of an unnamed checkbox/radio line that takes the text after it
   let textOn = 0;            // > 0 inside a heading or live region: its text is read in every mode
   let textOff = 0;           // > 0 inside a label whose text is its control's name
@@ -106,14 +111,14 @@ function snapshot(opts) {
   const flush = (boundary) => {
     let text = pieces.length ? takeText() : '';
     if (SEPARATOR_ONLY.test(text)) text = '';  // "·" or "|" between links carries nothing
-    if (text && awaitingHint >= 0 && !linePrefix && text.length <= HINT_MAX) {
+    if (text && awaitingHint >= 0 && !linePrefix && labelLike(text)) {
       lines[awaitingHint] += ' hint=' + JSON.stringify(text);
       awaitingHint = -1;
     } else if (text) {
       const line = linePrefix + text;
       linePrefix = '';
       push(piecesDepth, line);
-      if (line.length <= HINT_MAX && line === text) lastText = lines.length - 1;
+      if (line === text && labelLike(text)) { lastText = lines.length - 1; lastTextBlock = block; }
     }
     if (boundary) awaitingHint = -1;
   };
@@ -149,10 +154,10 @@ function snapshot(opts) {
     if (display === 'contents') { visitChildren(depth, pointerAbove, hiddenAbove); return; }
     if (style.contentVisibility === 'hidden') return;
     const hiddenSelf = style.visibility !== 'visible' && el.tagName !== 'OPTION';
-    const block = !display.startsWith('inline') && display !== 'table-cell';
+    const isBlock = !display.startsWith('inline') && display !== 'table-cell';
     if (display === 'table-cell' && pieces.length) pieces.push(' | ');
     // An inline-block (a button, a tag) is a box of its own: its words never run into its neighbours'.
-    let atomic = display !== 'inline' && !block;
+    let atomic = display !== 'inline' && !isBlock;
     if (atomic) addText(depth, ' ');
 
     let role = roleOf(el);
@@ -184,97 +189,106 @@ function snapshot(opts) {
       if (actionable) state.omitted++;
       return;
     }
-    if (block) flush(true);
-    let childDepth = depth;
-    let ownPrefix = false;  // this element's line prefix waits for its text: cleared when it leaves
-    let nameText = false;   // a named control holding other controls: its text is its name, not said again
-    if (hiddenSelf) {
-      // Invisible itself, but a visible child still shows: fall through to the children.
-    } else if (actionable) {
-      if (state.refs >= maxRefs) {
-        state.omitted++;
-        if (!withText) return;
-        // Past the cap its text still shows (without a ref, apart from its neighbours' words): the
-        // model reads on and is told how to reach it.
-        if (!atomic) { atomic = true; addText(depth, ' '); }
-      } else {
-        const line = controlLine(el, role);
-        if (line.hint === null) {
-          flush(false);
-          push(depth, line.text);
+    if (isBlock) flush(true);
+    const outerBlock = block;
+    if (isBlock) block = el;
+    try {
+      let childDepth = depth;
+      let ownPrefix = false;  // this element's line prefix waits for its text: cleared when it leaves
+      let nameText = false;   // a named control holding other controls: its text is its name, not said again
+      if (hiddenSelf) {
+        // Invisible itself, but a visible child still shows: fall through to the children.
+      } else if (actionable) {
+        if (state.refs >= maxRefs) {
+          state.omitted++;
+          if (!withText) return;
+          // Past the cap its text still shows (without a ref, apart from its neighbours' words): the
+          // model reads on and is told how to reach it.
+          if (!atomic) { atomic = true; addText(depth, ' '); }
         } else {
-          // An unnamed control: the short text just before it (same line, or the line above) is its label.
-          const before = pieces.length ? squash(pieces.join('')) : '';
-          if (before && before.length <= HINT_MAX) {
-            pieces = [];
-            push(depth, line.text + ' hint=' + JSON.stringify(defuse(before)));
-          } else if (!before && lastText >= 0 && lines.length - 1 === lastText && line.hint === 'before') {
-            const label = lines.pop().trim();
-            push(depth, line.text + ' hint=' + JSON.stringify(label));
-          } else {
+          const line = controlLine(el, role);
+          if (line.hint === null) {
             flush(false);
             push(depth, line.text);
-            if (line.hint === 'after') awaitingHint = lines.length - 1;
+          } else {
+            // An unnamed control: the short text just before it (same line, or the line above) is its label.
+            // The line above counts only when it is a label, or a sibling block of the control's.
+            const before = pieces.length ? squash(pieces.join('')) : '';
+            const above = lastText >= 0 && lines.length - 1 === lastText && lastTextBlock
+              && (lastTextBlock.tagName === 'LABEL' || lastTextBlock.parentNode === el.parentNode);
+            if (before && labelLike(before)) {
+              pieces = [];
+              push(depth, line.text + ' hint=' + JSON.stringify(defuse(before)));
+            } else if (!before && above && line.hint === 'before') {
+              const label = lines.pop().trim();
+              push(depth, line.text + ' hint=' + JSON.stringify(label));
+            } else {
+              flush(false);
+              push(depth, line.text);
+              if (line.hint === 'after') awaitingHint = lines.length - 1;
+            }
+          }
+          if (records) records.push(record(el, role, line.name, prefix + line.ref));
+          // Its content is its name, unless it holds choices or other controls that need refs.
+          if (!DESCEND_INTO.has(role) && !(full && el.tagName === 'SELECT') && !el.querySelector(ACTION_SELECTOR)) return;
+          if (el.tagName === 'SELECT' && !full && role !== 'listbox') return;
+          childDepth = depth + 1;
+          // Its text is its name, already on its line: inside, only the controls it holds are listed.
+          if (NAME_FROM_CONTENT.has(role) && line.name) nameText = true;
+        }
+      } else if (role === 'heading') {
+        const level = Number(el.getAttribute('aria-level') || (/^H([1-6])$/.exec(el.tagName) || [])[1] || 2);
+        flush(true);
+        linePrefix = '#'.repeat(Math.min(Math.max(level, 1), 6)) + ' ';
+        ownPrefix = true;
+      } else if (role && role !== 'img' && (CONTEXT.has(role) || full)) {
+        // A role worth a line: a dialog, a named group, a live region; in `full`, every structural role.
+        const hasControls = !!el.querySelector(ACTION_SELECTOR);
+        if (QUIET_WHEN_EMPTY.has(role) && !hasControls && !squash(el.textContent)) return;
+        if (!hasControls && (LIVE.has(role) || (full && NAME_FROM_CONTENT.has(role)))) {
+          flush(true);  // only text inside: one line, `status: text`
+          linePrefix = role + ': ';
+          ownPrefix = true;
+        } else {
+          const name = NAME_FROM_CONTENT.has(role) ? '' : clip(nameOf(el, role), 150);
+          if (name || full || DIALOGS.has(role) || LIVE.has(role)) {
+            flush(true);
+            const states = statesOf(el, role, focused, name);
+            push(depth, role + (name ? ' ' + JSON.stringify(defuse(name)) : '') + (states.length ? ' [' + states.join(' ') + ']' : ''));
+            childDepth = depth + 1;
           }
         }
-        if (records) records.push(record(el, role, line.name, prefix + line.ref));
-        // Its content is its name, unless it holds choices or other controls that need refs.
-        if (!DESCEND_INTO.has(role) && !(full && el.tagName === 'SELECT') && !el.querySelector(ACTION_SELECTOR)) return;
-        if (el.tagName === 'SELECT' && !full && role !== 'listbox') return;
-        childDepth = depth + 1;
-        // Its text is its name, already on its line: inside, only the controls it holds are listed.
-        if (NAME_FROM_CONTENT.has(role) && line.name) nameText = true;
+      } else if (role === 'img' && withText) {
+        const name = nameOf(el, role);
+        if (name) { flush(false); push(depth, 'img ' + JSON.stringify(defuse(clip(name, 150)))); }
       }
-    } else if (role === 'heading') {
-      const level = Number(el.getAttribute('aria-level') || (/^H([1-6])$/.exec(el.tagName) || [])[1] || 2);
-      flush(true);
-      linePrefix = '#'.repeat(Math.min(Math.max(level, 1), 6)) + ' ';
-      ownPrefix = true;
-    } else if (role && role !== 'img' && (CONTEXT.has(role) || full)) {
-      // A role worth a line: a dialog, a named group, a live region; in `full`, every structural role.
-      const hasControls = !!el.querySelector(ACTION_SELECTOR);
-      if (QUIET_WHEN_EMPTY.has(role) && !hasControls && !squash(el.textContent)) return;
-      if (!hasControls && (LIVE.has(role) || (full && NAME_FROM_CONTENT.has(role)))) {
-        flush(true);  // only text inside: one line, `status: text`
-        linePrefix = role + ': ';
-        ownPrefix = true;
-      } else {
-        const name = NAME_FROM_CONTENT.has(role) ? '' : clip(nameOf(el, role), 150);
-        if (name || full || DIALOGS.has(role) || LIVE.has(role)) {
-          flush(true);
-          const states = statesOf(el, role, focused, name);
-          push(depth, role + (name ? ' ' + JSON.stringify(defuse(name)) : '') + (states.length ? ' [' + states.join(' ') + ']' : ''));
-          childDepth = depth + 1;
-        }
-      }
-    } else if (role === 'img' && withText) {
-      const name = nameOf(el, role);
-      if (name) { flush(false); push(depth, 'img ' + JSON.stringify(defuse(clip(name, 150)))); }
-    }
-    // Headings and live regions are read even in `interactive` mode: they say where the model is
-    // and what happened.
-    if (ownPrefix) textOn++;
+      // Headings and live regions are read even in `interactive` mode: they say where the model is
+      // and what happened.
+      if (ownPrefix) textOn++;
 
-    // A label's text is already the name of its control: say it once, on the control's line. Only
-    // when the control shows; a styled checkbox hides its input and the label is what a reader sees.
-    const muted = nameText || (el.tagName === 'LABEL' && el.control && isRendered(el.control));
-    if (muted) textOff++;
-    if (el.tagName === 'DETAILS' && !el.open) {
-      // A closed <details> shows only its summary (the rest is not rendered).
-      const summary = Array.from(el.children).find((c) => c.tagName === 'SUMMARY');
-      if (summary) visit(summary, childDepth, pointerHere, hiddenSelf);
-    } else if (el.tagName === 'FIELDSET' && childDepth > depth) {
-      // The legend is the group's name: skip it among the children.
-      for (const child of el.childNodes) {
-        if (child.tagName !== 'LEGEND') visit(child, childDepth, pointerHere, hiddenSelf);
+      // A label's text is already the name of its control: say it once, on the control's line. Only
+      // when the control shows; a styled checkbox hides its input and the label is what a reader sees.
+      const muted = nameText || (el.tagName === 'LABEL' && el.control && isRendered(el.control));
+      if (muted) textOff++;
+      if (el.tagName === 'DETAILS' && !el.open) {
+        // A closed <details> shows only its summary (the rest is not rendered).
+        const summary = Array.from(el.children).find((c) => c.tagName === 'SUMMARY');
+        if (summary) visit(summary, childDepth, pointerHere, hiddenSelf);
+      } else if (el.tagName === 'FIELDSET' && childDepth > depth) {
+        // The legend is the group's name: skip it among the children.
+        for (const child of el.childNodes) {
+          if (child.tagName !== 'LEGEND') visit(child, childDepth, pointerHere, hiddenSelf);
+        }
+      } else {
+        visitChildren(childDepth, pointerHere, hiddenSelf);
       }
-    } else {
-      visitChildren(childDepth, pointerHere, hiddenSelf);
+      if (isBlock || childDepth > depth || ownPrefix) flush(true);
+      else if (atomic) addText(depth, ' ');
+      if (ownPrefix) { linePrefix = ''; textOn--; }
+      if (muted) textOff--;
+    } finally {
+      block = outerBlock;  // also on the early returns above
     }
-    if (block || childDepth > depth || ownPrefix) flush(true);
-    else if (atomic) addText(depth, ' ');
-    if (ownPrefix) { linePrefix = ''; textOn--; }
-    if (muted) textOff--;
   }
 
   // One control's line: `role "name" [ref] states`. `hint` says where an unnamed control's label
