@@ -90,10 +90,9 @@ class OriginPolicy(OriginRules):
         return self._refused_redirects.get(url) or self.check(url)
 
     def refused_response(self, url: str, headers: dict[str, str]) -> str | None:
-        """Why a response is the policy proxy's refusal (a 403 it made up), or None for a real one."""
-        if REFUSED_HEADER not in headers:
-            return None
-        return self.refusal(url) or "refused by webhand's origin policy"
+        """Why a response is the policy proxy's refusal (a 403 it made up), or None for a real one.
+        The header alone proves nothing (a server can send it too): the refusal must be on record."""
+        return self.refusal(url) if REFUSED_HEADER in headers else None
 
     def proxy_refused(self, refusals: RefusalLog) -> Callable[[str, str, str], None]:
         """What the policy proxy of one context calls on a refusal: log it, and remember why."""
