@@ -52,7 +52,7 @@ def _in_page(call: str) -> Callable[..., Awaitable[str]]:
     """An attempt made by the hostile page's own script: ``call`` names a function of channels.html."""
     async def attempt(tools: Any, site: Any, target: str) -> str:
         await _open_channels(tools, site)
-        expression = "await " + call.replace("URL", json.dumps(target))  # browser_eval does not await a bare promise
+        expression = "await " + call.replace("URL", json.dumps(target))
         reply = await tools.call("browser_eval", {"expression": expression, "timeout": 20})
         return reply.text if reply.is_error else str(reply.data.get("result"))
     return attempt
