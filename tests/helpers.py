@@ -39,6 +39,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, directory=str(PAGES), **kwargs)  # type: ignore[arg-type]
 
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()
+        if parsed:  # every request the server really received, for tests that prove one never came
+            self.server.received.append((self.command, self.path))  # type: ignore[attr-defined]
+        return parsed
+
     def log_message(self, *args: object) -> None:  # keep test output clean
         pass
 
@@ -98,6 +104,15 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.received: list[tuple[str, str]] = []  # (method, path) of every request, in order
+        self.connections = 0  # every TCP connection accepted, HTTP or not
+
+    def process_request(self, request: object, client_address: object) -> None:
+        self.connections += 1
+        super().process_request(request, client_address)  # type: ignore[arg-type]
+
     def handle_error(self, request: object, client_address: object) -> None:
         # A browser drops requests it no longer wants (a navigation away, an aborted fetch):
         # that is normal page life, not a server error worth a traceback in the test output.
@@ -114,6 +129,18 @@ class Site:
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}"
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def received_paths(self, containing: str) -> list[str]:
+        """The paths of the requests this server received that contain ``containing``."""
+        return [path for _, path in list(self.server.received) if containing in path]
+
+    @property
+    def connections(self) -> int:
+        return self.server.connections
 
     def close(self) -> None:
         self.server.shutdown()

@@ -11,9 +11,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from webhand.errors import ConfigError
+from webhand.origins import OriginRule
 
 
 def _default_output_dir() -> Path:
@@ -68,7 +69,7 @@ class Settings(BaseModel):
     evaluate_enabled: bool = True
     capabilities: list[str] = Field(default_factory=lambda: ["core"])
     roots: list[Path] = Field(default_factory=list, description="Folders every conversation's file tools may also read and write (uploads, read_image, storage states); by default only the conversation's own output folder.")
-    allowed_origins: list[str] = Field(default_factory=list, description="Only these origins may load (navigations, redirects, subresources, new tabs); empty allows all. E.g. https://example.com, *.example.com, 127.0.0.1:8000.")
+    allowed_origins: list[str] = Field(default_factory=list, description="Only these origins may load or be connected to (navigations, redirects, subresources, new tabs, workers, WebSockets); empty allows all. E.g. https://example.com, *.example.com, 127.0.0.1:8000.")
     blocked_origins: list[str] = Field(default_factory=list, description="These origins may never load; wins over allowed_origins.")
     allow_file_urls: bool = Field(False, description="Let the browser open file:// URLs.")
     secrets_file: Path | None = Field(None, description="File of NAME=value lines; the model types <secret>NAME</secret> and never sees the value.")
@@ -91,6 +92,25 @@ class Settings(BaseModel):
     def _known_caps(cls, value: list[str]) -> list[str]:
         return [c.strip() for c in value if c.strip()]
 
+    @field_validator("allowed_origins", "blocked_origins")
+    @classmethod
+    def _origin_rules(cls, value: list[str]) -> list[str]:
+        for rule in value:
+            if rule.strip():
+                OriginRule(rule)  # a rule that does not parse is refused now, not ignored later
+        return value
+
+    @model_validator(mode="after")
+    def _policy_enforceable(self) -> "Settings":
+        # A policy webhand cannot enforce on every channel is refused, not half applied.
+        if self.cdp_url and (self.allowed_origins or self.blocked_origins):
+            raise ValueError(
+                "allowed_origins and blocked_origins cannot be enforced on a browser webhand connects to "
+                "(cdp_url): webhand must launch the browser itself to turn off WebRTC's direct UDP, and a "
+                "remote browser cannot reach webhand's policy proxy on 127.0.0.1. Remove cdp_url so that "
+                "webhand launches Chromium, or remove the origin rules")
+        return self
+
     @classmethod
     def from_sources(cls, *layers: dict[str, Any], env: dict[str, str] | None = None) -> "Settings":
         """Merge dict layers (lowest first), then ``WEBHAND_*`` variables, and validate once.
@@ -107,7 +127,8 @@ class Settings(BaseModel):
             problems = []
             for item in error.errors():
                 key = ".".join(str(p) for p in item["loc"])
-                problems.append(f"{key}={item.get('input')!r}: {item['msg']}")
+                message = item["msg"].removeprefix("Value error, ")
+                problems.append(f"{key}={item.get('input')!r}: {message}" if key else message)
             raise ConfigError("Invalid webhand setting: " + "; ".join(problems) + ".",
                               "Fix the value in webhand.toml, the WEBHAND_* variable or the flag.") from None
 

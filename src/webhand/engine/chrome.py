@@ -247,8 +247,14 @@ class ChromeProcess:
 
     @classmethod
     async def launch(cls, executable: str, *, headless: bool = True, width: int = 1280, height: int = 720,
-                     extra_args: list[str] | None = None, timeout: float = 30.0) -> "ChromeProcess":
+                     extra_args: list[str] | None = None, timeout: float = 30.0,
+                     preferences: dict[str, object] | None = None) -> "ChromeProcess":
+        """Start Chromium; ``preferences`` seed its profile (settings that have no command-line switch)."""
         user_data_dir = tempfile.mkdtemp(prefix=USER_DATA_PREFIX)
+        if preferences:
+            os.makedirs(os.path.join(user_data_dir, "Default"))
+            with open(os.path.join(user_data_dir, "Default", "Preferences"), "w", encoding="utf-8") as file:
+                json.dump(preferences, file)
         args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args)
         # Crashpad's handler double-forks out of our process group. Pointing the config home
         # into the user-data dir puts that dir on the handler's command line (--database=…),

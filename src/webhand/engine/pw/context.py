@@ -14,6 +14,7 @@ from playwright.async_api import Page as PWPage
 from playwright.async_api import Response as PWResponse
 
 from webhand.engine.driver import Cookie, Download, TabEvents
+from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.tab import PlaywrightTab
@@ -28,10 +29,13 @@ _ANNOUNCEMENT_SECONDS = 5.0
 
 class PlaywrightContext:
     def __init__(self, context: PWContext, events: TabEvents, downloads_dir: str | None = None,
-                 policy: OriginPolicy | None = None) -> None:
+                 policy: OriginPolicy | None = None, proxy: PolicyProxy | None = None) -> None:
         self.context = context
         self.events = events
         self.policy = policy
+        self.proxy = proxy  # the context's policy proxy: it lives exactly as long as the context
+        if proxy is not None:
+            context.on("close", lambda _: asyncio.ensure_future(proxy.close()))
         self.tabs: list[PlaywrightTab] = []
         self._opened = 0
         self.downloads_dir = Path(downloads_dir) if downloads_dir else None
@@ -68,6 +72,8 @@ class PlaywrightContext:
             await self.context.close()
         except PWError:
             pass
+        if self.proxy is not None:
+            await self.proxy.close()
 
     # downloads --------------------------------------------------------------------------------
     def _on_response(self, response: PWResponse) -> None:

@@ -1,16 +1,18 @@
-"""Origin policy: which URLs the browser may load, enforced inside the browser.
+"""Origin policy, the request layer: what Playwright can route, refused inside the browser.
 
-Rules come from Settings (``allowed_origins``, ``blocked_origins``, ``allow_file_urls``). A rule
-is ``scheme://host[:port]``, ``host[:port]`` (any scheme) or ``*.domain`` (the domain and its
-subdomains), optionally with a scheme. Two layers enforce them:
+The rules (``webhand/origins.py``) are enforced at two layers. This one sees requests with their
+full URL, so its refusals are the ones a reply can name precisely:
 
 - a context-level route checks every request before it is sent: navigations, subresources,
-  and the pages of new tabs;
+  the pages of new tabs, and the requests of dedicated and service workers;
 - Playwright does not route the hops of a redirect, so each page also gets a CDP Fetch
   interception at the *response* stage that refuses a 3xx whose Location is refused.
 
-A refused request fails with ERR_BLOCKED_BY_CLIENT; ``refusal(url)`` gives the rule that refused
-it, so replies and errors can name it.
+What this layer cannot see (WebSockets, shared workers, a redirect inside a worker) the network
+layer refuses: every context with a policy sends all its traffic through ``PolicyProxy``
+(``engine/policy_proxy.py``). A request refused here fails with ERR_BLOCKED_BY_CLIENT, one
+refused there with a 403 or a failed tunnel; both are written to the context's ``RefusalLog``,
+and ``refusal(url)`` gives the rule behind a failed request, so replies and errors name it.
 """
 
 from __future__ import annotations
@@ -27,40 +29,39 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Route
 
+from webhand.engine.policy_proxy import REFUSED_HEADER
+from webhand.hosts import InvalidHost, normalize_host
+from webhand.origins import DEFAULT_PORTS, OriginRules
+
 log = logging.getLogger("webhand.policy")
 
-_ALWAYS = ("data", "blob", "about", "chrome-error", "devtools", "chrome-extension")
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
-
-class _Rule:
-    def __init__(self, text: str) -> None:
-        self.text = text.strip()
-        raw = self.text.lower().rstrip("/")
-        self.scheme, _, rest = raw.rpartition("://")
-        host_port = rest.split("/", 1)[0]
-        host, _, port = host_port.rpartition(":") if host_port.count(":") == 1 else (host_port, "", "")
-        self.wildcard = host.startswith("*.")
-        self.host = host[2:] if self.wildcard else host
-        self.port = int(port) if port.isdigit() else (_DEFAULT_PORTS.get(self.scheme) if self.scheme else None)
-
-    def matches(self, scheme: str, host: str, port: int | None) -> bool:
-        if self.scheme and self.scheme != scheme:
-            return False
-        if self.port is not None and self.port != port:
-            return False
-        return host == self.host or (self.wildcard and host.endswith("." + self.host))
+#: How far back a refusal of the same connection counts as the same refusal.
+_SAME_REFUSAL_WINDOW = 10
 
 
 class RefusalLog:
     """The requests one browser context was refused, so an action can name those it caused, even
-    in a tab it opened (whose first request is refused before webhand sees the tab)."""
+    in a tab it opened (whose first request is refused before webhand sees the tab).
+
+    A WebSocket is refused twice over: the page announces it with its URL, and the proxy refuses
+    its tunnel, knowing only host and port. The model is told once, with the URL.
+    """
 
     def __init__(self) -> None:
         self.entries: deque[tuple[str, str, str]] = deque(maxlen=100)  # method, url, reason
         self.count = 0
 
     def add(self, method: str, url: str, reason: str) -> None:
+        recent = list(self.entries)[-_SAME_REFUSAL_WINDOW:]
+        endpoint = _endpoint(url)
+        if method == "CONNECT" and any(m == "WebSocket" and _endpoint(u) == endpoint for m, u, _ in recent):
+            return  # the WebSocket this tunnel was for is already named
+        if method == "WebSocket":
+            for index in range(len(self.entries) - 1, max(-1, len(self.entries) - 1 - _SAME_REFUSAL_WINDOW), -1):
+                if self.entries[index][0] == "CONNECT" and _endpoint(self.entries[index][1]) == endpoint:
+                    self.entries[index] = (method, url, reason)  # name the tunnel's WebSocket instead
+                    return
         self.entries.append((method, url, reason))
         self.count += 1
 
@@ -69,46 +70,37 @@ class RefusalLog:
         return list(self.entries)[-new:] if new > 0 else []
 
 
-class OriginPolicy:
+class OriginPolicy(OriginRules):
     def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool) -> None:
-        self.allowed = [_Rule(r) for r in allowed if r.strip()]
-        self.blocked = [_Rule(r) for r in blocked if r.strip()]
-        self.allow_file_urls = allow_file_urls
+        super().__init__(allowed, blocked, allow_file_urls)
         self._refused_redirects: OrderedDict[str, str] = OrderedDict()
         self._logs: weakref.WeakKeyDictionary[Any, RefusalLog] = weakref.WeakKeyDictionary()
 
-    def log_for(self, context: Any) -> RefusalLog:
-        """The refusal log of one browser context (sessions never see each other's)."""
-        log = self._logs.get(context)
-        if log is None:
-            log = self._logs[context] = RefusalLog()
-        return log
-
-    @property
-    def active(self) -> bool:
-        """Whether any origin rule is set; without one no request is intercepted (no cost)."""
-        return bool(self.allowed or self.blocked)
-
-    def check(self, url: str) -> str | None:
-        """Why ``url`` may not load, naming the rule; None when it may."""
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme == "file":
-            return None if self.allow_file_urls else "file:// URLs are refused (allow_file_urls is off)"
-        if scheme in _ALWAYS or not scheme:
-            return None
-        host = (parts.hostname or "").lower()
-        port = parts.port or _DEFAULT_PORTS.get(scheme)
-        for rule in self.blocked:
-            if rule.matches(scheme, host, port):
-                return f"refused by the blocked_origins rule '{rule.text}'"
-        if self.allowed and not any(rule.matches(scheme, host, port) for rule in self.allowed):
-            return "refused because its origin is not in allowed_origins (" + ", ".join(r.text for r in self.allowed) + ")"
-        return None
+    def log_for(self, context: Any, refusals: RefusalLog | None = None) -> RefusalLog:
+        """The refusal log of one browser context (sessions never see each other's); ``refusals``
+        adopts a log made before the context existed (the proxy's, which the context needs first)."""
+        found = self._logs.get(context)
+        if found is None:
+            found = self._logs[context] = refusals if refusals is not None else RefusalLog()
+        return found
 
     def refusal(self, url: str) -> str | None:
-        """Why a request to ``url`` was refused: its own origin, or a redirect it was refused."""
+        """Why a request to ``url`` was refused: its own origin, a redirect it was refused, or
+        what the policy proxy found (the address its host resolves to)."""
         return self._refused_redirects.get(url) or self.check(url)
+
+    def refused_response(self, url: str, headers: dict[str, str]) -> str | None:
+        """Why a response is the policy proxy's refusal (a 403 it made up), or None for a real one.
+        The header alone proves nothing (a server can send it too): the refusal must be on record."""
+        return self.refusal(url) if REFUSED_HEADER in headers else None
+
+    def proxy_refused(self, refusals: RefusalLog) -> Callable[[str, str, str], None]:
+        """What the policy proxy of one context calls on a refusal: log it, and remember why."""
+        def refused(method: str, url: str, reason: str) -> None:
+            refusals.add(method, url, reason)
+            if "://" in url:
+                self._remember(url, reason)
+        return refused
 
     # enforcement -------------------------------------------------------------------------------
     def router(self, context: Any) -> Callable[[Route], Awaitable[None]]:
@@ -160,3 +152,13 @@ class OriginPolicy:
         self._refused_redirects[url] = reason
         while len(self._refused_redirects) > 200:
             self._refused_redirects.popitem(last=False)
+
+
+def _endpoint(url: str) -> tuple[str, int | None]:
+    """Host and port of a URL or of a bare ``host:port``, normalized, to compare connections."""
+    parts = urlsplit(url if "://" in url else "//" + url)
+    try:
+        scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+        return normalize_host(parts.hostname or ""), parts.port or DEFAULT_PORTS.get(scheme)
+    except (InvalidHost, ValueError):
+        return url, None

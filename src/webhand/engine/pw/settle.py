@@ -67,6 +67,8 @@ class RequestTracker:
         page.on("requestfailed", self._on_failed)
         page.on("framenavigated", self._on_navigated)
         page.on("load", self._on_load)
+        if self.refusals is not None:
+            page.on("websocket", self._on_websocket)
 
     def _on_request(self, request: PWRequest) -> None:
         self._busy()
@@ -78,7 +80,15 @@ class RequestTracker:
     def _on_response(self, response: PWResponse) -> None:
         if self.watch and response.status >= 400:
             request = response.request
-            self.watch.failed(FailedRequest(request.method, request.url, f"HTTP {response.status}"))
+            refused = self.policy.refused_response(request.url, response.headers) if self.policy else None
+            self.watch.failed(FailedRequest(request.method, request.url, refused or f"HTTP {response.status}"))
+
+    def _on_websocket(self, websocket: Any) -> None:
+        # Nothing in the browser can stop a WebSocket (the policy proxy refuses its tunnel), but
+        # the page names its URL here, before it connects: the reply can say which one was refused.
+        reason = self.policy.check(websocket.url) if self.policy else None
+        if reason and self.refusals is not None:
+            self.refusals.add("WebSocket", websocket.url, reason)
 
     def _on_done(self, request: PWRequest) -> None:
         self._busy()

@@ -20,8 +20,8 @@ from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate
 from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.settle import document_loaded
 from webhand.engine.pw.javascript import TabJavaScript
-from webhand.engine.pw.tab_actions import TabActions
-from webhand.errors import ActionTimeout, RefNotFound, WebhandError
+from webhand.engine.pw.tab_actions import POLICY_HINT, TabActions
+from webhand.errors import ActionTimeout, PolicyRefused, RefNotFound, WebhandError
 
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 #: Longest a failed navigation waits for Chromium's error page to take its place (it takes ~0.1 s).
@@ -127,6 +127,9 @@ class PlaywrightTab(TabActions, TabJavaScript):  # history, keys, waiting, polic
             raise self._refused(url, error) or navigation_error(error, url, timeout) from None
         finally:
             self.page.remove_listener("response", watch)
+        refused = self._policy.refused_response(response.url, response.headers) if response and self._policy else None
+        if refused:  # the policy proxy answered in the server's place (settle.py names it for other requests)
+            raise PolicyRefused(f"Navigation to {url} was refused: {refused}.", POLICY_HINT)
         return NavigationResult(self.page.url, response.status if response else None, await self.title())
 
     async def _error_page_shown(self, commits: int, timeout: float) -> None:

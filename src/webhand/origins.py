@@ -1,0 +1,154 @@
+"""Origin rules: which URLs and connections an origin policy lets through (no browser here).
+
+A rule is ``scheme://host[:port]``, ``host[:port]`` (any scheme, any port) or ``*.domain`` (the
+domain and its subdomains), optionally with a scheme and a port. Hosts in rules and in URLs are
+normalized the same way (``hosts.py``), so ``LOCALHOST.``, ``127.1`` or ``[::ffff:7f00:1]`` cannot
+slip past a rule written ``localhost`` or ``127.0.0.1``. ``ws`` counts as ``http`` and ``wss`` as
+``https``: a WebSocket belongs to the origin of the same host and port.
+
+Blocked rules win over allowed ones. ``OriginRules`` is what both enforcement layers ask: the
+request layer in the browser (``engine/pw/policy.py``) with URLs, the network layer
+(``engine/policy_proxy.py``) with connections and the addresses a host resolves to.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from webhand.hosts import InvalidHost, address, normalize_host, same_place
+
+# Schemes that never leave the browser, or that only name a document already allowed to load.
+ALWAYS_ALLOWED = ("data", "blob", "about", "chrome-error", "devtools", "chrome-extension")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+_C0_AND_SPACE = "".join(chr(code) for code in range(0x21))
+_SAME_ORIGIN_SCHEME = {"ws": "http", "wss": "https", "http": "http", "https": "https"}
+
+
+class OriginRule:
+    """One rule, parsed and normalized; ``ValueError`` says what is wrong with its text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text.strip()
+        rest = self.text
+        self.scheme: str | None = None
+        if "://" in rest:
+            scheme, _, rest = rest.partition("://")
+            self.scheme = _SAME_ORIGIN_SCHEME.get(scheme.lower())
+            if self.scheme is None:
+                raise ValueError(f"{self.text!r}: the scheme {scheme!r} is not one of http, https, ws, wss "
+                                 "(file:// URLs are governed by allow_file_urls)")
+        if rest.endswith("/"):
+            rest = rest[:-1]
+        if "/" in rest or "?" in rest or "#" in rest:
+            raise ValueError(f"{self.text!r}: a rule is an origin (scheme, host, port), without a path")
+        host, port = _split_host_port(rest, self.text)
+        self.wildcard = host.startswith("*.")
+        if self.wildcard:
+            host = host[2:]
+        if not host or host == "*":
+            raise ValueError(f"{self.text!r}: give a host (an empty allowed_origins already allows every origin)")
+        try:
+            self.host = normalize_host(host)
+        except InvalidHost as error:
+            raise ValueError(str(error) if host == self.text else f"{self.text!r}: {error}") from None
+        if self.wildcard and address(self.host) is not None:
+            raise ValueError(f"{self.text!r}: '*.' takes a domain name, not an IP address")
+        self.port = port if port is not None else (DEFAULT_PORTS[self.scheme] if self.scheme else None)
+
+    def matches(self, scheme: str, host: str, port: int | None) -> bool:
+        """Whether this rule covers a request; ``host`` is normalized, ``scheme`` is http or https."""
+        if self.scheme and self.scheme != scheme:
+            return False
+        if self.port is not None and self.port != port:
+            return False
+        if self.wildcard:
+            return host == self.host or host.endswith("." + self.host)
+        return self.host in same_place(host)
+
+
+class OriginRules:
+    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool) -> None:
+        self.allowed = [OriginRule(r) for r in allowed if r.strip()]
+        self.blocked = [OriginRule(r) for r in blocked if r.strip()]
+        self.allow_file_urls = allow_file_urls
+
+    @property
+    def active(self) -> bool:
+        """Whether any origin rule is set; without one nothing is checked (no cost)."""
+        return bool(self.allowed or self.blocked)
+
+    def check(self, url: str) -> str | None:
+        """Why ``url`` may not load, naming the rule; None when it may."""
+        url = _as_browser_reads(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return "refused because it is not a valid URL"
+        scheme = parts.scheme.lower()
+        if scheme == "view-source":  # the browser loads the inner URL
+            return self.check(url[len("view-source:"):])
+        if scheme == "file":
+            return None if self.allow_file_urls else "file:// URLs are refused (allow_file_urls is off)"
+        if scheme in ALWAYS_ALLOWED or not scheme or not self.active:
+            return None
+        origin_scheme = _SAME_ORIGIN_SCHEME.get(scheme, scheme)
+        try:
+            host = normalize_host(parts.hostname or "") if parts.hostname or origin_scheme in DEFAULT_PORTS else ""
+            port = parts.port or DEFAULT_PORTS.get(origin_scheme)
+        except InvalidHost as error:
+            return f"refused because {error}"
+        except ValueError:
+            return "refused because its port is not a number from 1 to 65535"
+        return self.check_origin(origin_scheme, host, port)
+
+    def check_origin(self, scheme: str, host: str, port: int | None) -> str | None:
+        """Why a request to ``scheme://host:port`` may not be made; ``host`` normalized."""
+        for rule in self.blocked:
+            if rule.matches(scheme, host, port):
+                return f"refused by the blocked_origins rule '{rule.text}'"
+        if self.allowed and not any(rule.matches(scheme, host, port) for rule in self.allowed):
+            return "refused because its origin is not in allowed_origins (" + ", ".join(r.text for r in self.allowed) + ")"
+        return None
+
+    def check_address(self, scheme: str, host: str, ip: str, port: int) -> str | None:
+        """Why connecting to ``ip`` (what ``host`` resolved to) is refused: a blocked rule names that
+        address, or is ``localhost`` and the address is loopback. Catches host names whose DNS
+        points at a blocked address, which no rule on names can see."""
+        ip_host = normalize_host(ip)
+        for rule in self.blocked:
+            if rule.matches(scheme, ip_host, port):
+                return f"refused by the blocked_origins rule '{rule.text}' ({host} resolves to {ip})"
+        return None
+
+
+def _as_browser_reads(url: str) -> str:
+    """``url`` cleaned the way the WHATWG parser cleans it before reading the host, so that this
+    check sees the host the browser will connect to: tabs and newlines dropped, and, for http(s)
+    and ws(s), backslashes read as slashes and any number of slashes after the scheme
+    (``http:evil.com``, ``http:\\\\evil.com`` and ``http:///evil.com`` all go to evil.com)."""
+    url = url.strip(_C0_AND_SPACE).replace("\t", "").replace("\n", "").replace("\r", "")
+    scheme, colon, rest = url.partition(":")
+    if colon and scheme.lower() in _SAME_ORIGIN_SCHEME:
+        rest = rest.replace("\\", "/")
+        url = f"{scheme}://{rest.lstrip('/')}"
+    return url
+
+
+def _split_host_port(text: str, rule: str) -> tuple[str, int | None]:
+    if text.startswith("["):
+        host, _, after = text.partition("]")
+        host += "]"
+        port_text = after[1:] if after.startswith(":") else None
+        if after and port_text is None:
+            raise ValueError(f"{rule!r}: expected ':port' after the IPv6 address")
+    elif text.count(":") == 1:
+        host, _, port_text = text.partition(":")
+    elif ":" in text:
+        raise ValueError(f"{rule!r}: write an IPv6 address in brackets, like [::1]:8080")
+    else:
+        host, port_text = text, None
+    if port_text is None:
+        return host, None
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ValueError(f"{rule!r}: the port must be a number from 1 to 65535")
+    return host, int(port_text)

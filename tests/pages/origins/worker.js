@@ -1,0 +1,2 @@
+importScripts("attempt.js");
+onmessage = async (event) => postMessage(await attemptIn(event.data.kind, event.data.url));
