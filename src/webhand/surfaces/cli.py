@@ -9,17 +9,22 @@ import json
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from webhand.config import Settings, load_settings
-from webhand.tools.definition import CAPABILITIES
 from webhand.errors import ConfigError, WebhandError
-from webhand.surfaces.cli_tools import add_common_options, add_tool_commands, run_tool_command
+from webhand.surfaces.cli_tools import BUILTINS, add_common_options, add_tool_commands, load_specs, run_tool_command
 
-BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help"}
-CAPS_HELP = f"capability groups, comma-separated: {','.join(CAPABILITIES)} or all (default core)"
+if TYPE_CHECKING:
+    from webhand.config import Settings
+
+
+def _caps_help() -> str:
+    return f"capability groups, comma-separated: {','.join(load_specs()['capabilities'])} or all (default core)"
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from webhand.config import load_settings
+
     caps = getattr(args, "caps", None)
     flags = {"capabilities": caps.split(",") if caps else None, "isolation": getattr(args, "isolation", None),
              "executable_path": getattr(args, "chrome", None)}
@@ -45,15 +50,13 @@ def config_origin(args: argparse.Namespace) -> str:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from webhand.host import Webhand
-
     settings = _settings(args)
-    webhand = Webhand(settings)
     if args.port is None:
-        from webhand.surfaces.mcp import serve_stdio
+        from webhand.surfaces.stdio import serve
 
-        asyncio.run(serve_stdio(webhand, style=args.tool_style))
+        asyncio.run(serve(settings, style=args.tool_style))
         return 0
+    from webhand.host import Webhand
     from webhand.surfaces.mcp_http import HttpOptions, check_options, read_token_file, serve_http
 
     if args.token and args.token_file:
@@ -66,7 +69,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
                           allowed_hosts=args.allow_host or [], allowed_origins=args.allow_origin or [],
                           max_body_bytes=args.max_body_bytes, style=args.tool_style)
     check_options(options)  # refuse before anything starts
-    asyncio.run(serve_http(webhand, options))
+    asyncio.run(serve_http(Webhand(settings), options))
     return 0
 
 
@@ -134,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     mcp = sub.add_parser("mcp", help="serve the tools over MCP: stdio, or streamable HTTP with --port")
-    mcp.add_argument("--caps", help=CAPS_HELP)
+    mcp.add_argument("--caps", help=_caps_help())
     mcp.add_argument("--tool-style", choices=["multi", "single"], default="multi",
                      help="multi: one tool per operation; single: one `browser` tool with an `action` field")
     mcp.add_argument("--port", type=int, help="serve streamable HTTP on this port (path /mcp); 0 picks a free one")
@@ -164,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print function-calling definitions of the tools")
     schema.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
     schema.add_argument("--tool-style", choices=["multi", "single"], default="multi")
-    schema.add_argument("--caps", help=CAPS_HELP)
+    schema.add_argument("--caps", help=_caps_help())
     schema.add_argument("--stats", action="store_true", help="print the size of tools/list per style instead")
     _config_options(schema)
     schema.set_defaults(run=_cmd_schema)
@@ -177,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="drive a scripted agent session against a bundled local site")
     demo.set_defaults(run=_cmd_demo)
 
-    add_tool_commands(sub, BUILTINS)
+    add_tool_commands(sub)
     return parser
 
 
@@ -202,4 +205,4 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-__all__ = ["add_common_options", "build_parser", "main"]
+__all__ = ["BUILTINS", "add_common_options", "build_parser", "main"]
