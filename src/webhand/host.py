@@ -59,6 +59,20 @@ class Webhand:
     async def __aexit__(self, *_: object) -> None:
         await self.close()
 
+    def open_soon(self, conversation_id: str) -> None:
+        """Start opening the conversation's default session now, in the background. A stdio server
+        knows its one conversation when it starts, so its browser launches while the client is
+        still initializing. A failure is left to the first call, which opens it again and says why."""
+        task = asyncio.create_task(self.sessions.get_or_create(conversation_id), name="webhand-open-soon")
+        self._opening.add(task)
+        task.add_done_callback(self._opened)
+
+    def _opened(self, task: "asyncio.Task[Any]") -> None:
+        self._opening.discard(task)
+        if not task.cancelled():
+            with contextlib.suppress(Exception):
+                task.exception()  # retrieved here: the first call reports the same failure
+
     def context(self, conversation_id: str) -> "ToolContext":
         """The tool context of one conversation; the id comes from the host, never the model."""
         if not conversation_id:

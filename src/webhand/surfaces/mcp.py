@@ -111,9 +111,9 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
     return server
 
 
-async def serve_stdio(webhand: Webhand, *, style: str = "multi") -> None:
+async def serve_stdio(webhand: Webhand, *, style: str = "multi", conversation_id: str | None = None) -> None:
     """Serve one conversation over stdio until the client closes the pipe, SIGTERM or SIGINT."""
-    context = webhand.context(f"stdio-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    context = webhand.context(conversation_id or f"stdio-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     server = build_server(webhand, lambda _ctx: context, style=style)
     async with webhand:
         async with anyio.create_task_group() as group:
