@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -145,3 +146,18 @@ async def test_a_stdio_server_launches_its_one_browser_at_start_and_keeps_no_res
             server.kill()
             await server.wait()
     assert await wait_until_gone_async(browsers) == []
+
+
+def test_a_stdio_server_answers_initialize_without_loading_the_catalog_or_http(tmp_path):
+    # Run the real entry point in a child whose stdin holds only `initialize`; when stdin closes,
+    # the server stops and the child reports what it had imported.
+    probe = ("import sys; from webhand.surfaces.cli import main; main(['mcp']); "
+             "print('loaded:', sorted(m for m in ('webhand.tools', 'uvicorn', 'webhand.surfaces.mcp_http') "
+             "if m in sys.modules), file=sys.stderr)")
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", probe], input=initialize + "\n", env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert '"serverInfo"' in done.stdout, done.stderr
+    assert "loaded: [" in done.stderr and "webhand.tools" not in done.stderr.split("loaded:")[-1]

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 __version__ = "0.1.0"
 
@@ -29,7 +28,7 @@ __all__ = ["CATALOG", "Browser", "ImageBlock", "Settings", "Tool", "ToolCallFail
            "ToolResult", "Webhand", "WebhandError", "__version__", "definitions", "load_settings", "open_browser"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'webhand' has no attribute {name!r}")

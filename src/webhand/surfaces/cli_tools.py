@@ -18,7 +18,10 @@ import os
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Subcommands that are not tools; a tool whose short name is one of them keeps its full name.
 BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help"}
@@ -146,6 +149,12 @@ def tool_arguments(args: argparse.Namespace) -> dict[str, Any]:
     return {name: _absolute(value) if _is_path_field(name) else value for name, value in given.items()}
 
 
+#: The longest timeout a config allows (``Settings.timeout``'s bound). The fast path does not load
+#: the settings, so this bounds its wait for a daemon that never answers; the daemon itself ends
+#: every call at the call's own timeout.
+_LONGEST_TIMEOUT = 600.0
+
+
 def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_timeout: float, timeout: float,
                      origin: str = "") -> int:
     """Send the call to the daemon (starting it if needed), print the reply, return the exit status."""
@@ -155,6 +164,25 @@ def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_tim
     wait = float(arguments.get("timeout") or timeout) + 30.0  # the daemon enforces the real timeout
     reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
                      "origin": origin}, timeout=wait, start=start_args, launch_timeout=launch_timeout)
+    return print_reply(args, reply)
+
+
+def forward_to_running_daemon(args: argparse.Namespace, origin: str) -> int | None:
+    """The CLI's fast path: send the call to a daemon that is already running, print the reply
+    and return the exit status; None when no daemon runs (the caller starts one)."""
+    from webhand.surfaces.daemon_client import DaemonNotRunning, request
+
+    arguments = tool_arguments(args)
+    wait = float(arguments.get("timeout") or _LONGEST_TIMEOUT) + 30.0
+    try:
+        reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
+                         "origin": origin}, timeout=wait)
+    except DaemonNotRunning:
+        return None
+    return print_reply(args, reply)
+
+
+def print_reply(args: argparse.Namespace, reply: dict[str, Any]) -> int:
     if reply.get("warning"):
         print(f"webhand: warning: {reply['warning']}", file=sys.stderr)
     if not reply.get("ok"):
