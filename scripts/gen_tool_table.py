@@ -1,11 +1,13 @@
-"""Regenerate the README's tool table from the catalog (`make doc-tools`).
+"""Regenerate the README's tool table, and the CLI's command list (src/webhand/surfaces/cli_commands.json),
+from the catalog (`make doc-tools`).
 
-tests/test_readme.py fails when the README's table differs from what this prints, so the table
-can never drift from the tools a model is actually served.
+tests/test_readme.py fails when the README's table differs from what this prints, and
+tests/test_cli.py when the CLI's list does, so neither can drift from the tools a model is served.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -33,10 +35,19 @@ def render(readme: str) -> str:
     return f"{head}{BEGIN}\n{tool_table()}\n{END}{tail}"
 
 
+def cli_commands() -> str:
+    from webhand.surfaces.cli_tools import command_specs
+
+    return json.dumps(command_specs(), indent=1, ensure_ascii=False) + "\n"
+
+
 if __name__ == "__main__":
+    from webhand.surfaces.cli_tools import COMMANDS_FILE
+
     text = README.read_text()
     updated = render(text)
     if "--check" in sys.argv:
-        sys.exit(0 if updated == text else 1)
+        sys.exit(0 if updated == text and COMMANDS_FILE.read_text() == cli_commands() else 1)
     README.write_text(updated)
+    COMMANDS_FILE.write_text(cli_commands())
     print(f"README tool table: {tool_table().count(chr(10) + '| `')} tools")

@@ -69,3 +69,22 @@ def test_doctor_launches_chromium_and_reports_a_bad_binary(tmp_path):
     assert not list((cli.runtime / "webhand" / "browsers").glob("*.json")), "its browser was closed"
     broken = cli("doctor", "--chrome", str(tmp_path / "no-such-chromium"), check=False)
     assert broken.returncode == 1 and "FAIL  executable_path" in broken.stdout
+
+
+def test_the_cli_command_list_is_generated_from_the_catalog():
+    from webhand.surfaces.cli_tools import COMMANDS_FILE, command_specs
+
+    assert json.loads(COMMANDS_FILE.read_text()) == command_specs(), \
+        "src/webhand/surfaces/cli_commands.json is stale: run scripts/gen_tool_table.py"
+
+
+def test_a_call_to_a_running_daemon_imports_neither_the_catalog_nor_pydantic(cli, site):
+    cli("navigate", site.url("login.html"))
+    probe = ("import sys; from webhand.surfaces.cli import main; code = main(['get_url']); "
+             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'asyncio', 'playwright') "
+             "or m.startswith(('webhand.tools', 'webhand.config', 'webhand.host'))); "
+             "print('heavy:', heavy); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", probe], env=cli.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert site.url("login.html") in done.stdout  # the same answer as the full path gives
+    assert "heavy: []" in done.stdout

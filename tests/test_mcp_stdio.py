@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -84,3 +88,76 @@ async def test_sigterm_stops_the_server_and_its_browsers(tmp_path, site):
             server.kill()
             await server.wait()
     assert await wait_until_gone_async(browsers) == []
+
+
+def _browsers_launched_by(pid: int) -> list[int]:
+    """Browser pids that the process ``pid`` registered (one entry per browser it launched)."""
+    from webhand.engine.chrome import _registry_dir
+
+    pids = []
+    for file in _registry_dir().glob("*.json"):
+        try:
+            entry = json.loads(file.read_text())
+        except (OSError, ValueError):
+            continue
+        if entry.get("owner_pid") == pid:
+            pids.append(entry["pid"])
+    return pids
+
+
+async def test_a_stdio_server_launches_its_one_browser_at_start_and_keeps_no_reserve(tmp_path, site):
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path)}
+    server = await asyncio.create_subprocess_exec(sys.executable, "-m", "webhand", "mcp", env=env,
+                                                  stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+
+    async def ask(message: dict) -> dict:
+        server.stdin.write((json.dumps(message) + "\n").encode())
+        await server.stdin.drain()
+        while True:
+            reply = json.loads(await asyncio.wait_for(server.stdout.readline(), 60))
+            if reply.get("id") == message["id"]:
+                return reply
+
+    async def browsers_within(seconds: float, more_than: int) -> list[int]:
+        deadline = time.monotonic() + seconds
+        while len(launched := _browsers_launched_by(server.pid)) <= more_than and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        return launched
+
+    browsers = []
+    try:
+        await ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        # Before any tool call, the conversation's browser is starting.
+        assert len(await browsers_within(60, more_than=0)) == 1
+        for number, (name, arguments) in enumerate([("browser_navigate", {"url": site.url("login.html")}),
+                                                     ("browser_snapshot", {})], start=2):
+            reply = await ask({"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                               "params": {"name": name, "arguments": arguments}})
+            assert not reply["result"]["isError"], reply
+        # After the first call, a server with a warm reserve would launch a second browser now.
+        assert len(await browsers_within(5, more_than=1)) == 1
+        browsers = browsers_of_child_processes()
+        server.stdin.close()
+        assert await asyncio.wait_for(server.wait(), 30) == 0
+    finally:
+        if server.returncode is None:  # the server we started did not stop: end it (by pid), then fail
+            server.kill()
+            await server.wait()
+    assert await wait_until_gone_async(browsers) == []
+
+
+def test_a_stdio_server_answers_initialize_without_loading_the_catalog_or_http(tmp_path):
+    # Run the real entry point in a child whose stdin holds only `initialize`; when stdin closes,
+    # the server stops and the child reports what it had imported.
+    probe = ("import sys; from webhand.surfaces.cli import main; main(['mcp']); "
+             "print('loaded:', sorted(m for m in ('webhand.tools', 'uvicorn', 'webhand.surfaces.mcp_http') "
+             "if m in sys.modules), file=sys.stderr)")
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", probe], input=initialize + "\n", env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert '"serverInfo"' in done.stdout, done.stderr
+    assert "loaded: [" in done.stderr and "webhand.tools" not in done.stderr.split("loaded:")[-1]

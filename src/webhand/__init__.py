@@ -8,15 +8,34 @@
         print(reply.text)
 """
 
-__version__ = "0.1.0"  # first: modules imported below read it
+from __future__ import annotations
 
-from webhand.config import Settings, load_settings
-from webhand.errors import WebhandError
-from webhand.host import ToolContext, Webhand
-from webhand.response import ImageBlock, ToolResult
-from webhand.tools import CATALOG, Tool
-from webhand.api import Browser, ToolCallFailed, open_browser  # noqa: E402 - needs the names above
-from webhand.surfaces.schemas import ToolDispatcher, definitions  # noqa: E402
+import importlib
+
+__version__ = "0.1.0"
+
+# The public names load on first use (PEP 562): `webhand mcp` must answer its client before the
+# tool catalog and pydantic models are imported, and the CLI's call to the daemon needs none of them.
+_EXPORTS = {
+    "Settings": "webhand.config", "load_settings": "webhand.config", "WebhandError": "webhand.errors",
+    "ToolContext": "webhand.host", "Webhand": "webhand.host", "ImageBlock": "webhand.response",
+    "ToolResult": "webhand.response", "CATALOG": "webhand.tools", "Tool": "webhand.tools",
+    "Browser": "webhand.api", "ToolCallFailed": "webhand.api", "open_browser": "webhand.api",
+    "ToolDispatcher": "webhand.surfaces.schemas", "definitions": "webhand.surfaces.schemas",
+}
 
 __all__ = ["CATALOG", "Browser", "ImageBlock", "Settings", "Tool", "ToolCallFailed", "ToolContext", "ToolDispatcher",
            "ToolResult", "Webhand", "WebhandError", "__version__", "definitions", "load_settings", "open_browser"]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'webhand' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

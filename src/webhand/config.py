@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from webhand.errors import ConfigError
+from webhand.locations import CONFIG_FILE_NAME, find_config_file, user_config_dir  # noqa: F401 - re-exported
 from webhand.origins import OriginRule
 
 
@@ -162,28 +163,7 @@ def _from_env(env: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
 #   [agents.researcher.browser]   overrides for one agent (--agent / WEBHAND_AGENT)
 #   evaluate_enabled = false
 
-CONFIG_FILE_NAME = "webhand.toml"
-
-
-def user_config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "webhand"
-
-
-def find_config_file(explicit: str | Path | None = None, *, env: dict[str, str] | None = None,
-                     cwd: Path | None = None) -> Path | None:
-    """The config file to read: ``explicit`` (or ``WEBHAND_CONFIG``), ./webhand.toml, the user's one."""
-    env = os.environ if env is None else env  # type: ignore[assignment]
-    chosen = explicit or env.get("WEBHAND_CONFIG")
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"Config file {path} does not exist.", "Fix --config / WEBHAND_CONFIG or create the file.")
-        return path
-    for candidate in ((cwd or Path.cwd()) / CONFIG_FILE_NAME, user_config_dir() / CONFIG_FILE_NAME):
-        if candidate.is_file():
-            return candidate
-    return None
+# Where the file is looked for lives in `locations` (the CLI's call to the daemon needs it without pydantic).
 
 
 def load_settings(*, config: str | Path | None = None, agent: str | None = None, flags: dict[str, Any] | None = None,

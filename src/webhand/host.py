@@ -9,15 +9,19 @@ conversation's browser.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
 from webhand.paths import ConversationFiles
 from webhand.response import Response, ToolResult
 from webhand.session.manager import ConversationSessions, SessionManager
-from webhand.tools import CATALOG, Tool, enabled_tools
+
+if TYPE_CHECKING:
+    from webhand.tools import Tool
 
 log = logging.getLogger("webhand")
 
@@ -31,7 +35,16 @@ class Webhand:
     def __init__(self, settings: Settings | None = None, *, capabilities: list[str] | None = None) -> None:
         self.settings = settings or Settings.from_sources()
         self.sessions = SessionManager(self.settings)
-        self.tools: dict[str, Tool] = {t.name: t for t in enabled_tools(self.settings, capabilities)}
+        self._capabilities = capabilities
+        self._opening: set[asyncio.Task[Any]] = set()
+
+    @cached_property
+    def tools(self) -> dict[str, "Tool"]:
+        """The served tools, by name. Imported on first use: an MCP server answers ``initialize``
+        before it needs the catalog."""
+        from webhand.tools import enabled_tools
+
+        return {t.name: t for t in enabled_tools(self.settings, self._capabilities)}
 
     async def start(self) -> "Webhand":
         await self.sessions.start()
@@ -45,6 +58,20 @@ class Webhand:
 
     async def __aexit__(self, *_: object) -> None:
         await self.close()
+
+    def open_soon(self, conversation_id: str) -> None:
+        """Start opening the conversation's default session now, in the background. A stdio server
+        knows its one conversation when it starts, so its browser launches while the client is
+        still initializing. A failure is left to the first call, which opens it again and says why."""
+        task = asyncio.create_task(self.sessions.get_or_create(conversation_id), name="webhand-open-soon")
+        self._opening.add(task)
+        task.add_done_callback(self._opened)
+
+    def _opened(self, task: "asyncio.Task[Any]") -> None:
+        self._opening.discard(task)
+        if not task.cancelled():
+            with contextlib.suppress(Exception):
+                task.exception()  # retrieved here: the first call reports the same failure
 
     def context(self, conversation_id: str) -> "ToolContext":
         """The tool context of one conversation; the id comes from the host, never the model."""
@@ -91,14 +118,16 @@ class ToolContext:
                                        "This is a webhand bug; the session is still usable. Try again or call browser_close."))
         return response.result()
 
-    def _tool(self, name: str) -> Tool:
+    def _tool(self, name: str) -> "Tool":
         tool = self.webhand.tools.get(name)
         if tool is None:
+            from webhand.tools import CATALOG
+
             known = "not enabled here" if name in CATALOG else "unknown"
             raise UnknownTool(f"Tool {name!r} is {known}.", "Available tools: " + ", ".join(sorted(self.webhand.tools)) + ".")
         return tool
 
-    async def _run(self, tool: Tool, args: Any, response: Response) -> None:
+    async def _run(self, tool: "Tool", args: Any, response: Response) -> None:
         if tool.manages_sessions:
             await tool.handle(ConversationSessions(self.webhand.sessions, self.conversation_id), args, response)
             return

@@ -28,6 +28,7 @@ from pathlib import Path
 import psutil
 
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
+from webhand.locations import runtime_dir
 
 CANDIDATE_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "msedge")
 CANDIDATE_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/opt/google/chrome/chrome")
@@ -98,16 +99,6 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
 
 # ---------------------------------------------------------------------------------------------
 # PID registry
-
-
-def runtime_dir() -> Path:
-    """The per-user runtime dir (``$XDG_RUNTIME_DIR/webhand``, else a 0700 dir in /tmp)."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    path = Path(base) / "webhand" if base and os.path.isdir(base) else Path(tempfile.gettempdir()) / f"webhand-{os.getuid()}"
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.stat().st_uid != os.getuid():
-        raise BrowserLaunchFailed(f"{path} belongs to another user.", "Set XDG_RUNTIME_DIR to a dir of your own.")
-    return path
 
 
 def _registry_dir() -> Path:

@@ -4,22 +4,34 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import logging
 import os
 import sys
 
-from webhand.config import Settings, load_settings
-from webhand.tools.definition import CAPABILITIES
 from webhand.errors import ConfigError, WebhandError
-from webhand.surfaces.cli_tools import add_common_options, add_tool_commands, run_tool_command
+from webhand.surfaces.cli_tools import (BUILTINS, add_common_options, add_tool_commands, find_command,
+                                        forward_to_running_daemon, load_specs, run_tool_command)
 
-BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help"}
-CAPS_HELP = f"capability groups, comma-separated: {','.join(CAPABILITIES)} or all (default core)"
+TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
+if TYPE_CHECKING:
+    from typing import Any
+
+    from webhand.config import Settings
+
+
+def _run(coroutine: Any) -> Any:
+    import asyncio  # here, not at the top: a call forwarded to the daemon does not need it
+
+    return asyncio.run(coroutine)
+
+
+def _caps_help() -> str:
+    return f"capability groups, comma-separated: {','.join(load_specs()['capabilities'])} or all (default core)"
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from webhand.config import load_settings
+
     caps = getattr(args, "caps", None)
     flags = {"capabilities": caps.split(",") if caps else None, "isolation": getattr(args, "isolation", None),
              "executable_path": getattr(args, "chrome", None)}
@@ -37,7 +49,7 @@ def _daemon_args(args: argparse.Namespace) -> list[str]:
 def config_origin(args: argparse.Namespace) -> str:
     """Where settings come from (config file and agent), so the CLI can tell a daemon started
     with other settings."""
-    from webhand.config import find_config_file
+    from webhand.locations import find_config_file
 
     path = find_config_file(getattr(args, "config", None))
     agent = getattr(args, "agent", None) or os.environ.get("WEBHAND_AGENT")
@@ -45,20 +57,20 @@ def config_origin(args: argparse.Namespace) -> str:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from webhand.host import Webhand
-
     settings = _settings(args)
-    webhand = Webhand(settings)
     if args.port is None:
-        from webhand.surfaces.mcp import serve_stdio
+        from webhand.surfaces.stdio import serve
 
-        asyncio.run(serve_stdio(webhand, style=args.tool_style))
+        _run(serve(settings, style=args.tool_style))
         return 0
+    from webhand.host import Webhand
     from webhand.surfaces.mcp_http import HttpOptions, check_options, read_token_file, serve_http
 
     if args.token and args.token_file:
         raise ConfigError("Both --token and --token-file were given.", "Keep --token-file (a flag's value shows in ps).")
     if args.token:
+        import logging
+
         logging.getLogger("webhand").warning("--token is visible to every local user in `ps`: prefer --token-file "
                                              "PATH or the WEBHAND_TOKEN variable.")
     token = read_token_file(args.token_file) if args.token_file else args.token or os.environ.get("WEBHAND_TOKEN")
@@ -66,20 +78,20 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
                           allowed_hosts=args.allow_host or [], allowed_origins=args.allow_origin or [],
                           max_body_bytes=args.max_body_bytes, style=args.tool_style)
     check_options(options)  # refuse before anything starts
-    asyncio.run(serve_http(webhand, options))
+    _run(serve_http(Webhand(settings), options))
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from webhand.demo import run_demo
 
-    return asyncio.run(run_demo())
+    return _run(run_demo())
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from webhand.doctor import run_doctor
 
-    return asyncio.run(run_doctor(_settings(args)))
+    return _run(run_doctor(_settings(args)))
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -127,14 +139,19 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with ``only`` (a tool command), just that command's, which parses and
+    reports errors alike at a fraction of the cost."""
     parser = argparse.ArgumentParser(prog="webhand", description="A real headless Chromium for AI agents, as tools. "
                                      "`webhand navigate URL`, `webhand snapshot`, `webhand click e3` ... keep one "
                                      "browser between calls (a background daemon holds it).")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if only is not None:
+        add_tool_commands(sub, only)
+        return parser
 
     mcp = sub.add_parser("mcp", help="serve the tools over MCP: stdio, or streamable HTTP with --port")
-    mcp.add_argument("--caps", help=CAPS_HELP)
+    mcp.add_argument("--caps", help=_caps_help())
     mcp.add_argument("--tool-style", choices=["multi", "single"], default="multi",
                      help="multi: one tool per operation; single: one `browser` tool with an `action` field")
     mcp.add_argument("--port", type=int, help="serve streamable HTTP on this port (path /mcp); 0 picks a free one")
@@ -164,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print function-calling definitions of the tools")
     schema.add_argument("--format", choices=["openai", "anthropic", "mcp"], default="openai")
     schema.add_argument("--tool-style", choices=["multi", "single"], default="multi")
-    schema.add_argument("--caps", help=CAPS_HELP)
+    schema.add_argument("--caps", help=_caps_help())
     schema.add_argument("--stats", action="store_true", help="print the size of tools/list per style instead")
     _config_options(schema)
     schema.set_defaults(run=_cmd_schema)
@@ -177,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="drive a scripted agent session against a bundled local site")
     demo.set_defaults(run=_cmd_demo)
 
-    add_tool_commands(sub, BUILTINS)
+    add_tool_commands(sub)
     return parser
 
 
@@ -187,10 +204,29 @@ def _config_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    spec = find_command(argv[0]) if argv else None
+    if spec is not None:  # a tool command: a running daemon answers it without loading the catalog or settings
+        args = build_parser(only=spec["command"]).parse_args(argv)
+        try:
+            code = forward_to_running_daemon(args, config_origin(args))
+        except WebhandError as error:
+            print(f"webhand: {error}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 130
+        if code is not None:
+            return code
+    return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
+    import logging
+
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="webhand: %(message)s")
     args = build_parser().parse_args(argv)
     try:
-        if args.run is None:  # a tool command
+        if args.run is None:  # a tool command, and no daemon runs yet: start one with these settings
             settings = _settings(args)
             return run_tool_command(args, _daemon_args(args), settings.launch_timeout, settings.timeout,
                                     config_origin(args))
@@ -202,4 +238,4 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-__all__ = ["add_common_options", "build_parser", "main"]
+__all__ = ["BUILTINS", "add_common_options", "build_parser", "main"]

@@ -4,6 +4,10 @@ The command is the tool name without ``browser_``; required fields are positiona
 are ``--flags``; ``ref`` is an optional first positional so that ``webhand click e3`` reads
 naturally. Help text is the tool's and the fields' descriptions. The call itself runs in the
 daemon, so the browser and its state outlive the command.
+
+The parser is built from ``cli_commands.json``, which ``command_specs()`` generates from the
+catalog (``scripts/gen_tool_table.py`` writes it; a test checks it is current): a CLI call
+that only forwards to the daemon must not pay for importing the catalog and its models.
 """
 
 from __future__ import annotations
@@ -12,17 +16,52 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from functools import cache
+from pathlib import Path
 
-from webhand.tools import CATALOG, Tool
+TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
+if TYPE_CHECKING:
+    from typing import Any
 
+#: Subcommands that are not tools; a tool whose short name is one of them keeps its full name.
+BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help"}
+COMMANDS_FILE = Path(__file__).with_name("cli_commands.json")
 #: Fields the CLI sets itself: ``--session`` picks the daemon conversation instead.
 _HIDDEN_FIELDS = {"session"}
 _TYPES = {"integer": int, "number": float, "string": str}
+#: The parts of a field's JSON schema that the parser uses.
+_FIELD_KEYS = ("type", "enum", "items", "description")
 
 
-def command_name(tool: Tool, reserved: set[str]) -> str:
-    return tool.short_name if tool.short_name not in reserved else tool.name
+def command_specs() -> dict[str, Any]:
+    """What the CLI needs of the catalog, as JSON data (the content of ``cli_commands.json``)."""
+    from webhand.tools import CAPABILITIES, CATALOG
+
+    commands = []
+    for tool in CATALOG.values():
+        schema = tool.input_schema()
+        fields = {name: {k: field[k] for k in _FIELD_KEYS if k in field}
+                  for name, field in schema.get("properties", {}).items() if name not in _HIDDEN_FIELDS}
+        for field in fields.values():
+            if "items" in field:
+                field["items"] = {k: v for k, v in field["items"].items() if k in ("type", "enum")}
+        commands.append({"command": tool.short_name if tool.short_name not in BUILTINS else tool.name,
+                         "tool": tool.name, "description": tool.description, "fields": fields,
+                         "required": [n for n in schema.get("required", []) if n in fields]})
+    return {"capabilities": list(CAPABILITIES), "commands": commands}
+
+
+@cache
+def load_specs() -> dict[str, Any]:
+    return json.loads(COMMANDS_FILE.read_text())
+
+
+def find_command(name: str) -> dict[str, Any] | None:
+    """The spec of the tool command ``name`` (or its dashed alias), if there is one."""
+    for spec in load_specs()["commands"]:
+        if name in (spec["command"], spec["command"].replace("_", "-")):
+            return spec
+    return None
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -33,21 +72,23 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", help="agent profile of the config file ([agents.NAME.browser])")
 
 
-def add_tool_commands(sub: Any, reserved: set[str]) -> None:
-    for tool in CATALOG.values():
-        name = command_name(tool, reserved)
+def add_tool_commands(sub: Any, only: str | None = None) -> None:
+    """One subcommand per tool; with ``only``, just that command (the CLI's fast path)."""
+    for spec in load_specs()["commands"]:
+        name = spec["command"]
+        if only is not None and only != name:
+            continue
         aliases = [name.replace("_", "-")] if "_" in name else []
-        parser = sub.add_parser(name, aliases=aliases, help=_escape(tool.description),
-                                description=_escape(tool.description))
-        _add_fields(parser, tool)
+        parser = sub.add_parser(name, aliases=aliases, help=_escape(spec["description"]),
+                                description=_escape(spec["description"]))
+        _add_fields(parser, spec)
         add_common_options(parser)
-        parser.set_defaults(tool=tool.name, run=None)
+        parser.set_defaults(tool=spec["tool"], run=None)
 
 
-def _add_fields(parser: argparse.ArgumentParser, tool: Tool) -> None:
-    schema = tool.input_schema()
-    required = set(schema.get("required", []))
-    properties = {k: v for k, v in schema.get("properties", {}).items() if k not in _HIDDEN_FIELDS}
+def _add_fields(parser: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
+    required = set(spec["required"])
+    properties = dict(spec["fields"])
     if "ref" in properties and "ref" not in required:
         parser.add_argument("ref", nargs="?", help=_escape(properties.pop("ref").get("description", "")))
     for name, field in properties.items():
@@ -103,10 +144,15 @@ def _absolute(value: Any) -> Any:
 def tool_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """The call's arguments; file paths are made absolute here, because the daemon runs in the
     directory it was first started from, not in this command's."""
-    tool = CATALOG[args.tool]
-    fields = set(tool.input_schema().get("properties", {})) - _HIDDEN_FIELDS
+    fields = next(spec["fields"] for spec in load_specs()["commands"] if spec["tool"] == args.tool)
     given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
     return {name: _absolute(value) if _is_path_field(name) else value for name, value in given.items()}
+
+
+#: The longest timeout a config allows (``Settings.timeout``'s bound). The fast path does not load
+#: the settings, so this bounds its wait for a daemon that never answers; the daemon itself ends
+#: every call at the call's own timeout.
+_LONGEST_TIMEOUT = 600.0
 
 
 def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_timeout: float, timeout: float,
@@ -118,6 +164,25 @@ def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_tim
     wait = float(arguments.get("timeout") or timeout) + 30.0  # the daemon enforces the real timeout
     reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
                      "origin": origin}, timeout=wait, start=start_args, launch_timeout=launch_timeout)
+    return print_reply(args, reply)
+
+
+def forward_to_running_daemon(args: argparse.Namespace, origin: str) -> int | None:
+    """The CLI's fast path: send the call to a daemon that is already running, print the reply
+    and return the exit status; None when no daemon runs (the caller starts one)."""
+    from webhand.surfaces.daemon_client import DaemonNotRunning, request
+
+    arguments = tool_arguments(args)
+    wait = float(arguments.get("timeout") or _LONGEST_TIMEOUT) + 30.0
+    try:
+        reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
+                         "origin": origin}, timeout=wait)
+    except DaemonNotRunning:
+        return None
+    return print_reply(args, reply)
+
+
+def print_reply(args: argparse.Namespace, reply: dict[str, Any]) -> int:
     if reply.get("warning"):
         print(f"webhand: warning: {reply['warning']}", file=sys.stderr)
     if not reply.get("ok"):

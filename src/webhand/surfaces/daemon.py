@@ -24,19 +24,12 @@ from typing import Any
 
 from webhand import __version__
 from webhand.config import Settings
-from webhand.engine.chrome import runtime_dir
 from webhand.host import Webhand
+from webhand.locations import runtime_dir
 from webhand.response import ToolResult
+from webhand.surfaces.daemon_client import MAX_LINE_BYTES, socket_path
 
 log = logging.getLogger("webhand")
-
-#: Largest request or reply line; replies carry image paths, never image bytes.
-MAX_LINE_BYTES = 16 * 1024 * 1024
-
-
-def socket_path() -> Path:
-    return runtime_dir() / "daemon.sock"
-
 
 def lock_path() -> Path:
     return runtime_dir() / "daemon.lock"

@@ -1,4 +1,7 @@
-"""The CLI's side of the daemon: connect to it, start it on first use, send one request."""
+"""The CLI's side of the daemon: connect to it, start it on first use, send one request.
+
+Standard library only, and lean: a CLI call to a running daemon imports this module and nothing
+heavier (see ``cli.main``)."""
 
 from __future__ import annotations
 
@@ -7,18 +10,31 @@ import json
 import os
 import select
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
+if TYPE_CHECKING:
+    from typing import Any
 
 from webhand.errors import WebhandError
-from webhand.surfaces.daemon import MAX_LINE_BYTES, socket_path
+from webhand.locations import runtime_dir
+
+#: Largest request or reply line; replies carry image paths, never image bytes.
+MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
 class DaemonUnavailable(WebhandError):
     """The daemon could not be reached or started."""
+
+
+class DaemonNotRunning(DaemonUnavailable):
+    """No daemon listens (and the request did not ask to start one)."""
+
+
+def socket_path() -> Path:
+    return runtime_dir() / "daemon.sock"
 
 
 def log_path() -> Path:
@@ -43,7 +59,7 @@ def request(payload: dict[str, Any], *, timeout: float, start: list[str] | None 
     sock = _connect(timeout)
     if sock is None:
         if start is None:
-            raise DaemonUnavailable("The webhand daemon is not running.", "Any browser command starts it.")
+            raise DaemonNotRunning("The webhand daemon is not running.", "Any browser command starts it.")
         sock = start_daemon(start, launch_timeout)
     with sock:
         sock.sendall(json.dumps(payload).encode() + b"\n")
@@ -75,6 +91,8 @@ def _read_line(sock: socket.socket, timeout: float) -> bytes:
 
 def start_daemon(extra_args: list[str], launch_timeout: float) -> socket.socket:
     """Start the daemon detached and wait for its "ready" line (an event, capped by the timeout)."""
+    import subprocess  # only here: a call to a running daemon does not pay for it
+
     log = open(log_path(), "ab")  # noqa: SIM115 - handed to the child
     with log:
         process = subprocess.Popen(

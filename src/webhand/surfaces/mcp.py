@@ -12,7 +12,7 @@ import os
 import signal
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -24,7 +24,9 @@ from webhand import __version__
 from webhand.errors import shorten
 from webhand.host import ToolContext, Webhand
 from webhand.response import ToolResult
-from webhand.surfaces.exposure import ExposedTool, exposed_tools
+
+if TYPE_CHECKING:
+    from webhand.surfaces.exposure import ExposedTool
 
 INSTRUCTIONS = (
     "A real headless Chromium. Call browser_navigate, then browser_snapshot to see the page: elements you can act "
@@ -70,17 +72,28 @@ def mcp_result(result: ToolResult) -> types.CallToolResult:
 
 def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "multi") -> Server[Any]:
     """An MCP server whose calls run in the ``ToolContext`` that ``context_for(ctx)`` picks."""
-    exposed = {t.name: t for t in exposed_tools(webhand.tools.values(), style)}
-    listed = [mcp_tool(t) for t in exposed.values()]
+    served: dict[str, ExposedTool] = {}
+    listed: list[types.Tool] = []
+
+    def exposed() -> dict[str, ExposedTool]:
+        # Built on the first list or call, not before `initialize` is answered: the catalog's
+        # import is the larger part of webhand's own start-up.
+        if not served:
+            from webhand.surfaces.exposure import exposed_tools
+
+            served.update((t.name, t) for t in exposed_tools(webhand.tools.values(), style))
+            listed.extend(mcp_tool(t) for t in served.values())
+        return served
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        exposed()
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        tool = exposed.get(params.name)
+        tool = exposed().get(params.name)
         if tool is None:
             return types.CallToolResult(content=[types.TextContent(
-                type="text", text=f"Error: Tool {shorten(params.name)!r} is not served here. Available: {', '.join(exposed)}.")],
+                type="text", text=f"Error: Tool {shorten(params.name)!r} is not served here. Available: {', '.join(exposed())}.")],
                 is_error=True)
         return mcp_result(await tool.run(context_for(ctx), dict(params.arguments or {})))
 
@@ -98,9 +111,9 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
     return server
 
 
-async def serve_stdio(webhand: Webhand, *, style: str = "multi") -> None:
+async def serve_stdio(webhand: Webhand, *, style: str = "multi", conversation_id: str | None = None) -> None:
     """Serve one conversation over stdio until the client closes the pipe, SIGTERM or SIGINT."""
-    context = webhand.context(f"stdio-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    context = webhand.context(conversation_id or f"stdio-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     server = build_server(webhand, lambda _ctx: context, style=style)
     async with webhand:
         async with anyio.create_task_group() as group:
