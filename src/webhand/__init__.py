@@ -11,6 +11,7 @@
 __version__ = "0.1.0"  # first: modules imported below read it
 
 from webhand.config import Settings, load_settings
+from webhand.engine.subreaper import adopt_orphans
 from webhand.errors import WebhandError
 from webhand.host import ToolContext, Webhand
 from webhand.response import ImageBlock, ToolResult
@@ -19,4 +20,5 @@ from webhand.api import Browser, ToolCallFailed, open_browser  # noqa: E402 - ne
 from webhand.surfaces.schemas import ToolDispatcher, definitions  # noqa: E402
 
 __all__ = ["CATALOG", "Browser", "ImageBlock", "Settings", "Tool", "ToolCallFailed", "ToolContext", "ToolDispatcher",
-           "ToolResult", "Webhand", "WebhandError", "__version__", "definitions", "load_settings", "open_browser"]
+           "ToolResult", "Webhand", "WebhandError", "__version__", "adopt_orphans", "definitions", "load_settings",
+           "open_browser"]

@@ -1,10 +1,15 @@
-"""Sessions that end behind the model's back say so."""
+"""Sessions that end behind the model's back say so, and no zombie is left for a careless init."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 
-from helpers import settings_for_tests
+import psutil
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from helpers import browsers_of_child_processes, settings_for_tests, wait_until_gone_async
 from webhand import Webhand
 
 
@@ -30,3 +35,50 @@ async def test_the_call_after_an_idle_close_says_the_old_session_and_its_cookies
         assert page in reply.text and "cookies and storage are gone" in reply.text, reply.text
         again = await tools.call("browser_snapshot", {})
         assert "idle" not in again.text, "said once, not on every call"
+
+
+# A container's process 1 that never reaps: it makes itself the subreaper of everything below it,
+# starts `webhand mcp` (which inherits its stdin and stdout, the client's pipes) and waits only
+# for that one child. Orphans that reach it stay zombies, as under an init-less container.
+_CARELESS_INIT = """
+import ctypes, os, sys
+ctypes.CDLL("libc.so.6").prctl(36, 1, 0, 0, 0)
+server = os.fork()
+if server == 0:
+    os.execv(sys.executable, [sys.executable, "-m", "webhand", "mcp"])
+os.waitpid(server, 0)
+"""
+
+
+def _zombies_of(*parents: int) -> list[psutil.Process]:
+    found = []
+    for parent in parents:
+        try:
+            for child in psutil.Process(parent).children():
+                try:
+                    if child.status() == psutil.STATUS_ZOMBIE:
+                        found.append(child)
+                except psutil.NoSuchProcess:
+                    continue
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+async def test_the_mcp_server_reaps_what_its_browsers_leave_behind(tmp_path, site):
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path), "WEBHAND_WARM_RESERVE": "false"}
+    server = StdioServerParameters(command=sys.executable, args=["-c", _CARELESS_INIT], env=env)
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
+        await mcp.initialize()
+        [init] = [p for p in psutil.Process().children() if _CARELESS_INIT.strip() in " ".join(p.cmdline())]
+        [webhand] = init.children()
+        browsers = []
+        for _ in range(2):  # two browsers, each with its crash handlers, one renderer crash
+            await mcp.call_tool("browser_navigate", {"url": site.url("login.html")})
+            browsers += browsers_of_child_processes()
+            await mcp.call_tool("browser_navigate", {"url": "chrome://crash"})
+            await mcp.call_tool("browser_snapshot", {})
+            await mcp.call_tool("browser_close", {})
+        assert await wait_until_gone_async(browsers) == []
+        zombies = lambda: _zombies_of(init.pid, webhand.pid)  # noqa: E731
+        assert await _until(lambda: not zombies()), f"zombies left: {[(z.pid, z.ppid()) for z in zombies()]}"

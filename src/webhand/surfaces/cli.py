@@ -45,8 +45,10 @@ def config_origin(args: argparse.Namespace) -> str:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    from webhand.engine.subreaper import adopt_orphans
     from webhand.host import Webhand
 
+    adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/subreaper.py)
     settings = _settings(args)
     webhand = Webhand(settings)
     if args.port is None:
