@@ -114,8 +114,8 @@ class ToolContext:
             session.notices.clear()
             try:
                 # Through the session, so that a JavaScript dialog can never hang the call.
-                await session.run(lambda: tool.handle(session, args, response), response, during_dialog=tool.during_dialog,
-                                  timeout=timeout)
+                await session.run(lambda: tool.handle(session, args, response), response,
+                                  during_dialog=tool.during_dialog, timeout=timeout)
             finally:
                 session.touch()
                 session.first_call_done.set()

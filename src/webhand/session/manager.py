@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
-from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError
+from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
 from webhand.session.session import Session, SessionKey
 
@@ -395,10 +395,10 @@ class SessionManager:
     def _remember_idle_close(self, key: SessionKey, session: Session) -> None:
         """Keep what the next call of this session must hear: it will land in a fresh browser."""
         tab = session.active_tab
-        where = f" (its page was {tab.url})" if tab is not None and not tab.closed and tab.url else ""
+        where = f" (its page was {shorten(tab.url)})" if tab is not None and not tab.closed and tab.url else ""
         self._closed_for_idleness[key] = (
-            f"The browser session {key.name!r} was closed after {session.idle_for():.0f} s without a call (idle_timeout is "
-            f"{self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone. "
+            f"The browser session {key.name!r} was closed after {session.idle_for():.0f} s without a call "
+            f"(idle_timeout is {self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone. "
             "This call runs in a fresh browser session.")
         while len(self._closed_for_idleness) > _IDLE_NOTICES_KEPT:
             self._closed_for_idleness.popitem(last=False)

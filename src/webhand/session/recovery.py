@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from webhand.engine.driver import Tab
-from webhand.errors import ActionTimeout, PageCrashed, PageUnresponsive, WebhandError
+from webhand.errors import ActionTimeout, PageCrashed, PageUnresponsive, WebhandError, shorten
 
 if TYPE_CHECKING:
     from webhand.session.session import Session
@@ -107,13 +107,13 @@ async def watch(task: asyncio.Future[None], interrupt: asyncio.Future[None], cur
 async def stop_stalled(tab: Tab, url: str, timeout: float) -> str:
     """Stop a navigation that still waits for its server, so that the page answers again; the
     line for the reply."""
-    waiting = f"Tab {tab.index} was still waiting for {url} to answer after {timeout:g} s"
+    waiting = f"Tab {tab.index} was still waiting for {shorten(url)} to answer after {timeout:g} s"
     try:
         await tab.stop_loading()
     except WebhandError as error:
         return f"{waiting}; stopping that navigation failed ({error.message}): call browser_navigate to leave it."
     return (f"{waiting}: webhand stopped that navigation (like the browser's Stop button), so the tab stays usable "
-            f"at {tab.url or 'about:blank'}.")
+            f"at {shorten(tab.url) or 'about:blank'}.")
 
 
 async def replace(session: Session, tab: Tab) -> bool:
@@ -130,7 +130,7 @@ async def replace(session: Session, tab: Tab) -> bool:
 def _story(tab: Tab, url: str, what: str, then: str | None) -> str:
     """What happened to the page, and, for the active tab (``then`` says where the work goes on),
     what the model lost with it."""
-    story = f"The page in tab {tab.index} ({url or 'about:blank'}) {what}"
+    story = f"The page in tab {tab.index} ({shorten(url) or 'about:blank'}) {what}"
     if then is None:
         return f"{story}; what it held and had not saved is gone."
     return f"{story}; {then}. {LOST}"

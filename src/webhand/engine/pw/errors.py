@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 from playwright.async_api import Error as PWError
 from playwright.async_api import TimeoutError as PWTimeout
 
-from webhand.errors import ActionTimeout, ElementNotActionable, NavigationFailed, PageCrashed, SessionClosed, WebhandError
+from webhand.errors import (ActionTimeout, ElementNotActionable, NavigationFailed, PageCrashed, SessionClosed,
+                            WebhandError)
 
 SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 
