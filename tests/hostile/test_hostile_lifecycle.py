@@ -79,6 +79,6 @@ async def test_the_mcp_server_reaps_what_its_browsers_leave_behind(tmp_path, sit
             await mcp.call_tool("browser_navigate", {"url": "chrome://crash"})
             await mcp.call_tool("browser_snapshot", {})
             await mcp.call_tool("browser_close", {})
-        assert await wait_until_gone_async(browsers) == []
         zombies = lambda: _zombies_of(init.pid, webhand.pid)  # noqa: E731
-        assert await _until(lambda: not zombies()), f"zombies left: {[(z.pid, z.ppid()) for z in zombies()]}"
+        assert await _until(lambda: not zombies()), f"{len(zombies())} zombies left: {zombies()}"
+        assert await wait_until_gone_async(browsers) == []
