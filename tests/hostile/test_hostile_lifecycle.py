@@ -37,6 +37,18 @@ async def test_the_call_after_an_idle_close_says_the_old_session_and_its_cookies
         assert "idle" not in again.text, "said once, not on every call"
 
 
+async def test_a_named_session_closed_for_idleness_is_refused_with_the_reason(tmp_path_factory, site):
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, idle_timeout=0.5, idle_check_interval=0.1)
+    async with Webhand(settings) as wh:
+        tools = wh.context("idle-named")
+        assert not (await tools.call("browser_session_create", {"name": "admin"})).is_error
+        assert not (await tools.call("browser_navigate", {"url": site.url("login.html"), "session": "admin"})).is_error
+        assert await _until(lambda: not wh.sessions.list("idle-named")), "the idle reaper closed the session"
+        reply = await tools.call("browser_snapshot", {"session": "admin"})
+        assert reply.is_error and "No session named 'admin' is open" in reply.text, reply.text
+        assert "closed after" in reply.text and "cookies and storage are gone" in reply.text, reply.text
+
+
 # A container's process 1 that never reaps: it makes itself the subreaper of everything below it,
 # starts `webhand mcp` (which inherits its stdin and stdout, the client's pipes) and waits only
 # for that one child. Orphans that reach it stay zombies, as under an init-less container.

@@ -177,7 +177,9 @@ class SessionManager:
                 and not self.settings.create_named_sessions_implicitly:
             # A typo (or a session just destroyed) must not silently start a fresh browser.
             names = sorted(k.name for k in self._sessions if k.conversation == conversation_id)
-            raise SessionNotFound(f"No session named {key.name!r} is open (open: {', '.join(names) or 'none'}).",
+            closed = self._closed_for_idleness.pop(key, None)  # told here: browser_session_create starts anew
+            why = f" {closed}" if closed else ""
+            raise SessionNotFound(f"No session named {key.name!r} is open (open: {', '.join(names) or 'none'}).{why}",
                                   f"Start it with browser_session_create name={key.name!r}, or leave out `session` "
                                   "to use the default session.")
         if session is not None:
@@ -242,9 +244,9 @@ class SessionManager:
         prepared.context.downloads_dir = files.downloads
         session = Session(key, self.settings, prepared.browser, prepared.context, prepared.events,
                           owns_browser=prepared.owns_browser, files=files)
-        notice = self._closed_for_idleness.pop(key, None)
-        if notice is not None:
-            session.notices.append(notice)
+        closed = self._closed_for_idleness.pop(key, None)
+        if closed is not None:
+            session.notices.append(f"{closed} This call runs in a fresh browser session.")
         self._sessions[key] = session
         session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
         if not custom:
@@ -398,8 +400,7 @@ class SessionManager:
         where = f" (its page was {shorten(tab.url)})" if tab is not None and not tab.closed and tab.url else ""
         self._closed_for_idleness[key] = (
             f"The browser session {key.name!r} was closed after {session.idle_for():.0f} s without a call "
-            f"(idle_timeout is {self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone. "
-            "This call runs in a fresh browser session.")
+            f"(idle_timeout is {self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone.")
         while len(self._closed_for_idleness) > _IDLE_NOTICES_KEPT:
             self._closed_for_idleness.popitem(last=False)
 
