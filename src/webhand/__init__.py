@@ -22,10 +22,12 @@ _EXPORTS = {
     "ToolResult": "webhand.response", "CATALOG": "webhand.tools", "Tool": "webhand.tools",
     "Browser": "webhand.api", "ToolCallFailed": "webhand.api", "open_browser": "webhand.api",
     "ToolDispatcher": "webhand.surfaces.schemas", "definitions": "webhand.surfaces.schemas",
+    "adopt_orphans": "webhand.engine.subreaper",
 }
 
 __all__ = ["CATALOG", "Browser", "ImageBlock", "Settings", "Tool", "ToolCallFailed", "ToolContext", "ToolDispatcher",
-           "ToolResult", "Webhand", "WebhandError", "__version__", "definitions", "load_settings", "open_browser"]
+           "ToolResult", "Webhand", "WebhandError", "__version__", "adopt_orphans", "definitions", "load_settings",
+           "open_browser"]
 
 
 def __getattr__(name: str) -> object:

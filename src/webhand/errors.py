@@ -94,6 +94,14 @@ class SessionClosed(WebhandError):
     """The session (or its browser) is gone, e.g. the browser crashed."""
 
 
+class PageCrashed(WebhandError):
+    """The renderer of a page crashed (or was killed); its tab was replaced by a fresh one."""
+
+
+class PageUnresponsive(WebhandError):
+    """A page stopped answering (e.g. a script that never ends); webhand ended it and opened a fresh tab."""
+
+
 class RefNotFound(WebhandError):
     """A ref names no element of the current page: stale, from another page, or never issued."""
 

@@ -103,10 +103,11 @@ class ToolContext:
         try:
             tool = self._tool(name)
             args = tool.parse(arguments)
-            timeout = float(getattr(args, "timeout", None) or settings.timeout) + _CALL_MARGIN_SECONDS
+            own_timeout = float(getattr(args, "timeout", None) or settings.timeout)
+            timeout = own_timeout + _CALL_MARGIN_SECONDS
             try:
                 async with asyncio.timeout(timeout):
-                    await self._run(tool, args, response)
+                    await self._run(tool, args, response, own_timeout)
             except TimeoutError:
                 raise ActionTimeout(f"{name} did not finish within {timeout:g} s.",
                                     "The page may be hung: call browser_snapshot, or browser_close to start over.") from None
@@ -127,7 +128,7 @@ class ToolContext:
             raise UnknownTool(f"Tool {name!r} is {known}.", "Available tools: " + ", ".join(sorted(self.webhand.tools)) + ".")
         return tool
 
-    async def _run(self, tool: "Tool", args: Any, response: Response) -> None:
+    async def _run(self, tool: "Tool", args: Any, response: Response, timeout: float) -> None:
         if tool.manages_sessions:
             await tool.handle(ConversationSessions(self.webhand.sessions, self.conversation_id), args, response)
             return
@@ -142,7 +143,8 @@ class ToolContext:
             session.notices.clear()
             try:
                 # Through the session, so that a JavaScript dialog can never hang the call.
-                await session.run(lambda: tool.handle(session, args, response), response, during_dialog=tool.during_dialog)
+                await session.run(lambda: tool.handle(session, args, response), response,
+                                  during_dialog=tool.during_dialog, timeout=timeout)
             finally:
                 session.touch()
                 session.first_call_done.set()

@@ -16,17 +16,21 @@ import asyncio
 import atexit
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
-from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError
+from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
 from webhand.session.session import Session, SessionKey
 
 log = logging.getLogger("webhand.sessions")
+
+#: How many idle-closed sessions are remembered, to tell their next call what happened.
+_IDLE_NOTICES_KEPT = 1000
 
 
 @dataclass
@@ -74,6 +78,11 @@ class SessionManager:
         self._reaper: asyncio.Task[None] | None = None
         self._boot: asyncio.Task[None] | None = None
         self._refills: set[asyncio.Task[None]] = set()
+        self._closing: set[asyncio.Task[None]] = set()  # sessions whose browser died, being cleaned up
+        self._dying: set[Session] = set()
+        # Sessions the idle reaper closed, and what to tell the next call that reaches for them
+        # (oldest dropped first: a conversation that never comes back must not grow this forever).
+        self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
         self._stopping = False
         self._loop_guard: AsyncGenerator[None, None] | None = None
         atexit.register(self._kill_at_exit)
@@ -135,7 +144,7 @@ class SessionManager:
             task.cancel()
         sessions = list(self._sessions.values())
         self._sessions.clear()
-        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        await asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True)
         await self._discard_reserve()
         if self._shared is not None:
             await self._shared.close()
@@ -149,7 +158,7 @@ class SessionManager:
 
     def _kill_at_exit(self) -> None:
         """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own."""
-        for session in self._sessions.values():
+        for session in [*self._sessions.values(), *self._dying]:
             if session.owns_browser:
                 session.browser.kill_now()
         if self._reserve is not None and self._reserve.done() and not self._reserve.cancelled() \
@@ -168,7 +177,9 @@ class SessionManager:
                 and not self.settings.create_named_sessions_implicitly:
             # A typo (or a session just destroyed) must not silently start a fresh browser.
             names = sorted(k.name for k in self._sessions if k.conversation == conversation_id)
-            raise SessionNotFound(f"No session named {key.name!r} is open (open: {', '.join(names) or 'none'}).",
+            closed = self._closed_for_idleness.pop(key, None)  # told here: browser_session_create starts anew
+            why = f" {closed}" if closed else ""
+            raise SessionNotFound(f"No session named {key.name!r} is open (open: {', '.join(names) or 'none'}).{why}",
                                   f"Start it with browser_session_create name={key.name!r}, or leave out `session` "
                                   "to use the default session.")
         if session is not None:
@@ -176,13 +187,28 @@ class SessionManager:
                 return session
             # The browser died (crash, OOM kill): drop it and start over, and say so.
             self._sessions.pop(key, None)
-            with contextlib.suppress(Exception):
-                await session.close()
+            self._close_in_background(session)
             fresh = await self._create(key)
             fresh.notices.append("The previous browser of this session had exited; a new one was started "
                                  "(pages, cookies and storage of the old one are gone).")
             return fresh
         return await self._create(key)
+
+    def _close_in_background(self, session: Session) -> None:
+        """Clean up after a session whose browser died (what is left of its process group, its
+        user-data dir) without holding up the call that replaces it: that took seconds on a busy
+        machine, and the call must answer within its own timeout."""
+        self._dying.add(session)
+        task = asyncio.create_task(session.close(), name="webhand-close-dead-session")
+        self._closing.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._closing.discard(finished)
+            self._dying.discard(session)
+            if not finished.cancelled() and finished.exception() is not None:
+                log.warning("cleaning up after a dead browser failed: %s", finished.exception())
+
+        task.add_done_callback(done)
 
     async def create(self, conversation_id: str, name: str, *, viewport: Viewport | None = None) -> Session:
         """Start a new named session (refused if that name is already open in the conversation)."""
@@ -218,6 +244,9 @@ class SessionManager:
         prepared.context.downloads_dir = files.downloads
         session = Session(key, self.settings, prepared.browser, prepared.context, prepared.events,
                           owns_browser=prepared.owns_browser, files=files)
+        closed = self._closed_for_idleness.pop(key, None)
+        if closed is not None:
+            session.notices.append(f"{closed} This call runs in a fresh browser session.")
         self._sessions[key] = session
         session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
         if not custom:
@@ -238,7 +267,9 @@ class SessionManager:
         task.add_done_callback(self._refills.discard)
 
     async def kill_session(self, conversation_id: str, name: str | None = None) -> bool:
-        session = self._sessions.pop(SessionKey(conversation_id, _validate_name(name)), None)
+        key = SessionKey(conversation_id, _validate_name(name))
+        self._closed_for_idleness.pop(key, None)  # closed on purpose: nothing left to tell
+        session = self._sessions.pop(key, None)
         if session is None:
             return False
         await session.close()
@@ -251,6 +282,8 @@ class SessionManager:
         even one with the same id, gets a new folder and cannot reach them."""
         self._files.pop(conversation_id, None)
         keys = [k for k in self._sessions if k.conversation == conversation_id]
+        for key in [k for k in self._closed_for_idleness if k.conversation == conversation_id]:
+            del self._closed_for_idleness[key]  # the conversation ended: no next call to tell
         for key in keys:
             await self.kill_session(key.conversation, key.name)
         return len(keys)
@@ -356,9 +389,20 @@ class SessionManager:
                 if session.lock.locked() or session.idle_for() < self.settings.idle_timeout:
                     continue
                 log.info("closing %s of %s after %.0f s idle", key.name, key.conversation, session.idle_for())
+                self._remember_idle_close(key, session)
                 self._sessions.pop(key, None)
                 with contextlib.suppress(Exception):
                     await session.close()
+
+    def _remember_idle_close(self, key: SessionKey, session: Session) -> None:
+        """Keep what the next call of this session must hear: it will land in a fresh browser."""
+        tab = session.active_tab
+        where = f" (its page was {shorten(tab.url)})" if tab is not None and not tab.closed and tab.url else ""
+        self._closed_for_idleness[key] = (
+            f"The browser session {key.name!r} was closed after {session.idle_for():.0f} s without a call "
+            f"(idle_timeout is {self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone.")
+        while len(self._closed_for_idleness) > _IDLE_NOTICES_KEPT:
+            self._closed_for_idleness.popitem(last=False)
 
 
 class ConversationSessions:

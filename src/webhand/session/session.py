@@ -21,14 +21,17 @@ from typing import TYPE_CHECKING
 from webhand.config import Settings
 from webhand.engine.driver import (Browser, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
                                    TabEvents)
-from webhand.errors import DialogPending, InvalidArgument, SessionClosed
+from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionClosed
 from webhand.paths import ConversationFiles
 from webhand.response import Response
+from webhand.session import recovery
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
 _ANNOUNCED_CAP_SECONDS = 5.0
 #: How long a cancelled action may take to unwind after a dialog interrupted it.
 _UNWIND_CAP_SECONDS = 2.0
+#: The same after its page hung and was ended: the reply is due within the tool's timeout.
+_HUNG_UNWIND_CAP_SECONDS = 0.3
 
 
 if TYPE_CHECKING:  # only for the annotation: page code does not belong to a session's import
@@ -71,6 +74,7 @@ class Session:
         self.closed = False
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
+        self._replacing = False  # the active tab was ended by recovery: open a fresh one in its place
         self.dialogs: list[Dialog] = []  # open JavaScript dialogs, oldest first
         self.file_chooser: FileChooser | None = None  # the last file chooser the page opened, until answered
         self.downloads: list[Download] = []
@@ -142,11 +146,28 @@ class Session:
             raise SessionClosed(f"The {self.key} is closed.", "Call the tool again to start a new one.")
         if self._active is None or self._active.closed:
             open_tabs = [t for t in self.context.tabs if not t.closed]
-            self._active = open_tabs[-1] if open_tabs else await self.context.new_tab()
+            if open_tabs and not self._replacing:
+                self._active = open_tabs[-1]
+            else:
+                self._active = await self.context.new_tab()
+                if self._replacing:
+                    self.told_tabs.add(self._active.index)  # the recovery message said it
+            self._replacing = False
+        return self._active
+
+    @property
+    def active_tab(self) -> Tab | None:
         return self._active
 
     def activate(self, tab: Tab) -> None:
         self._active = tab
+        self._replacing = False
+
+    def replace_active_tab(self) -> None:
+        """The active tab's page crashed or hung and was ended: the next use opens a fresh tab in its
+        place (rather than switching to another tab the model did not choose)."""
+        self._active = None
+        self._replacing = True
 
     async def element(self, ref: str | None, selector: str | None) -> Element:
         """The element an action names: by ref (exact, never re-matched) or by CSS selector."""
@@ -172,33 +193,51 @@ class Session:
             raise DialogPending(f"A JavaScript dialog blocks the page: {describe_dialog(dialogs[0], hint=False)}.",
                                 "Call browser_handle_dialog (accept true or false) first, then call this tool again.")
 
-    async def run(self, work: Callable[[], Awaitable[None]], response: Response, *, during_dialog: bool = False) -> None:
+    async def run(self, work: Callable[[], Awaitable[None]], response: Response, *, during_dialog: bool = False,
+                  timeout: float | None = None) -> None:
         """Run one tool's work; reply with what the page did meanwhile (dialogs, downloads, choosers).
 
         An open dialog blocks the page's JavaScript, so a tool that needs the page would wait for
         ever: tools are refused while a dialog is open (except those that answer it), and a tool
-        that opens one is stopped there and replies with the dialog instead of hanging.
+        that opens one is stopped there and replies with the dialog instead of hanging. A crashed
+        or hung page is replaced by a fresh tab (recovery.py); ``timeout`` is the tool's own.
         """
+        timeout = timeout or self.settings.timeout
+        for line in await recovery.replace_crashed(self):  # crashed since the last call
+            response.add(line)
         if not during_dialog:
             self.refuse_if_dialog()
         seen = self.events_seen
         tabs_before = {t.index for t in self.context.tabs}
         self._interrupt = asyncio.get_running_loop().create_future()
         task = asyncio.ensure_future(work())
+        verdict = recovery.ANSWERING
         try:
-            await asyncio.wait({task, self._interrupt}, return_when=asyncio.FIRST_COMPLETED)
+            verdict = await recovery.watch(task, self._interrupt, lambda: self._active, timeout,
+                                           lambda: bool(self.open_dialogs()))
+            if verdict.kind == "stalled" and verdict.tab is not None:
+                response.add(await recovery.stop_stalled(verdict.tab, verdict.url, timeout))
+            if verdict.kind != "hung":
+                await asyncio.wait({task, self._interrupt}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the call ran out of time: stop the work, skip the report
             await _stop(task)
             raise
         finally:
             self._interrupt = None
-        interrupted = not task.done()
-        if interrupted:
-            await _stop(task)  # a dialog opened: the work cannot finish until it is answered
         try:
-            if not interrupted:
-                task.result()  # the tool's own error, reported after what the page did meanwhile
+            if verdict.kind == "hung" and verdict.tab is not None:  # end the page first: the work then unwinds at once
+                raise await recovery.end_hung(self, verdict.tab, response.tool, timeout)
+            if task.done():
+                try:
+                    task.result()  # the tool's own error, reported after what the page did meanwhile
+                except PageCrashed:
+                    raise await recovery.crashed_during(self, response.tool) from None
         finally:
+            # Still running: a dialog opened (the work cannot finish until it is answered) or the page
+            # hung (the reply is due now). Done: its outcome is retrieved.
+            await _stop(task, _HUNG_UNWIND_CAP_SECONDS if verdict.kind == "hung" else _UNWIND_CAP_SECONDS)
+            for line in await recovery.replace_crashed(self, then="the next call opens a fresh tab"):
+                response.add(line)  # crashed under a tool that still finished
             await self._settle()
             await self._tell_new_tabs(tabs_before, response)
             self._tell_events_since(seen, response)
@@ -261,11 +300,13 @@ def describe_dialog(dialog: Dialog, *, hint: bool = True) -> str:
     return f"{article} {text} opened. The page waits for it: call {how}."
 
 
-async def _stop(task: asyncio.Future[None]) -> None:
+async def _stop(task: asyncio.Future[None], cap: float = _UNWIND_CAP_SECONDS) -> None:
     """Cancel a tool's work and let it unwind, briefly: its clean-up may touch the blocked page."""
-    deadline = time.monotonic() + _UNWIND_CAP_SECONDS
+    deadline = time.monotonic() + cap
     while not task.done() and (left := deadline - time.monotonic()) > 0:
         task.cancel()
         await asyncio.wait({task}, timeout=min(left, 0.5))  # cancel again if its clean-up hangs
     if task.done() and not task.cancelled():
         task.exception()  # retrieved, so that asyncio does not log it: the dialog is the news
+    elif not task.done():  # left to finish on its own: its outcome is no news either
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())

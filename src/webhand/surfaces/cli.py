@@ -57,6 +57,9 @@ def config_origin(args: argparse.Namespace) -> str:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
+    from webhand.engine.subreaper import adopt_orphans
+
+    adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/subreaper.py)
     settings = _settings(args)
     if args.port is None:
         from webhand.surfaces.stdio import serve

@@ -24,6 +24,7 @@ from typing import Any
 
 from webhand import __version__
 from webhand.config import Settings
+from webhand.engine.subreaper import adopt_orphans
 from webhand.host import Webhand
 from webhand.locations import runtime_dir
 from webhand.response import ToolResult
@@ -182,6 +183,7 @@ def _announce(ready: Any, message: str) -> None:
 
 def run_daemon(settings: Settings, *, announce: bool = True, origin: str = "") -> int:
     """Run in the foreground (``webhand daemon run``); the CLI starts it detached."""
+    adopt_orphans()  # the daemon owns its process: reap the browsers' orphans (engine/subreaper.py)
     ready = None
     if announce:
         ready = os.fdopen(os.dup(sys.stdout.fileno()), "w")

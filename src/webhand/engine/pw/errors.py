@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 from playwright.async_api import Error as PWError
 from playwright.async_api import TimeoutError as PWTimeout
 
-from webhand.errors import ActionTimeout, ElementNotActionable, NavigationFailed, SessionClosed, WebhandError
+from webhand.errors import (ActionTimeout, ElementNotActionable, NavigationFailed, PageCrashed, SessionClosed,
+                            WebhandError)
 
 SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 
@@ -19,6 +20,9 @@ def translate(error: Exception, doing: str, timeout: float | None = None) -> Web
     text = str(error)
     first = text.splitlines()[0] if text else type(error).__name__
     lowered = text.lower()
+    # Playwright says "Target crashed" or "Page crashed"; the session replaces the tab (session/recovery.py).
+    if "target crashed" in lowered or "page crashed" in lowered:
+        return PageCrashed(f"{doing} failed: the page crashed.", "Call the tool again: it runs in a fresh tab.")
     if "has been closed" in lowered or "target closed" in lowered or "browser has disconnected" in lowered:
         return SessionClosed(f"{doing} failed: the page or browser was closed.",
                              "Call the tool again to start a fresh browser, or browser_tabs to pick another tab.")

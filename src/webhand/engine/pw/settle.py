@@ -54,6 +54,7 @@ class RequestTracker:
         self.page = page
         self.policy = policy
         self.inflight: set[PWRequest] = set()
+        self.documents_awaited: set[PWRequest] = set()  # main-frame navigations with no response yet
         self.refusals = policy.log_for(page.context) if policy is not None and policy.active else None
         self.watch: PlaywrightActionWatch | None = None
         self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
@@ -73,11 +74,15 @@ class RequestTracker:
     def _on_request(self, request: PWRequest) -> None:
         self._busy()
         self.inflight.add(request)
+        if request.is_navigation_request() and _frame_of(request) == self.page.main_frame:
+            self.documents_awaited.add(request)
         if self.watch:
             self.watch.started(request)
         self.activity.set()
 
     def _on_response(self, response: PWResponse) -> None:
+        self.documents_awaited.discard(response.request)
+        self.activity.set()
         if self.watch and response.status >= 400:
             request = response.request
             refused = self.policy.refused_response(request.url, response.headers) if self.policy else None
@@ -93,6 +98,7 @@ class RequestTracker:
     def _on_done(self, request: PWRequest) -> None:
         self._busy()
         self.inflight.discard(request)
+        self.documents_awaited.discard(request)
         if self.watch:
             self.watch.finished(request)
         self.activity.set()
@@ -100,6 +106,7 @@ class RequestTracker:
     def _on_failed(self, request: PWRequest) -> None:
         self._busy()
         self.inflight.discard(request)
+        self.documents_awaited.discard(request)
         if self.watch:
             self.watch.finished(request)
             reason = request.failure or "failed"
@@ -138,6 +145,13 @@ class RequestTracker:
             except asyncio.TimeoutError:
                 pass
         return True
+
+
+def _frame_of(request: PWRequest) -> Any:
+    try:
+        return request.frame
+    except PWError:  # a service worker's request belongs to no frame
+        return None
 
 
 class PlaywrightActionWatch:

@@ -17,6 +17,7 @@ from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
 from webhand.engine.pw.network import NetworkLog
 from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
+from webhand.engine.pw.liveness import TabLiveness
 from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.settle import document_loaded
 from webhand.engine.pw.javascript import TabJavaScript
@@ -28,7 +29,8 @@ _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _ERROR_PAGE_CAP_SECONDS = 5.0
 
 
-class PlaywrightTab(TabActions, TabJavaScript):  # history, keys, waiting, policy: tab_actions.py; eval: javascript.py
+# History, keys, waiting, policy: tab_actions.py; evaluating: javascript.py; crash, hang: liveness.py.
+class PlaywrightTab(TabActions, TabJavaScript, TabLiveness):
     def __init__(self, page: PWPage, index: int, events: TabEvents, policy: OriginPolicy | None = None) -> None:
         self.page = page
         self.index = index
@@ -41,6 +43,7 @@ class PlaywrightTab(TabActions, TabJavaScript):  # history, keys, waiting, polic
         page.on("pageerror", self._on_page_error)
         page.on("dialog", self._on_dialog)
         page.on("filechooser", self._on_file_chooser)  # listening makes Playwright intercept choosers
+        self._watch_crash()
         # Told the moment the page asks for a new window (window.open, target=_blank), before the
         # new tab exists: the context counts it so an action can wait for the tab (context.py).
         self.on_window_open: Any = None
@@ -84,7 +87,7 @@ class PlaywrightTab(TabActions, TabJavaScript):  # history, keys, waiting, polic
 
     @property
     def closed(self) -> bool:
-        return self.page.is_closed()
+        return self.page.is_closed() or self._ended
 
     async def title(self) -> str:
         """The page's title, from the tab's history entry (kept current by the browser, also when

@@ -1,0 +1,84 @@
+"""Is a tab's page still alive: its crash, a hang test, stopping a stalled navigation, and ending
+the page from the browser side.
+
+A mixin of ``PlaywrightTab`` (tab.py), kept apart so that each file stays short. The session
+decides what to do with a crashed or hung page (``session/recovery.py``); this is only how to
+tell and how to end it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from playwright.async_api import CDPSession
+from playwright.async_api import Error as PWError
+from playwright.async_api import Page as PWPage
+
+from webhand.engine.pw.errors import translated
+from webhand.engine.pw.settle import RequestTracker
+
+#: How long ending a tab waits for the browser to confirm that it closed (it goes on in the background).
+_END_CAP_SECONDS = 0.5
+
+
+class TabLiveness:
+    page: PWPage
+    _tracker: RequestTracker  # the tab's requests in flight (settle.py)
+    _session: Callable[[], Awaitable[CDPSession]]  # the tab's own CDP session (tab.py)
+
+    def _watch_crash(self) -> None:
+        self._crashed = False
+        self._ended = False  # end() was called: the tab counts as closed from then on
+        self.page.on("crash", self._on_crash)
+
+    def _on_crash(self, _: Any) -> None:
+        self._crashed = True
+
+    @property
+    def crashed(self) -> bool:
+        return self._crashed
+
+    async def ping(self) -> str | None:
+        """Evaluating ``0`` needs the renderer's main thread, which a script that never ends holds.
+        Any answer counts, an error too. While the main frame waits for a server's response, the
+        browser holds every message to the page until the navigation commits: that silence says
+        nothing about the page, so the navigation's URL is returned instead."""
+        tracker = self._tracker
+        try:
+            answer = asyncio.ensure_future((await self._session()).send("Runtime.evaluate", {"expression": "0"}))
+        except PWError:
+            return None  # the tab is closing: not hung
+        answer.add_done_callback(lambda done: done.cancelled() or done.exception())  # errors are answers too
+        try:
+            while not answer.done():
+                if tracker.documents_awaited:
+                    return next(iter(tracker.documents_awaited)).url
+                tracker.activity.clear()
+                event = asyncio.ensure_future(tracker.activity.wait())
+                try:
+                    await asyncio.wait({answer, event}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    event.cancel()
+            return None
+        finally:
+            answer.cancel()
+
+    async def stop_loading(self) -> None:
+        """``Page.stopLoading`` is handled by the browser process, so it gets through while the
+        browser holds the page's other messages; the held ones then reach the page."""
+        async with translated("Stopping the navigation"):
+            await (await self._session()).send("Page.stopLoading")
+
+    async def end(self) -> None:
+        """Playwright closes a page without ``run_before_unload`` by ``Target.closeTarget`` on the
+        browser's own CDP session: handled by the browser process, so it works on a hung page, never
+        waits for unload handlers, and Chromium ends the renderer that no tab uses any more. The tab
+        counts as closed at once; the browser's confirmation is awaited only briefly."""
+        if self.page.is_closed() or self._ended:
+            return
+        self._ended = True
+        closing = asyncio.ensure_future(self.page.close(run_before_unload=False))
+        closing.add_done_callback(lambda done: done.cancelled() or done.exception())  # gone either way
+        await asyncio.wait({closing}, timeout=_END_CAP_SECONDS)
