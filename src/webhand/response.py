@@ -82,7 +82,9 @@ class Response:
         if size <= limit:
             self.add(text)
             return
-        path = self.write_file(text, what.replace(" ", "-"), suffix)
+        # Masked once, before the cut: a cut through a secret would leave its first half unmasked.
+        text = secrets.redact(text, self.settings.secrets_file)
+        path = self._save(text, what.replace(" ", "-"), suffix)
         preview = text[: min(200, limit // 2)].rstrip()
         self.add(f"The {what} is {size:,} bytes, more than the {limit:,}-byte reply limit: saved to {path}.")
         if hint:
@@ -90,11 +92,19 @@ class Response:
         self.add(f"It begins:\n{preview}…")
 
     def write_file(self, text: str, stem: str, suffix: str) -> Path:
+        return self._save(secrets.redact(text, self.settings.secrets_file), stem, suffix)  # a saved reply is still a reply
+
+    def _save(self, masked_text: str, stem: str, suffix: str) -> Path:
         path = self.files.large_replies / f"{stem}-{_stamp()}{suffix}"
-        text = secrets.redact(text, self.settings.secrets_file)  # a saved reply is still a reply
-        self.files.write(path, text.encode(errors="replace"))  # a page's lone surrogates must not fail the call
+        self.files.write(path, masked_text.encode(errors="replace"))  # a page's lone surrogates must not fail the call
         self._files.append(str(path))
         return path
+
+    def clip(self, text: str, limit: int) -> str:
+        """``text`` cut to ``limit`` characters, secrets masked first: a cut through a secret would
+        leave its first part unmasked."""
+        text = secrets.redact(text, self.settings.secrets_file)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
 
     def fail(self, error: WebhandError) -> None:
         self._error = error
@@ -123,18 +133,8 @@ def _redacted(result: ToolResult, secrets_file: Path | None) -> ToolResult:
         return result
     result.text = secrets.redact(result.text, secrets_file)
     if result.data is not None:
-        result.data = _redact_value(result.data, secrets_file)
+        result.data = secrets.redact_data(result.data, secrets_file)
     return result
-
-
-def _redact_value(value: Any, secrets_file: Path) -> Any:
-    if isinstance(value, str):
-        return secrets.redact(value, secrets_file)
-    if isinstance(value, dict):
-        return {k: _redact_value(v, secrets_file) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_redact_value(v, secrets_file) for v in value]
-    return value
 
 
 def to_json_text(value: Any) -> str:

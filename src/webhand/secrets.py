@@ -1,81 +1,229 @@
-"""Secrets the model may type but never see.
+"""Secrets the model may type but never see, and only on the sites they belong to.
 
-The user keeps ``NAME=value`` lines in the file ``secrets_file`` names. The model writes
-``<secret>NAME</secret>`` wherever it would type the value; ``expand`` puts the real value in
-just before it reaches the browser, and ``redact`` (run by ``Response.result`` on every reply)
-turns any value back into its placeholder, so a reply, log line or history entry built from a
-reply never holds one (not even a snapshot showing the filled field).
+The user keeps them in the file ``secrets_file`` names::
+
+    # NAME=value; the value may be quoted ('…' or "…") to keep spaces at its ends
+    GITHUB_PASSWORD=p@ss w0rd+Zq!9
+    # Optional: the only origins it may be typed on (spaces or commas between them)
+    GITHUB_PASSWORD.origins=https://github.com https://*.github.com
+
+The model writes ``<secret>NAME</secret>`` wherever it would type the value; ``expand`` puts the
+real value in just before it reaches the browser, after checking that the field's origin is one
+the secret may be typed on. ``redact`` (run by ``Response.result`` on every reply, and on every
+file webhand writes) turns the value back into its placeholder in any of its usual encodings
+(``secret_forms``), so a reply, log line or history entry built from a reply never holds one.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
-from webhand.errors import ConfigError, InvalidArgument
+from webhand.errors import ConfigError, InvalidArgument, PolicyRefused
+from webhand.secret_forms import masking_pattern
 
 # Every occurrence of a value is masked in every reply, so a very short value ("ab") would
 # garble ordinary text; such a secret is refused when the file is read.
 MIN_LENGTH = 4
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"<secret>\s*([A-Za-z_][A-Za-z0-9_]*)\s*</secret>")
-_cache: dict[Path, tuple[float, dict[str, str]]] = {}
+_ORIGINS_SUFFIX = ".origins"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def placeholder(name: str) -> str:
     return f"<secret>{name}</secret>"
 
 
-def load(path: Path | None) -> dict[str, str]:
-    """NAME -> value from the secrets file; re-read when the file changes. Empty without a file."""
-    if path is None:
-        return {}
+# origins ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OriginRule:
+    """One origin a secret may be typed on: ``scheme://host[:port]``; a ``*.`` first label
+    covers the domain and its subdomains. The scheme is required: http is not https."""
+
+    text: str
+    scheme: str
+    host: str
+    port: int
+    wildcard: bool
+
+    @classmethod
+    def parse(cls, text: str) -> "OriginRule":
+        parts = urlsplit(text)
+        wildcard = parts.netloc.startswith("*.")
+        try:
+            bare = urlsplit(text.replace("*.", "", 1)) if wildcard else parts
+            port = bare.port
+        except ValueError:
+            port, bare = None, None
+        if (bare is None or parts.scheme.lower() not in _DEFAULT_PORTS or not bare.hostname
+                or parts.path not in ("", "/") or parts.query or parts.fragment or parts.username):
+            raise ValueError(text)
+        host = _host(bare.hostname)
+        return cls(text, parts.scheme.lower(), host, port or _DEFAULT_PORTS[parts.scheme.lower()], wildcard)
+
+    def matches(self, origin: str) -> bool:
+        parts = urlsplit(origin)
+        try:
+            port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+        except ValueError:
+            return False
+        host = _host(parts.hostname or "")
+        if parts.scheme != self.scheme or port != self.port or not host:
+            return False
+        return host == self.host or (self.wildcard and host.endswith("." + self.host))
+
+
+def _host(host: str) -> str:
+    """A host as browsers compare it: lower case, no trailing dot, IDNA (punycode)."""
+    host = host.lower().rstrip(".")
     try:
-        mtime = path.stat().st_mtime
-    except OSError:
+        return host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError:
+        return host
+
+
+# the secrets file ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Secret:
+    name: str
+    value: str
+    origins: tuple[OriginRule, ...] = ()  # empty: any origin
+
+
+class SecretBook:
+    """The secrets of one file, with the pattern that finds any of them (built once per file)."""
+
+    def __init__(self, secrets: dict[str, Secret]) -> None:
+        self.secrets = secrets
+        # Longest values first, so that a secret containing another is masked whole.
+        ordered = sorted(secrets.values(), key=lambda s: -len(s.value))
+        self._names = [s.name for s in ordered]
+        self._pattern = masking_pattern([s.value for s in ordered]) if ordered else None
+
+    def mask(self, text: str) -> str:
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(lambda match: placeholder(self._names[int(match.lastgroup[1:])]), text)  # type: ignore[index]
+
+
+_cache: dict[Path, tuple[tuple[int, int], SecretBook]] = {}
+
+
+def load(path: Path | None) -> SecretBook:
+    """The secrets of ``path`` (none without a file); re-read when the file changes."""
+    if path is None:
+        return SecretBook({})
+    try:
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        cached = _cache.get(path)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeError):
         raise ConfigError(f"The secrets file {path} cannot be read.", "Fix secrets_file in the configuration.") from None
-    cached = _cache.get(path)
-    if cached and cached[0] == mtime:
-        return cached[1]
+    book = SecretBook(_parse(lines, path))
+    _cache[path] = (stamp, book)
+    return book
+
+
+def _parse(lines: list[str], path: Path) -> dict[str, Secret]:
     values: dict[str, str] = {}
-    for line in path.read_text().splitlines():
+    origins: dict[str, tuple[OriginRule, ...]] = {}
+    for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
-        name, _, value = line.partition("=")
-        value = value.strip()
+        key, _, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        name = key.removesuffix(_ORIGINS_SUFFIX)
+        if not _NAME.fullmatch(name):  # never quote the line: it holds a value
+            raise ConfigError(f"Line {number} of {path} does not start with a secret name (letters, digits, _).",
+                              "Write NAME=value, or NAME.origins=https://site.example.")
+        if key != name:
+            origins[name] = _parse_origins(name, value, path)
+            continue
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
-        if name.strip() and value:
+        if value:
             if len(value) < MIN_LENGTH:
-                raise ConfigError(f"The secret {name.strip()} in {path} is shorter than {MIN_LENGTH} characters; "
+                raise ConfigError(f"The secret {name} in {path} is shorter than {MIN_LENGTH} characters; "
                                   "a value that short would be masked wherever it appears in replies.",
                                   "Use a longer value, or remove the line.")
-            values[name.strip()] = value
-    _cache[path] = (mtime, values)
-    return values
+            values[name] = value
+    for name in origins.keys() - values.keys():
+        raise ConfigError(f"{path} gives origins for {name}, but no value for it.",
+                          f"Add a {name}=value line, or remove {name}{_ORIGINS_SUFFIX}.")
+    return {name: Secret(name, value, origins.get(name, ())) for name, value in values.items()}
 
 
-def expand(text: str, path: Path | None) -> str:
-    """``text`` with each ``<secret>NAME</secret>`` replaced by its value."""
+def _parse_origins(name: str, text: str, path: Path) -> tuple[OriginRule, ...]:
+    rules = []
+    for item in text.replace(",", " ").split():
+        try:
+            rules.append(OriginRule.parse(item))
+        except ValueError:
+            raise ConfigError(f"{name}{_ORIGINS_SUFFIX} in {path} has {item!r}, which is not an origin.",
+                              "Write origins as https://site.example[:port], or https://*.site.example "
+                              "for a domain and its subdomains.") from None
+    if not rules:
+        raise ConfigError(f"{name}{_ORIGINS_SUFFIX} in {path} names no origin.",
+                          "List at least one, e.g. https://site.example, or remove the line.")
+    return tuple(rules)
+
+
+# using them ------------------------------------------------------------------------------------
+def mentions_secret(text: str) -> bool:
+    return _PLACEHOLDER.search(text) is not None
+
+
+def expand(text: str, path: Path | None, *, origin: str) -> str:
+    """``text`` with each ``<secret>NAME</secret>`` replaced by its value, for a field on ``origin``
+    (``scheme://host[:port]``, or "null" for an opaque origin)."""
     if "<secret>" not in text:
         return text
-    values = load(path)
+    book = load(path)
 
     def value_of(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in values:
-            known = ", ".join(sorted(values)) or "none (no secrets_file is configured)"
-            raise InvalidArgument(f"There is no secret named {name}.", f"Known secrets: {known}.")
-        return values[name]
+        secret = book.secrets.get(match.group(1))
+        if secret is None:
+            known = ", ".join(sorted(book.secrets)) or "none (no secrets_file is configured)"
+            raise InvalidArgument(f"There is no secret named {match.group(1)}.", f"Known secrets: {known}.")
+        if secret.origins and not any(rule.matches(origin) for rule in secret.origins):
+            allowed = ", ".join(rule.text for rule in secret.origins)
+            raise PolicyRefused(f"The secret {secret.name} may only be typed on {allowed}; this field is on {origin}. "
+                                "Nothing was typed.",
+                                "Type it only into a field of one of those origins. The user sets them in the "
+                                f"secrets file ({secret.name}{_ORIGINS_SUFFIX}).")
+        return secret.value
 
     return _PLACEHOLDER.sub(value_of, text)
 
 
 def redact(text: str, path: Path | None) -> str:
-    """``text`` with every secret value replaced by its placeholder (longest values first)."""
+    """``text`` with every secret value, in any usual encoding, replaced by its placeholder."""
     if path is None or not text:
         return text
-    for name, value in sorted(load(path).items(), key=lambda item: -len(item[1])):
-        if value in text:
-            text = text.replace(value, placeholder(name))
-    return text
+    return load(path).mask(text)
+
+
+def redact_data(value: Any, path: Path | None) -> Any:
+    """``redact`` applied to every string (keys too) of nested dicts and lists."""
+    if path is None:
+        return value
+    book = load(path)
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return book.mask(item)
+        if isinstance(item, dict):
+            return {walk(k): walk(v) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(v) for v in item]
+        return item
+
+    return walk(value)

@@ -66,7 +66,7 @@ async def report(session: Session, before: Observation, response: Response) -> N
         entries = list(session.console)[-min(new_entries, len(session.console)):]
         errors = [e for e in entries if e.level in ("error", "pageerror")]
         for entry in errors[:_MAX_CONSOLE_LINES]:
-            response.add(f"Console {entry.level}: {entry.text[:300]}")
+            response.add(f"Console {entry.level}: {response.clip(entry.text, 300)}")
         if len(errors) > _MAX_CONSOLE_LINES:
             response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
     if settled is not None:
@@ -77,11 +77,11 @@ async def report(session: Session, before: Observation, response: Response) -> N
 def report_requests(settled: Settled, response: Response) -> None:
     """Failed requests and those still loading at the cap, in a few lines."""
     for failed in settled.failed_requests[:_MAX_REQUEST_LINES]:
-        response.add(f"Request failed: {failed.method} {failed.url[:200]} — {failed.reason}")
+        response.add(f"Request failed: {failed.method} {response.clip(failed.url, 200)} — {failed.reason}")
     if len(settled.failed_requests) > _MAX_REQUEST_LINES:
         response.add(f"… and {len(settled.failed_requests) - _MAX_REQUEST_LINES} more failed requests.")
     if settled.unfinished_requests:
         response.add(f"Still loading after {len(settled.unfinished_requests)} request(s) hit the wait cap: "
-                     f"{settled.unfinished_requests[0][:200]} (browser_wait_for network_idle to wait longer).")
+                     f"{response.clip(settled.unfinished_requests[0], 200)} (browser_wait_for network_idle to wait longer).")
     if settled.navigation_unfinished:
         response.add("The page had not finished loading when the wait cap ran out (browser_wait_for to wait longer).")

@@ -24,8 +24,8 @@ def _failed(entry: NetworkEntry) -> bool:
     return bool(entry.failure) or (entry.status is not None and entry.status >= 400)
 
 
-def _line(entry: NetworkEntry) -> str:
-    url = entry.url if len(entry.url) <= 160 else entry.url[:159] + "…"
+def _line(entry: NetworkEntry, response: Response) -> str:
+    url = response.clip(entry.url, 160)
     return f"{entry.method} {entry.failure or entry.status} {url} ({entry.resource_type})"
 
 
@@ -40,5 +40,5 @@ async def network_requests(session: Session, args: NetworkArgs, response: Respon
         response.add("No matching requests." + ("" if args.include_static else " (Static files are hidden: include_static=true.)"))
         response.data({"requests": []})
         return
-    response.large("\n".join(_line(e) for e in entries), what="request list", suffix=".log")
+    response.large("\n".join(_line(e, response) for e in entries), what="request list", suffix=".log")
     response.data({"requests": [e.__dict__ for e in entries]})

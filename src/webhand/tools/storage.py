@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
+from webhand import secrets
 from webhand.engine.driver import Cookie
 from webhand.errors import FileNotReadable, InvalidArgument, shorten
 from webhand.paths import require_file
@@ -66,7 +67,7 @@ async def cookies(session: Session, args: CookiesArgs, response: Response) -> No
     if not found:
         response.add(f"No cookie named {shorten(args.name)}{where}." if args.name else f"No cookies{where}.")
     else:
-        response.add(f"{len(found)} cookie{'s' if len(found) != 1 else ''}{where}:\n" + "\n".join(map(_line, found)))
+        response.add(f"{len(found)} cookie{'s' if len(found) != 1 else ''}{where}:\n" + "\n".join(_line(c, response) for c in found))
     response.data({"cookies": [_as_dict(c) for c in found]})
 
 
@@ -75,8 +76,8 @@ def _on_domain(cookie_domain: str, wanted: str) -> bool:
     return have == want or have.endswith("." + want)
 
 
-def _line(cookie: Cookie) -> str:
-    value = cookie.value if len(cookie.value) <= _SHOWN_VALUE_CHARS else cookie.value[:_SHOWN_VALUE_CHARS] + "…"
+def _line(cookie: Cookie, response: Response) -> str:
+    value = response.clip(cookie.value, _SHOWN_VALUE_CHARS + 1)
     flags = [f for f, on in (("HttpOnly", cookie.http_only), ("Secure", cookie.secure)) if on]
     expiry = "session" if cookie.expires < 0 else f"expires {cookie.expires:.0f}"
     return f"- {cookie.name}={value} ({cookie.domain}{cookie.path}; {', '.join([expiry, *flags])})"
@@ -133,7 +134,9 @@ async def storage_state(session: Session, args: StorageStateArgs, response: Resp
     """Save cookies and localStorage to a file, or load them from one: log in once, reuse the login later."""
     target = response.files.confine(args.path)
     if args.action == "save":
-        state = await session.context.storage_state()
+        # Masked value by value (the JSON stays valid): a page may have stored a typed secret.
+        # Masking is one-way, so such a value does not come back on load; a login cookie rarely is one.
+        state = secrets.redact_data(await session.context.storage_state(), session.settings.secrets_file)
         text = json.dumps(state, indent=1)
         response.files.write(target, text.encode())
         response.add(f"Saved {_summary(state)} to {target} ({len(text.encode()):,} bytes). "

@@ -1,0 +1,131 @@
+"""The secret-encoding table: a hostile page hands a typed secret back in every usual encoding, on
+every channel a model reads; no channel may show it in any of them.
+
+The page (tests/pages/secrets/echo.html) encodes the typed value in JavaScript, so the encodings
+come from the browser, not from webhand's own code. Whether a reply leaks is judged by decoding
+it (URL, form, HTML, JSON and base64 decodings, up to three layers deep) and looking for the
+secret, again independently of webhand's masking.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import json
+import re
+import uuid
+from collections import Counter
+from urllib.parse import unquote, unquote_plus
+
+import pytest
+
+from helpers import settings_for_tests
+from webhand import Webhand
+
+# Characters that every encoding treats differently (space, + @ & < > " ' \ / ? and a non-ASCII
+# letter); the tail makes its base64 hold both + and /, where the URL-safe alphabet differs.
+SECRET = "p@ss w0rd+Zq!9&<\"\\é'/???a>"
+PLACEHOLDER = "<secret>PASSWORD</secret>"
+ENCODINGS = ["raw", "url_component", "url_lower_hex", "url_form", "url_twice", "html_named", "html_decimal",
+             "html_hex", "json", "json_unicode", "base64", "base64_latin1", "base64_url", "base64_unpadded",
+             "base64_in_blob_0", "base64_in_blob_1", "base64_in_blob_2"]
+CHANNELS = ["click reply", "browser_get_url", "network requests", "snapshot", "browser_text", "browser_eval",
+            "console logs", "storage state file"]
+
+
+# The leak detector --------------------------------------------------------------------------------
+def _json_unescape(text: str) -> str:
+    short = {'"': '"', "\\": "\\", "/": "/", "'": "'", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+    return re.sub(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|\\([\"\\/'bfnrt])",
+                  lambda m: chr(int(m.group(1) or m.group(2), 16)) if m.group(3) is None else short[m.group(3)], text)
+
+
+def _base64_decodings(text: str) -> list[str]:
+    found = []
+    for run in re.findall(r"[A-Za-z0-9+/_-]{8,}={0,2}", text):
+        for alphabet in (None, b"-_"):
+            try:
+                data = base64.b64decode(run + "=" * (-len(run) % 4), altchars=alphabet)
+            except (binascii.Error, ValueError):
+                continue
+            found += [data.decode("utf-8", "ignore"), data.decode("latin-1")]
+    return found
+
+
+def _decodings(text: str) -> list[str]:
+    return [unquote(text), unquote_plus(text), html.unescape(text), _json_unescape(text), *_base64_decodings(text)]
+
+
+def leaks(text: str) -> bool:
+    """Whether ``text`` holds SECRET under up to three layers of the usual decodings."""
+    views, frontier = {text}, {text}
+    for _ in range(3):
+        frontier = {decoded for view in frontier for decoded in _decodings(view)} - views
+        views |= frontier
+    return any(SECRET in view for view in views)
+
+
+def judge(text: str) -> str:
+    if leaks(text):
+        return "leaked"
+    return "hidden" if PLACEHOLDER in text else "not shown"  # "not shown": the channel did not carry it
+
+
+# The table -----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+async def table(tmp_path_factory, site) -> dict[tuple[str, str], str]:
+    folder = tmp_path_factory.mktemp("secret-table")
+    (folder / "secrets.env").write_text(f"PASSWORD={SECRET}\n", encoding="utf-8")
+    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False)
+    results: dict[tuple[str, str], str] = {}
+    async with Webhand(settings) as wh:
+        for encoding in ENCODINGS:
+            tools = wh.context(f"secret-table-{uuid.uuid4().hex[:8]}")
+            try:
+                for channel, text in (await _channels(tools, site, encoding, settings.output_dir)).items():
+                    results[(encoding, channel)] = judge(text)
+            finally:
+                await wh.end_conversation(tools.conversation_id)
+    return results
+
+
+async def _channels(tools, site, encoding: str, output_dir) -> dict[str, str]:
+    """What each channel shows after the page handed the secret back in ``encoding``."""
+    async def shown(name: str, arguments: dict) -> str:
+        reply = await tools.call(name, arguments)
+        assert not reply.is_error, reply.text
+        return reply.text + "\n" + json.dumps(reply.data, ensure_ascii=False)
+
+    await shown("browser_navigate", {"url": site.url(f"secrets/echo.html?enc={encoding}")})
+    await shown("browser_type", {"selector": "#secret", "text": PLACEHOLDER})
+    channels = {"click reply": await shown("browser_click", {"selector": "#show"})}
+    channels["browser_get_url"] = await shown("browser_get_url", {})
+    channels["network requests"] = await shown("browser_network_requests", {"url_contains": "/echo"})
+    channels["snapshot"] = await shown("browser_snapshot", {})
+    channels["browser_text"] = await shown("browser_text", {})
+    channels["browser_eval"] = await shown("browser_eval", {"expression": "encodeSecret(typed)"})
+    channels["console logs"] = await shown("browser_recent_console_logs", {})
+    state = output_dir / f"state-{encoding}.json"
+    await shown("browser_storage_state", {"action": "save", "path": str(state)})
+    channels["storage state file"] = state.read_text()
+    return channels
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+def test_no_encoding_of_a_secret_shows_on_this_channel(table, channel):
+    outcomes = {encoding: table[(encoding, channel)] for encoding in ENCODINGS}
+    assert set(outcomes.values()) == {"hidden"}, outcomes
+
+
+def test_the_table_counts_tried_hidden_and_leaked(table, capsys):
+    counts = Counter(table.values())
+    lines = [f"secret-encoding table: {len(table)} tried ({len(ENCODINGS)} encodings x {len(CHANNELS)} channels), "
+             f"{counts['hidden']} hidden, {counts['leaked']} leaked, {counts['not shown']} not shown"]
+    for encoding in ENCODINGS:
+        row = [table[(encoding, channel)] for channel in CHANNELS]
+        if set(row) != {"hidden"}:
+            lines.append(f"  {encoding}: " + ", ".join(f"{c}={o}" for c, o in zip(CHANNELS, row) if o != "hidden"))
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
+    assert counts["hidden"] == len(table), "\n".join(lines)
