@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
 
-from helpers import settings_for_tests
+from helpers import ref_of, settings_for_tests
 from webhand import Webhand
 
 SECRET = "hunter2-Zq9"
 
 
+def origin(site) -> str:
+    return f"http://127.0.0.1:{site.port}"
+
+
 @pytest.fixture(scope="module")
-async def with_secrets(tmp_path_factory):
+async def with_secrets(tmp_path_factory, site):
     folder = tmp_path_factory.mktemp("secrets")
-    (folder / "secrets.env").write_text(f"# test secrets\nPASSWORD={SECRET}\nOTHER='quoted value'\n")
+    # PASSWORD may be typed on `site` only; OTHER anywhere.
+    (folder / "secrets.env").write_text(f"# test secrets\nPASSWORD={SECRET}\nPASSWORD.origins={origin(site)}\n"
+                                        "OTHER='quoted value'\n")
     settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False)
     async with Webhand(settings) as wh:
         yield wh
@@ -68,3 +75,51 @@ def test_a_secret_too_short_to_mask_safely_is_refused_without_showing_it(tmp_pat
         load(path)
     assert "The secret PIN" in str(caught.value) and "shorter than 4" in str(caught.value)
     assert "x9" not in str(caught.value)
+
+
+async def test_a_secret_is_refused_on_an_origin_it_was_not_given_naming_the_allowed_ones(secret_tools, site, other_site):
+    await secret_tools.call("browser_navigate", {"url": other_site.url("login.html")})
+    reply = await secret_tools.call("browser_type", {"selector": "#pass", "text": "<secret>PASSWORD</secret>"})
+    assert reply.is_error and reply.data["error"] == "PolicyRefused"
+    assert f"may only be typed on {origin(site)}; this field is on {origin(other_site)}" in reply.text
+    typed = await secret_tools.call("browser_eval", {"expression": "document.querySelector('#pass').value"})
+    assert typed.text == '""'  # nothing reached the page
+    anywhere = await secret_tools.call("browser_type", {"selector": "#user", "text": "<secret>OTHER</secret>"})
+    assert not anywhere.is_error, anywhere.text  # a secret without origins may be typed anywhere
+
+
+async def test_a_secret_is_refused_in_a_frame_of_another_origin_inside_an_allowed_page(secret_tools, site, other_site):
+    await secret_tools.call("browser_navigate", {"url": site.url(f"secrets/framed_login.html?other={other_site.port}")})
+    await secret_tools.call("browser_wait_for", {"text": "Password"})
+    shot = (await secret_tools.call("browser_snapshot", {})).text
+    framed = re.search(r'textbox "Password" \[(f\d+e\d+)\]', shot).group(1)
+    own = ref_of(shot, 'textbox "Own field"')
+    reply = await secret_tools.call("browser_fill_form", {"fields": [
+        {"ref": own, "value": "<secret>PASSWORD</secret>"}, {"ref": framed, "value": "<secret>PASSWORD</secret>"}]})
+    assert reply.is_error and f"this field is on {origin(other_site)}" in reply.text
+    assert "Field 2 of 2" in reply.text and "1. Typed" in reply.text  # the page's own field took it
+
+
+def test_an_origins_line_that_is_not_an_origin_is_refused_naming_the_entry(tmp_path):
+    from webhand.errors import ConfigError
+    from webhand.secrets import load
+
+    path = tmp_path / "secrets.env"
+    path.write_text("TOKEN=long-enough-value\nTOKEN.origins=https://ok.example github.com/login\n")
+    with pytest.raises(ConfigError, match="TOKEN.origins .* has 'github.com/login', which is not an origin"):
+        load(path)
+    path.write_text("TOKEN.origins=https://ok.example\n")
+    with pytest.raises(ConfigError, match="gives origins for TOKEN, but no value"):
+        load(path)
+
+
+def test_origin_rules_need_the_scheme_and_port_and_cover_subdomains_only_with_a_wildcard():
+    from webhand.secrets import OriginRule
+
+    exact, wildcard = OriginRule.parse("https://Example.COM."), OriginRule.parse("https://*.example.com")
+    assert exact.matches("https://example.com") and exact.matches("https://example.com:443")
+    assert not exact.matches("http://example.com") and not exact.matches("https://example.com:8443")
+    assert not exact.matches("https://login.example.com") and not exact.matches("null")
+    assert wildcard.matches("https://login.example.com") and wildcard.matches("https://example.com")
+    assert not wildcard.matches("https://evil-example.com") and not wildcard.matches("https://example.com.evil.test")
+    assert OriginRule.parse("https://bücher.example").matches("https://xn--bcher-kva.example")

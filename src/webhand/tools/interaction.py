@@ -80,9 +80,11 @@ class TypeArgs(ElementArgs):
 
 
 async def perform_type(session: Session, args: TypeArgs) -> str:
-    text = secrets.expand(args.text, session.settings.secrets_file)
     timeout = session.settings.action_timeout
     async with element_of(session, args.ref, args.selector) as element:
+        text = args.text
+        if secrets.mentions_secret(text):  # a secret goes only to a field of an origin it may be typed on
+            text = secrets.expand(text, session.settings.secrets_file, origin=await element.origin())
         if args.slowly or not args.clear:
             if args.clear:
                 await element.fill("", timeout=timeout)

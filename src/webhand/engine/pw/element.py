@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PWError
@@ -106,6 +107,22 @@ class PlaywrightElement:
     async def kind(self) -> str:
         async with translated(f"Reading {self.ref}"):
             return await self.handle.evaluate(_KIND)
+
+    async def origin(self) -> str:
+        """The origin of the document holding the element, from the browser's frame tree (page
+        JavaScript can redefine ``window.origin``, not this); "null" for an opaque origin."""
+        async with translated(f"Reading {self.ref}"):
+            frame = await self.handle.owner_frame()
+        while frame is not None:
+            parts = urlsplit(frame.url.removeprefix("blob:"))
+            if parts.scheme == "about":  # about:blank and about:srcdoc frames share their parent's origin
+                frame = frame.parent_frame
+                continue
+            if parts.scheme in ("http", "https") and parts.hostname:
+                host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+                return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+            break
+        return "null"
 
     async def screenshot(self, *, timeout: float) -> bytes:
         async with translated(f"Screenshot of {self.ref}", timeout):
