@@ -16,6 +16,7 @@ import json
 import re
 import uuid
 from collections import Counter
+from pathlib import Path
 from urllib.parse import unquote, unquote_plus
 
 import pytest
@@ -83,14 +84,14 @@ async def table(tmp_path_factory, site) -> dict[tuple[str, str], str]:
         for encoding in ENCODINGS:
             tools = wh.context(f"secret-table-{uuid.uuid4().hex[:8]}")
             try:
-                for channel, text in (await _channels(tools, site, encoding, settings.output_dir)).items():
+                for channel, text in (await _channels(tools, site, encoding)).items():
                     results[(encoding, channel)] = judge(text)
             finally:
                 await wh.end_conversation(tools.conversation_id)
     return results
 
 
-async def _channels(tools, site, encoding: str, output_dir) -> dict[str, str]:
+async def _channels(tools, site, encoding: str) -> dict[str, str]:
     """What each channel shows after the page handed the secret back in ``encoding``."""
     async def shown(name: str, arguments: dict) -> str:
         reply = await tools.call(name, arguments)
@@ -106,9 +107,8 @@ async def _channels(tools, site, encoding: str, output_dir) -> dict[str, str]:
     channels["browser_text"] = await shown("browser_text", {})
     channels["browser_eval"] = await shown("browser_eval", {"expression": "encodeSecret(typed)"})
     channels["console logs"] = await shown("browser_recent_console_logs", {})
-    state = output_dir / f"state-{encoding}.json"
-    await shown("browser_storage_state", {"action": "save", "path": str(state)})
-    channels["storage state file"] = state.read_text()
+    saved = await shown("browser_storage_state", {"action": "save", "path": f"state-{encoding}.json"})
+    channels["storage state file"] = Path(re.search(r" to (/\S+\.json) ", saved).group(1)).read_text()
     return channels
 
 
