@@ -8,6 +8,7 @@ file and the reply gives its path and size instead.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,9 @@ class ToolResult:
     data: dict[str, Any] | None = None
     is_error: bool = False
     files: list[str] = field(default_factory=list)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _stamp() -> str:
@@ -78,12 +82,11 @@ class Response:
     def large(self, text: str, *, what: str, limit: int | None = None, suffix: str = ".txt", hint: str = "") -> None:
         """Add ``text`` inline when small; else write it to a file and say where and how big."""
         limit = limit if limit is not None else self.settings.large_output_bytes
+        text = self._finish(text)  # masked before it is measured, saved or cut
         size = len(text.encode())
         if size <= limit:
             self.add(text)
             return
-        # Masked once, before the cut: a cut through a secret would leave its first half unmasked.
-        text = secrets.redact(text, self.settings.secrets_file)
         path = self._save(text, what.replace(" ", "-"), suffix)
         preview = text[: min(200, limit // 2)].rstrip()
         self.add(f"The {what} is {size:,} bytes, more than the {limit:,}-byte reply limit: saved to {path}.")
@@ -92,7 +95,7 @@ class Response:
         self.add(f"It begins:\n{preview}…")
 
     def write_file(self, text: str, stem: str, suffix: str) -> Path:
-        return self._save(secrets.redact(text, self.settings.secrets_file), stem, suffix)  # a saved reply is still a reply
+        return self._save(self._finish(text), stem, suffix)  # a saved reply is still a reply
 
     def _save(self, masked_text: str, stem: str, suffix: str) -> Path:
         path = self.files.large_replies / f"{stem}-{_stamp()}{suffix}"
@@ -103,7 +106,7 @@ class Response:
     def clip(self, text: str, limit: int) -> str:
         """``text`` cut to ``limit`` characters, secrets masked first: a cut through a secret would
         leave its first part unmasked."""
-        text = secrets.redact(text, self.settings.secrets_file)
+        text = self._finish(text)
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
     def fail(self, error: WebhandError) -> None:
@@ -115,8 +118,27 @@ class Response:
         return self._error is not None
 
     def result(self) -> ToolResult:
-        """The finished reply, with every secret value replaced by its placeholder (secrets.py)."""
-        return _redacted(self._result(), self.settings.secrets_file)
+        """The finished reply, text and structured data passed through ``masked``."""
+        result = self._result()
+        result.text = self._finish(result.text)
+        if result.data is not None:
+            result.data = self.masked(result.data)
+        return result
+
+    def masked(self, value: Any) -> Any:
+        """``value`` (a string, or dicts and lists of them) fit to leave webhand: every secret
+        replaced by its placeholder (secrets.py), and lone UTF-16 surrogates, which JavaScript
+        strings may hold and no transport can encode, replaced by U+FFFD."""
+        if isinstance(value, str):
+            return self._finish(value)
+        if isinstance(value, dict):
+            return {self.masked(k): self.masked(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.masked(v) for v in value]
+        return value
+
+    def _finish(self, text: str) -> str:
+        return _LONE_SURROGATE.sub("\ufffd", secrets.redact(text, self.settings.secrets_file))
 
     def _result(self) -> ToolResult:
         if self._error is not None:
@@ -126,15 +148,6 @@ class Response:
             return ToolResult(text, [], {"error": type(self._error).__name__, "message": str(self._error)}, True, self._files)
         text = "\n".join(self._lines) if self._lines else "Done."
         return ToolResult(text, self._images, self._data, False, self._files)
-
-
-def _redacted(result: ToolResult, secrets_file: Path | None) -> ToolResult:
-    if secrets_file is None:
-        return result
-    result.text = secrets.redact(result.text, secrets_file)
-    if result.data is not None:
-        result.data = secrets.redact_data(result.data, secrets_file)
-    return result
 
 
 def to_json_text(value: Any) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from webhand.errors import ConfigError, InvalidArgument, PolicyRefused
@@ -209,21 +208,3 @@ def redact(text: str, path: Path | None) -> str:
     if path is None or not text:
         return text
     return load(path).mask(text)
-
-
-def redact_data(value: Any, path: Path | None) -> Any:
-    """``redact`` applied to every string (keys too) of nested dicts and lists."""
-    if path is None:
-        return value
-    book = load(path)
-
-    def walk(item: Any) -> Any:
-        if isinstance(item, str):
-            return book.mask(item)
-        if isinstance(item, dict):
-            return {walk(k): walk(v) for k, v in item.items()}
-        if isinstance(item, (list, tuple)):
-            return [walk(v) for v in item]
-        return item
-
-    return walk(value)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
+import re
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
@@ -23,18 +25,34 @@ class NavigateArgs(PageArgs):
     timeout: float | None = Field(None, gt=0, le=600, description="Seconds to wait (default 15).")
 
 
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):")
+
+
 def normalize_url(url: str) -> str:
+    """The URL to open, with a scheme; a typed error for one that no browser could open."""
     url = url.strip()
     if not url:
         raise NavigationFailed("The URL is empty.", "Give a URL such as https://example.com.")
-    if url.lower().startswith(_SCHEMES):
-        return url
-    if "://" in url:
-        scheme = url.split("://", 1)[0]
-        raise NavigationFailed(f"The URL scheme '{scheme}' is not supported.", "Use http:// or https://.")
-    host = url.split("/", 1)[0].split(":", 1)[0].lower()
-    local = host in ("localhost", "[::1]") or host.startswith("127.") or host.endswith(".localhost")
-    return ("http://" if local else "https://") + url
+    if not url.lower().startswith(_SCHEMES):
+        scheme = _SCHEME.match(url)
+        if "://" in url or (scheme and not _is_port(url[scheme.end():])):  # "javascript:…", "mailto:…"
+            name = url.split("://", 1)[0] if "://" in url else scheme.group(1)  # type: ignore[union-attr]
+            hint = "Run JavaScript with browser_eval." if name.lower() == "javascript" else "Use http:// or https://."
+            raise NavigationFailed(f"The URL scheme '{name[:40]}' is not supported.", hint)
+        host = url.split("/", 1)[0].split(":", 1)[0].lower()
+        local = host in ("localhost", "[::1]") or host.startswith("127.") or host.endswith(".localhost")
+        url = ("http://" if local else "https://") + url
+    try:
+        urlsplit(url).port  # noqa: B018 - raises for a port that is not a number from 0 to 65535
+    except ValueError as error:
+        raise NavigationFailed(f"The URL is not valid: {error}.", "Give a URL such as https://example.com:8443/path.") from None
+    return url
+
+
+def _is_port(rest: str) -> bool:
+    """Whether what follows "host:" is a port ("8000", "8000/path"), as in "localhost:8000/path"."""
+    digits = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    return digits.isdigit()
 
 
 # browser_navigate's structured result (MCP structuredContent with this output schema; --json).

@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from webhand import secrets
 from webhand.engine.driver import Cookie
 from webhand.errors import FileNotReadable, InvalidArgument, shorten
 from webhand.paths import require_file
@@ -136,7 +135,7 @@ async def storage_state(session: Session, args: StorageStateArgs, response: Resp
     if args.action == "save":
         # Masked value by value (the JSON stays valid): a page may have stored a typed secret.
         # Masking is one-way, so such a value does not come back on load; a login cookie rarely is one.
-        state = secrets.redact_data(await session.context.storage_state(), session.settings.secrets_file)
+        state = response.masked(await session.context.storage_state())
         text = json.dumps(state, indent=1)
         response.files.write(target, text.encode())
         response.add(f"Saved {_summary(state)} to {target} ({len(text.encode()):,} bytes). "
