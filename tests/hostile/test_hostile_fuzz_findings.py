@@ -33,3 +33,13 @@ async def test_a_file_that_is_not_an_image_is_refused_without_a_python_repr(tool
     reply = await tools.call("read_image", {"path": "state.json"})
     assert reply.is_error and reply.data["error"] == "FileNotReadable"
     assert "not an image" in reply.text and "object at 0x" not in reply.text
+
+
+async def test_the_single_browser_tool_refuses_an_action_that_is_not_a_string(webhand):
+    from webhand.surfaces.single_tool import SingleTool
+
+    browser = SingleTool(webhand.tools.values())
+    context = webhand.context("single-tool-junk")
+    for arguments in ({"action": ["navigate"]}, {"action": "act", "act_kind": {"click": True}}):
+        reply = await browser.call(context, arguments)
+        assert reply.is_error and "`action` and `act_kind` must be strings" in reply.text, reply.text

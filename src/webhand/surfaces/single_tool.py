@@ -187,6 +187,8 @@ class SingleTool:
         kind = given.pop("act_kind", None)
         if action is None:
             raise InvalidArgument("The browser tool needs an `action`.", "Actions: " + ", ".join(self.actions) + ".")
+        if not isinstance(action, str) or not isinstance(kind, (str, type(None))):
+            raise InvalidArgument("`action` and `act_kind` must be strings.", "Actions: " + ", ".join(self.actions) + ".")
         if action != "act":
             kind = None
         route = self.routes.get((action, kind))
