@@ -123,3 +123,16 @@ def test_origin_rules_need_the_scheme_and_port_and_cover_subdomains_only_with_a_
     assert wildcard.matches("https://login.example.com") and wildcard.matches("https://example.com")
     assert not wildcard.matches("https://evil-example.com") and not wildcard.matches("https://example.com.evil.test")
     assert OriginRule.parse("https://bücher.example").matches("https://xn--bcher-kva.example")
+
+
+async def test_a_reply_is_withheld_when_the_secrets_file_can_no_longer_be_read(tmp_path_factory, site):
+    folder = tmp_path_factory.mktemp("vanishing-secrets")
+    (folder / "secrets.env").write_text(f"PASSWORD={SECRET}\n")
+    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False)
+    async with Webhand(settings) as wh:
+        tools = wh.context("vanishing-secrets")
+        assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
+        (folder / "secrets.env").unlink()  # the page's text can no longer be checked for secrets
+        reply = await tools.call("browser_snapshot", {})
+        assert reply.is_error and reply.data["error"] == "ConfigError" and "cannot be read" in reply.text
+        assert "Sign in" not in reply.text

@@ -11,6 +11,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -120,9 +121,12 @@ class Response:
     def result(self) -> ToolResult:
         """The finished reply, text and structured data passed through ``masked``."""
         result = self._result()
-        result.text = self._finish(result.text)
-        if result.data is not None:
-            result.data = self.masked(result.data)
+        try:
+            result.text = self._finish(result.text)
+            if result.data is not None:
+                result.data = self.masked(result.data)
+        except WebhandError as error:  # the secrets file went away: nothing unchecked may leave (fail closed)
+            return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True, self._files)
         return result
 
     def masked(self, value: Any) -> Any:
@@ -138,7 +142,11 @@ class Response:
         return value
 
     def _finish(self, text: str) -> str:
-        return _LONE_SURROGATE.sub("\ufffd", secrets.redact(text, self.settings.secrets_file))
+        return _LONE_SURROGATE.sub("\ufffd", self._secrets.mask(text))
+
+    @cached_property
+    def _secrets(self) -> secrets.SecretBook:
+        return secrets.load(self.settings.secrets_file)  # once per reply: it checks the file for changes
 
     def _result(self) -> ToolResult:
         if self._error is not None:
