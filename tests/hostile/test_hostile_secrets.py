@@ -32,7 +32,7 @@ ENCODINGS = ["raw", "url_component", "url_lower_hex", "url_form", "url_twice", "
              "html_hex", "json", "json_unicode", "base64", "base64_latin1", "base64_url", "base64_unpadded",
              "base64_in_blob_0", "base64_in_blob_1", "base64_in_blob_2"]
 CHANNELS = ["click reply", "browser_get_url", "network requests", "snapshot", "browser_text", "browser_eval",
-            "console logs", "storage state file"]
+            "console logs", "error message", "storage state file"]
 
 
 # The leak detector --------------------------------------------------------------------------------
@@ -93,9 +93,9 @@ async def table(tmp_path_factory, site) -> dict[tuple[str, str], str]:
 
 async def _channels(tools, site, encoding: str) -> dict[str, str]:
     """What each channel shows after the page handed the secret back in ``encoding``."""
-    async def shown(name: str, arguments: dict) -> str:
+    async def shown(name: str, arguments: dict, *, fails: bool = False) -> str:
         reply = await tools.call(name, arguments)
-        assert not reply.is_error, reply.text
+        assert reply.is_error == fails, reply.text
         return reply.text + "\n" + json.dumps(reply.data, ensure_ascii=False)
 
     await shown("browser_navigate", {"url": site.url(f"secrets/echo.html?enc={encoding}")})
@@ -107,6 +107,9 @@ async def _channels(tools, site, encoding: str) -> dict[str, str]:
     channels["browser_text"] = await shown("browser_text", {})
     channels["browser_eval"] = await shown("browser_eval", {"expression": "encodeSecret(typed)"})
     channels["console logs"] = await shown("browser_recent_console_logs", {})
+    # The refusal lists the select's options, one of which the page set to the encoded secret.
+    channels["error message"] = await shown("browser_select_option", {"selector": "#choice", "values": ["nope"]},
+                                            fails=True)
     saved = await shown("browser_storage_state", {"action": "save", "path": f"state-{encoding}.json"})
     channels["storage state file"] = Path(re.search(r" to (/\S+\.json) ", saved).group(1)).read_text()
     return channels
