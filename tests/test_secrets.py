@@ -136,3 +136,11 @@ async def test_a_reply_is_withheld_when_the_secrets_file_can_no_longer_be_read(t
         reply = await tools.call("browser_snapshot", {})
         assert reply.is_error and reply.data["error"] == "ConfigError" and "cannot be read" in reply.text
         assert "Sign in" not in reply.text
+
+
+def test_a_secret_that_starts_with_a_space_is_masked_when_form_encoded(tmp_path):
+    from webhand.secrets import load
+
+    path = tmp_path / "secrets.env"
+    path.write_text("PHRASE=' open sesame'\n")
+    assert load(path).mask("q=+open+sesame&x=1") == "q=<secret>PHRASE</secret>&x=1"

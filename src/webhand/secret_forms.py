@@ -150,7 +150,8 @@ def secret_pattern(value: str) -> str:
 
 def _first_characters(value: str) -> set[str]:
     """Every character a match of ``secret_pattern(value)`` can start with."""
-    return {value[0], "%", "&", "\\"} | {form[0] for form in base64_forms(value)}
+    # "+" is a space in form encoding; "%", "&" and "\\" open an escape of any character.
+    return {value[0], "+", "%", "&", "\\"} | {form[0] for form in base64_forms(value)}
 
 
 def masking_pattern(values: list[str]) -> re.Pattern[str]:
