@@ -191,7 +191,7 @@ async def run_fuzz(site, other_site, tmp_path, calls: int, style: str) -> dict:
                 figures["bad_replies"].append((name, _shown(arguments), f"no answer within {limit:g} s"))
                 continue
             except MCPError as error:  # a JSON-RPC error reply: the server answered, but no tool ran
-                text = str(error)
+                result, text = None, str(error)
                 figures["protocol_errors"] += 1
                 if error.code == INTERNAL_ERROR:  # an exception escaped webhand into the SDK
                     figures["bad_replies"].append((name, _shown(arguments), f"JSON-RPC internal error: {text}"))
@@ -205,7 +205,7 @@ async def run_fuzz(site, other_site, tmp_path, calls: int, style: str) -> dict:
             figures["seconds_by_tool"][name] += took
             if BAD_REPLY.search(ENGINE_SYNTAX.sub("", text)):
                 figures["bad_replies"].append((name, _shown(arguments), text[:500]))
-            if name == "browser_snapshot" and not result.is_error:
+            if name == "browser_snapshot" and result is not None and not result.is_error:
                 fuzzer.refs = re.findall(r"\[(f?\d*e\d+)\]", text)[:50] or fuzzer.refs
         figures["still_up"] = bool((await asyncio.wait_for(mcp.list_tools(), 30)).tools)
         figures["browsers"] = browsers_of_child_processes()
