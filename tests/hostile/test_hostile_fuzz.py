@@ -28,7 +28,7 @@ from mcp_types import INTERNAL_ERROR
 from helpers import browsers_of_child_processes, wait_until_gone_async
 
 SEED = 20261122
-CALLS = 1000  # with the separate tools
+CALLS = 850  # with the separate tools
 SINGLE_TOOL_CALLS = 200  # with the single browser tool
 DEFAULT_TIMEOUT = 3.0  # WEBHAND_TIMEOUT of the server under test
 HOST_MARGIN = 10.0  # what host.py allows a call beyond its own timeout
