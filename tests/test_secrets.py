@@ -77,7 +77,8 @@ def test_a_secret_too_short_to_mask_safely_is_refused_without_showing_it(tmp_pat
     assert "x9" not in str(caught.value)
 
 
-async def test_a_secret_is_refused_on_an_origin_it_was_not_given_naming_the_allowed_ones(secret_tools, site, other_site):
+async def test_a_secret_is_refused_on_an_origin_it_was_not_given_naming_the_allowed_ones(secret_tools, site,
+                                                                                          other_site):
     await secret_tools.call("browser_navigate", {"url": other_site.url("login.html")})
     reply = await secret_tools.call("browser_type", {"selector": "#pass", "text": "<secret>PASSWORD</secret>"})
     assert reply.is_error and reply.data["error"] == "PolicyRefused"

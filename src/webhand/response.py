@@ -126,7 +126,8 @@ class Response:
             if result.data is not None:
                 result.data = self.masked(result.data)
         except WebhandError as error:  # the secrets file went away: nothing unchecked may leave (fail closed)
-            return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True, self._files)
+            return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True,
+                              self._files)
         return result
 
     def masked(self, value: Any) -> Any:

@@ -106,7 +106,11 @@ class SecretBook:
     def mask(self, text: str) -> str:
         if self._pattern is None or not text:
             return text
-        return self._pattern.sub(lambda match: placeholder(self._names[int(match.lastgroup[1:])]), text)  # type: ignore[index]
+        return self._pattern.sub(self._placeholder_of, text)
+
+    def _placeholder_of(self, match: re.Match[str]) -> str:
+        group = match.lastgroup or "s0"  # the group that matched, s<i>, names the secret
+        return placeholder(self._names[int(group[1:])])
 
 
 _cache: dict[Path, tuple[tuple[int, int], SecretBook]] = {}
@@ -124,7 +128,8 @@ def load(path: Path | None) -> SecretBook:
             return cached[1]
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeError):
-        raise ConfigError(f"The secrets file {path} cannot be read.", "Fix secrets_file in the configuration.") from None
+        raise ConfigError(f"The secrets file {path} cannot be read.",
+                          "Fix secrets_file in the configuration.") from None
     book = SecretBook(_parse(lines, path))
     _cache[path] = (stamp, book)
     return book

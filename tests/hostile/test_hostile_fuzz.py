@@ -33,7 +33,8 @@ SINGLE_TOOL_CALLS = 200  # with the single browser tool
 DEFAULT_TIMEOUT = 3.0  # WEBHAND_TIMEOUT of the server under test
 HOST_MARGIN = 10.0  # what host.py allows a call beyond its own timeout
 SLACK = 5.0  # a loaded machine's scheduling, on top of both
-BAD_REPLY = re.compile(r"unexpected|object at 0x|Traceback \(most recent call last\)|File \"[^\"]+\", line \d+", re.IGNORECASE)
+BAD_REPLY = re.compile(r"unexpected|object at 0x|Traceback \(most recent call last\)|File \"[^\"]+\", line \d+",
+                       re.IGNORECASE)
 # A syntax error of the model's JavaScript or CSS is quoted as the engine words it ("Unexpected
 # token '('"): the model needs those words to fix its input, and they are no failure of webhand's.
 ENGINE_SYNTAX = re.compile(r"(?:Invalid or )?unexpected (?:token|identifier|end of input|string|number|template string"
@@ -54,7 +55,8 @@ SELECTORS = ["#user", "#pass", "button", "input", "a", "body", "h1", "select", "
 BAD_REFS = ["e0", "e999999", "f99e1", "E1", "e-1", "ref", "e1e1", "f1", "e" + "9" * 60, "f0e0", "🙂"]
 KEYS = ["Enter", "Tab", "a", "Control+A", "Shift+Tab", "ArrowDown", "Escape", "NotAKey", "Control+", "+", "🙂",
         "Ctrl+Alt+Del", "a" * 300, "Shift+Shift+Shift", "F13"]
-SCRIPTS = ["1+1", "document.title", "throw new Error('boom')", "Promise.reject(new Error('no'))", "new Promise(() => {})",
+SCRIPTS = ["1+1", "document.title", "throw new Error('boom')", "Promise.reject(new Error('no'))",
+           "new Promise(() => {})",
            "window", "document.body", "Symbol('s')", "10n ** 40n", "(() => { const a = {}; a.a = a; return a })()",
            "undefined", "NaN", "-0", "new Date(0)", "new Map([[1, 2]])", "alert('hi')", "confirm('ok?')",
            "location.href = 'about:blank'", "syntax error (", "", "await 1", "return 5", "[...Array(5000).keys()]",
@@ -87,7 +89,8 @@ class Fuzzer:
             return self.rng.choice([self.site, self.other_site]).url(self.rng.choice(PAGES))
         return self.rng.choice(["about:blank", "data:text/html,<h1>hi</h1><input id=user>", "javascript:alert(1)",
                                 "file:///etc/passwd", "http://127.0.0.1:1/", "ftp://127.0.0.1/", "chrome://version",
-                                "http://[::1", "::::", "%%%", "http://127.0.0.1:99999/", "view-source:" + self.site.url(),
+                                "http://[::1", "::::", "%%%", "http://127.0.0.1:99999/",
+                                "view-source:" + self.site.url(),
                                 self.site.url("login.html") + "#" + "x" * 5000, *STRANGE[:4]])
 
     def string_for(self, field: str) -> object:
@@ -108,7 +111,8 @@ class Fuzzer:
             return rng.choice(PATHS)
         if field in ("session", "name"):
             return rng.choice(["work", "a.b-c_d", "default", "", "../x", "🙂", "x" * 300])
-        return rng.choice(["hello", "Sign in", "<secret>PASSWORD</secret>", "<secret>NOPE</secret>", "e1", *STRANGE[:8]])
+        return rng.choice(["hello", "Sign in", "<secret>PASSWORD</secret>", "<secret>NOPE</secret>", "e1",
+                           *STRANGE[:8]])
 
     def value(self, field: str, schema: dict, depth: int = 0) -> object:
         rng = self.rng
@@ -168,7 +172,8 @@ async def run_fuzz(site, other_site, tmp_path, calls: int, style: str) -> dict:
            "WEBHAND_ACTION_TIMEOUT": "0.5", "WEBHAND_NAVIGATION_SETTLE_CAP": "2", "WEBHAND_REQUEST_SETTLE_CAP": "0.5",
            "WEBHAND_DOM_QUIET_CAP": "0.2", "WEBHAND_ISOLATION": "context", "WEBHAND_WARM_RESERVE": "false",
            "WEBHAND_ALLOWED_ORIGINS": f"http://127.0.0.1:{site.port},http://127.0.0.1:{other_site.port}"}
-    server = StdioServerParameters(command=sys.executable, args=["-m", "webhand", "mcp", "--caps", "all", "--tool-style", style], env=env,
+    server = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "webhand", "mcp", "--caps", "all", "--tool-style", style], env=env,
                                    cwd=str(tmp_path))
     figures = {"calls": 0, "crashes": 0, "hangs": 0, "bad_replies": [], "protocol_errors": 0, "errors": 0,
                "slowest": 0.0, "slowest_call": "", "browsers": [], "seconds_by_tool": Counter()}
@@ -225,11 +230,13 @@ async def fuzz_run(site, other_site, tmp_path_factory):
             await run_fuzz(site, other_site, tmp_path_factory.mktemp("fuzz-single"), SINGLE_TOOL_CALLS, "single")]
     for figures in runs:
         assert await wait_until_gone_async(figures["browsers"]) == []  # the server took its browsers with it
-    total = {key: sum(run[key] for run in runs) for key in ("calls", "crashes", "hangs", "errors", "protocol_errors", "seconds")}
+    total = {key: sum(run[key] for run in runs)
+             for key in ("calls", "crashes", "hangs", "errors", "protocol_errors", "seconds")}
     slowest = max(runs, key=lambda run: run["slowest"])
     return {**total, "bad_replies": [item for run in runs for item in run["bad_replies"]],
             "still_up": all(run["still_up"] for run in runs), "slowest": slowest["slowest"],
-            "slowest_call": slowest["slowest_call"], "seconds_by_tool": sum((run["seconds_by_tool"] for run in runs), Counter())}
+            "slowest_call": slowest["slowest_call"],
+            "seconds_by_tool": sum((run["seconds_by_tool"] for run in runs), Counter())}
 
 
 def test_a_thousand_malformed_calls_leave_the_server_up_and_answering(fuzz_run, capsys):

@@ -82,6 +82,7 @@ def report_requests(settled: Settled, response: Response) -> None:
         response.add(f"… and {len(settled.failed_requests) - _MAX_REQUEST_LINES} more failed requests.")
     if settled.unfinished_requests:
         response.add(f"Still loading after {len(settled.unfinished_requests)} request(s) hit the wait cap: "
-                     f"{response.clip(settled.unfinished_requests[0], 200)} (browser_wait_for network_idle to wait longer).")
+                     f"{response.clip(settled.unfinished_requests[0], 200)} "
+                     "(browser_wait_for network_idle to wait longer).")
     if settled.navigation_unfinished:
         response.add("The page had not finished loading when the wait cap ran out (browser_wait_for to wait longer).")

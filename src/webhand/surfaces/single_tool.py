@@ -188,7 +188,8 @@ class SingleTool:
         if action is None:
             raise InvalidArgument("The browser tool needs an `action`.", "Actions: " + ", ".join(self.actions) + ".")
         if not isinstance(action, str) or not isinstance(kind, (str, type(None))):
-            raise InvalidArgument("`action` and `act_kind` must be strings.", "Actions: " + ", ".join(self.actions) + ".")
+            raise InvalidArgument("`action` and `act_kind` must be strings.",
+                                  "Actions: " + ", ".join(self.actions) + ".")
         if action != "act":
             kind = None
         route = self.routes.get((action, kind))

@@ -45,7 +45,8 @@ def normalize_url(url: str) -> str:
     try:
         urlsplit(url).port  # noqa: B018 - raises for a port that is not a number from 0 to 65535
     except ValueError as error:
-        raise NavigationFailed(f"The URL is not valid: {error}.", "Give a URL such as https://example.com:8443/path.") from None
+        raise NavigationFailed(f"The URL is not valid: {error}.",
+                               "Give a URL such as https://example.com:8443/path.") from None
     return url
 
 
