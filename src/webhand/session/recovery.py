@@ -9,7 +9,7 @@
   time (or already has) therefore checks whether its page still answers a trivial request
   (``Tab.ping``). A page silent for ``hang_window`` is hung: webhand ends it from the browser side
   (Chromium then ends its renderer) and says so, within the tool's own timeout plus
-  ``_VERDICT_GRACE_SECONDS`` and the half second ``Tab.end`` may wait. Other sessions never wait
+  ``_VERDICT_GRACE_SECONDS`` and the tenth of a second ``Tab.end`` may wait. Other sessions never wait
   for it. The next call opens a fresh tab.
 - **Stalled.** While a tab's navigation waits for a server that does not answer, the browser
   holds every message to the page, so every call on it would wait too. A tool that runs out of
