@@ -76,3 +76,35 @@ async def test_closing_a_crashed_browser_ends_the_crash_handler_it_left_behind()
         await browser.close()
     _, alive = psutil.wait_procs(outside, timeout=5)
     assert alive == []
+
+
+def test_the_real_binary_is_preferred_to_a_wrapper_script(monkeypatch, tmp_path):
+    """Debian's /usr/bin/chromium is a shell script that adds its own flags: skip it when the
+    real binary is there."""
+    wrapper = _fake_binary(tmp_path / "bin" / "chromium")
+    real = tmp_path / "lib" / "chromium"
+    real.parent.mkdir()
+    real.write_bytes(b"\x7fELF")
+    real.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.delenv("WEBHAND_CHROME", raising=False)
+    monkeypatch.setattr(chrome, "CANDIDATE_PATHS", (str(real),))
+    assert chrome.find_chromium() == str(real)
+    monkeypatch.setattr(chrome, "CANDIDATE_PATHS", ())
+    assert chrome.find_chromium() == wrapper  # no real binary: the wrapper still works
+
+
+async def test_a_launched_browser_holds_no_window_and_no_browser_ui():
+    """No startup window and no preloaded omnibox WebUI: each cost a renderer (the omnibox one
+    about 80 MB) that no session uses."""
+    import json
+    import urllib.request
+
+    browser = await chrome.ChromeProcess.launch(chrome.find_chromium())
+    try:
+        port = browser.ws_endpoint.split(":")[2].split("/")[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as reply:
+            targets = json.load(reply)
+    finally:
+        await browser.close()
+    assert [(t["type"], t["url"]) for t in targets] == []

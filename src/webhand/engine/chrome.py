@@ -34,6 +34,11 @@ CANDIDATE_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chro
 CANDIDATE_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/opt/google/chrome/chrome")
 USER_DATA_PREFIX = "webhand-chrome-"
 KILL_GRACE_SECONDS = 2.0
+DISABLED_FEATURES = (
+    "Translate", "MediaRouter", "OptimizationHints", "AutofillServerCommunication", "InterestFeedContentSuggestions",
+    "AimEnabled", "LensOverlay", "PreconnectToSearch", "NetworkTimeServiceQuerying",
+    "WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "PreloadTopChromeWebUI",
+)
 _DEVTOOLS_LINE = re.compile(r"DevTools listening on (ws://\S+)")
 
 
@@ -45,19 +50,33 @@ def find_chromium(configured: str | None = None) -> str:
             if os.path.isfile(path) and os.access(path, os.X_OK):
                 return path
             tried.append(f"{path} ({label})")
+    wrapper = None
     for name in CANDIDATE_NAMES:
         found = shutil.which(name)
-        if found:
+        if found and not _is_script(found):
             return found
+        wrapper = wrapper or found
         tried.append(name)
+    # Debian's /usr/bin/chromium is a shell script that sources /etc/chromium.d and adds its own
+    # flags (extensions, GPU rasterization) before exec'ing the real binary: launch the real one.
     for path in CANDIDATE_PATHS:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
+        if os.path.isfile(path) and os.access(path, os.X_OK) and not _is_script(path):
             return path
         tried.append(path)
+    if wrapper:
+        return wrapper
     raise BrowserNotFound(
         "No Chromium or Chrome was found. Tried: " + ", ".join(tried) + ".",
         "Install one (Debian/Ubuntu: `apt-get install chromium`) or set WEBHAND_CHROME to the binary's path.",
     )
+
+
+def _is_script(path: str) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280, height: int = 720,
@@ -77,7 +96,9 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
         "--disable-breakpad",
         "--disable-client-side-phishing-detection",
         "--disable-domain-reliability",
-        "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions",
+        # The omnibox popup WebUIs are preloaded renderers (about 80 MB per window) that headless
+        # never shows; the rest would reach out to Google at start-up.
+        "--disable-features=" + ",".join(DISABLED_FEATURES),
         "--disable-quic",
         "--disable-dev-shm-usage",
         "--metrics-recording-only",
@@ -93,7 +114,9 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
     if os.geteuid() == 0 or os.environ.get("WEBHAND_NO_SANDBOX") == "1":
         flags.append("--no-sandbox")
     flags += list(extra or [])
-    flags.append("about:blank")
+    # No first window: every session opens its own context and pages, and a window would cost a
+    # renderer and its omnibox UI for nothing.
+    flags.append("--no-startup-window")
     return flags
 
 
