@@ -122,12 +122,20 @@ class SessionManager:
 
     async def _boot_up(self) -> None:
         """Reap browsers a dead webhand left behind, start the driver, the idle reaper and the reserve."""
-        reaped = await asyncio.to_thread(reap_orphans)
+        if self.settings.warm_reserve:
+            self.prelaunch()
+        # Reaping only touches browsers whose owner is dead, so the driver can start beside it.
+        reaped, _ = await asyncio.gather(asyncio.to_thread(reap_orphans), self.engine.start())
         if reaped:
             log.info("killed %d browser processes left behind by an earlier webhand", len(reaped))
-        await self.engine.start()
         self._reaper = asyncio.create_task(self._reap_idle(), name="webhand-idle-reaper")
         self._refill_reserve()
+
+    def prelaunch(self) -> None:
+        """Start the browser the next session will need now, beside the driver's start-up (a
+        browser webhand launches: ``cdp_url`` connects to one that already runs)."""
+        if not self.settings.cdp_url and not self._stopping:
+            self.engine.prelaunch()
 
     async def shutdown_all(self) -> None:
         """Close every session and every browser webhand started. Safe to call twice."""
