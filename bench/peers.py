@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from mcp.client.session import ClientSession
@@ -244,3 +245,53 @@ class McpServer:
                     "devtools": rf'uid=(\S+) {quoted}'}
         found = re.search(patterns[self.spec.kind], snapshot)
         return found.group(1) if found else None
+
+
+class InProcessWebhand(McpServer):
+    """webhand's Python API behind the same steps as an MCP server: the actions scenario runs it
+    on the same pages, in the same rounds, so the gap between a reply over MCP and the same call
+    with no MCP in between is measured like for like (the issue's "any gap over 5 ms is ours")."""
+
+    def __init__(self, chrome: str) -> None:
+        super().__init__(Spec("webhand-api", "webhand (Python API)", "webhand", "", [], _webhand_version()))
+        self._chrome = chrome
+        self._host: Any = None
+        self._context: Any = None
+
+    async def start(self, timeout: float = 60.0) -> float:
+        from webhand import Settings, Webhand
+
+        started = measure.now()
+        # The settings `webhand mcp` runs a stdio conversation with: its default isolation, no reserve.
+        settings = Settings.from_sources({"executable_path": self._chrome, "warm_reserve": False,
+                                          "output_dir": str(Path(self._workdir) / "out")}, env={})
+        self._host = await Webhand(settings).start()
+        self._context = self._host.context("bench-api")
+        self.pid = os.getpid()
+        return measure.now() - started
+
+    async def stop(self) -> None:
+        if self._host is not None:
+            await self._host.close()
+        self._errlog.close()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def memory(self) -> dict[str, float | int]:
+        return {}
+
+    async def call(self, tool: str, arguments: dict, timeout: float = CALL_TIMEOUT) -> Reply:
+        started = measure.now()
+        try:
+            result = await asyncio.wait_for(self._context.call(tool, arguments), timeout)
+        except asyncio.TimeoutError:
+            return Reply(f"timed out after {timeout:g} s", measure.now() - started, True)
+        return Reply(result.text, measure.now() - started, result.is_error, result.text)
+
+    async def tool_names(self) -> list[str]:
+        return list(self._host.tools)
+
+
+def _webhand_version() -> str:
+    import webhand
+
+    return webhand.__version__

@@ -143,7 +143,19 @@ def _actions(r: dict[str, Any]) -> list[str]:
              "Client-side time of each reply, including the tool's own wait for the action's effects "
              "(login form: type, type, click that navigates; todo app: type, press Enter, click a checkbox).", "",
              *_table(header, rows), "Reply size per step (median tokens the model reads back):", "",
-             *_table(["step"] + [data[k]["label"] for k in keys], tokens), *_in_process(r)])
+             *_table(["step"] + [data[k]["label"] for k in keys], tokens), *_api_gap(r), *_in_process(r)])
+
+
+def _api_gap(r: dict[str, Any]) -> list[str]:
+    """What MCP adds to webhand's reply: the same steps on the same pages, in the same rounds."""
+    if not _get(r, "actions", "servers", "webhand-api"):
+        return []
+    rows = []
+    for step in STEPS:
+        over_mcp, api = _median(r, "webhand", step), _median(r, "webhand-api", step)
+        rows.append([step, _num(over_mcp), _num(api), _num(round(over_mcp - api, 1)) if over_mcp and api else "n/a"])
+    return ["webhand over MCP next to its Python API on the same pages, in the same rounds (median ms):", "",
+            *_table(["step", "over MCP (stdio)", "Python API", "MCP adds"], rows)]
 
 
 def _in_process(r: dict[str, Any]) -> list[str]:

@@ -10,10 +10,12 @@ one (the click changes the DOM). The first round warms up and is not counted.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import measure
-from peers import McpServer
+from peers import InProcessWebhand, McpServer
 from suites import Run, step_stats
 
 STEPS = ("navigate", "snapshot", "type", "click", "press_key")
@@ -98,11 +100,30 @@ async def _in_process(bench: Run) -> dict[str, Any] | None:
     return found
 
 
+@asynccontextmanager
+async def _api_beside(bench: Run, servers: list[McpServer]) -> AsyncIterator[list[McpServer]]:
+    """webhand's Python API as one more server in the rounds, when webhand's MCP server runs."""
+    if not any(s.spec.key == "webhand" for s in servers):
+        yield []
+        return
+    api = InProcessWebhand(bench.chrome)
+    try:
+        await api.start()
+    except Exception as error:  # noqa: BLE001 - reported, the MCP figures still stand
+        bench.note(f"webhand's Python API could not start: {error}")
+        yield []
+        return
+    try:
+        yield [api]
+    finally:
+        await api.stop()
+
+
 async def run(bench: Run) -> dict[str, Any]:
     rounds = 2 if bench.quick else 15
     out: dict[str, Any] = {"rounds": rounds, "servers": {}, "memory": {}}
-    async with bench.servers(bench.specs) as servers:
-        scenarios = [_Scenario(bench, s) for s in servers]
+    async with bench.servers(bench.specs) as servers, _api_beside(bench, servers) as api:
+        scenarios = [_Scenario(bench, s) for s in [*servers, *api]]
         for scenario in scenarios:
             if scenario.server.spec.kind == "webhand" and not await scenario.server.has_tool("browser_press_key"):
                 scenario.press_key = False
@@ -120,10 +141,11 @@ async def run(bench: Run) -> dict[str, Any]:
                     scenario.errors.append(f"round {number}: {type(error).__name__}: {error}")
             print(f"  actions: round {number}/{rounds}", flush=True)
         # Memory per session, each server holding one session on the same long page.
-        for scenario in scenarios:
+        served = [s for s in scenarios if not isinstance(s.server, InProcessWebhand)]
+        for scenario in served:
             await scenario.server.navigate(bench.pages.url("/article"))
         bench.remember_processes()
-        for scenario in scenarios:
+        for scenario in served:
             out["memory"][scenario.server.spec.key] = {"label": scenario.server.spec.label, **scenario.server.memory()}
         for scenario in scenarios:
             out["servers"][scenario.server.spec.key] = scenario.result()
