@@ -9,9 +9,13 @@ are bound to it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from agents import FunctionTool, ToolOutputImage, ToolOutputText
 from agents.tool_context import ToolContext as AgentsToolContext
@@ -22,7 +26,10 @@ from pydantic_ai import BinaryContent, Tool, ToolFailed
 from webhand.adapters.langchain import langchain_tools
 from webhand.adapters.openai_agents import openai_agents_tools
 from webhand.adapters.pydantic_ai import pydantic_ai_tools
+from webhand.engine.chrome import _registry_dir
 from webhand.surfaces.exposure import exposed_tools
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
 
 LABELS = ('textbox "User name"', 'textbox "Password"', 'button "Sign in"')
 
@@ -127,3 +134,17 @@ def test_a_missing_framework_names_the_extra_to_install():
               "except webhand.WebhandError as error:\n    print(error)\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
     assert "pip install 'webhand[langchain]'" in out.stdout
+
+
+@pytest.mark.parametrize("example", ["openai_agents_sdk.py", "langchain_tools.py", "pydantic_ai_agent.py"])
+def test_each_framework_example_creates_the_ticket_on_the_demo_site(example, tmp_path):
+    """The examples run with no API key: the framework's tools really act on the bundled site."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"} | {"WEBHAND_OUTPUT_DIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, str(EXAMPLES / example)], env=env, cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert "→ browser_click" in out and "The page says: Ticket #" in out and "Ada Lovelace" in out
+    # The example's browser ended with it: no registry entry of that process is left.
+    left = [f for f in _registry_dir().glob("*.json") if json.loads(f.read_text()).get("owner_pid") == process.pid]
+    assert not left
