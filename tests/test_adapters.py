@@ -8,6 +8,7 @@ are bound to it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -87,6 +88,12 @@ async def test_langchain_structured_tools_drive_the_conversations_browser(tools,
     assert [block["type"] for block in shot.content] == ["text", "image"]
     assert shot.content[1]["mime_type"] == "image/png" and shot.content[1]["base64"]
     assert site.url("login.html") in (await tools.call("browser_get_url", {})).text
+
+
+async def test_langchain_tools_called_synchronously_say_to_await_ainvoke(tools):
+    [snapshot] = [t for t in langchain_tools(tools) if t.name == "browser_snapshot"]
+    with pytest.raises(RuntimeError, match=r"async only: call `await tool.ainvoke"):
+        await asyncio.to_thread(snapshot.invoke, {})
 
 
 async def test_pydantic_ai_tools_drive_the_conversations_browser(tools, site):

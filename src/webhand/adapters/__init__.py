@@ -34,8 +34,6 @@ class BoundTool:
     name: str
     description: str
     input_schema: dict[str, Any]
-    read_only: bool
-    destructive: bool
     dispatcher: Any  # ToolDispatcher: validates the arguments and runs the call
 
     async def call(self, arguments: dict[str, Any] | str | None) -> "ToolResult":
@@ -54,7 +52,7 @@ def bound_tools(target: "ToolContext | Browser", *, style: str = "multi") -> lis
         raise TypeError("Pass a webhand Browser (from open_browser) or a ToolContext (from Webhand.context), "
                         f"not {type(target).__name__}.")
     dispatcher = ToolDispatcher(context, style=style)
-    return [BoundTool(t.name, t.description, t.input_schema, t.read_only, t.destructive, dispatcher)
+    return [BoundTool(t.name, t.description, t.input_schema, dispatcher)
             for t in dispatcher.tools.values()]
 
 

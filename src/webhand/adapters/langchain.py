@@ -42,7 +42,11 @@ def _structured_tool(tools: Any, tool: BoundTool) -> Any:
                 *({"type": "image", "base64": base64.b64encode(i.data).decode(), "mime_type": i.mime_type}
                   for i in result.images)]
 
+    def refuse_sync(**_: Any) -> Any:
+        raise RuntimeError(f"{tool.name} is async only: call `await tool.ainvoke(...)` (the browser lives on the "
+                           "event loop that opened it).")
+
     # A JSON-schema args_schema: LangChain passes the model's arguments through as they are, and
     # webhand's own input model validates them (its errors say what to fix).
     return tools.StructuredTool(name=tool.name, description=tool.description, args_schema=tool.input_schema,
-                                coroutine=invoke, handle_tool_error=True)
+                                func=refuse_sync, coroutine=invoke, handle_tool_error=True)
