@@ -8,6 +8,8 @@ cycle through a palette dark enough for white text, so neighbouring boxes are to
 from __future__ import annotations
 
 import io
+import json
+import re
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw, ImageFont
@@ -19,6 +21,8 @@ from webhand.page.snapshot import viewport
 _PALETTE = [(214, 39, 40), (31, 119, 180), (44, 140, 44), (148, 103, 189), (200, 82, 0), (23, 130, 140),
             (227, 56, 150), (90, 90, 90)]
 _TEXT = (255, 255, 255)
+# A name that spells a ref ("Pay [e9]") reads as "Pay (e9)", as in the snapshot: a page cannot plant refs.
+_REF_IN_TEXT = re.compile(r"\[((?:f\d+)?e\d+)\]")
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,9 @@ class Label:
     tag: tuple[int, int, int, int]
 
     def legend_line(self) -> str:
-        return f'{self.ref} {self.role}' + (f' "{self.name}"' if self.name else "")
+        """``e8 button "Create ticket"``: the name quoted as JSON, so that it cannot forge a line."""
+        name = _REF_IN_TEXT.sub(r"(\1)", self.name)
+        return f"{self.ref} {self.role}" + (f" {json.dumps(name, ensure_ascii=False)}" if name else "")
 
 
 def annotate(png: bytes, boxes: list[RefBox], *, scale: float, origin: tuple[float, float] = (0.0, 0.0)
