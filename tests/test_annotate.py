@@ -72,6 +72,9 @@ async def test_annotated_screenshot_draws_each_label_inside_its_own_element_box(
         assert any(min(p) >= 230 for p in pixels), f"the label on {name} has light text"
         # The middle of the button is left as it was, so the picture still shows the page.
         assert annotated.getpixel((left + width // 2, top + height // 2)) == colour
+    # The labels are refs to act on, frames included.
+    clicked = await tools.call("browser_click", {"ref": refs["Magenta"]})
+    assert not clicked.is_error, clicked.text
 
 
 async def test_annotated_screenshot_of_a_scrolled_page_places_labels_where_the_elements_show(tools, site):
