@@ -40,5 +40,5 @@ def next_calls(url: str, replies: list[str]) -> list[tuple[str, dict[str, Any]]]
 
 
 def final_answer(replies: list[str]) -> str:
-    found = re.search(r"^\s*status: (.*)$", replies[-1], re.M)
+    found = re.search(r"^\s*status: (.*)$", replies[-1], re.MULTILINE)
     return f"The page says: {found.group(1)}" if found else "The ticket form gave no status."

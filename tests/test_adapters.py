@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from agents import FunctionTool, ToolOutputImage, ToolOutputText
 from agents.tool_context import ToolContext as AgentsToolContext
 from langchain_core.messages import ToolMessage

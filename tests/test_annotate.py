@@ -34,7 +34,7 @@ async def _screenshots(tools, **arguments) -> tuple[object, Image.Image, Image.I
 
 def _legend(text: str) -> dict[str, str]:
     """Button name -> ref, from the reply's legend lines (`e3 button "Red"`)."""
-    return {name: ref for ref, name in re.findall(r'^((?:f\d+)?e\d+) button "(\w+)"$', text, re.M)}
+    return {name: ref for ref, name in re.findall(r'^((?:f\d+)?e\d+) button "(\w+)"$', text, re.MULTILINE)}
 
 
 def _inside(point: tuple[int, int], box: tuple[int, int, int, int]) -> bool:

@@ -36,12 +36,12 @@ class BoundTool:
     input_schema: dict[str, Any]
     dispatcher: Any  # ToolDispatcher: validates the arguments and runs the call
 
-    async def call(self, arguments: dict[str, Any] | str | None) -> "ToolResult":
+    async def call(self, arguments: dict[str, Any] | str | None) -> ToolResult:
         """Run the tool; never raises for what a model sends (failures are ``is_error`` replies)."""
         return await self.dispatcher.call(self.name, arguments)
 
 
-def bound_tools(target: "ToolContext | Browser", *, style: str = "multi") -> list[BoundTool]:
+def bound_tools(target: ToolContext | Browser, *, style: str = "multi") -> list[BoundTool]:
     """The served tools of ``target``'s conversation, one by one (``multi``) or as the single
     ``browser`` tool (``single``)."""
     from webhand.host import ToolContext

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from webhand.host import ToolContext
 
 
-def langchain_tools(target: "ToolContext | Browser", *, style: str = "multi") -> list[Any]:
+def langchain_tools(target: ToolContext | Browser, *, style: str = "multi") -> list[Any]:
     """One ``langchain_core.tools.StructuredTool`` per served tool (or the single ``browser`` tool),
     bound to the conversation of ``target``."""
     tools = require("langchain_core.tools", "langchain")

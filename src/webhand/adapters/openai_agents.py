@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from webhand.host import ToolContext
 
 
-def openai_agents_tools(target: "ToolContext | Browser", *, style: str = "multi") -> list[Any]:
+def openai_agents_tools(target: ToolContext | Browser, *, style: str = "multi") -> list[Any]:
     """One ``agents.FunctionTool`` per served tool (or the single ``browser`` tool), bound to the
     conversation of ``target``."""
     agents = require("agents", "openai-agents")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from webhand.host import ToolContext
 
 
-def pydantic_ai_tools(target: "ToolContext | Browser", *, style: str = "multi") -> list[Any]:
+def pydantic_ai_tools(target: ToolContext | Browser, *, style: str = "multi") -> list[Any]:
     """One ``pydantic_ai.Tool`` per served tool (or the single ``browser`` tool), bound to the
     conversation of ``target``."""
     pydantic_ai = require("pydantic_ai", "pydantic-ai")
