@@ -107,6 +107,24 @@ async def test_annotated_full_page_screenshot_places_labels_by_document_position
         assert tuple(tags[ref][:2]) == BOXES[name][:2], name
 
 
+async def test_the_label_of_a_low_element_sits_just_above_it_and_leaves_its_content_visible(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("annotate/small.html")})
+    reply, annotated, plain = await _screenshots(tools)
+
+    [label] = reply.data["labels"]
+    assert reply.text.endswith(f'{label["ref"]} link "Next page"')
+    left, top, width, height = 100, 100, 120, 20  # the link's box, from small.html
+    tag_left, tag_top, tag_width, tag_height = label["tag"]
+    assert (tag_left, tag_top + tag_height) == (left, top), "the tag's bottom-left corner is the box's top-left"
+    area = (tag_left, tag_top, tag_left + tag_width, tag_top + tag_height)
+    drawn, before = annotated.crop(area).get_flattened_data(), plain.crop(area).get_flattened_data()
+    assert sum(a != b for a, b in zip(drawn, before, strict=True)) > len(drawn) // 2, "a filled tag is drawn there"
+    assert any(min(p) >= 230 for p in drawn), "with light text"
+    # Inside the link only the outline is drawn: its middle row is as it was.
+    middle = [(x, top + height // 2) for x in range(left + 4, left + width - 4)]
+    assert all(annotated.getpixel(p) == plain.getpixel(p) == (0, 128, 0) for p in middle)
+
+
 async def test_annotate_refuses_one_element(tools, site):
     await tools.call("browser_navigate", {"url": site.url("annotate/buttons.html")})
     reply = await tools.call("browser_take_screenshot", {"annotate": True, "selector": "#red"})

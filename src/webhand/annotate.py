@@ -1,7 +1,8 @@
 """Annotated screenshots: each ref's label drawn on its element's box, for vision models.
 
 A model that sees the picture reads ``e7`` on a button and can act on that ref directly. Each box
-gets an outline and, at its top-left corner, inside the box, a filled tag with the ref. Colours
+gets an outline and, at its top-left corner, a filled tag with the ref: inside the box, or just
+above it for a box too low to show its content under the tag. Colours
 cycle through a palette dark enough for white text, so neighbouring boxes are told apart.
 """
 
@@ -60,9 +61,11 @@ def annotate(png: bytes, boxes: list[RefBox], *, scale: float, origin: tuple[flo
         draw.rectangle((left, top, right - 1, bottom - 1), outline=color, width=line)
         text_left, text_top, text_right, text_bottom = font.getbbox(box.ref)
         tag_width, tag_height = text_right - text_left + 2 * pad, text_bottom - text_top + 2 * pad
-        # Inside the box's top-left corner, moved in when the box starts off the picture.
+        # At the box's top-left corner: inside it, or just above it when the box is too low to
+        # keep its content readable under the tag (a link in a line of text) and there is room.
         tag_x = min(max(left, 0), image.width - tag_width)
-        tag_y = min(max(top, 0), image.height - tag_height)
+        above = bottom - top < 2 * tag_height and top - tag_height >= 0
+        tag_y = top - tag_height if above else min(max(top, 0), image.height - tag_height)
         draw.rectangle((tag_x, tag_y, tag_x + tag_width - 1, tag_y + tag_height - 1), fill=color)
         draw.text((tag_x + pad - text_left, tag_y + pad - text_top), box.ref, fill=_TEXT, font=font)
         labels.append(Label(box.ref, box.role, box.name, (left, top, right - left, bottom - top),
