@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from webhand.annotate import annotated_screenshot
 from webhand.errors import InvalidArgument
 from webhand.page.find import find
 from webhand.page.snapshot import omitted_notice, take_snapshot
@@ -63,6 +64,8 @@ class ScreenshotArgs(PageArgs):
     full_page: bool = Field(False, description="Whole scrollable page instead of the viewport.")
     ref: str | None = Field(None, description="Element ref: screenshot only that element.")
     selector: str | None = Field(None, description="CSS selector: screenshot only that element.")
+    annotate: bool = Field(False, description="Draw each element's ref (e.g. e7) on its box and list them, "
+                                              "to act on what you see.")
 
 
 @tool("browser_take_screenshot", read_only=True)
@@ -71,6 +74,9 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
     if args.ref and args.selector:
         raise InvalidArgument("Give `ref` or `selector`, not both.", "Call again with one of them.")
     timeout = session.settings.timeout
+    if args.annotate:
+        await _annotated(session, args, response, timeout)
+        return
     if args.ref or args.selector:
         element = await session.element(args.ref, args.selector)
         try:
@@ -83,6 +89,22 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
     size = f"{fitted.original_width}x{fitted.original_height}"
     scaled = f", sent as {fitted.width}x{fitted.height}" if fitted.width != fitted.original_width else ""
     response.add(f"Screenshot {size}{scaled} saved to {path}")
+
+
+async def _annotated(session: Session, args: ScreenshotArgs, response: Response, timeout: float) -> None:
+    if args.ref or args.selector:
+        raise InvalidArgument("annotate labels the refs of the viewport or the full page, not of one element.",
+                              "Call again without ref and selector, or without annotate.")
+    png, labels = await annotated_screenshot(await session.tab(), full_page=args.full_page, timeout=timeout)
+    fitted, path = response.image(png, kind="annotated")
+    scaled = f", sent as {fitted.width}x{fitted.height}" if fitted.width != fitted.original_width else ""
+    response.add(f"Annotated screenshot {fitted.original_width}x{fitted.original_height}{scaled} saved to {path}: "
+                 f"{len(labels)} elements labelled with their refs" + (":" if labels else " (none has a box on it)."))
+    if labels:
+        response.large("\n".join(label.legend_line() for label in labels), what="legend", suffix=".txt",
+                       limit=session.settings.snapshot_max_chars, hint="Read the file for the whole legend.")
+    response.data({"labels": [{"ref": label.ref, "role": label.role, "name": label.name, "box": list(label.box),
+                               "tag": list(label.tag)} for label in labels]})
 
 
 class ResizeArgs(PageArgs):
