@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from webhand.durations import to_seconds
 from webhand.errors import ConfigError
 from webhand.locations import CONFIG_FILE_NAME, find_config_file, user_config_dir  # noqa: F401 - re-exported
 from webhand.origins import OriginRule
@@ -80,6 +81,19 @@ class Settings(BaseModel):
     dom_quiet_ms: int = Field(25, ge=0, le=5000, description="The DOM counts as settled after this many ms without mutations.")
     dom_quiet_cap: float = Field(0.5, ge=0, le=60, description="Seconds an action waits at most for the DOM to go quiet.")
     load_quiet_ms: int = Field(150, ge=0, le=10_000, description="After browser_navigate loads a page, it is ready once no request has started for this many ms (requests it starts are waited for, up to request_settle_cap); 0 skips this.")
+    # Looking less like a bot (engine/stealth.py): a UA without "Headless", navigator.webdriver false ...
+    stealth: bool = Field(False, description="Hide the usual signs of an automated headless browser (playwright-stealth's evasions, no AutomationControlled). See docs/design.md for what it does not hide.")
+    # Images sent to the model (images.py); the defaults are what vision models take without resizing.
+    image_max_side: int = Field(1568, ge=64, le=16384, description="Images for the model are downscaled to at most this many pixels a side.")
+    image_max_pixels: int = Field(1_150_000, ge=4096, le=100_000_000, description="... and to at most this many pixels in all.")
+    # web_fetch (tools/fetch.py): plain HTTP, no browser.
+    fetch_max_bytes: int = Field(5 * 1024 * 1024, ge=1024, le=100 * 1024 * 1024, description="web_fetch reads at most this many bytes of a body.")
+
+    @field_validator("timeout", "action_timeout", "launch_timeout", "idle_timeout", "idle_check_interval",
+                     "abandoned_after", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> Any:
+        return to_seconds(value)  # "15s", "500ms" as well as 15 and 0.5
 
     @field_validator("screenshot_dir", "download_dir", mode="before")
     @classmethod
@@ -204,7 +218,7 @@ def _file_layers(path: Path, agent: str | None) -> list[tuple[str, dict[str, Any
     defaults = document.get("defaults", {})
     _only_keys(defaults, {"browser"}, str(path), "defaults.")
     layers = [(f"{path} [defaults.browser]", _browser_table(defaults.get("browser", {}), path, "defaults.browser"))]
-    agents = document.get("agents", {})
+    agents = _agents_by_id(document.get("agents", {}), path)
     if agent:
         if agent not in agents:
             raise ConfigError(f"Agent {agent!r} is not in {path}.",
@@ -213,6 +227,33 @@ def _file_layers(path: Path, agent: str | None) -> list[tuple[str, dict[str, Any
         where = f"agents.{agent}.browser"
         layers.append((f"{path} [{where}]", _browser_table(agents[agent].get("browser", {}), path, where)))
     return layers
+
+
+def _agents_by_id(agents: Any, path: Path) -> dict[str, dict[str, Any]]:
+    """Agent profiles by name, from either form a config file may use:
+
+    ``[agents.NAME.browser]`` (named tables), or the other designs' array form
+    ``[[agents]] id = "NAME"`` followed by ``[agents.browser]`` (an array of tables, each with an id).
+    """
+    if isinstance(agents, dict):
+        return agents
+    if not isinstance(agents, list):
+        raise ConfigError(f"agents in {path} must be tables: [agents.NAME.browser] or [[agents]] with id = \"NAME\".",
+                          "Fix the agents section.")
+    by_id: dict[str, dict[str, Any]] = {}
+    for number, entry in enumerate(agents, 1):
+        where = f"agents[{number}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where} in {path} must be a table ([[agents]]).", "Write it as [[agents]] with id = \"NAME\".")
+        name = entry.get("id")
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"{where}.id in {path} is missing or not a string: every [[agents]] entry needs one.",
+                              f"Add id = \"NAME\" under the {number}. [[agents]].")
+        if name in by_id:
+            raise ConfigError(f"agents id {name!r} appears twice in {path}.", "Give each [[agents]] entry its own id.")
+        _only_keys(entry, {"id", "browser"}, str(path), f"{where}.")
+        by_id[name] = {k: v for k, v in entry.items() if k != "id"}
+    return by_id
 
 
 def _only_keys(table: Any, allowed: set[str], path: str, prefix: str) -> None:

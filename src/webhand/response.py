@@ -72,7 +72,7 @@ class Response:
     def image(self, png: bytes, *, kind: str = "screenshot", directory: Path | None = None) -> tuple[ModelImage, Path]:
         """Save the full image to disk and attach a model-sized copy; return both."""
         path = self.files.write((directory or self.files.screenshots) / f"{kind}-{_stamp()}.png", png)
-        fitted = for_model(png)
+        fitted = for_model(png, max_side=self.settings.image_max_side, max_pixels=self.settings.image_max_pixels)
         self._images.append(ImageBlock(fitted.data, fitted.mime_type, str(path)))
         self._files.append(str(path))
         return fitted, path

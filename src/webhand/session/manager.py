@@ -430,5 +430,9 @@ class ConversationSessions:
     def list(self) -> list[SessionInfo]:
         return self._manager.list(self.conversation_id)
 
+    async def open_default(self) -> Session:
+        """The conversation's default session, started now when it is not open yet."""
+        return await self._manager.get_or_create(self.conversation_id)
+
     async def destroy(self, name: str) -> bool:
         return await self._manager.kill_session(self.conversation_id, name)

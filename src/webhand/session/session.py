@@ -169,10 +169,10 @@ class Session:
         self._active = None
         self._replacing = True
 
-    async def element(self, ref: str | None, selector: str | None) -> Element:
+    async def element(self, ref: str | None, selector: str | None, timeout: float | None = None) -> Element:
         """The element an action names: by ref (exact, never re-matched) or by CSS selector."""
         tab = await self.tab()
-        timeout = self.settings.action_timeout
+        timeout = timeout or self.settings.action_timeout
         if ref:
             return await tab.resolve(ref, timeout=timeout)
         if selector:

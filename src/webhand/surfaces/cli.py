@@ -67,7 +67,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         _run(serve(settings, style=args.tool_style))
         return 0
     from webhand.host import Webhand
-    from webhand.surfaces.mcp_http import HttpOptions, check_options, read_token_file, serve_http
+    from webhand.surfaces.mcp_http import HttpOptions, check_options, read_token_file, serve_http, settings_for_address
 
     if args.token and args.token_file:
         raise ConfigError("Both --token and --token-file were given.", "Keep --token-file (a flag's value shows in ps).")
@@ -81,7 +81,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
                           allowed_hosts=args.allow_host or [], allowed_origins=args.allow_origin or [],
                           max_body_bytes=args.max_body_bytes, style=args.tool_style)
     check_options(options)  # refuse before anything starts
-    _run(serve_http(Webhand(settings), options))
+    _run(serve_http(Webhand(settings_for_address(settings, options.host)), options))
     return 0
 
 

@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from webhand.config import Settings
 from webhand.errors import ConfigError
 from webhand.host import ToolContext, Webhand
 from webhand.surfaces.http_sessions import SessionReclaimer
@@ -63,6 +64,17 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def settings_for_address(settings: Settings, host: str) -> Settings:
+    """The settings a server on ``host`` runs with: beyond loopback, JavaScript evaluation is off
+    unless the config, the environment or a flag set ``evaluate_enabled`` (on for local use).
+
+    Every client of such a server holds a token, but ``browser_eval`` runs any script in a page
+    that may hold the user's logins: a remote caller gets it only when someone chose that."""
+    if is_loopback(host) or "evaluate_enabled" in settings.model_fields_set:
+        return settings
+    return settings.model_copy(update={"evaluate_enabled": False})
 
 
 def check_options(options: HttpOptions) -> None:

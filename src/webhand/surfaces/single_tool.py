@@ -47,6 +47,16 @@ ACT_KINDS: dict[str, tuple[str, ...]] = {
     "check": ("browser_check",),
 }
 
+#: ``act`` kinds served by a tool that keeps its own action too, with the fields the route fixes:
+#: ``scroll_into_view`` is browser_scroll with an element and no pixels.
+SHARED_ACT_KINDS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "scroll_into_view": ("browser_scroll", {"x": 0, "y": 0}, "Scroll an element into view."),
+}
+
+#: The other designs' argument names -> ours. Accepted on every action whose tool has our field,
+#: and listed in the docs rather than in the schema (the schema is paid for on every request).
+ARG_ALIASES: dict[str, str] = {"element_ref": "ref", "script": "expression", "target_id": "index"}
+
 #: Catalog tools with an operation field of their own, split into one action per operation:
 #: tool -> (its field, {action: value of the field}).
 SPLIT_ACTIONS: dict[str, tuple[str, dict[str, str]]] = {
@@ -94,6 +104,9 @@ class SingleTool:
             if (tool := _first(served, candidates)) is not None and tool.name not in claimed:
                 self._add(Route("act", tool, kind, _renames(tool, "act")))
                 claimed.add(tool.name)
+        for kind, (name, fixed, _) in SHARED_ACT_KINDS.items():
+            if name in served and ("act", kind) not in self.routes:
+                self._add(Route("act", served[name], kind, _renames(served[name], "act"), dict(fixed)))
         for name, (operation, actions) in SPLIT_ACTIONS.items():
             if name in served and name not in claimed:
                 for action, value in actions.items():
@@ -112,8 +125,8 @@ class SingleTool:
                 taken.add(action)
         # Split tools name their first action (e.g. browser_tabs -> tabs): dict keeps the first.
         self._call_forms: dict[str, str] = {}
-        for route in self.routes.values():
-            self._call_forms.setdefault(route.tool.name, route.call_form)
+        for route in sorted(self.routes.values(), key=lambda r: r.act_kind in SHARED_ACT_KINDS):
+            self._call_forms.setdefault(route.tool.name, route.call_form)  # a shared kind is not the tool's name
         names = sorted(self._call_forms, key=len, reverse=True)
         self._tool_names = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
 
@@ -138,7 +151,8 @@ class SingleTool:
         done: set[str] = set()
         for route in self.routes.values():
             if route.act_kind:
-                lines.append(f"- act/{route.act_kind}({self._signature(route)}): {self._rewrite(route.tool.description)}")
+                what = SHARED_ACT_KINDS[route.act_kind][2] if route.act_kind in SHARED_ACT_KINDS else route.tool.description
+                lines.append(f"- act/{route.act_kind}({self._signature(route)}): {self._rewrite(what)}")
             elif route.tool.name not in done:  # a split tool is one line: "tabs|open|focus|close_tab(...)"
                 done.add(route.tool.name)
                 label = "|".join(r.action for r in self.routes.values() if r.tool is route.tool and not r.act_kind)
@@ -194,13 +208,28 @@ class SingleTool:
             kind = None
         route = self.routes.get((action, kind))
         if route is None:
+            if action == "act" and kind in SHARED_ACT_KINDS:
+                raise InvalidArgument(f"act_kind {kind!r} needs {SHARED_ACT_KINDS[kind][0]}, which is not served here.",
+                                      "Serve the extra group (--caps core,extra), or act on the element directly: "
+                                      "click, type and hover scroll it into view themselves.")
             if action == "act":
                 kinds = ", ".join(k for _, k in self.routes if k)
                 raise InvalidArgument(f"act_kind {kind!r} is not one of: {kinds}.", "Call again with one of them.")
             raise InvalidArgument(f"Unknown action {action!r}.", "Actions: " + ", ".join(self.actions) + ".")
+        fields = route.tool.input_model.model_fields
+        for alias, ours in ARG_ALIASES.items():
+            if alias in given and ours in fields and alias not in fields:
+                if ours in given:
+                    raise InvalidArgument(f"`{alias}` and `{ours}` name the same argument; give one.", "Call again with `{ours}`.")
+                given[ours] = given.pop(alias)
         return route, {**{route.renames.get(k, k): v for k, v in given.items()}, **route.fixed}
 
     async def call(self, context: ToolContext, arguments: dict[str, Any] | None) -> ToolResult:
+        if (arguments or {}).get("action") == "launch" and ("launch", None) not in self.routes \
+                and not (arguments or {}).get("name"):
+            # The other design starts its browser with `launch`; here the first page call does.
+            return ToolResult(f'Ready: the default session starts with the first page action, e.g. '
+                              f'{SINGLE_TOOL_NAME}(action="navigate", url=...).')
         try:
             route, args = self.route(arguments)
         except InvalidArgument as error:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument, WebhandError
 from webhand.response import Response
 from webhand.session.changes import Observation, observe, report, settle
@@ -53,7 +54,7 @@ class Step(ToolArgs):
 class InteractArgs(PageArgs):
     steps: list[Step] = Field(min_length=1, max_length=100,
                               description="Actions to run in order, each like the matching browser_<action> tool.")
-    timeout: float | None = Field(None, gt=0, le=600, description="Seconds the whole list may take (default 15).")
+    timeout: Timeout = None  # the whole list
 
 
 def _parse_step(number: int, step: Step) -> tuple[str, ToolArgs, Perform]:
@@ -94,6 +95,7 @@ class FormField(ToolArgs):
 
 class FillFormArgs(PageArgs):
     fields: list[FormField] = Field(min_length=1, max_length=200, description="Fields to fill, in order.")
+    timeout: Timeout = None  # all the fields
 
 
 _TRUE = {"true", "on", "yes", "checked", "1"}

@@ -14,6 +14,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from webhand.config import Settings
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import Response
 
@@ -50,6 +51,7 @@ class PageArgs(ToolArgs):
 class ElementArgs(PageArgs):
     ref: str | None = Field(None, description="Element ref from browser_snapshot, e.g. e12.")
     selector: str | None = Field(None, description="CSS selector, when there is no ref.")
+    timeout: Timeout = None  # how long the element may take to be actionable (default action_timeout)
 
     @model_validator(mode="after")
     def _one_target(self) -> "ElementArgs":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import Response
 from webhand.session.session import Session, describe_dialog
@@ -22,6 +23,7 @@ from webhand.tools.definition import PageArgs, tool
 class HandleDialogArgs(PageArgs):
     accept: bool = Field(description="true: OK / leave the page; false: Cancel / stay.")
     prompt_text: str | None = Field(None, description="For a prompt dialog: the text to answer with.")
+    timeout: Timeout = None
 
 
 @tool("browser_handle_dialog", during_dialog=True)
@@ -36,7 +38,7 @@ async def handle_dialog(session: Session, args: HandleDialogArgs, response: Resp
                               "Call browser_handle_dialog again without prompt_text.")
     tab = next((t for t in session.context.tabs if t.index == dialog.tab), None)
     url_before = tab.url if tab else ""
-    timeout = session.settings.timeout
+    timeout = args.timeout or session.settings.timeout
     # Taken off the list first: answering may open the next dialog at once (confirm, then alert).
     session.dialogs.remove(dialog)
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.paths import require_file
 from webhand.response import Response
@@ -25,6 +26,7 @@ class UploadArgs(PageArgs):
     paths: list[str] = Field(min_length=1, description="Files to upload: in your own folder (relative paths) or the folders the user shared.")
     ref: str | None = Field(None, description="Ref of an <input type=file>, to set its files directly. Omit to answer the open file chooser.")
     selector: str | None = Field(None, description="CSS selector of an <input type=file>, when there is no ref.")
+    timeout: Timeout = None
 
 
 @tool("browser_upload_file", capability="files", destructive=True)
@@ -33,10 +35,10 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
     if args.ref and args.selector:
         raise InvalidArgument("Give `ref` or `selector`, not both.", "Call again with one of them.")
     files = [_readable(path, response) for path in args.paths]
-    timeout = session.settings.timeout
+    timeout = args.timeout or session.settings.timeout
     before = await observe(session)
     if args.ref or args.selector:
-        element = await session.element(args.ref, args.selector)
+        element = await session.element(args.ref, args.selector, args.timeout)
         try:
             await (await session.tab()).set_input_files(element, files, timeout=timeout)
         finally:
@@ -88,6 +90,7 @@ async def downloads(session: Session, args: PageArgs, response: Response) -> Non
 
 class PdfArgs(PageArgs):
     path: str | None = Field(None, description="Where to save the PDF: a name in your own folder, or inside a folder the user shared; default: a new file in your folder.")
+    timeout: Timeout = None
 
 
 @tool("browser_pdf", capability="pdf", read_only=True)
@@ -99,7 +102,7 @@ async def pdf(session: Session, args: PdfArgs, response: Response) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
         target = response.files.pdfs / f"page-{stamp}.pdf"
     tab = await session.tab()
-    data = await tab.pdf(timeout=session.settings.timeout)
+    data = await tab.pdf(timeout=args.timeout or session.settings.timeout)
     response.files.write(target, data)
     response.add(f"Saved {tab.url} as PDF: {target} ({len(data):,} bytes)")
     response.data({"path": str(target), "size": len(data)})

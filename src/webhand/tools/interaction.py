@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from webhand import secrets
+from webhand.durations import Timeout
 from webhand.engine.driver import Element
 from webhand.response import Response
 from webhand.session.changes import observe, report
@@ -25,9 +26,16 @@ Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
 Perform = Callable[[Session, Any], Awaitable[str]]
 
 
+def wait_for(session: Session, args: Any) -> float:
+    """How long an action waits for its element to be actionable: the call's own ``timeout``, else
+    ``action_timeout``."""
+    return getattr(args, "timeout", None) or session.settings.action_timeout
+
+
 @asynccontextmanager
-async def element_of(session: Session, ref: str | None, selector: str | None) -> AsyncIterator[Element]:
-    element = await session.element(ref, selector)
+async def element_of(session: Session, ref: str | None, selector: str | None,
+                     timeout: float | None = None) -> AsyncIterator[Element]:
+    element = await session.element(ref, selector, timeout)
     try:
         yield element
     finally:
@@ -57,9 +65,9 @@ class ClickArgs(ElementArgs):
 
 
 async def perform_click(session: Session, args: ClickArgs) -> str:
-    async with element_of(session, args.ref, args.selector) as element:
+    async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
         await element.click(button=args.button, click_count=2 if args.double_click else 1,
-                            modifiers=list(args.modifiers), timeout=session.settings.action_timeout)
+                            modifiers=list(args.modifiers), timeout=wait_for(session, args))
     how = ("Double-clicked" if args.double_click else "Clicked") + (f" ({args.button} button)" if args.button != "left" else "")
     held = f" holding {'+'.join(args.modifiers)}" if args.modifiers else ""
     return f"{how} {target(args)}{held}."
@@ -80,8 +88,8 @@ class TypeArgs(ElementArgs):
 
 
 async def perform_type(session: Session, args: TypeArgs) -> str:
-    timeout = session.settings.action_timeout
-    async with element_of(session, args.ref, args.selector) as element:
+    timeout = wait_for(session, args)
+    async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
         text = args.text
         if secrets.mentions_secret(text):  # a secret goes only to a field of an origin it may be typed on
             text = secrets.expand(text, session.settings.secrets_file, origin=await element.origin())
@@ -90,7 +98,7 @@ async def perform_type(session: Session, args: TypeArgs) -> str:
                 await element.fill("", timeout=timeout)
             else:
                 await element.focus(timeout=timeout)
-            await element.type(text, delay_ms=0, timeout=session.settings.timeout)  # each key is its own event
+            await element.type(text, delay_ms=0, timeout=args.timeout or session.settings.timeout)  # each key is its own event
         else:
             await element.fill(text, timeout=timeout)
         if args.submit:
@@ -109,6 +117,7 @@ class PressKeyArgs(PageArgs):
     key: str = Field(description="Key or chord: Enter, Tab, Escape, ArrowDown, a, Control+A, Shift+Tab.")
     ref: str | None = Field(None, description="Element ref to press it on; omit for whatever has focus.")
     selector: str | None = Field(None, description="CSS selector of the element, instead of a ref.")
+    timeout: Timeout = None
 
     @model_validator(mode="after")
     def _at_most_one(self) -> "PressKeyArgs":
@@ -118,9 +127,9 @@ class PressKeyArgs(PageArgs):
 
 
 async def perform_press_key(session: Session, args: PressKeyArgs) -> str:
-    timeout = session.settings.action_timeout
+    timeout = wait_for(session, args)
     if args.ref or args.selector:
-        async with element_of(session, args.ref, args.selector) as element:
+        async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
             await element.press(args.key, timeout=timeout)
         return f"Pressed {args.key} on {target(args)}."
     await (await session.tab()).press(args.key, timeout=timeout)
@@ -135,8 +144,8 @@ async def press_key(session: Session, args: PressKeyArgs, response: Response) ->
 
 # hover, focus ----------------------------------------------------------------------------------
 async def perform_hover(session: Session, args: ElementArgs) -> str:
-    async with element_of(session, args.ref, args.selector) as element:
-        await element.hover(timeout=session.settings.action_timeout)
+    async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
+        await element.hover(timeout=wait_for(session, args))
     return f"Hovered over {target(args)}."
 
 
@@ -147,8 +156,8 @@ async def hover(session: Session, args: ElementArgs, response: Response) -> None
 
 
 async def perform_focus(session: Session, args: ElementArgs) -> str:
-    async with element_of(session, args.ref, args.selector) as element:
-        await element.focus(timeout=session.settings.action_timeout)
+    async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
+        await element.focus(timeout=wait_for(session, args))
     return f"Focused {target(args)}."
 
 
@@ -164,8 +173,8 @@ class SelectArgs(ElementArgs):
 
 
 async def perform_select_option(session: Session, args: SelectArgs) -> str:
-    async with element_of(session, args.ref, args.selector) as element:
-        chosen = await element.select_option(list(args.values), timeout=session.settings.action_timeout)
+    async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
+        chosen = await element.select_option(list(args.values), timeout=wait_for(session, args))
     return f"Selected {', '.join(map(repr, chosen))} in {target(args)}."
 
 
@@ -176,8 +185,8 @@ async def select_option(session: Session, args: SelectArgs, response: Response) 
 
 
 async def _set_checked(session: Session, args: ElementArgs, checked: bool) -> str:
-    async with element_of(session, args.ref, args.selector) as element:
-        await element.set_checked(checked, timeout=session.settings.action_timeout)
+    async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
+        await element.set_checked(checked, timeout=wait_for(session, args))
     return f"{target(args)} is now {'checked' if checked else 'unchecked'}."
 
 
@@ -207,6 +216,7 @@ class ScrollArgs(PageArgs):
     y: float = Field(0, description="Pixels to scroll down (negative: up).")
     ref: str | None = Field(None, description="Element ref: scroll it into view, or scroll inside it by x/y.")
     selector: str | None = Field(None, description="CSS selector of the element, instead of a ref.")
+    timeout: Timeout = None
 
     @model_validator(mode="after")
     def _something_to_do(self) -> "ScrollArgs":
@@ -218,9 +228,9 @@ class ScrollArgs(PageArgs):
 
 
 async def perform_scroll(session: Session, args: ScrollArgs) -> str:
-    timeout = session.settings.action_timeout
+    timeout = wait_for(session, args)
     if args.ref or args.selector:
-        async with element_of(session, args.ref, args.selector) as element:
+        async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
             if args.x or args.y:
                 return await element.scroll_by(args.x, args.y, timeout=timeout)
             await element.scroll_into_view(timeout=timeout)
@@ -246,9 +256,9 @@ class DragArgs(ElementArgs):
 
 
 async def perform_drag(session: Session, args: DragArgs) -> str:
-    timeout = session.settings.action_timeout
-    async with element_of(session, args.ref, args.selector) as source:
-        async with element_of(session, args.to_ref, args.to_selector) as drop:
+    timeout = wait_for(session, args)
+    async with element_of(session, args.ref, args.selector, wait_for(session, args)) as source:
+        async with element_of(session, args.to_ref, args.to_selector, wait_for(session, args)) as drop:
             await source.drag_to(drop, timeout=timeout)
     return f"Dragged {target(args)} onto {args.to_ref or repr(args.to_selector)}."
 

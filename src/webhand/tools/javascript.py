@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from webhand.durations import Timeout
 from webhand.errors import EvaluationDisabled
 from webhand.response import Response, to_json_text
 from webhand.session.session import Session
@@ -13,7 +14,7 @@ from webhand.tools.definition import PageArgs, tool
 class EvalArgs(PageArgs):
     expression: str = Field(description="JavaScript to run in the page, like in the DevTools console; its last value is returned.")
     await_promise: bool = Field(True, description="Wait for a returned promise and return its value.")
-    timeout: float | None = Field(None, gt=0, le=600, description="Seconds to wait (default 15).")
+    timeout: Timeout = None
 
 
 @tool("browser_eval", destructive=True, enabled=lambda settings: settings.evaluate_enabled)

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
+from webhand.durations import Timeout
 from webhand.errors import NavigationFailed
 from webhand.response import Response
 from webhand.session.changes import caps, observe, report, report_requests
@@ -22,7 +23,7 @@ class NavigateArgs(PageArgs):
     url: str = Field(description="URL to open; http:// is assumed for localhost, https:// otherwise.")
     wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = Field(
         "load", description="Page event that counts as loaded.")
-    timeout: float | None = Field(None, gt=0, le=600, description="Seconds to wait (default 15).")
+    timeout: Timeout = None
 
 
 _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):")
@@ -91,7 +92,7 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
 
 
 class HistoryArgs(PageArgs):
-    timeout: float | None = Field(None, gt=0, le=600, description="Seconds to wait for the page to load (default 15).")
+    timeout: Timeout = None
 
 
 async def _history(session: Session, args: HistoryArgs, response: Response, step: str) -> None:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from webhand.annotate import annotated_screenshot
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.page.find import find
 from webhand.page.snapshot import omitted_notice, take_snapshot
@@ -66,6 +67,7 @@ class ScreenshotArgs(PageArgs):
     selector: str | None = Field(None, description="CSS selector: screenshot only that element.")
     annotate: bool = Field(False, description="Draw each element's ref (e.g. e7) on its box and list them, "
                                               "to act on what you see.")
+    timeout: Timeout = None
 
 
 @tool("browser_take_screenshot", read_only=True)
@@ -73,12 +75,12 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
     """Take a PNG screenshot of the viewport, the full page or one element; saved to disk and shown to you."""
     if args.ref and args.selector:
         raise InvalidArgument("Give `ref` or `selector`, not both.", "Call again with one of them.")
-    timeout = session.settings.timeout
+    timeout = args.timeout or session.settings.timeout
     if args.annotate:
         await _annotated(session, args, response, timeout)
         return
     if args.ref or args.selector:
-        element = await session.element(args.ref, args.selector)
+        element = await session.element(args.ref, args.selector, args.timeout)
         try:
             png = await element.screenshot(timeout=timeout)
         finally:

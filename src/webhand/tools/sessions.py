@@ -14,6 +14,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from webhand.config import Viewport
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import Response
 from webhand.session.manager import ConversationSessions
@@ -34,15 +35,21 @@ async def close(session: Session, args: PageArgs, response: Response) -> None:
 
 
 class SessionCreateArgs(ToolArgs):
-    name: str = Field(description="Name of the new session (letters, digits, '-', '_', '.'); pass it as `session` to page tools.")
+    name: str | None = Field(None, description="Name of the new session (letters, digits, '-', '_', '.'); pass it as "
+                             "`session` to page tools. Omit to open the default session.")
     width: int | None = Field(None, ge=1, le=16384, description="Viewport width in CSS pixels (default from config).")
     height: int | None = Field(None, ge=1, le=16384, description="Viewport height in CSS pixels (default from config).")
     storage_state: str | None = Field(None, description="Start logged in: a file saved by browser_storage_state.")
+    timeout: Timeout = None
 
 
 @tool("browser_session_create", capability="sessions", manages_sessions=True)
 async def session_create(sessions: ConversationSessions, args: SessionCreateArgs, response: Response) -> None:
     """Start a named browser session with its own cookies, storage and tabs."""
+    timeout = args.timeout or sessions.settings.timeout
+    if args.name is None:  # the other designs' `launch` with no name: the default session
+        await _open_default(sessions, args, response, timeout)
+        return
     if args.name in ("", "default"):
         raise InvalidArgument("'default' is the session page tools use without a name; it needs no creating.",
                               "Choose another name, e.g. 'admin'.")
@@ -52,13 +59,27 @@ async def session_create(sessions: ConversationSessions, args: SessionCreateArgs
     session = await sessions.create(args.name, viewport)
     if state is not None:
         try:
-            await session.context.set_storage_state(state, timeout=sessions.settings.timeout)
+            await session.context.set_storage_state(state, timeout=timeout)
         except BaseException:
             await sessions.destroy(args.name)  # half-made sessions would only confuse the next call
             raise
     loaded = " with the saved login" if state is not None else ""
     response.add(f"Started session {args.name!r} ({viewport.width}x{viewport.height}){loaded}. "
                  f"Pass session={args.name!r} to page tools to use it.")
+
+
+async def _open_default(sessions: ConversationSessions, args: SessionCreateArgs, response: Response,
+                        timeout: float) -> None:
+    if args.width or args.height:
+        raise InvalidArgument("width and height are for a new named session; the default session keeps its size.",
+                              "Call browser_resize to change the default session's viewport, or give a name.")
+    state = read_storage_state(response.files.confine(args.storage_state)) if args.storage_state is not None else None
+    session = await sessions.open_default()
+    if state is not None:
+        await session.context.set_storage_state(state, timeout=timeout)
+    tab = await session.tab()
+    loaded = " with the saved login" if state is not None else ""
+    response.add(f"The default session is open{loaded}: tab {tab.index} at {tab.url}. Page tools use it without `session`.")
 
 
 @tool("browser_session_list", capability="sessions", read_only=True, manages_sessions=True)

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
+from webhand.durations import Timeout
 from webhand.engine.driver import Cookie
 from webhand.errors import FileNotReadable, InvalidArgument, shorten
 from webhand.paths import require_file
@@ -94,6 +95,7 @@ class StorageArgs(PageArgs):
         "get", description="get one key (or every item without key); set, delete a key; clear all.")
     key: str | None = Field(None, description="Item key (get, set, delete).")
     value: str | None = Field(None, description="Item value (set).")
+    timeout: Timeout = None
 
 
 @tool("browser_storage", capability="storage", destructive=True)
@@ -104,7 +106,8 @@ async def storage(session: Session, args: StorageArgs, response: Response) -> No
     if args.action == "set" and args.value is None:
         raise InvalidArgument("`value` is needed to set an item.", "Call again with key and value.")
     tab = await session.tab()
-    items = await tab.web_storage(args.area, args.action, args.key, args.value, timeout=session.settings.timeout)
+    items = await tab.web_storage(args.area, args.action, args.key, args.value,
+                                   timeout=args.timeout or session.settings.timeout)
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(tab.url))
     name = f"{args.area}Storage of {origin}"
     if args.action == "set":
@@ -126,6 +129,7 @@ async def storage(session: Session, args: StorageArgs, response: Response) -> No
 class StorageStateArgs(PageArgs):
     action: Literal["save", "load"] = Field(description="save the session's cookies and localStorage to a file, or load them from one.")
     path: str = Field(description="JSON file: a name in your own folder (e.g. login.json), or inside a folder the user shared.")
+    timeout: Timeout = None
 
 
 @tool("browser_storage_state", capability="storage", destructive=True)
@@ -142,7 +146,7 @@ async def storage_state(session: Session, args: StorageStateArgs, response: Resp
                      "It holds login cookies: keep it private.")
         return
     state = read_storage_state(target)
-    await session.context.set_storage_state(state, timeout=session.settings.timeout)
+    await session.context.set_storage_state(state, timeout=args.timeout or session.settings.timeout)
     response.add(f"Loaded {_summary(state)} from {target}; they replace the session's earlier cookies and storage. "
                  "Navigate (or reload) to use them.")
 

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from webhand.durations import Timeout
 from webhand.engine.driver import Tab
 from webhand.errors import InvalidArgument
 from webhand.response import Response
@@ -29,6 +30,7 @@ class TabsArgs(PageArgs):
         "list", description="list the tabs; open a new one; focus one (later page tools act on it); close one.")
     index: int | None = Field(None, ge=0, description="Tab number from the list, for focus and close (close defaults to the current tab).")
     url: str | None = Field(None, description="For open: the URL to load in the new tab (else it stays blank).")
+    timeout: Timeout = None
 
 
 @tool("browser_tabs", capability="tabs", destructive=True, during_dialog=True)
@@ -39,7 +41,8 @@ async def tabs(session: Session, args: TabsArgs, response: Response) -> None:
         session.activate(tab)
         session.told_tabs.add(tab.index)  # this reply names it; Session.run need not
         if args.url:
-            result = await tab.navigate(normalize_url(args.url), wait_until="load", timeout=session.settings.timeout)
+            result = await tab.navigate(normalize_url(args.url), wait_until="load",
+                                        timeout=args.timeout or session.settings.timeout)
             response.add(f"Opened tab {tab.index} with {result.url}" + (f" (HTTP {result.status})" if result.status else ""))
         else:
             response.add(f"Opened tab {tab.index} (blank).")

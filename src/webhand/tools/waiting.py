@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from webhand.durations import Timeout
 from webhand.engine.driver import WaitCondition
 from webhand.errors import EvaluationDisabled, InvalidArgument
 from webhand.response import Response
@@ -29,7 +30,7 @@ class WaitArgs(PageArgs):
     network_idle: bool = Field(False, description="Wait until no request has been in flight for 500 ms.")
     javascript: str | None = Field(None, description="Wait until this JavaScript expression is truthy, e.g. document.querySelectorAll('li').length > 3.")
     time: float | None = Field(None, gt=0, le=600, description="Just wait this many seconds (prefer a condition).")
-    timeout: float | None = Field(None, gt=0, le=600, description="Seconds to wait at most (default 15).")
+    timeout: Timeout = None
 
     @model_validator(mode="after")
     def _one_condition(self) -> "WaitArgs":
