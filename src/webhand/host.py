@@ -136,16 +136,6 @@ class ToolContext:
         if not tool.needs_session:
             await tool.handle(self.webhand.settings, args, response)
             return
-        session = await self.webhand.sessions.get_or_create(self.conversation_id, getattr(args, "session", None))
-        async with session.lock:
-            session.touch()
-            for notice in session.notices:
-                response.add(notice)
-            session.notices.clear()
-            try:
-                # Through the session, so that a JavaScript dialog can never hang the call.
-                await session.run(lambda: tool.handle(session, args, response), response,
-                                  during_dialog=tool.during_dialog, timeout=timeout)
-            finally:
-                session.touch()
-                session.first_call_done.set()
+        sessions = ConversationSessions(self.webhand.sessions, self.conversation_id)
+        await sessions.run(getattr(args, "session", None), lambda session: tool.handle(session, args, response),
+                           response, during_dialog=tool.during_dialog, timeout=timeout)

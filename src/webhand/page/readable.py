@@ -74,11 +74,41 @@ def _frame(frames: list[Frame], key: str, ref: str | None) -> Frame:
     raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", "Call browser_snapshot and use the new refs.")
 
 
-def _markdown(html: str, url: str) -> str:
+def _markdown(html: str, url: str, links: bool = False) -> str:
     import trafilatura  # imported on first use: it costs ~0.5 s, which every CLI call would pay
 
     return trafilatura.extract(html, url=url or None, output_format="markdown", include_formatting=True,
-                               include_links=False, include_tables=True, include_comments=False) or ""
+                               include_links=links, include_tables=True, include_comments=False) or ""
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    markdown: str  # the article; empty when none was found
+    text: str  # all the visible text, for pages without an article
+
+
+def html_to_markdown(html: str, url: str) -> Document:
+    """The article of an HTML document as Markdown with its links (absolute), and its title.
+
+    For web_fetch, which has HTML but no browser. trafilatura resolves a relative link against
+    the site's root only ("marshal.html" on /docs/library/ became /marshal.html), so links are
+    made absolute against the page's own URL first.
+    """
+    import lxml.html
+
+    try:
+        tree = lxml.html.document_fromstring(html)
+    except (ValueError, lxml.etree.ParserError):  # an empty or undecodable document
+        return Document("", "", "")
+    tree.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
+    title = " ".join((tree.findtext(".//title") or "").split())
+    for hidden in tree.xpath("//script|//style|//noscript|//template"):
+        hidden.drop_tree()
+    body = tree.find("body")
+    text = re.sub(r"\n\s*\n+", "\n\n", (body if body is not None else tree).text_content()).strip()
+    markdown = _markdown(lxml.html.tostring(tree, encoding="unicode"), url, links=True).strip()
+    return Document(title, markdown, text)
 
 
 async def readable_markdown(tab: Tab, *, selector: str | None = None, ref: str | None = None) -> tuple[str, bool]:

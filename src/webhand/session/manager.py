@@ -17,8 +17,9 @@ import atexit
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
@@ -26,6 +27,9 @@ from webhand.engine.driver import Browser, Context, Engine, TabEvents
 from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
 from webhand.session.session import Session, SessionKey
+
+if TYPE_CHECKING:
+    from webhand.response import Response
 
 log = logging.getLogger("webhand.sessions")
 
@@ -429,6 +433,23 @@ class ConversationSessions:
 
     def list(self) -> list[SessionInfo]:
         return self._manager.list(self.conversation_id)
+
+    async def run(self, name: str | None, work: Callable[[Session], Awaitable[None]], response: Response, *,
+                  during_dialog: bool = False, timeout: float) -> None:
+        """Run ``work`` on the named session (the default one when None), started when needed: one
+        call at a time per session, with its notices first, through ``Session.run`` so that a
+        dialog, a crash or a hung page can never hang the call."""
+        session = await self._manager.get_or_create(self.conversation_id, name)
+        async with session.lock:
+            session.touch()
+            for notice in session.notices:
+                response.add(notice)
+            session.notices.clear()
+            try:
+                await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
+            finally:
+                session.touch()
+                session.first_call_done.set()
 
     async def open_default(self) -> Session:
         """The conversation's default session, started now when it is not open yet."""

@@ -35,6 +35,7 @@ CAPABILITIES = {
     "pdf": "save the page as PDF",
     "sessions": "named browser sessions",
     "network": "the requests the page made, with status",
+    "fetch": "web_fetch: read a page over plain HTTP, without the browser (falls back to it when needed)",
 }
 
 

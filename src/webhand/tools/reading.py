@@ -29,14 +29,17 @@ async def text(session: Session, args: TextArgs, response: Response) -> None:
     response.add(f"Page: {tab.url}")
     if not is_article:
         response.add("No article found; this is the visible text:" if markdown else "The page shows no text.")
-    limit = session.settings.text_max_chars
-    if len(markdown) <= limit:
-        response.add(markdown)
+    add_long_text(response, markdown, session.settings.text_max_chars, "or call browser_text with a selector to read one part")
+
+
+def add_long_text(response: Response, text: str, limit: int, narrower: str) -> None:
+    """``text`` in the reply up to ``limit`` characters; the whole of it in a file when longer."""
+    if len(text) <= limit:
+        response.add(text)
         return
-    path = response.write_file(markdown, "text", ".md")
-    response.add(markdown[:limit].rstrip())
-    response.add(f"[Cut at {limit:,} of {len(markdown):,} characters. The whole text is in {path}; "
-                 "or call browser_text with a selector to read one part.]")
+    path = response.write_file(text, "text", ".md")
+    response.add(text[:limit].rstrip())
+    response.add(f"[Cut at {limit:,} of {len(text):,} characters. The whole text is in {path}; {narrower}.]")
 
 
 class ContentArgs(PageArgs):
