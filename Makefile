@@ -40,6 +40,8 @@ bench: setup $(BENCH_STAMP)
 	  else echo "bench: npm is missing: the peers are skipped"; fi; fi
 	@scripts/ensure-corpus
 	$(PY) bench/run.py $(if $(QUICK),--quick,) $(BENCH_ARGS)
+	@# web_fetch next to browser_navigate + browser_text on Python's docs (bench/results/fetch_vs_browser.json).
+	$(PY) bench/fetch_vs_browser.py $(if $(QUICK),--quick,)
 	@# The corpus figures (instruction visible, names matched, characters), webhand next to Playwright MCP.
 	$(if $(QUICK),,$(PY) bench/corpus_figures.py)
 

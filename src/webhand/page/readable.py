@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound
@@ -74,11 +75,11 @@ def _frame(frames: list[Frame], key: str, ref: str | None) -> Frame:
     raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", "Call browser_snapshot and use the new refs.")
 
 
-def _markdown(html: str, url: str, links: bool = False) -> str:
+def _markdown(html: Any, url: str, links: bool = False, fast: bool = False) -> str:
     import trafilatura  # imported on first use: it costs ~0.5 s, which every CLI call would pay
 
     return trafilatura.extract(html, url=url or None, output_format="markdown", include_formatting=True,
-                               include_links=links, include_tables=True, include_comments=False) or ""
+                               include_links=links, include_tables=True, include_comments=False, fast=fast) or ""
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,9 @@ def html_to_markdown(html: str, url: str) -> Document:
         hidden.drop_tree()
     body = tree.find("body")
     text = re.sub(r"\n\s*\n+", "\n\n", (body if body is not None else tree).text_content()).strip()
-    markdown = _markdown(lxml.html.tostring(tree, encoding="unicode"), url, links=True).strip()
+    # The parsed tree goes to trafilatura as it is (no second parse), and without its fallback
+    # extractors (fast): on Python's docs the text was the same and a quarter quicker.
+    markdown = _markdown(tree, url, links=True, fast=True).strip()
     return Document(title, markdown, text)
 
 

@@ -25,6 +25,8 @@ from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.policy import OriginPolicy, RefusalLog
+from webhand.engine.pw.stealth import LAUNCH_FLAGS as STEALTH_FLAGS
+from webhand.engine.pw.stealth import StealthProfile
 from webhand.errors import BrowserLaunchFailed
 
 __all__ = ["PlaywrightBrowser", "PlaywrightEngine"]
@@ -37,11 +39,14 @@ _POLICY_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp
 
 
 class PlaywrightBrowser:
-    def __init__(self, browser: PWBrowser, chrome: ChromeProcess | None, policy: OriginPolicy | None = None) -> None:
+    def __init__(self, browser: PWBrowser, chrome: ChromeProcess | None, policy: OriginPolicy | None = None,
+                 stealth: bool = False) -> None:
         self.browser = browser
         self.chrome = chrome
         self.policy = policy
         self.pid = chrome.pid if chrome else None
+        self.stealth = stealth
+        self._stealth_profile: StealthProfile | None = None
 
     @property
     def alive(self) -> bool:
@@ -50,9 +55,15 @@ class PlaywrightBrowser:
     async def new_context(self, *, width: int, height: int, downloads_dir: str | None,
                           events: TabEvents) -> PlaywrightContext:
         options: dict[str, Any] = {"viewport": {"width": width, "height": height}, "accept_downloads": True}
+        if self.stealth:
+            async with translated("Preparing stealth"):
+                self._stealth_profile = self._stealth_profile or await StealthProfile.of(self.browser)
+            options.update(self._stealth_profile.context_options())
         if self.policy is None or not self.policy.active:
             async with translated("Creating a browser context"):
-                return PlaywrightContext(await self.browser.new_context(**options), events, downloads_dir, policy=self.policy)
+                context = await self.browser.new_context(**options)
+                await self._disguise(context)
+                return PlaywrightContext(context, events, downloads_dir, policy=self.policy)
         # An origin policy holds at two layers (policy.py): every request the context routes, and
         # every connection it makes, through its own policy proxy (Playwright sends loopback
         # through it too, so nothing local is exempt).
@@ -63,10 +74,15 @@ class PlaywrightBrowser:
                 context = await self.browser.new_context(**options, proxy={"server": await proxy.start()})
                 self.policy.log_for(context, refusals)
                 await context.route("**/*", self.policy.router(context))
+                await self._disguise(context)
         except BaseException:
             await proxy.close()
             raise
         return PlaywrightContext(context, events, downloads_dir, policy=self.policy, proxy=proxy)
+
+    async def _disguise(self, context: Any) -> None:
+        if self._stealth_profile is not None:
+            await self._stealth_profile.apply(context)  # an init script in every page and frame of the context
 
     async def close(self) -> None:
         """Disconnect; and when webhand launched this browser, kill its process group."""
@@ -106,7 +122,8 @@ class PlaywrightEngine:
         settings = self.settings
         return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
                                           width=settings.viewport.width, height=settings.viewport.height,
-                                          extra_args=settings.extra_args, timeout=settings.launch_timeout,
+                                          extra_args=settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
+                                          timeout=settings.launch_timeout,
                                           preferences=_POLICY_PREFERENCES if self.policy.active else None)
 
     async def launch(self) -> PlaywrightBrowser:
@@ -129,7 +146,7 @@ class PlaywrightEngine:
                 raise
             raise BrowserLaunchFailed(f"Chromium started but webhand could not attach to it: {str(error).splitlines()[0]}",
                                       "Run `webhand doctor` to see what is wrong.") from None
-        return PlaywrightBrowser(browser, chrome, self.policy)
+        return PlaywrightBrowser(browser, chrome, self.policy, stealth=settings.stealth)
 
     async def connect(self, cdp_url: str) -> PlaywrightBrowser:
         await self.start()
@@ -139,7 +156,7 @@ class PlaywrightEngine:
         except PWError as error:
             raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {str(error).splitlines()[0]}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
-        return PlaywrightBrowser(browser, None, self.policy)
+        return PlaywrightBrowser(browser, None, self.policy, stealth=self.settings.stealth)
 
     async def stop(self) -> None:
         early, self._early_chrome = self._early_chrome, None
