@@ -7,8 +7,10 @@
 The pages are Python's HTML docs from the tests' corpus (tests/corpus_site.py, Debian's
 python3-doc), served on 127.0.0.1. One Webhand, one conversation: its browser is started and
 warmed (one navigate) before anything is timed, so the browser column is a warm session's cost,
-not a launch. Each round reads every page both ways, in turn; the figure per page is the median
-wall time of the rounds, with the reply's characters. Results: bench/results/fetch_vs_browser.json.
+not a launch. Each round reads every page both ways, in turn; the figures per page are the
+medians over the rounds of the wall time and of the CPU time of this process and every browser
+process (renderer, GPU, network service: the work the page costs the machine), with the reply's
+characters. Results: bench/results/fetch_vs_browser.json.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
+
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
@@ -33,12 +37,25 @@ PAGES = ["library/json.html", "library/functions.html", "library/stdtypes.html",
          "library/os.path.html", "library/re.html", "tutorial/controlflow.html", "library/pathlib.html"]
 
 
-async def timed(call) -> tuple[float, str]:
-    started = time.perf_counter()
+def cpu_seconds() -> float:
+    """CPU time of this process and all its descendants (the browsers) so far."""
+    total = 0.0
+    me = psutil.Process()
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+async def timed(call) -> tuple[float, float, str]:
+    cpu, started = cpu_seconds(), time.perf_counter()
     reply = await call()
-    elapsed = time.perf_counter() - started
+    elapsed, used = time.perf_counter() - started, cpu_seconds() - cpu
     assert not reply.is_error, reply.text
-    return elapsed, reply.text
+    return elapsed, used, reply.text
 
 
 async def measure(site: CorpusSite, pages: list[str], rounds: int, chrome: str) -> list[dict]:
@@ -64,11 +81,13 @@ async def measure(site: CorpusSite, pages: list[str], rounds: int, chrome: str) 
         rows = []
         for page, both in samples.items():
             fetched, browsed = both["fetch"], both["browser"]
-            assert not any("Fell back" in text for _, text in fetched), f"{page}: web_fetch fell back"
+            assert not any("Fell back" in text for _, _, text in fetched), f"{page}: web_fetch fell back"
             rows.append({"page": page,
-                         "fetch_ms": round(statistics.median(t for t, _ in fetched) * 1000, 1),
-                         "browser_ms": round(statistics.median(t for t, _ in browsed) * 1000, 1),
-                         "fetch_chars": len(fetched[-1][1]), "browser_chars": len(browsed[-1][1])})
+                         "fetch_ms": round(statistics.median(t for t, _, _ in fetched) * 1000, 1),
+                         "browser_ms": round(statistics.median(t for t, _, _ in browsed) * 1000, 1),
+                         "fetch_cpu_ms": round(statistics.median(c for _, c, _ in fetched) * 1000, 1),
+                         "browser_cpu_ms": round(statistics.median(c for _, c, _ in browsed) * 1000, 1),
+                         "fetch_chars": len(fetched[-1][2]), "browser_chars": len(browsed[-1][2])})
         return rows
 
 
@@ -88,16 +107,20 @@ def main() -> int:
     finally:
         site.close()
     print(f"web_fetch vs browser_navigate + browser_text, Python docs on 127.0.0.1, median of {rounds} rounds")
-    print(f"{'page':30} {'web_fetch ms':>12} {'browser ms':>11} {'ratio':>6} {'fetch chars':>12} {'browser chars':>14}")
+    print(f"{'page':28} {'wall ms: fetch':>14} {'browser':>8} {'ratio':>6}  {'CPU ms: fetch':>13} {'browser':>8} "
+          f"{'ratio':>6}  {'chars: fetch':>12} {'browser':>8}")
     for row in rows:
-        print(f"{row['page']:30} {row['fetch_ms']:>12.1f} {row['browser_ms']:>11.1f} "
-              f"{row['browser_ms'] / row['fetch_ms']:>5.1f}x {row['fetch_chars']:>12,} {row['browser_chars']:>14,}")
-    fetch_total, browser_total = sum(r["fetch_ms"] for r in rows), sum(r["browser_ms"] for r in rows)
-    print(f"{'total':30} {fetch_total:>12.1f} {browser_total:>11.1f} {browser_total / fetch_total:>5.1f}x")
+        print(f"{row['page']:28} {row['fetch_ms']:>14.0f} {row['browser_ms']:>8.0f} "
+              f"{row['browser_ms'] / row['fetch_ms']:>5.1f}x  {row['fetch_cpu_ms']:>13.0f} {row['browser_cpu_ms']:>8.0f} "
+              f"{row['browser_cpu_ms'] / max(row['fetch_cpu_ms'], 1):>5.1f}x  {row['fetch_chars']:>12,} "
+              f"{row['browser_chars']:>8,}")
+    totals = {key: sum(r[key] for r in rows) for key in ("fetch_ms", "browser_ms", "fetch_cpu_ms", "browser_cpu_ms")}
+    print(f"{'total':28} {totals['fetch_ms']:>14.0f} {totals['browser_ms']:>8.0f} "
+          f"{totals['browser_ms'] / totals['fetch_ms']:>5.1f}x  {totals['fetch_cpu_ms']:>13.0f} "
+          f"{totals['browser_cpu_ms']:>8.0f} {totals['browser_cpu_ms'] / max(totals['fetch_cpu_ms'], 1):>5.1f}x")
     out = HERE / "results" / "fetch_vs_browser.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"rounds": rounds, "rows": rows, "fetch_total_ms": fetch_total,
-                               "browser_total_ms": browser_total}, indent=1) + "\n")
+    out.write_text(json.dumps({"rounds": rounds, "rows": rows, "totals": totals}, indent=1) + "\n")
     return 0
 
 

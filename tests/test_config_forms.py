@@ -56,7 +56,8 @@ def test_durations_with_units_are_read_from_the_file_and_the_environment(tmp_pat
     path = tmp_path / "webhand.toml"
     path.write_text('[defaults.browser]\ntimeouts = { default = "15s", action = "500ms" }\nidle_timeout = "2m"\n')
     settings = load_settings(config=path, env={"WEBHAND_LAUNCH_TIMEOUT": "45s"})
-    assert (settings.timeout, settings.action_timeout, settings.launch_timeout, settings.idle_timeout) == (15, 0.5, 45, 120)
+    timeouts = (settings.timeout, settings.action_timeout, settings.launch_timeout, settings.idle_timeout)
+    assert timeouts == (15, 0.5, 45, 120)
     with pytest.raises(ConfigError, match=r"timeout='quick'.*\"500ms\""):
         Settings.from_sources({"timeout": "quick"}, env={})
 

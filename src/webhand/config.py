@@ -244,7 +244,8 @@ def _agents_by_id(agents: Any, path: Path) -> dict[str, dict[str, Any]]:
     for number, entry in enumerate(agents, 1):
         where = f"agents[{number}]"
         if not isinstance(entry, dict):
-            raise ConfigError(f"{where} in {path} must be a table ([[agents]]).", "Write it as [[agents]] with id = \"NAME\".")
+            raise ConfigError(f"{where} in {path} must be a table ([[agents]]).",
+                              "Write it as [[agents]] with id = \"NAME\".")
         name = entry.get("id")
         if not isinstance(name, str) or not name.strip():
             raise ConfigError(f"{where}.id in {path} is missing or not a string: every [[agents]] entry needs one.",

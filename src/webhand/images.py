@@ -51,7 +51,8 @@ def fit_size(width: int, height: int, max_side: int = MAX_SIDE, max_pixels: int 
     return max(1, int(width * scale)), max(1, int(height * scale))
 
 
-def for_model(data: bytes, what: str = "The data", *, max_side: int = MAX_SIDE, max_pixels: int = MAX_PIXELS) -> ModelImage:
+def for_model(data: bytes, what: str = "The data", *, max_side: int = MAX_SIDE,
+              max_pixels: int = MAX_PIXELS) -> ModelImage:
     """Downscale when needed; keep PNG for PNGs (screenshots are text-heavy), JPEG for photos."""
     _read_heic()
     try:

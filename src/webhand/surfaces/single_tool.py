@@ -151,7 +151,8 @@ class SingleTool:
         done: set[str] = set()
         for route in self.routes.values():
             if route.act_kind:
-                what = SHARED_ACT_KINDS[route.act_kind][2] if route.act_kind in SHARED_ACT_KINDS else route.tool.description
+                shared = SHARED_ACT_KINDS.get(route.act_kind)
+                what = shared[2] if shared else route.tool.description
                 lines.append(f"- act/{route.act_kind}({self._signature(route)}): {self._rewrite(what)}")
             elif route.tool.name not in done:  # a split tool is one line: "tabs|open|focus|close_tab(...)"
                 done.add(route.tool.name)
@@ -220,7 +221,8 @@ class SingleTool:
         for alias, ours in ARG_ALIASES.items():
             if alias in given and ours in fields and alias not in fields:
                 if ours in given:
-                    raise InvalidArgument(f"`{alias}` and `{ours}` name the same argument; give one.", "Call again with `{ours}`.")
+                    raise InvalidArgument(f"`{alias}` and `{ours}` name the same argument; give one.",
+                                          f"Call again with `{ours}`.")
                 given[ours] = given.pop(alias)
         return route, {**{route.renames.get(k, k): v for k, v in given.items()}, **route.fixed}
 

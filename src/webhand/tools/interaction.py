@@ -98,7 +98,8 @@ async def perform_type(session: Session, args: TypeArgs) -> str:
                 await element.fill("", timeout=timeout)
             else:
                 await element.focus(timeout=timeout)
-            await element.type(text, delay_ms=0, timeout=args.timeout or session.settings.timeout)  # each key is its own event
+            # each key is its own event
+            await element.type(text, delay_ms=0, timeout=args.timeout or session.settings.timeout)
         else:
             await element.fill(text, timeout=timeout)
         if args.submit:

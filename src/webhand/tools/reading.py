@@ -29,7 +29,8 @@ async def text(session: Session, args: TextArgs, response: Response) -> None:
     response.add(f"Page: {tab.url}")
     if not is_article:
         response.add("No article found; this is the visible text:" if markdown else "The page shows no text.")
-    add_long_text(response, markdown, session.settings.text_max_chars, "or call browser_text with a selector to read one part")
+    add_long_text(response, markdown, session.settings.text_max_chars,
+                  "or call browser_text with a selector to read one part")
 
 
 def add_long_text(response: Response, text: str, limit: int, narrower: str) -> None:

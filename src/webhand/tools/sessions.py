@@ -79,7 +79,8 @@ async def _open_default(sessions: ConversationSessions, args: SessionCreateArgs,
         await session.context.set_storage_state(state, timeout=timeout)
     tab = await session.tab()
     loaded = " with the saved login" if state is not None else ""
-    response.add(f"The default session is open{loaded}: tab {tab.index} at {tab.url}. Page tools use it without `session`.")
+    response.add(f"The default session is open{loaded}: tab {tab.index} at {tab.url}. "
+                 "Page tools use it without `session`.")
 
 
 @tool("browser_session_list", capability="sessions", read_only=True, manages_sessions=True)

@@ -120,10 +120,10 @@ class PlaywrightEngine:
 
     async def _start_chrome(self) -> ChromeProcess:
         settings = self.settings
+        extra_args = settings.extra_args + (STEALTH_FLAGS if settings.stealth else [])
         return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
                                           width=settings.viewport.width, height=settings.viewport.height,
-                                          extra_args=settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
-                                          timeout=settings.launch_timeout,
+                                          extra_args=extra_args, timeout=settings.launch_timeout,
                                           preferences=_POLICY_PREFERENCES if self.policy.active else None)
 
     async def launch(self) -> PlaywrightBrowser:

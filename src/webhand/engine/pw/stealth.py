@@ -32,7 +32,8 @@ class StealthProfile:
 
     def __init__(self, user_agent: str) -> None:
         self.user_agent = user_agent.replace("HeadlessChrome/", "Chrome/")
-        platform = "Linux x86_64" if "Linux" in self.user_agent else "MacIntel" if "Mac OS" in self.user_agent else "Win32"
+        platform = ("Linux x86_64" if "Linux" in self.user_agent
+                    else "MacIntel" if "Mac OS" in self.user_agent else "Win32")
         self.evasions = Stealth(navigator_user_agent_override=self.user_agent, navigator_platform_override=platform,
                                 navigator_languages_override=LANGUAGES, webgl_vendor_override=_WEBGL_VENDOR,
                                 webgl_renderer_override=_WEBGL_RENDERER)
