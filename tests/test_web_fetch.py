@@ -104,3 +104,10 @@ async def test_a_url_that_is_not_http_is_refused(limited):
     tools = limited.context(f"fetch-{uuid.uuid4().hex[:8]}")
     reply = await tools.call("web_fetch", {"url": "file:///etc/passwd"})
     assert reply.is_error and "http:// and https:// URLs only" in reply.text
+
+
+async def test_a_redirect_to_a_url_no_client_can_open_is_a_failed_fetch(limited, site):
+    tools = limited.context(f"fetch-{uuid.uuid4().hex[:8]}")
+    for location in ("http://127.0.0.1:99999/", "http://[::1", "http://a%00b/"):
+        reply = await tools.call("web_fetch", {"url": site.url(f"redirect?to={quote(location)}")})
+        assert reply.is_error and "Error: " in reply.text and "unexpected" not in reply.text, reply.text

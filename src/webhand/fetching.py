@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from webhand.engine.policy_proxy import REFUSED_HEADER, PolicyProxy
 from webhand.errors import NavigationFailed, PolicyRefused
@@ -102,8 +102,9 @@ async def fetch(url: str, rules: OriginRules, *, max_bytes: int, timeout: float)
             async with httpx.AsyncClient(proxy=address, follow_redirects=False, timeout=timeout, trust_env=False,
                                          headers={"User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.8"}) as client:
                 return await _follow(client, url, rules, max_bytes)
-    except httpx.HTTPError as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, ValueError, OSError) as error:
+        # A hostile server's redirect can name any URL: every way the client refuses it is a failed fetch.
+        reason = str(error).splitlines()[0].rstrip(".") if str(error) else type(error).__name__
         raise NavigationFailed(f"Fetching {url} failed: {reason}.",
                                "Check the URL; or open it in the browser with browser_navigate.") from None
     finally:
@@ -136,6 +137,14 @@ def _check(rules: OriginRules, url: str, redirects: list[str]) -> None:
     if not url.lower().startswith(("http://", "https://")):
         raise NavigationFailed(f"web_fetch reads http:// and https:// URLs only, not {url[:80]}.",
                                "Open other URLs in the browser with browser_navigate.")
+    try:
+        parts = urlsplit(url)
+        if not parts.hostname or (parts.port is not None and not 0 < parts.port < 65536):
+            raise ValueError("it has no host or its port is out of range")
+    except ValueError as error:
+        via = f" (a redirect from {redirects[-1]})" if redirects else ""
+        raise NavigationFailed(f"{url[:200]}{via} is not a valid URL: {error}.",
+                               "Give a URL such as https://example.com/page.") from None
     reason = rules.check(url)
     if reason:
         via = f" (a redirect from {redirects[-1]})" if redirects else ""
