@@ -102,6 +102,8 @@ async def fetch(url: str, rules: OriginRules, *, max_bytes: int, timeout: float)
             async with httpx.AsyncClient(proxy=address, follow_redirects=False, timeout=timeout, trust_env=False,
                                          headers={"User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.8"}) as client:
                 return await _follow(client, url, rules, max_bytes)
+    except (TimeoutError, httpx.TimeoutException):
+        raise TimeoutError from None  # the caller says how long it waited (TimeoutError is an OSError too)
     except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, ValueError, OSError) as error:
         # A hostile server's redirect can name any URL: every way the client refuses it is a failed fetch.
         reason = str(error).splitlines()[0].rstrip(".") if str(error) else type(error).__name__
