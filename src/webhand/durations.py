@@ -34,4 +34,4 @@ Timeout = Annotated[
     float | None,
     BeforeValidator(to_seconds),
     WithJsonSchema({"type": "number"}),
-    Field(gt=0, le=600, description="Max seconds to wait.")]
+    Field(gt=0, le=600, description="Max seconds.")]
