@@ -19,6 +19,7 @@ from webhand.errors import ActionTimeout, UnknownTool, WebhandError
 from webhand.paths import ConversationFiles
 from webhand.response import Response, ToolResult
 from webhand.session.manager import ConversationSessions, SessionManager
+from webhand.session.recording import CallRecord
 
 if TYPE_CHECKING:
     from webhand.tools import Tool
@@ -37,6 +38,9 @@ class Webhand:
         self.sessions = SessionManager(self.settings)
         self._capabilities = capabilities
         self._opening: set[asyncio.Task[Any]] = set()
+        #: Where a dashboard serves this Webhand's sessions (surfaces/dashboard/), once one does.
+        #: While set, each call's history entry gets a thumbnail of the page after it.
+        self.dashboard_url: str | None = None
 
     @cached_property
     def tools(self) -> dict[str, "Tool"]:
@@ -137,5 +141,8 @@ class ToolContext:
             await tool.handle(self.webhand.settings, args, response)
             return
         sessions = ConversationSessions(self.webhand.sessions, self.conversation_id)
+        # Recorded in the session's history there, once for every surface.
+        record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}),
+                            thumbnail=self.webhand.dashboard_url is not None)
         await sessions.run(getattr(args, "session", None), lambda session: tool.handle(session, args, response),
-                           response, during_dialog=tool.during_dialog, timeout=timeout)
+                           response, during_dialog=tool.during_dialog, timeout=timeout, record=record)
