@@ -26,6 +26,7 @@ from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
 from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
+from webhand.session.control import agent_turn
 from webhand.session.recording import CallRecord, record_call
 from webhand.session.session import Session, SessionKey
 
@@ -94,6 +95,7 @@ class SessionManager:
         # (oldest dropped first: a conversation that never comes back must not grow this forever).
         self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
         self._stopping = False
+        self.dashboard_url: str | None = None  # where a dashboard serves these sessions (surfaces/dashboard/)
         self._loop_guard: AsyncGenerator[None, None] | None = None
         atexit.register(self._kill_at_exit)
 
@@ -266,6 +268,7 @@ class SessionManager:
         if closed is not None:
             session.notices.append(f"{closed} This call runs in a fresh browser session.")
         self._sessions[key] = session
+        session.dashboard_base = lambda: self.dashboard_url
         session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
         if not custom:
             self._refill_after_first_call(session)
@@ -417,7 +420,7 @@ class SessionManager:
         while True:
             await asyncio.sleep(self.settings.idle_check_interval)
             for key, session in list(self._sessions.items()):
-                if session.lock.locked() or session.idle_for() < self.settings.idle_timeout:
+                if session.lock.locked() or session.control.held or session.idle_for() < self.settings.idle_timeout:
                     continue
                 log.info("closing %s of %s after %.0f s idle", key.name, key.conversation, session.idle_for())
                 self._remember_idle_close(key, session)
@@ -459,7 +462,8 @@ class ConversationSessions:
         call at a time per session, with its notices first, through ``Session.run`` so that a
         dialog, a crash or a hung page can never hang the call."""
         session = await self._manager.get_or_create(self.conversation_id, name)
-        async with session.lock:
+        # Waits while a person has control in the dashboard (session/control.py), within the call's timeout.
+        async with agent_turn(session, timeout, response):
             session.touch()
             for notice in session.notices:
                 response.add(notice)

@@ -26,6 +26,7 @@ from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionC
 from webhand.paths import ConversationFiles
 from webhand.response import Response
 from webhand.session import recovery
+from webhand.session.control import HumanControl
 from webhand.session.history import SessionHistory
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
@@ -69,6 +70,9 @@ class Session:
         self.last_used_at = self.created_at
         # Names this session in dashboard URLs: unguessable, so a link never reaches another session.
         self.public_id = secrets.token_urlsafe(12)
+        # The dashboard's address while one is served (the manager sets it): browser_request_human's link.
+        self.dashboard_base: Callable[[], str | None] = lambda: None
+        self.control = HumanControl()  # a person in the dashboard may take the session (control.py)
         self.history = SessionHistory(settings.history_keep, files.history / f"{key.name}-{self.public_id}.jsonl",
                                       files.ensure)
         self.notices: list[str] = []  # told to the model in the next reply, then cleared
