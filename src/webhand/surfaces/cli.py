@@ -98,6 +98,52 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from webhand.export import load_entries, render, steps_of
+
+    source = Path(args.session)
+    if source.is_file():
+        entries, name = load_entries(source), source.stem
+    else:
+        from webhand.surfaces import daemon_client
+
+        try:
+            reply = daemon_client.request({"op": "history", "session": args.session}, timeout=30.0)
+        except daemon_client.DaemonUnavailable:
+            raise ConfigError("The webhand daemon is not running, so it has no session to export.",
+                              "Give a history file instead (history/*.jsonl in the conversation's folder).") from None
+        if not reply.get("ok"):
+            raise ConfigError(str(reply.get("error")), "Run `webhand daemon status` to see the sessions.")
+        entries, name = reply["entries"], args.session
+    steps = steps_of(entries)
+    text = render(steps, args.format, name)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    unresolved = sorted({ref for step in steps for ref in step.get("unresolved", [])})
+    if unresolved:
+        print(f"webhand: refs {', '.join(unresolved)} had no stable selector (inside a frame, or the element was "
+              "gone); those steps may not replay.", file=sys.stderr)
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from webhand.replay import load_export, replay
+
+    steps = load_export(Path(args.file))
+    report = _run(replay(steps, _settings(args)))
+    if report.matched:
+        print(f"Replayed {report.total} steps: each ended as recorded.")
+        return 0
+    print(f"{report.difference} ({report.steps - 1} of {report.total} steps matched before it.)")
+    return 1
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from webhand.demo import run_demo
 
@@ -212,6 +258,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     dashboard.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     _config_options(dashboard)
     dashboard.set_defaults(run=_cmd_dashboard)
+
+    export = sub.add_parser("export", help="write a session's actions as a script that runs on a fresh page")
+    export.add_argument("session", help="a CLI session name (its history, from the daemon) or a history file "
+                                        "(.jsonl, or browser_session_history's JSON)")
+    export.add_argument("--format", choices=["python", "cli", "json"], default="json")
+    export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    export.set_defaults(run=_cmd_export)
+
+    replay = sub.add_parser("replay", help="rerun a JSON export on a fresh browser; report the first step that differs")
+    replay.add_argument("file")
+    _config_options(replay)
+    replay.set_defaults(run=_cmd_replay)
 
     demo = sub.add_parser("demo", help="drive a scripted agent session against a bundled local site")
     demo.set_defaults(run=_cmd_demo)

@@ -139,6 +139,11 @@ class Daemon:
             return reply
         if op == "status":
             return {"ok": True, "status": self.status()}
+        if op == "history":  # every recorded call of a CLI session, for `webhand export`
+            session = self.webhand.sessions.find(conversation_of(request.get("session")))
+            if session is None:
+                return {"ok": False, "error": f"No CLI session {request.get('session')!r} is open in the daemon."}
+            return {"ok": True, "entries": session.history.all()}
         if op == "dashboard":
             try:
                 return {"ok": True, "url": await self._dashboard(request.get("port"))}
