@@ -20,6 +20,7 @@ from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
 from webhand.engine.chrome import find_chromium
 from webhand.errors import ConfigError
+from webhand.export import load_entries, steps_of
 from webhand.surfaces.dashboard import DashboardServer, dashboard_app
 from webhand.surfaces.mcp_http import HttpOptions
 
@@ -195,3 +196,16 @@ async def test_dashboard_refuses_a_foreign_host_header(dashboard):
     async with httpx.AsyncClient() as client:
         reply = await client.get(f"{dashboard}/dashboard/api/sessions", headers={"Host": "attacker.example"})
     assert reply.status_code == 421
+
+
+async def test_history_saved_from_the_dashboard_exports(watched, dashboard, agent, site, tmp_path):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    await agent.call("browser_snapshot", {})
+    await agent.call("browser_type", {"ref": "e1", "text": "Ada"})
+    sid = session_id(watched, agent.conversation_id)
+    async with httpx.AsyncClient() as client:
+        saved = await client.get(f"{dashboard}/dashboard/api/sessions/{sid}/history")
+    assert saved.status_code == 200 and "attachment" in saved.headers["content-disposition"]
+    (tmp_path / "history.json").write_bytes(saved.content)
+    steps = steps_of(load_entries(tmp_path / "history.json"))
+    assert [s["arguments"] for s in steps] == [{"url": site.url("actions/form.html")}, {"selector": "#name", "text": "Ada"}]

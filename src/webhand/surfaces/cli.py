@@ -99,49 +99,15 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from webhand.surfaces.cli_history import run_export
 
-    from webhand.export import load_entries, render, steps_of
-
-    source = Path(args.session)
-    if source.is_file():
-        entries, name = load_entries(source), source.stem
-    else:
-        from webhand.surfaces import daemon_client
-
-        try:
-            reply = daemon_client.request({"op": "history", "session": args.session}, timeout=30.0)
-        except daemon_client.DaemonUnavailable:
-            raise ConfigError("The webhand daemon is not running, so it has no session to export.",
-                              "Give a history file instead (history/*.jsonl in the conversation's folder).") from None
-        if not reply.get("ok"):
-            raise ConfigError(str(reply.get("error")), "Run `webhand daemon status` to see the sessions.")
-        entries, name = reply["entries"], args.session
-    steps = steps_of(entries)
-    text = render(steps, args.format, name)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    unresolved = sorted({ref for step in steps for ref in step.get("unresolved", [])})
-    if unresolved:
-        print(f"webhand: refs {', '.join(unresolved)} had no stable selector (inside a frame, or the element was "
-              "gone); those steps may not replay.", file=sys.stderr)
-    return 0
+    return run_export(args)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from webhand.surfaces.cli_history import run_replay
 
-    from webhand.replay import load_export, replay
-
-    steps = load_export(Path(args.file))
-    report = _run(replay(steps, _settings(args)))
-    if report.matched:
-        print(f"Replayed {report.total} steps: each ended as recorded.")
-        return 0
-    print(f"{report.difference} ({report.steps - 1} of {report.total} steps matched before it.)")
-    return 1
+    return run_replay(args, _settings(args))
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ from starlette.routing import Route
 from webhand.engine.driver import InputEvent
 from webhand.errors import WebhandError
 from webhand.host import Webhand
+from webhand.response import Response as MaskingResponse
 from webhand.session.control import wait_for_agent_to_finish
 from webhand.session.session import Session
 from webhand.surfaces.dashboard.live import LiveView
@@ -54,6 +55,7 @@ class Dashboard:
             Route("/api/sessions", self.list_sessions),
             Route("/api/sessions/{sid}", self.details),
             Route("/api/sessions/{sid}/thumbnail/{index:int}", self.thumbnail),
+            Route("/api/sessions/{sid}/history", self.history),
             Route("/api/sessions/{sid}/live", self.live_stream),
             Route("/api/sessions/{sid}/control", self.control, methods=["POST"]),
             Route("/api/sessions/{sid}/input", self.input, methods=["POST"]),
@@ -96,6 +98,21 @@ class Dashboard:
             return self._gone()
         since = int(request.query_params.get("since", "0") or 0) if request.query_params.get("since", "0").isdigit() else 0
         return JSONResponse(session_details(self.webhand, session, since))
+
+    async def history(self, request: Request) -> Response:
+        """Every recorded call (spilled ones too), for `webhand export FILE`."""
+        refused = await self._checked(request)
+        if refused:
+            return refused
+        session = self._session(request)
+        if session is None:
+            return self._gone()
+        entries = await asyncio.to_thread(session.history.all)
+        masker = MaskingResponse(self.webhand.settings, "dashboard", session.files)
+        for entry in entries:
+            entry["thumbnail"] = bool(entry.get("thumbnail"))
+        return JSONResponse(masker.masked({"session": session.key.name, "entries": entries}), headers={
+            "Content-Disposition": f'attachment; filename="history-{session.key.name}.json"'})
 
     async def thumbnail(self, request: Request) -> Response:
         refused = await self._checked(request)
