@@ -22,6 +22,7 @@ from webhand.engine.chrome import find_chromium
 from webhand.errors import ConfigError
 from webhand.export import load_entries, steps_of
 from webhand.surfaces.dashboard import DashboardServer, dashboard_app
+from webhand.surfaces.dashboard.live import LiveView
 from webhand.surfaces.mcp_http import HttpOptions
 
 TOKEN = "dashboard-test-token-5b1e"
@@ -134,6 +135,18 @@ async def test_takeover_typing_reaches_the_page_and_the_agent_waits_until_releas
     assert "A person had control of this session" in reply.text
 
 
+async def test_leaving_the_dashboard_hands_control_back(watched, dashboard, agent, viewer, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    await open_session(viewer, dashboard, session_id(watched, agent.conversation_id))
+    await viewer.click("#take")
+    await viewer.locator("#control-state", has_text="You have control").wait_for()
+    waiting = asyncio.ensure_future(agent.call("browser_snapshot", {}))
+    await viewer.goto("about:blank")  # the person closes the dashboard without releasing
+    reply = await waiting
+    assert not reply.is_error, reply.text
+    assert "A person had control of this session" in reply.text
+
+
 async def test_agent_call_times_out_saying_a_person_has_control(watched, dashboard, agent, site):
     await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
     session = next(s for s in watched.sessions.sessions() if s.key.conversation == agent.conversation_id)
@@ -209,3 +222,15 @@ async def test_history_saved_from_the_dashboard_exports(watched, dashboard, agen
     (tmp_path / "history.json").write_bytes(saved.content)
     steps = steps_of(load_entries(tmp_path / "history.json"))
     assert [s["arguments"] for s in steps] == [{"url": site.url("actions/form.html")}, {"selector": "#name", "text": "Ada"}]
+
+
+async def test_live_view_streams_only_while_someone_watches(watched, agent, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    session = next(s for s in watched.sessions.sessions() if s.key.conversation == agent.conversation_id)
+    view = LiveView(session, max_fps=5)
+    assert not view.streaming
+    queue = await view.join()
+    frame = await asyncio.wait_for(queue.get(), 15)
+    assert frame.jpeg[:2] == b"\xff\xd8" and frame.width == 1280 and view.streaming
+    await view.leave(queue)
+    assert not view.streaming

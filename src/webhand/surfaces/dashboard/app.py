@@ -96,7 +96,8 @@ class Dashboard:
         session = self._session(request)
         if session is None:
             return self._gone()
-        since = int(request.query_params.get("since", "0") or 0) if request.query_params.get("since", "0").isdigit() else 0
+        since_text = request.query_params.get("since", "0")
+        since = int(since_text) if since_text.isdigit() else 0  # entries after this index (the page has the rest)
         return JSONResponse(session_details(self.webhand, session, since))
 
     async def history(self, request: Request) -> Response:
