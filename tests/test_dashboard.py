@@ -234,3 +234,19 @@ async def test_live_view_streams_only_while_someone_watches(watched, agent, site
     assert frame.jpeg[:2] == b"\xff\xd8" and frame.width == 1280 and view.streaming
     await view.leave(queue)
     assert not view.streaming
+
+
+async def test_http_server_serves_the_dashboard_behind_its_token(tmp_path, site):
+    from test_mcp_http import call, mcp_client, mcp_server
+
+    with mcp_server(tmp_path, "--require-token", env={"WEBHAND_TOKEN": TOKEN}) as server:
+        base = server.url.removesuffix("/mcp")
+        assert f"webhand dashboard on {base}/dashboard/" in server.log()
+        async with mcp_client(server.url, TOKEN) as mcp, httpx.AsyncClient() as client:
+            await call(mcp, "browser_navigate", {"url": site.url("actions/form.html")})
+            page = await client.get(f"{base}/dashboard/")
+            refused = await client.get(f"{base}/dashboard/api/sessions")
+            listed = await client.get(f"{base}/dashboard/api/sessions", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert page.status_code == 200 and "webhand dashboard" in page.text
+        assert refused.status_code == 401
+        assert [s["url"] for s in listed.json()["sessions"]] == [site.url("actions/form.html")]
