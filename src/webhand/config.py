@@ -88,6 +88,9 @@ class Settings(BaseModel):
     image_max_pixels: int = Field(1_150_000, ge=4096, le=100_000_000, description="... and to at most this many pixels in all.")
     # web_fetch (tools/fetch.py): plain HTTP, no browser.
     fetch_max_bytes: int = Field(5 * 1024 * 1024, ge=1024, le=100 * 1024 * 1024, description="web_fetch reads at most this many bytes of a body.")
+    # Session history and the dashboard (session/history.py, surfaces/dashboard/)
+    history_keep: int = Field(200, ge=1, le=100_000, description="Tool calls each session keeps in memory; older ones go to history/<session>.jsonl in the conversation's folder.")
+    dashboard_max_fps: float = Field(5.0, gt=0, le=30, description="Most frames per second the dashboard's live view sends.")
 
     @field_validator("timeout", "action_timeout", "launch_timeout", "idle_timeout", "idle_check_interval",
                      "abandoned_after", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap", mode="before")

@@ -144,3 +144,7 @@ class FileNotWritable(WebhandError):
 
 class ConfigError(WebhandError):
     """A configuration value is invalid."""
+
+
+class HumanInControl(WebhandError):
+    """A person has taken control of the session in the dashboard, and did not hand it back in time."""

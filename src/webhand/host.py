@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from webhand.errors import ActionTimeout, UnknownTool, WebhandError
 from webhand.paths import ConversationFiles
 from webhand.response import Response, ToolResult
 from webhand.session.manager import ConversationSessions, SessionManager
+from webhand.session.recording import CallRecord
 
 if TYPE_CHECKING:
     from webhand.tools import Tool
@@ -27,6 +29,8 @@ log = logging.getLogger("webhand")
 
 #: Time a call may take beyond its own timeout (a navigation plus the reply's bookkeeping).
 _CALL_MARGIN_SECONDS = 10.0
+#: A dashboard page refreshes every few seconds; this long after its last request, nobody is looking.
+_DASHBOARD_WATCH_SECONDS = 30.0
 
 
 class Webhand:
@@ -37,6 +41,21 @@ class Webhand:
         self.sessions = SessionManager(self.settings)
         self._capabilities = capabilities
         self._opening: set[asyncio.Task[Any]] = set()
+        #: When a dashboard page last asked for anything (monotonic): while someone looks, each call's
+        #: history entry gets a thumbnail of the page after it; nobody looking costs nothing.
+        self.dashboard_seen = float("-inf")
+
+    @property
+    def dashboard_url(self) -> str | None:
+        """Where a dashboard serves this Webhand's sessions (surfaces/dashboard/), once one does."""
+        return self.sessions.dashboard_url
+
+    @dashboard_url.setter
+    def dashboard_url(self, url: str | None) -> None:
+        self.sessions.dashboard_url = url
+
+    def dashboard_watched(self) -> bool:
+        return time.monotonic() - self.dashboard_seen < _DASHBOARD_WATCH_SECONDS
 
     @cached_property
     def tools(self) -> dict[str, "Tool"]:
@@ -137,5 +156,8 @@ class ToolContext:
             await tool.handle(self.webhand.settings, args, response)
             return
         sessions = ConversationSessions(self.webhand.sessions, self.conversation_id)
+        # Recorded in the session's history there, once for every surface.
+        record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}),
+                            thumbnail=self.webhand.dashboard_watched())
         await sessions.run(getattr(args, "session", None), lambda session: tool.handle(session, args, response),
-                           response, during_dialog=tool.during_dialog, timeout=timeout)
+                           response, during_dialog=tool.during_dialog, timeout=timeout, record=record)

@@ -110,6 +110,11 @@ class Response:
         text = self._finish(text)
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
+    def summary(self) -> str:
+        """The first line said so far, masked: what a history entry keeps of the reply."""
+        first = str(self._error) if self._error is not None else (self._lines[0] if self._lines else "Done.")
+        return self._finish(first.split("\n", 1)[0])
+
     def fail(self, error: WebhandError) -> None:
         self._error = error
 

@@ -149,6 +149,38 @@ class NetworkEntry:
     tab: int = 0
 
 
+@dataclass(frozen=True)
+class ScreencastFrame:
+    jpeg: bytes
+    timestamp: float  # when the browser painted it (Unix time, seconds)
+    width: int  # CSS pixels of the viewport the frame shows
+    height: int
+
+
+class Screencast(Protocol):
+    async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class InputEvent:
+    """One input event of a person in the dashboard. Coordinates are CSS pixels of the viewport.
+
+    kind: mousePressed, mouseReleased, mouseMoved, mouseWheel, keyDown, keyUp, text.
+    """
+
+    kind: str
+    x: float = 0
+    y: float = 0
+    button: MouseButton | Literal["none"] = "none"
+    click_count: int = 0
+    delta_x: float = 0
+    delta_y: float = 0
+    key: str = ""  # KeyboardEvent.key
+    code: str = ""  # KeyboardEvent.code
+    text: str = ""  # what a key types, or the text of a "text" event
+    modifiers: int = 0  # Alt=1, Ctrl=2, Meta=4, Shift=8 (CDP's bit field)
+
+
 @dataclass
 class TabEvents:
     """Callbacks a Session installs on a Tab to hear what the page does between calls."""
@@ -192,6 +224,10 @@ class Element(Protocol):
         browser knows it; "null" when it is opaque (data: URLs, sandboxed frames)."""
         ...
     async def screenshot(self, *, timeout: float) -> bytes: ...
+    async def stable_selector(self) -> str:
+        """A CSS selector that finds this element again on a fresh load of its page (an id, a unique
+        attribute, else a path of :nth-of-type steps); "" when there is none."""
+        ...
     async def describe(self) -> str: ...
     async def dispose(self) -> None: ...
 
@@ -265,6 +301,17 @@ class Tab(Protocol):
         ...
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         """Wait until ``condition`` holds; returns a short description; ``ActionTimeout`` if it never does."""
+        ...
+    # The dashboard (surfaces/dashboard/): what a person watching sees, and how they act.
+    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
+        """A small JPEG of the viewport, ``width`` pixels wide."""
+        ...
+    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
+                               max_height: int, quality: int) -> "Screencast":
+        """Stream the viewport as JPEG frames; the browser sends one when the page paints."""
+        ...
+    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
+        """Send a person's mouse or keyboard event to the page, as the browser's own input would."""
         ...
 
 

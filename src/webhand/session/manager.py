@@ -26,6 +26,8 @@ from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
 from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
+from webhand.session.control import agent_turn
+from webhand.session.recording import CallRecord, record_call
 from webhand.session.session import Session, SessionKey
 
 if TYPE_CHECKING:
@@ -55,6 +57,11 @@ class SessionInfo:
     tabs: int
     idle_seconds: float
     browser_pid: int | None
+    status: str = "idle"  # idle, busy, crashed, closing (Session.status)
+    created_at: float = 0.0  # Unix time
+    last_used_at: float = 0.0
+    actions: int = 0  # tool calls recorded in its history
+    public_id: str = ""  # names the session in dashboard URLs
 
 
 def _validate_name(name: str | None) -> str:
@@ -88,6 +95,7 @@ class SessionManager:
         # (oldest dropped first: a conversation that never comes back must not grow this forever).
         self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
         self._stopping = False
+        self.dashboard_url: str | None = None  # where a dashboard serves these sessions (surfaces/dashboard/)
         self._loop_guard: AsyncGenerator[None, None] | None = None
         atexit.register(self._kill_at_exit)
 
@@ -260,6 +268,7 @@ class SessionManager:
         if closed is not None:
             session.notices.append(f"{closed} This call runs in a fresh browser session.")
         self._sessions[key] = session
+        session.dashboard_base = lambda: self.dashboard_url
         session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
         if not custom:
             self._refill_after_first_call(session)
@@ -300,6 +309,16 @@ class SessionManager:
             await self.kill_session(key.conversation, key.name)
         return len(keys)
 
+    def find(self, conversation_id: str, name: str | None = None) -> Session | None:
+        return self._sessions.get(SessionKey(conversation_id, _validate_name(name)))
+
+    def by_public_id(self, public_id: str) -> Session | None:
+        """The session a dashboard URL names (its unguessable ``public_id``)."""
+        return next((s for s in self._sessions.values() if s.public_id == public_id), None)
+
+    def sessions(self) -> list[Session]:
+        return list(self._sessions.values())
+
     def files_of(self, conversation_id: str) -> ConversationFiles:
         """The conversation's own folder (made on first write) and the check for its tools' paths."""
         files = self._files.get(conversation_id)
@@ -313,9 +332,12 @@ class SessionManager:
             if conversation_id is not None and key.conversation != conversation_id:
                 continue
             tabs = [t for t in session.context.tabs if not t.closed]
-            url = tabs[0].url if tabs else ""
+            active = session.active_tab
+            url = active.url if active is not None and not active.closed else (tabs[0].url if tabs else "")
             infos.append(SessionInfo(key.conversation, key.name, url, len(tabs), round(session.idle_for(), 1),
-                                     session.browser.pid if session.owns_browser else None))
+                                     session.browser.pid if session.owns_browser else None, session.status,
+                                     round(session.created_at, 3), round(session.last_used_at, 3),
+                                     session.history.count, session.public_id))
         return infos
 
     def browser_pids(self) -> list[int]:
@@ -398,7 +420,7 @@ class SessionManager:
         while True:
             await asyncio.sleep(self.settings.idle_check_interval)
             for key, session in list(self._sessions.items()):
-                if session.lock.locked() or session.idle_for() < self.settings.idle_timeout:
+                if session.lock.locked() or session.control.held or session.idle_for() < self.settings.idle_timeout:
                     continue
                 log.info("closing %s of %s after %.0f s idle", key.name, key.conversation, session.idle_for())
                 self._remember_idle_close(key, session)
@@ -435,18 +457,21 @@ class ConversationSessions:
         return self._manager.list(self.conversation_id)
 
     async def run(self, name: str | None, work: Callable[[Session], Awaitable[None]], response: Response, *,
-                  during_dialog: bool = False, timeout: float) -> None:
+                  during_dialog: bool = False, timeout: float, record: CallRecord | None = None) -> None:
         """Run ``work`` on the named session (the default one when None), started when needed: one
         call at a time per session, with its notices first, through ``Session.run`` so that a
         dialog, a crash or a hung page can never hang the call."""
         session = await self._manager.get_or_create(self.conversation_id, name)
-        async with session.lock:
+        # Waits while a person has control in the dashboard (session/control.py), within the call's timeout.
+        async with agent_turn(session, timeout, response):
             session.touch()
             for notice in session.notices:
                 response.add(notice)
             session.notices.clear()
             try:
-                await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
+                # A host's call is recorded in the session's history (session/recording.py).
+                async with record_call(session, record, response) if record else contextlib.nullcontext():
+                    await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
             finally:
                 session.touch()
                 session.first_call_done.set()
@@ -454,6 +479,10 @@ class ConversationSessions:
     async def open_default(self) -> Session:
         """The conversation's default session, started now when it is not open yet."""
         return await self._manager.get_or_create(self.conversation_id)
+
+    def find(self, name: str | None) -> Session | None:
+        """This conversation's open session of that name (the default one for None), if any."""
+        return self._manager.find(self.conversation_id, name)
 
     async def destroy(self, name: str) -> bool:
         return await self._manager.kill_session(self.conversation_id, name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -25,6 +26,8 @@ from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionC
 from webhand.paths import ConversationFiles
 from webhand.response import Response
 from webhand.session import recovery
+from webhand.session.control import HumanControl
+from webhand.session.history import SessionHistory
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
 _ANNOUNCED_CAP_SECONDS = 5.0
@@ -63,6 +66,15 @@ class Session:
         self.first_call_done = asyncio.Event()  # the manager prepares the next warm reserve after it
         self.created = time.monotonic()
         self.last_used = self.created
+        self.created_at = time.time()  # wall clock, for people (the dashboard, browser_session_list)
+        self.last_used_at = self.created_at
+        # Names this session in dashboard URLs: unguessable, so a link never reaches another session.
+        self.public_id = secrets.token_urlsafe(12)
+        # The dashboard's address while one is served (the manager sets it): browser_request_human's link.
+        self.dashboard_base: Callable[[], str | None] = lambda: None
+        self.control = HumanControl()  # a person in the dashboard may take the session (control.py)
+        self.history = SessionHistory(settings.history_keep, files.history / f"{key.name}-{self.public_id}.jsonl",
+                                      files.ensure)
         self.notices: list[str] = []  # told to the model in the next reply, then cleared
         # Things the page did on its own (dialog opened, download finished, tab opened): an
         # action's reply lists those noted since the action began (see session/changes.py).
@@ -131,6 +143,17 @@ class Session:
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
+        self.last_used_at = time.time()
+
+    @property
+    def status(self) -> str:
+        """idle, busy (a call runs), crashed (browser or active page died) or closing."""
+        if self.closed:  # closed sessions leave the manager's list once their browser is gone
+            return "closing"
+        tab = self._active
+        if not self.browser.alive or (tab is not None and not tab.closed and tab.crashed):
+            return "crashed"
+        return "busy" if self.lock.locked() else "idle"
 
     def idle_for(self) -> float:
         return time.monotonic() - self.last_used

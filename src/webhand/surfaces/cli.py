@@ -85,6 +85,31 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_dashboard(args: argparse.Namespace) -> int:
+    from webhand.surfaces import daemon_client
+
+    settings = _settings(args)
+    reply = daemon_client.request({"op": "dashboard", "port": args.port}, timeout=settings.timeout,
+                                  start=_daemon_args(args), launch_timeout=settings.launch_timeout)
+    if not reply.get("ok"):
+        raise ConfigError(f"The daemon could not serve the dashboard: {reply.get('error')}.",
+                          "Pick another --port, or run `webhand daemon stop` and try again.")
+    print(f"webhand dashboard: {reply['url']} (the CLI's sessions; served by the daemon on loopback until it exits)")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from webhand.surfaces.cli_history import run_export
+
+    return run_export(args)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from webhand.surfaces.cli_history import run_replay
+
+    return run_replay(args, _settings(args))
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from webhand.demo import run_demo
 
@@ -193,6 +218,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     doctor.add_argument("--chrome", help="path of the Chromium binary")
     _config_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
+
+    dashboard = sub.add_parser("dashboard", help="serve the dashboard of the CLI's sessions (live view, history, "
+                               "takeover) on 127.0.0.1; `webhand mcp --port` serves it at /dashboard too")
+    dashboard.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    _config_options(dashboard)
+    dashboard.set_defaults(run=_cmd_dashboard)
+
+    export = sub.add_parser("export", help="write a session's actions as a script that runs on a fresh page")
+    export.add_argument("session", help="a CLI session name (its history, from the daemon) or a history file "
+                                        "(.jsonl, or browser_session_history's JSON)")
+    export.add_argument("--format", choices=["python", "cli", "json"], default="json")
+    export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    export.set_defaults(run=_cmd_export)
+
+    replay = sub.add_parser("replay", help="rerun a JSON export on a fresh browser; report the first step that differs")
+    replay.add_argument("file")
+    _config_options(replay)
+    replay.set_defaults(run=_cmd_replay)
 
     demo = sub.add_parser("demo", help="drive a scripted agent session against a bundled local site")
     demo.set_defaults(run=_cmd_demo)

@@ -25,6 +25,7 @@ from typing import Any
 from webhand import __version__
 from webhand.config import Settings
 from webhand.engine.subreaper import adopt_orphans
+from webhand.errors import WebhandError
 from webhand.host import Webhand
 from webhand.locations import runtime_dir
 from webhand.response import ToolResult
@@ -58,6 +59,7 @@ class Daemon:
         self.started = time.time()
         self.requests = 0
         self.busy = 0
+        self.dashboard: Any = None  # surfaces/dashboard.DashboardServer, once `webhand dashboard` asked
 
     async def run(self, ready: Any = None) -> int:
         lock = _acquire_lock()
@@ -80,6 +82,8 @@ class Daemon:
                     await self.stopping.wait()
                     watcher.cancel()
                     server.close()
+                    if self.dashboard is not None:
+                        await self.dashboard.stop()
         finally:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
@@ -135,10 +139,31 @@ class Daemon:
             return reply
         if op == "status":
             return {"ok": True, "status": self.status()}
+        if op == "history":  # every recorded call of a CLI session, for `webhand export`
+            session = self.webhand.sessions.find(conversation_of(request.get("session")))
+            if session is None:
+                return {"ok": False, "error": f"No CLI session {request.get('session')!r} is open in the daemon."}
+            return {"ok": True, "entries": session.history.all()}
+        if op == "dashboard":
+            try:
+                return {"ok": True, "url": await self._dashboard(request.get("port"))}
+            except (WebhandError, ValueError, TypeError) as error:  # a port in use, or not a number
+                return {"ok": False, "error": str(error)}
         if op == "stop":
             self.stopping.set()
             return {"ok": True}
-        return {"ok": False, "error": f"Unknown op {op!r}. Use call, status or stop."}
+        return {"ok": False, "error": f"Unknown op {op!r}. Use call, status, dashboard or stop."}
+
+    async def _dashboard(self, port: Any) -> str:
+        """Serve the dashboard on loopback (started on the first request, then the same one)."""
+        from webhand.surfaces.dashboard import DashboardServer, link
+        from webhand.surfaces.mcp_http import HttpOptions
+
+        if self.dashboard is None:
+            server = DashboardServer(self.webhand, HttpOptions(host="127.0.0.1", port=int(port or 0)))
+            await server.start()
+            self.dashboard = server
+        return link(self.dashboard.url)
 
     def status(self) -> dict[str, Any]:
         sessions = self.webhand.sessions.list()

@@ -93,12 +93,13 @@ def check_options(options: HttpOptions) -> None:
 class BearerTokenGate:
     """Rejects any request without ``Authorization: Bearer <token>`` (compared in constant time)."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, open_paths: frozenset[str] = frozenset()) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
+        self.open_paths = open_paths  # static pages that hold no data (the dashboard's page asks for the token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and not (scope["method"] == "GET" and scope["path"] in self.open_paths):
             given = dict(scope["headers"]).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
                 body = b'{"error": "missing or wrong bearer token: send Authorization: Bearer <WEBHAND_TOKEN>"}'
@@ -190,9 +191,12 @@ def build_app(webhand: Webhand, options: HttpOptions, on_ready: Callable[[], Non
                     on_ready()
                 yield
 
-    app: ASGIApp = Starlette(routes=[Route(MCP_PATH, endpoint=endpoint)], lifespan=lifespan)
+    from webhand.surfaces.dashboard import OPEN_PATHS, dashboard_mount
+
+    app: ASGIApp = Starlette(routes=[Route(MCP_PATH, endpoint=endpoint), dashboard_mount(webhand, options)],
+                             lifespan=lifespan)
     if options.token:
-        app = BearerTokenGate(app, options.token)
+        app = BearerTokenGate(app, options.token, open_paths=OPEN_PATHS)
     return app
 
 
@@ -223,7 +227,9 @@ async def serve_http(webhand: Webhand, options: HttpOptions) -> None:
     url = f"http://{shown}:{port}{MCP_PATH}"
 
     def ready() -> None:
+        webhand.dashboard_url = f"http://{shown}:{port}"  # browser_request_human gives its link
         print(f"webhand MCP listening on {url}", file=sys.stderr, flush=True)
+        print(f"webhand dashboard on {webhand.dashboard_url}/dashboard/", file=sys.stderr, flush=True)
         if not is_loopback(options.host) and not options.allowed_hosts:
             print("webhand: requests must name an allowed Host (DNS-rebinding protection); clients reaching this "
                   "server by another name or address need --allow-host NAME:PORT (or NAME:*).", file=sys.stderr, flush=True)

@@ -36,6 +36,7 @@ CAPABILITIES = {
     "sessions": "named browser sessions",
     "network": "the requests the page made, with status",
     "fetch": "web_fetch: read a page over plain HTTP, without the browser (falls back to it when needed)",
+    "human": "ask a person to take over in the dashboard (a login, a CAPTCHA, a second factor)",
 }
 
 

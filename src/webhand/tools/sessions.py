@@ -11,11 +11,14 @@ another conversation's browser. Closing a session never runs the pages' beforeun
 
 from __future__ import annotations
 
+import json
+import time
+
 from pydantic import Field
 
 from webhand.config import Viewport
 from webhand.durations import Timeout
-from webhand.errors import InvalidArgument
+from webhand.errors import InvalidArgument, shorten
 from webhand.response import Response
 from webhand.session.manager import ConversationSessions
 from webhand.session.session import Session
@@ -85,16 +88,59 @@ async def _open_default(sessions: ConversationSessions, args: SessionCreateArgs,
 
 @tool("browser_session_list", capability="sessions", read_only=True, manages_sessions=True)
 async def session_list(sessions: ConversationSessions, args: ToolArgs, response: Response) -> None:
-    """List this conversation's browser sessions with their page, tab count and idle time."""
+    """List this conversation's browser sessions: status, page, tabs, actions, created and last used."""
     infos = sorted(sessions.list(), key=lambda i: (i.name != "default", i.name))
     if not infos:
         response.add("No browser sessions are open; the first page tool starts the default one.")
     else:
-        lines = [f"- {i.name}: {i.url or 'about:blank'} ({i.tabs} tab{'s' if i.tabs != 1 else ''}, idle {i.idle_seconds:g} s)"
-                 for i in infos]
+        lines = [f"- {i.name}: {i.url or 'about:blank'} ({i.status}, {i.tabs} tab{'s' if i.tabs != 1 else ''}, "
+                 f"{i.actions} action{'s' if i.actions != 1 else ''}, created {_clock(i.created_at)}, "
+                 f"last used {_clock(i.last_used_at)}, idle {i.idle_seconds:g} s)" for i in infos]
         response.add(f"Sessions ({len(infos)}):\n" + "\n".join(lines))
-    response.data({"sessions": [{"name": i.name, "url": i.url, "tabs": i.tabs, "idle_seconds": i.idle_seconds}
-                                for i in infos]})
+    response.data({"sessions": [{"name": i.name, "status": i.status, "url": i.url, "tabs": i.tabs,
+                                 "actions": i.actions, "created_at": i.created_at, "last_used_at": i.last_used_at,
+                                 "idle_seconds": i.idle_seconds} for i in infos]})
+
+
+def _clock(unix_time: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(unix_time))
+
+
+class SessionHistoryArgs(ToolArgs):
+    name: str | None = Field(None, description="Session name; omit for the default session.")
+    limit: int = Field(20, ge=1, le=500, description="How many of the most recent calls to return.")
+
+
+@tool("browser_session_history", capability="sessions", read_only=True, manages_sessions=True)
+async def session_history(sessions: ConversationSessions, args: SessionHistoryArgs, response: Response) -> None:
+    """The session's most recent tool calls: tool, arguments (secrets masked), outcome, duration, URLs."""
+    session = sessions.find(args.name)
+    if session is None:
+        names = ", ".join(sorted(i.name for i in sessions.list())) or "none"
+        raise InvalidArgument(f"No session named {args.name or 'default'!r} is open (open: {names}).",
+                              "Call browser_session_list.")
+    history = session.history
+    entries = history.recent(args.limit)
+    if not entries:
+        response.add(f"The {session.key} has made no calls yet.")
+    else:
+        shown = f"the last {len(entries)} of {history.count}" if history.count > len(entries) else f"all {len(entries)}"
+        lines = [f"{e.index}. {_clock(e.started_at)} {e.tool} {_arguments(e.arguments)} -> {e.outcome} "
+                 f"({e.duration_ms} ms){_moved(e.url_before, e.url_after)}"
+                 + (f": {e.message}" if e.outcome != "ok" and e.message else "") for e in entries]
+        response.add(f"History of the {session.key} ({shown} calls):\n" + "\n".join(lines))
+        if history.spilled:
+            response.add(f"Older calls are in {history.spill_file}.")
+    response.data({"session": session.key.name, "count": history.count,
+                   "entries": [e.to_dict() for e in entries]})
+
+
+def _arguments(arguments: dict[str, object]) -> str:
+    return shorten(json.dumps(arguments, ensure_ascii=False), 200) if arguments else "{}"
+
+
+def _moved(before: str, after: str) -> str:
+    return f", {shorten(before, 80) or 'about:blank'} -> {shorten(after, 80)}" if after and after != before else ""
 
 
 class SessionDestroyArgs(ToolArgs):

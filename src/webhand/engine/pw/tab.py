@@ -17,6 +17,7 @@ from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
 from webhand.engine.pw.network import NetworkLog
 from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
+from webhand.engine.pw.live import TabLive
 from webhand.engine.pw.liveness import TabLiveness
 from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.settle import document_loaded
@@ -29,8 +30,9 @@ _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _ERROR_PAGE_CAP_SECONDS = 5.0
 
 
-# History, keys, waiting, policy: tab_actions.py; evaluating: javascript.py; crash, hang: liveness.py.
-class PlaywrightTab(TabActions, TabJavaScript, TabLiveness):
+# History, keys, waiting, policy: tab_actions.py; evaluating: javascript.py; crash, hang: liveness.py;
+# thumbnails, screencast and a person's input (the dashboard): live.py.
+class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive):
     def __init__(self, page: PWPage, index: int, events: TabEvents, policy: OriginPolicy | None = None) -> None:
         self.page = page
         self.index = index

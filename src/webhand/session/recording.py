@@ -1,0 +1,128 @@
+"""Recording one tool call into its session's history (session/history.py).
+
+``record_call`` wraps the call inside the session's lock, so the URLs before and after are the
+page this call saw. Before the call it also notes, for each ref the call names, a CSS selector
+that finds the same element on a fresh load and the element's role and name: a ref is only good
+for the page it was given on, and an export (``webhand export``) must run on a fresh page.
+After the call, when a dashboard is attached, it keeps a small thumbnail of the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from webhand.errors import WebhandError
+from webhand.response import Response
+from webhand.session.session import Session
+
+log = logging.getLogger("webhand")
+
+#: Argument names that hold a ref, and the field that takes a selector in their place.
+REF_FIELDS = {"ref": "selector", "to_ref": "to_selector"}
+#: How long reading a ref's selector, or a thumbnail, may take: bookkeeping must not slow the agent.
+_BOOKKEEPING_CAP_SECONDS = 1.0
+#: Thumbnails in the timeline: small JPEGs.
+THUMBNAIL_WIDTH = 320
+
+
+def _active_url(session: Session) -> str:
+    tab = session.active_tab
+    return tab.url if tab is not None and not tab.closed else ""
+
+
+def _ref_names(arguments: dict[str, Any]) -> list[str]:
+    found = [v for k, v in arguments.items() if k in REF_FIELDS and isinstance(v, str)]
+    for value in arguments.values():  # browser_fill_form's fields, batch steps
+        if isinstance(value, list):
+            found += [r for item in value if isinstance(item, dict) for r in _ref_names(item)]
+    return found
+
+
+def _role_and_name(session: Session, ref: str) -> dict[str, str]:
+    """Role and name of ``ref`` as the last snapshot showed it (``role "name" [ref]``)."""
+    snapshot = session.last_snapshot
+    if snapshot is None:
+        return {}
+    match = re.search(r'(\w[\w-]*) "((?:[^"\\]|\\.)*)" \[' + re.escape(ref) + r"\]", snapshot.text)
+    return {"role": match.group(1), "name": match.group(2)} if match else {}
+
+
+async def _targets(session: Session, refs: list[str], response: Response) -> dict[str, dict[str, str]]:
+    targets: dict[str, dict[str, str]] = {}
+    tab = session.active_tab
+    for ref in dict.fromkeys(refs):
+        target = _role_and_name(session, ref)
+        if tab is not None and not tab.closed and not ref.startswith("f"):  # a frame's selector would need the frame too
+            with contextlib.suppress(WebhandError, asyncio.TimeoutError):
+                element = await tab.resolve(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
+                try:
+                    selector = await asyncio.wait_for(element.stable_selector(), _BOOKKEEPING_CAP_SECONDS)
+                finally:
+                    await element.dispose()
+                if selector:
+                    target["selector"] = selector
+        if target:
+            targets[ref] = response.masked(target)
+    return targets
+
+
+async def _thumbnail(session: Session) -> str | None:
+    tab = session.active_tab
+    if tab is None or tab.closed or tab.crashed:
+        return None
+    try:
+        jpeg = await tab.thumbnail(width=THUMBNAIL_WIDTH, timeout=_BOOKKEEPING_CAP_SECONDS)
+    except (WebhandError, asyncio.TimeoutError):
+        return None
+    path = session.history.spill_file.parent / "thumbnails" / f"{session.history.spill_file.stem}-{session.history.count}.jpg"
+    try:
+        return str(session.files.write(path, jpeg))
+    except WebhandError:
+        return None
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What the host knows of a call for its history entry."""
+
+    tool: str
+    arguments: dict[str, Any]
+    thumbnail: bool = False  # a dashboard is looking: keep a picture of the page after the call
+
+
+@contextlib.asynccontextmanager
+async def record_call(session: Session, record: CallRecord, response: Response) -> AsyncIterator[None]:
+    """Record the call run inside this block; its outcome comes from the block's exception, if any."""
+    tool, arguments, thumbnail = record.tool, record.arguments, record.thumbnail
+    masked = response.masked(arguments)
+    entry = session.history.begin(tool, masked, _active_url(session))
+    started = time.monotonic()
+    refs = _ref_names(arguments)
+    if refs:
+        with contextlib.suppress(Exception):  # bookkeeping never fails the call
+            entry.targets = await _targets(session, refs, response)
+    outcome, message = "ok", ""
+    try:
+        yield
+        outcome, message = ("error", response.summary()) if response.failed else ("ok", response.summary())
+    except WebhandError as error:
+        outcome, message = "error", response.masked(str(error))
+        raise
+    except asyncio.CancelledError:
+        outcome, message = "timeout", "The call ran out of time."
+        raise
+    except Exception as error:
+        outcome, message = "error", f"{type(error).__name__}"
+        raise
+    finally:
+        session.history.finish(entry, outcome, message, _active_url(session), started)
+        if thumbnail and outcome != "timeout":
+            with contextlib.suppress(Exception):
+                entry.thumbnail = await _thumbnail(session)

@@ -1,0 +1,54 @@
+"""The CLI's history commands: ``webhand export`` (a session's calls as a script) and ``webhand
+replay`` (rerun a JSON export). Kept apart from cli.py, which stays the parser and the dispatch."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from webhand.config import Settings
+from webhand.errors import ConfigError
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from webhand.export import load_entries, render, steps_of
+
+    source = Path(args.session)
+    if source.is_file():
+        entries, name = load_entries(source), source.stem
+    else:
+        from webhand.surfaces import daemon_client
+
+        try:
+            reply = daemon_client.request({"op": "history", "session": args.session}, timeout=30.0)
+        except daemon_client.DaemonUnavailable:
+            raise ConfigError("The webhand daemon is not running, so it has no session to export.",
+                              "Give a history file instead (history/*.jsonl in the conversation's folder).") from None
+        if not reply.get("ok"):
+            raise ConfigError(str(reply.get("error")), "Run `webhand daemon status` to see the sessions.")
+        entries, name = reply["entries"], args.session
+    steps = steps_of(entries)
+    text = render(steps, args.format, name)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    unresolved = sorted({ref for step in steps for ref in step.get("unresolved", [])})
+    if unresolved:
+        print(f"webhand: refs {', '.join(unresolved)} had no stable selector (inside a frame, or the element was "
+              "gone); those steps may not replay.", file=sys.stderr)
+    return 0
+
+
+def run_replay(args: argparse.Namespace, settings: Settings) -> int:
+    from webhand.replay import load_export, replay
+
+    steps = load_export(Path(args.file))
+    report = asyncio.run(replay(steps, settings))
+    if report.matched:
+        print(f"Replayed {report.total} steps: each ended as recorded.")
+        return 0
+    print(f"{report.difference} ({report.steps - 1} of {report.total} steps matched before it.)")
+    return 1

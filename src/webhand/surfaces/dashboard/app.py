@@ -1,0 +1,232 @@
+"""The dashboard's routes (Starlette): the page, the sessions, a live view, takeover and input.
+
+Security is the HTTP server's (``mcp_http``): loopback by default, a bearer token required on any
+other address, Host and Origin checked against the same allow list (the SDK's check, reused), and
+bodies capped. The page itself (static, no data) loads without the token, so that a person can
+open the link and type the token in; every route that returns or changes anything needs it.
+POSTs must be ``application/json``, which a cross-site form cannot send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from webhand.engine.driver import InputEvent
+from webhand.errors import WebhandError
+from webhand.host import Webhand
+from webhand.response import Response as MaskingResponse
+from webhand.session.control import wait_for_agent_to_finish
+from webhand.session.session import Session
+from webhand.surfaces.dashboard.live import LiveView
+from webhand.surfaces.dashboard.views import session_details, sessions_list
+
+DASHBOARD_PATH = "/dashboard"
+#: How often an idle live stream checks that its session still exists and follows the active tab.
+_FOLLOW_SECONDS = 1.0
+_INPUT_TIMEOUT = 5.0
+_INPUT_FIELDS = {"kind", "x", "y", "button", "click_count", "delta_x", "delta_y", "key", "code", "text", "modifiers"}
+
+
+def page_html() -> str:
+    return resources.files("webhand.surfaces.dashboard").joinpath("page.html").read_text(encoding="utf-8")
+
+
+class Dashboard:
+    def __init__(self, webhand: Webhand, security: TransportSecurityMiddleware) -> None:
+        self.webhand = webhand
+        self.security = security
+        self.live: dict[str, LiveView] = {}  # by session public id, while someone watches
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/", self.page),
+            Route("/api/sessions", self.list_sessions),
+            Route("/api/sessions/{sid}", self.details),
+            Route("/api/sessions/{sid}/thumbnail/{index:int}", self.thumbnail),
+            Route("/api/sessions/{sid}/history", self.history),
+            Route("/api/sessions/{sid}/live", self.live_stream),
+            Route("/api/sessions/{sid}/control", self.control, methods=["POST"]),
+            Route("/api/sessions/{sid}/input", self.input, methods=["POST"]),
+        ]
+
+    def app(self) -> Starlette:
+        return Starlette(routes=self.routes())
+
+    # -- helpers ---------------------------------------------------------------------------------
+    async def _checked(self, request: Request) -> Response | None:
+        refused = await self.security.validate_request(request, is_post=request.method == "POST")
+        if refused is None:
+            self.webhand.dashboard_seen = time.monotonic()  # someone looks: calls keep thumbnails
+        return refused
+
+    def _session(self, request: Request) -> Session | None:
+        session = self.webhand.sessions.by_public_id(request.path_params["sid"])
+        return session if session is not None and not session.closed else None
+
+    @staticmethod
+    def _gone() -> JSONResponse:
+        return JSONResponse({"error": "No such session: it was closed, or the link is wrong. Reload the list."}, 404)
+
+    # -- routes --------------------------------------------------------------------------------
+    async def page(self, request: Request) -> Response:
+        refused = await self._checked(request)
+        return refused or HTMLResponse(page_html(), headers={"Cache-Control": "no-store",
+                                                             "Content-Security-Policy": _CSP})
+
+    async def list_sessions(self, request: Request) -> Response:
+        refused = await self._checked(request)
+        return refused or JSONResponse({"sessions": sessions_list(self.webhand)})
+
+    async def details(self, request: Request) -> Response:
+        refused = await self._checked(request)
+        if refused:
+            return refused
+        session = self._session(request)
+        if session is None:
+            return self._gone()
+        since_text = request.query_params.get("since", "0")
+        since = int(since_text) if since_text.isdigit() else 0  # entries after this index (the page has the rest)
+        return JSONResponse(session_details(self.webhand, session, since))
+
+    async def history(self, request: Request) -> Response:
+        """Every recorded call (spilled ones too), for `webhand export FILE`."""
+        refused = await self._checked(request)
+        if refused:
+            return refused
+        session = self._session(request)
+        if session is None:
+            return self._gone()
+        entries = await asyncio.to_thread(session.history.all)
+        masker = MaskingResponse(self.webhand.settings, "dashboard", session.files)
+        for entry in entries:
+            entry["thumbnail"] = bool(entry.get("thumbnail"))
+        return JSONResponse(masker.masked({"session": session.key.name, "entries": entries}), headers={
+            "Content-Disposition": f'attachment; filename="history-{session.key.name}.json"'})
+
+    async def thumbnail(self, request: Request) -> Response:
+        refused = await self._checked(request)
+        if refused:
+            return refused
+        session = self._session(request)
+        entry = next((e for e in session.history.entries if e.index == request.path_params["index"]), None) \
+            if session is not None else None
+        if entry is None or not entry.thumbnail:
+            return Response(status_code=404)
+        try:
+            data = await asyncio.to_thread(_read, entry.thumbnail)
+        except OSError:
+            return Response(status_code=404)
+        return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
+
+    async def live_stream(self, request: Request) -> Response:
+        refused = await self._checked(request)
+        if refused:
+            return refused
+        session = self._session(request)
+        if session is None:
+            return self._gone()
+        view = self.live.get(session.public_id)
+        if view is None:
+            view = self.live[session.public_id] = LiveView(session, self.webhand.settings.dashboard_max_fps)
+        queue = await view.join()
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                yield b": live view of one session\n\n"
+                while not session.closed and not await request.is_disconnected():
+                    try:
+                        frame = await asyncio.wait_for(queue.get(), _FOLLOW_SECONDS)
+                    except asyncio.TimeoutError:
+                        await view.follow_active_tab()  # the agent may have switched tabs
+                        yield b": still here\n\n"
+                        continue
+                    payload = {"t": frame.timestamp, "w": frame.width, "h": frame.height,
+                               "jpeg": base64.b64encode(frame.jpeg).decode()}
+                    yield b"event: frame\ndata: " + json.dumps(payload).encode() + b"\n\n"
+            finally:
+                await view.leave(queue)
+                if not view.viewers and self.live.get(session.public_id) is view:
+                    del self.live[session.public_id]
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def control(self, request: Request) -> Response:
+        refused = await self._checked(request)
+        if refused:
+            return refused
+        session = self._session(request)
+        if session is None:
+            return self._gone()
+        body = await _json(request)
+        action = body.get("action") if isinstance(body, dict) else None
+        if action == "take":
+            if session.control.held:
+                return JSONResponse({"error": "Someone already has control of this session."}, 409)
+            token = session.control.take()
+            if not await wait_for_agent_to_finish(session, self.webhand.settings.timeout + 10):
+                session.control.release(token)
+                return JSONResponse({"error": "The agent's current call did not finish in time; try again."}, 409)
+            return JSONResponse({"control": token})
+        if action == "release":
+            if not session.control.release(str(body.get("control", ""))):
+                return JSONResponse({"error": "This page does not hold control of the session."}, 409)
+            return JSONResponse({"released": True})
+        return JSONResponse({"error": 'Send {"action": "take"} or {"action": "release", "control": TOKEN}.'}, 400)
+
+    async def input(self, request: Request) -> Response:
+        refused = await self._checked(request)
+        if refused:
+            return refused
+        session = self._session(request)
+        if session is None:
+            return self._gone()
+        body = await _json(request)
+        if not isinstance(body, dict) or not session.control.holds(str(body.get("control", ""))):
+            return JSONResponse({"error": "Take control of the session first."}, 409)
+        events = body.get("events")
+        if not isinstance(events, list) or len(events) > 200:
+            return JSONResponse({"error": "Send `events`, a list of at most 200 input events."}, 400)
+        tab = session.active_tab
+        if tab is None or tab.closed:
+            return JSONResponse({"error": "The session has no open tab."}, 409)
+        try:
+            for raw in events:
+                if not isinstance(raw, dict) or not set(raw) <= _INPUT_FIELDS:
+                    return JSONResponse({"error": f"Input event fields are {sorted(_INPUT_FIELDS)}."}, 400)
+                await tab.dispatch_input(InputEvent(**raw), timeout=_INPUT_TIMEOUT)
+        except (TypeError, ValueError):
+            return JSONResponse({"error": "An input event has a field of the wrong type."}, 400)
+        except WebhandError as error:
+            return JSONResponse({"error": str(error)}, 409)
+        session.touch()
+        return JSONResponse({"sent": len(events)})
+
+
+async def _json(request: Request) -> Any:
+    try:
+        return json.loads(await request.body())
+    except ValueError:
+        return None
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+# The page runs only its own script and shows only its own images (frames are data: URLs).
+_CSP = ("default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; "
+        "img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")

@@ -1,0 +1,65 @@
+"""What the dashboard shows, as JSON: the sessions, and one session's history, console and network.
+
+Everything that comes from a page or the model goes through ``Response.masked``, the step every
+reply takes, so a secret the page echoes never reaches the dashboard either.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import psutil
+
+from webhand.host import Webhand
+from webhand.response import Response
+from webhand.session.session import Session
+
+#: How many of the newest history entries, console lines and requests one refresh carries.
+RECENT = 100
+_TEXT_LIMIT = 500
+
+
+def _memory_bytes(session: Session) -> int | None:
+    """Resident memory of the session's own browser and its children; None when it shares one."""
+    if not session.owns_browser or not session.browser.pid:
+        return None
+    try:
+        root = psutil.Process(session.browser.pid)
+        return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
+def session_summary(session: Session) -> dict[str, Any]:
+    tabs = [t for t in session.context.tabs if not t.closed]
+    active = session.active_tab
+    control = session.control
+    return {
+        "id": session.public_id, "conversation": session.key.conversation, "name": session.key.name,
+        "status": "human" if control.held else session.status,
+        "url": active.url if active is not None and not active.closed else (tabs[0].url if tabs else ""),
+        "tabs": len(tabs), "idle_seconds": round(session.idle_for(), 1), "memory_bytes": _memory_bytes(session),
+        "actions": session.history.count, "created_at": session.created_at,
+        "human_requested": control.request_reason,
+    }
+
+
+def sessions_list(webhand: Webhand) -> list[dict[str, Any]]:
+    masker = Response(webhand.settings, "dashboard")
+    rows = [masker.masked(session_summary(s)) for s in webhand.sessions.sessions() if not s.closed]
+    return sorted(rows, key=lambda r: (r["conversation"], r["name"]))
+
+
+def session_details(webhand: Webhand, session: Session, since: int = 0) -> dict[str, Any]:
+    """The session's summary, its history entries after index ``since``, recent console and network."""
+    masker = Response(webhand.settings, "dashboard", session.files)
+    entries = [e.to_dict() for e in session.history.recent(RECENT) if e.index > since]
+    for entry in entries:
+        entry["thumbnail"] = bool(entry["thumbnail"])  # the path stays on the server
+    console = [{"level": c.level, "text": masker.clip(c.text, _TEXT_LIMIT), "tab": c.tab}
+               for c in list(session.console)[-RECENT:]]
+    network = [{"method": n.method, "url": masker.clip(n.url, _TEXT_LIMIT), "status": n.status,
+                "type": n.resource_type, "failure": n.failure} for n in list(session.network)[-RECENT:]]
+    return masker.masked({"session": session_summary(session), "history": entries, "console": console,
+                          "network": network, "now": time.time()})

@@ -1,0 +1,252 @@
+"""The dashboard, used as a person would: a second, separate Chromium (driven by Playwright) opens
+the dashboard page while an agent works through webhand's tools.
+
+Each test ends the viewer's browser and checks that none of its processes is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+
+import httpx
+import psutil
+import pytest
+from playwright.async_api import Page, async_playwright
+
+from helpers import settings_for_tests, wait_until_gone_async
+from webhand import Webhand
+from webhand.engine.chrome import find_chromium
+from webhand.errors import ConfigError
+from webhand.export import load_entries, steps_of
+from webhand.surfaces.dashboard import DashboardServer, dashboard_app
+from webhand.surfaces.dashboard.live import LiveView
+from webhand.surfaces.mcp_http import HttpOptions
+
+TOKEN = "dashboard-test-token-5b1e"
+
+
+def viewer_processes() -> list[psutil.Process]:
+    """The viewer's Chromium: Playwright gives the browsers it launches its own profile folder."""
+    found = []
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if "playwright_chromiumdev_profile" in " ".join(process.cmdline()):
+                found.append(process)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+@pytest.fixture(scope="module")
+async def watched(tmp_path_factory) -> AsyncIterator[Webhand]:
+    """A Webhand of its own: the dashboard's thumbnails and live views stay out of other tests."""
+    async with Webhand(settings_for_tests(tmp_path_factory, warm_reserve=False)) as wh:
+        yield wh
+
+
+@pytest.fixture(scope="module")
+async def dashboard(watched) -> AsyncIterator[str]:
+    server = DashboardServer(watched, HttpOptions(host="127.0.0.1", port=0))
+    yield await server.start()
+    await server.stop()
+
+
+@pytest.fixture
+async def agent(watched):
+    context = watched.context(f"agent-{uuid.uuid4().hex[:8]}")
+    yield context
+    await watched.end_conversation(context.conversation_id)
+
+
+@pytest.fixture
+async def viewer() -> AsyncIterator[Page]:
+    """A person's browser: its own Chromium, separate from webhand's."""
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox"])
+        processes = viewer_processes()
+        assert processes, "the viewer's Chromium should be running"
+        # The page forbids eval (its CSP); Playwright needs it for wait_for_function.
+        page = await browser.new_page(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
+        try:
+            yield page
+        finally:
+            await browser.close()
+    assert not await wait_until_gone_async(processes), "the viewer's Chromium was left running"
+
+
+def session_id(webhand: Webhand, conversation: str) -> str:
+    return next(s.public_id for s in webhand.sessions.sessions() if s.key.conversation == conversation)
+
+
+async def open_session(viewer: Page, dashboard: str, sid: str) -> None:
+    await viewer.goto(f"{dashboard}/dashboard/#session={sid}")
+    await viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames || 0) >= 1")
+
+
+async def test_dashboard_lists_a_running_session(watched, dashboard, agent, viewer, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    await viewer.goto(f"{dashboard}/dashboard/")
+    row = viewer.locator("tr.session", has_text=agent.conversation_id)
+    await row.wait_for()
+    cells = await row.locator("td").all_inner_texts()
+    assert cells[1] == "default" and cells[2] == "idle" and cells[3] == site.url("actions/form.html")
+    assert cells[4] == "1" and cells[7] == "1"  # one tab, one action
+
+
+async def test_live_view_frame_changes_after_the_agent_navigates(watched, dashboard, agent, viewer, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    await open_session(viewer, dashboard, session_id(watched, agent.conversation_id))
+    first = await viewer.locator("#screen").get_attribute("src")
+    await agent.call("browser_navigate", {"url": site.url("tall.html")})
+    await viewer.wait_for_function("src => document.getElementById('screen').src !== src", arg=first)
+    # The history timeline shows both navigations, with a thumbnail after each (someone was watching).
+    await viewer.locator("#history .entry").nth(1).wait_for()
+    assert await viewer.locator("#history .entry img").count() >= 1
+
+
+async def test_takeover_typing_reaches_the_page_and_the_agent_waits_until_release(watched, dashboard, agent, viewer,
+                                                                                 site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    box = json.loads((await agent.call("browser_eval", {
+        "expression": "(() => { const r = document.querySelector('#name').getBoundingClientRect();"
+                      " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()"})).text)
+    await open_session(viewer, dashboard, session_id(watched, agent.conversation_id))
+    await viewer.click("#take")
+    await viewer.locator("#control-state", has_text="You have control").wait_for()
+
+    # The agent's call waits while the person has control.
+    reading = asyncio.ensure_future(agent.call("browser_eval", {"expression": "document.querySelector('#name').value"}))
+    screen = viewer.locator("#screen")
+    shown = await screen.bounding_box()
+    frame_width = await viewer.evaluate("state.frame.w")
+    scale = shown["width"] / frame_width
+    await screen.click(position={"x": box["x"] * scale, "y": box["y"] * scale})
+    await viewer.keyboard.type("Grace")
+    await viewer.evaluate("sending")  # every input event has been answered by the server
+    assert not reading.done(), "the agent's call ran while a person had control"
+
+    await viewer.click("#release")
+    reply = await reading
+    assert not reply.is_error, reply.text
+    assert '"Grace"' in reply.text
+    assert "A person had control of this session" in reply.text
+
+
+async def test_leaving_the_dashboard_hands_control_back(watched, dashboard, agent, viewer, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    await open_session(viewer, dashboard, session_id(watched, agent.conversation_id))
+    await viewer.click("#take")
+    await viewer.locator("#control-state", has_text="You have control").wait_for()
+    waiting = asyncio.ensure_future(agent.call("browser_snapshot", {}))
+    await viewer.goto("about:blank")  # the person closes the dashboard without releasing
+    reply = await waiting
+    assert not reply.is_error, reply.text
+    assert "A person had control of this session" in reply.text
+
+
+async def test_agent_call_times_out_saying_a_person_has_control(watched, dashboard, agent, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    session = next(s for s in watched.sessions.sessions() if s.key.conversation == agent.conversation_id)
+    token = session.control.take()
+    try:
+        reply = await agent.call("browser_wait_for", {"time": 0.1, "timeout": 1})
+    finally:
+        session.control.release(token)
+    assert reply.is_error and "A person has control of this session in the dashboard" in reply.text
+
+
+async def test_request_human_returns_the_link_and_resumes_after_release(watched, dashboard, agent, viewer, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    sid = session_id(watched, agent.conversation_id)
+    asking = asyncio.ensure_future(agent.call("browser_request_human", {"reason": "Type your name", "timeout": 120}))
+    await viewer.goto(f"{dashboard}/dashboard/")
+    row = viewer.locator("tr.session", has_text="asks for help")
+    await row.wait_for()
+    await row.click()
+    await viewer.locator("#help-request", has_text="Type your name").wait_for()
+    await viewer.click("#take")
+    await viewer.locator("#control-state", has_text="You have control").wait_for()
+    await viewer.click("#release")
+    reply = await asking
+    assert not reply.is_error, reply.text
+    assert f"{dashboard}/dashboard/#session={sid}" in reply.text
+    assert reply.data == {"dashboard": f"{dashboard}/dashboard/#session={sid}", "handed_back": True}
+
+
+async def test_request_human_without_anyone_taking_over_times_out_with_the_link(watched, dashboard, agent, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    reply = await agent.call("browser_request_human", {"reason": "Solve the CAPTCHA", "timeout": 0.5})
+    assert reply.is_error and "Nobody took control" in reply.text and "/dashboard/#session=" in reply.text
+
+
+async def test_dashboard_refuses_a_missing_token(watched, viewer):
+    server = DashboardServer(watched, HttpOptions(host="127.0.0.1", port=0, token=TOKEN, require_token=True))
+    url = await server.start()
+    try:
+        await viewer.goto(f"{url}/dashboard/")  # the page itself holds no data: it loads, then asks
+        await viewer.locator("#notice", has_text="needs its token").wait_for()
+        assert await viewer.locator("tr.session").count() == 0
+        async with httpx.AsyncClient() as client:
+            refused = await client.get(f"{url}/dashboard/api/sessions")
+            allowed = await client.get(f"{url}/dashboard/api/sessions", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert refused.status_code == 401 and allowed.status_code == 200
+        await viewer.fill("#token", TOKEN)
+        await viewer.click("#token-form button")
+        await viewer.locator("#notice", has_text="needs its token").wait_for(state="hidden")
+    finally:
+        await server.stop()
+
+
+def test_dashboard_off_loopback_refuses_to_start_without_a_token(watched):
+    with pytest.raises(ConfigError, match="without a token"):
+        dashboard_app(watched, HttpOptions(host="192.0.2.7", port=0))
+
+
+async def test_dashboard_refuses_a_foreign_host_header(dashboard):
+    async with httpx.AsyncClient() as client:
+        reply = await client.get(f"{dashboard}/dashboard/api/sessions", headers={"Host": "attacker.example"})
+    assert reply.status_code == 421
+
+
+async def test_history_saved_from_the_dashboard_exports(watched, dashboard, agent, site, tmp_path):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    await agent.call("browser_snapshot", {})
+    await agent.call("browser_type", {"ref": "e1", "text": "Ada"})
+    sid = session_id(watched, agent.conversation_id)
+    async with httpx.AsyncClient() as client:
+        saved = await client.get(f"{dashboard}/dashboard/api/sessions/{sid}/history")
+    assert saved.status_code == 200 and "attachment" in saved.headers["content-disposition"]
+    (tmp_path / "history.json").write_bytes(saved.content)
+    steps = steps_of(load_entries(tmp_path / "history.json"))
+    assert [s["arguments"] for s in steps] == [{"url": site.url("actions/form.html")}, {"selector": "#name", "text": "Ada"}]
+
+
+async def test_live_view_streams_only_while_someone_watches(watched, agent, site):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    session = next(s for s in watched.sessions.sessions() if s.key.conversation == agent.conversation_id)
+    view = LiveView(session, max_fps=5)
+    assert not view.streaming
+    queue = await view.join()
+    frame = await asyncio.wait_for(queue.get(), 15)
+    assert frame.jpeg[:2] == b"\xff\xd8" and frame.width == 1280 and view.streaming
+    await view.leave(queue)
+    assert not view.streaming
+
+
+async def test_http_server_serves_the_dashboard_behind_its_token(tmp_path, site):
+    from test_mcp_http import call, mcp_client, mcp_server
+
+    with mcp_server(tmp_path, "--require-token", env={"WEBHAND_TOKEN": TOKEN}) as server:
+        base = server.url.removesuffix("/mcp")
+        assert f"webhand dashboard on {base}/dashboard/" in server.log()
+        async with mcp_client(server.url, TOKEN) as mcp, httpx.AsyncClient() as client:
+            await call(mcp, "browser_navigate", {"url": site.url("actions/form.html")})
+            page = await client.get(f"{base}/dashboard/")
+            refused = await client.get(f"{base}/dashboard/api/sessions")
+            listed = await client.get(f"{base}/dashboard/api/sessions", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert page.status_code == 200 and "webhand dashboard" in page.text
+        assert refused.status_code == 401
+        assert [s["url"] for s in listed.json()["sessions"]] == [site.url("actions/form.html")]
