@@ -59,13 +59,9 @@ async def _targets(session: Session, refs: list[str], response: Response) -> dic
     tab = session.active_tab
     for ref in dict.fromkeys(refs):
         target = _role_and_name(session, ref)
-        if tab is not None and not tab.closed and not ref.startswith("f"):  # a frame's selector would need the frame too
+        if tab is not None and not tab.closed:
             with contextlib.suppress(WebhandError, asyncio.TimeoutError):
-                element = await tab.resolve(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
-                try:
-                    selector = await asyncio.wait_for(element.stable_selector(), _BOOKKEEPING_CAP_SECONDS)
-                finally:
-                    await element.dispose()
+                selector = await tab.stable_selector(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
                 if selector:
                     target["selector"] = selector
         if target:

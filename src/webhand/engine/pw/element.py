@@ -128,10 +128,6 @@ class PlaywrightElement:
         async with translated(f"Screenshot of {self.ref}", timeout):
             return await self.handle.screenshot(timeout=timeout * 1000, type="png")
 
-    async def stable_selector(self) -> str:
-        async with translated(f"Reading a selector for {self.ref}"):
-            return await self.handle.evaluate(_STABLE_SELECTOR)
-
     async def describe(self) -> str:
         """A short human label (tag, id, text) for replies and errors."""
         async with translated(f"Reading {self.ref}"):
@@ -195,7 +191,7 @@ _KIND = """e => {
 # A selector that finds the element on a fresh load: its id, a unique attribute people choose on
 # purpose (test ids, names, labels), else the shortest unique :nth-of-type path from the nearest
 # ancestor with an id. Ids that look generated (digits runs, colons) change between loads.
-_STABLE_SELECTOR = r"""e => {
+STABLE_SELECTOR = r"""e => {
   const unique = s => { try { return document.querySelectorAll(s).length === 1; } catch (_) { return false; } };
   const steady = v => v && !/\d{3,}|:/.test(v);
   if (steady(e.id) && unique('#' + CSS.escape(e.id))) return '#' + CSS.escape(e.id);

@@ -15,7 +15,7 @@ from playwright.async_api import TimeoutError as PWTimeout
 from webhand.engine.driver import ConsoleEntry, NavigationResult, TabEvents, WaitUntil
 from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
 from webhand.engine.pw.network import NetworkLog
-from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
+from webhand.engine.pw.element import STABLE_SELECTOR, PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
 from webhand.engine.pw.live import TabLive
 from webhand.engine.pw.liveness import TabLiveness
@@ -243,6 +243,16 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive):
                               SNAPSHOT_AGAIN)
         return PlaywrightElement(element, ref)
 
+    async def stable_selector(self, ref: str, *, timeout: float) -> str:
+        match = _REF.match(ref.strip())
+        if not match or match.group(1):  # a frame's element would need its frame's selector too
+            return ""
+        try:
+            found = await asyncio.wait_for(self.page.main_frame.evaluate(_SELECTOR_OF_REF, match.group(2)), timeout)
+        except (PWError, asyncio.TimeoutError) as error:
+            raise translate(error, f"Reading a selector for {ref}", timeout) from None
+        return found if isinstance(found, str) else ""
+
     async def query(self, selector: str, *, timeout: float) -> PlaywrightElement:
         try:
             handle = await self.page.wait_for_selector(selector, state="attached", timeout=timeout * 1000)
@@ -272,3 +282,7 @@ _WEB_STORAGE = """([area, operation, key, value]) => {
   for (let i = 0; i < store.length; i++) { const k = store.key(i); items[k] = store.getItem(k); }
   return items;
 }"""
+
+
+_SELECTOR_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolve(r);"
+                    " return e instanceof Element ? (" + STABLE_SELECTOR + ")(e) : ''; }")
