@@ -21,14 +21,19 @@ WaitUntil = Literal["load", "domcontentloaded", "networkidle", "commit"]
 MouseButton = Literal["left", "right", "middle"]
 
 
-@dataclass(frozen=True)
+@dataclass
 class ConsoleEntry:
-    """One console call or uncaught page error, as the model sees it."""
+    """One console call or uncaught page error, as the model sees it.
+
+    Not frozen: the driver may learn where a message came from (an iframe) a moment after it
+    recorded it, and then fills in ``source``.
+    """
 
     level: str  # log, info, warning, error, debug, pageerror
     text: str
     location: str = ""
     tab: int = 0
+    source: str = ""  # "" for the page itself; "sw", "worker" (dedicated or shared) or "frame"
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,57 @@ class NetworkEntry:
     resource_type: str  # document, fetch, xhr, script, stylesheet, image, font …
     failure: str = ""
     tab: int = 0
+    id: int = 0  # unique in the process: what browser_network_request takes
+    source: str = "network"  # where the answer came from: one of REQUEST_SOURCES
+
+
+#: Where a response came from, as Chromium reports it (CDP Network.responseReceived).
+REQUEST_SOURCES = ("network", "service worker", "memory cache", "disk cache", "prefetch")
+
+
+@dataclass(frozen=True)
+class RequestDetail:
+    """One logged request in full: what browser_network_request shows."""
+
+    entry: NetworkEntry
+    request_headers: dict[str, str]
+    request_body: bytes | None
+    response_headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class NetworkConditions:
+    """Network emulation for a whole session (every tab and its service workers)."""
+
+    offline: bool = False
+    latency_ms: float = 0  # added to every request
+    download_kbps: float = 0  # kilobytes per second; 0 means no limit
+    upload_kbps: float = 0
+
+
+@dataclass
+class RouteRule:
+    """A mock: requests matching ``pattern`` are blocked, or answered with the given response."""
+
+    pattern: str  # a glob URL pattern, e.g. **/api/user or https://example.com/*.png
+    action: Literal["block", "fulfill"]
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str = ""
+    hits: int = 0  # requests it answered
+
+
+@dataclass(frozen=True)
+class ServiceWorkerVersion:
+    script_url: str
+    state: str  # installing, waiting, activating, active, redundant
+    running: str  # stopped, starting, running, stopping
+
+
+@dataclass(frozen=True)
+class ServiceWorkerRegistration:
+    scope: str
+    versions: list[ServiceWorkerVersion]
 
 
 @dataclass(frozen=True)
@@ -314,6 +370,17 @@ class Tab(Protocol):
     async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
         """Send a person's mouse or keyboard event to the page, as the browser's own input would."""
         ...
+    async def service_workers(self) -> list[ServiceWorkerRegistration]:
+        """The service worker registrations the browser knows for this session."""
+        ...
+    async def service_worker_action(self, action: Literal["unregister", "update", "skip_waiting"], scope: str,
+                                    *, timeout: float) -> None:
+        """Unregister, update or skip waiting the registration of ``scope``; returns once the browser
+        reports the change (capped by ``timeout``)."""
+        ...
+    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
+        """Chromium's own counters for the page (CDP Performance.getMetrics)."""
+        ...
 
 
 class Context(Protocol):
@@ -340,6 +407,24 @@ class Context(Protocol):
         ...
     def expecting_tab(self) -> bool:
         """A page asked for a new window whose tab does not exist yet."""
+        ...
+    # debugging: requests in full, network emulation, mocks ------------------------------------
+    network_conditions: NetworkConditions
+    routes: list[RouteRule]
+
+    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
+        """Headers and body of a logged request; ``InvalidArgument`` when it is no longer known."""
+        ...
+    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
+        """The response body of a logged request, fetched now from the browser."""
+        ...
+    async def set_network_conditions(self, conditions: NetworkConditions) -> None: ...
+    async def add_route(self, rule: RouteRule) -> None:
+        """Install (or replace, for the same pattern) a mock. It never lets a request past the
+        origin policy: a request the policy refuses is still refused."""
+        ...
+    async def remove_routes(self, pattern: str | None) -> list[RouteRule]:
+        """Remove the route of ``pattern`` (all when None); returns those removed."""
         ...
 
 

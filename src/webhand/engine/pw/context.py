@@ -15,6 +15,7 @@ from playwright.async_api import Response as PWResponse
 
 from webhand.engine.driver import Cookie, Download, TabEvents
 from webhand.engine.policy_proxy import PolicyProxy
+from webhand.engine.pw.context_debugging import ContextDebugging
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.tab import PlaywrightTab
@@ -27,7 +28,7 @@ _DOWNLOAD_CAP_SECONDS = 600.0
 _ANNOUNCEMENT_SECONDS = 5.0
 
 
-class PlaywrightContext:
+class PlaywrightContext(ContextDebugging):
     def __init__(self, context: PWContext, events: TabEvents, downloads_dir: str | None = None,
                  policy: OriginPolicy | None = None, proxy: PolicyProxy | None = None) -> None:
         self.context = context
@@ -42,6 +43,7 @@ class PlaywrightContext:
         self._reserved_names: set[str] = set()
         self._announced_downloads: list[float] = []  # when attachment responses came whose download event has not
         self._announced_tabs: list[float] = []  # when pages asked for new windows whose tabs do not exist yet
+        self._start_debugging()  # console of every source, network emulation, mocks (context_debugging.py)
         context.on("page", self._adopt)
 
     def _adopt(self, page: PWPage) -> PlaywrightTab:
@@ -49,7 +51,9 @@ class PlaywrightContext:
         for tab in self.tabs:
             if tab.page is page:
                 return tab
-        tab = PlaywrightTab(page, self._opened, self.events, self.policy)
+        tab = PlaywrightTab(page, self._opened, self.events, self.policy, lambda: self.network_conditions)
+        if self._shared_workers is None:
+            asyncio.ensure_future(self._hear_shared_workers(tab))
         self._opened += 1
         self.tabs.append(tab)
         page.on("close", lambda _: self.tabs.remove(tab) if tab in self.tabs else None)
@@ -68,6 +72,8 @@ class PlaywrightContext:
         return self._adopt(page)
 
     async def close(self) -> None:
+        if self._shared_workers is not None:
+            await self._shared_workers.close()
         try:
             await self.context.close()
         except PWError:

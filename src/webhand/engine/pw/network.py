@@ -1,36 +1,109 @@
-"""The network log: every request a page made, with its status, for browser_network_requests."""
+"""The network log: every request a page made, with its status and where its answer came from,
+for browser_network_requests; and each logged request in full, on demand (browser_network_request).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Request as PWRequest
 from playwright.async_api import Response as PWResponse
 
-from webhand.engine.driver import NetworkEntry, TabEvents
+from webhand.engine.driver import NetworkEntry, RequestDetail, TabEvents
+from webhand.errors import ActionTimeout, InvalidArgument
+
+T = TypeVar("T")
+
+#: Ids are unique in the process, so that an id never names another tab's (or session's) request.
+_IDS = itertools.count(1)
+#: Requests kept per tab for their details; the session's log holds as many lines (console_buffer).
+KEPT_REQUESTS = 1000
 
 
 class NetworkLog:
-    """Hands each finished or failed request of one page to ``events.request``."""
+    """Hands each finished or failed request of one page to ``events.request``, and keeps the
+    request itself (bounded) so that its headers and bodies can be read later.
 
-    def __init__(self, page: PWPage, events: TabEvents, tab: int) -> None:
+    ``source_of(method, url)`` answers where a response came from (devtools.py reads it from CDP);
+    a response Playwright saw come from a service worker says so itself.
+    """
+
+    def __init__(self, page: PWPage, events: TabEvents, tab: int, source_of: Callable[[str, str], str]) -> None:
         self._events = events
         self._tab = tab
+        self._source_of = source_of
         # A status arrives with the response; the request is logged when its body finished.
-        self._statuses: dict[PWRequest, int] = {}
+        self._responses: dict[PWRequest, PWResponse] = {}
+        self.requests: OrderedDict[int, tuple[NetworkEntry, PWRequest]] = OrderedDict()
         page.on("response", self._on_response)
         page.on("requestfinished", self._on_finished)
         page.on("requestfailed", self._on_failed)
 
     def _on_response(self, response: PWResponse) -> None:
-        self._statuses[response.request] = response.status
+        self._responses[response.request] = response
 
     def _on_finished(self, request: PWRequest) -> None:
-        self._log(request, self._statuses.pop(request, None), "")
+        self._log(request, self._responses.pop(request, None), "")
 
     def _on_failed(self, request: PWRequest) -> None:
-        self._log(request, self._statuses.pop(request, None), request.failure or "failed")
+        self._log(request, self._responses.pop(request, None), request.failure or "failed")
 
-    def _log(self, request: PWRequest, status: int | None, failure: str) -> None:
+    def _log(self, request: PWRequest, response: PWResponse | None, failure: str) -> None:
+        source = self._source_of(request.method, request.url) if response is not None else "network"
+        if response is not None and response.from_service_worker:
+            source = "service worker"
+        entry = NetworkEntry(request.method, request.url, response.status if response else None,
+                             request.resource_type, failure, self._tab, next(_IDS), source)
+        self.requests[entry.id] = (entry, request)
+        while len(self.requests) > KEPT_REQUESTS:
+            self.requests.popitem(last=False)
         if self._events.request:
-            self._events.request(NetworkEntry(request.method, request.url, status, request.resource_type,
-                                              failure, self._tab))
+            self._events.request(entry)
+
+    # -- details -------------------------------------------------------------------------------
+    def _request(self, request_id: int) -> tuple[NetworkEntry, PWRequest]:
+        found = self.requests.get(request_id)
+        if found is None:
+            raise InvalidArgument(f"Request {request_id} is not in this tab's log.",
+                                  "Call browser_network_requests for the ids of the requests kept.")
+        return found
+
+    async def detail(self, request_id: int, *, timeout: float) -> RequestDetail:
+        entry, request = self._request(request_id)
+
+        async def read() -> RequestDetail:
+            response = await request.response()
+            return RequestDetail(entry, await request.all_headers(), request.post_data_buffer,
+                                 await response.all_headers() if response else {})
+
+        return await _capped(read(), f"Reading request {request_id}", timeout)
+
+    async def body(self, request_id: int, *, timeout: float) -> bytes:
+        entry, request = self._request(request_id)
+
+        async def read() -> bytes:
+            response = await request.response()
+            if response is None:
+                raise InvalidArgument(f"Request {request_id} got no response ({entry.failure or 'it failed'}).",
+                                      "Only requests that got an answer have a body.")
+            return await response.body()
+
+        return await _capped(read(), f"Reading the response body of request {request_id}", timeout)
+
+
+async def _capped(work: Coroutine[Any, Any, T], what: str, timeout: float) -> T:
+    try:
+        return await asyncio.wait_for(work, timeout)
+    except asyncio.TimeoutError:
+        raise ActionTimeout(f"{what} did not finish within {timeout:g} s.", "Try again with a larger timeout.") from None
+    except PWError as error:
+        # Chromium drops bodies it no longer keeps (a page that navigated away, a redirect, a
+        # large or evicted resource): that is an answer to give, not a failure of the session.
+        raise InvalidArgument(f"{what} failed: the browser no longer has it ({str(error).splitlines()[0]}).",
+                              "Reload the page (or repeat the action) and read it right after.") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from typing import Any
 
 from playwright.async_api import CDPSession
@@ -12,8 +13,9 @@ from playwright.async_api import Frame as PWFrame
 from playwright.async_api import Page as PWPage
 from playwright.async_api import TimeoutError as PWTimeout
 
-from webhand.engine.driver import ConsoleEntry, NavigationResult, TabEvents, WaitUntil
+from webhand.engine.driver import ConsoleEntry, NavigationResult, NetworkConditions, TabEvents, WaitUntil
 from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
+from webhand.engine.pw.devtools import TabDevtools
 from webhand.engine.pw.network import NetworkLog
 from webhand.engine.pw.element import STABLE_SELECTOR, PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
@@ -23,6 +25,7 @@ from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.settle import document_loaded
 from webhand.engine.pw.javascript import TabJavaScript
 from webhand.engine.pw.tab_actions import POLICY_HINT, TabActions
+from webhand.engine.pw.tab_debugging import TabDebugging
 from webhand.errors import ActionTimeout, PolicyRefused, RefNotFound, WebhandError
 
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
@@ -31,17 +34,19 @@ _ERROR_PAGE_CAP_SECONDS = 5.0
 
 
 # History, keys, waiting, policy: tab_actions.py; evaluating: javascript.py; crash, hang: liveness.py;
-# thumbnails, screencast and a person's input (the dashboard): live.py.
-class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive):
-    def __init__(self, page: PWPage, index: int, events: TabEvents, policy: OriginPolicy | None = None) -> None:
+# thumbnails, screencast and a person's input (the dashboard): live.py; service workers and performance
+# counters: tab_debugging.py.
+class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebugging):
+    def __init__(self, page: PWPage, index: int, events: TabEvents, policy: OriginPolicy | None = None,
+                 network_conditions: Callable[[], NetworkConditions] | None = None) -> None:
         self.page = page
         self.index = index
         self._events = events
         self._frame_keys: dict[PWFrame, str] = {}
         self._frames_seen = 0
         self.next_ref: dict[str, int] = {}  # per frame key; keeps counting across documents
-        self._cdp: CDPSession | None = None
-        page.on("console", self._on_console)
+        self._cdp: asyncio.Future[CDPSession] | None = None
+        # Console messages are heard on the context (context.py), which knows workers from pages.
         page.on("pageerror", self._on_page_error)
         page.on("dialog", self._on_dialog)
         page.on("filechooser", self._on_file_chooser)  # listening makes Playwright intercept choosers
@@ -51,14 +56,10 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive):
         self.on_window_open: Any = None
         self._window_watch = asyncio.ensure_future(self._watch_window_open())
         self._start_tracking(policy)  # requests in flight, action watches, the redirect guard
-        NetworkLog(page, events, index)  # lives as long as the page's listeners do
+        self.devtools = TabDevtools(self._session, network_conditions)  # response sources, iframe console, service workers
+        self.network_log = NetworkLog(page, events, index, self.devtools.source_of)
 
     # events -----------------------------------------------------------------------------------
-    def _on_console(self, message: Any) -> None:
-        if self._events.console:
-            location = message.location or {}
-            where = f"{location.get('url', '')}:{location.get('lineNumber', 0) + 1}" if location.get("url") else ""
-            self._events.console(ConsoleEntry(message.type, message.text, where, self.index))
 
     def _on_page_error(self, error: Any) -> None:
         if self._events.console:
@@ -107,6 +108,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive):
 
     async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float) -> NavigationResult:
         await self._before_navigation(url)  # the origin policy refuses before anything loads
+        await self.devtools.ready  # so that the sources of this page's responses are heard
         answered_with_file = False
 
         def watch(response: Any) -> None:
@@ -267,9 +269,10 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive):
 
     # CDP ----------------------------------------------------------------------------------------
     async def _session(self) -> CDPSession:
-        if self._cdp is None:
-            self._cdp = await self.page.context.new_cdp_session(self.page)
-        return self._cdp
+        # One future, so that callers racing at the tab's start share one session.
+        if self._cdp is None or (self._cdp.done() and (self._cdp.cancelled() or self._cdp.exception() is not None)):
+            self._cdp = asyncio.ensure_future(self.page.context.new_cdp_session(self.page))
+        return await asyncio.shield(self._cdp)
 
 
 # One storage operation on window.localStorage / sessionStorage; returns every item afterwards.

@@ -1,0 +1,187 @@
+"""What a tab learns from its own CDP session, beyond what Playwright reports.
+
+- where each response came from (service worker, memory or disk cache, prefetch, network);
+- which console messages came from an iframe (Playwright reports them as the page's);
+- the service worker registrations of the session, kept current from the browser's events;
+- network emulation (latency, throughput, offline) and Chromium's performance counters.
+
+Everything is enabled once, when the tab is made, so that the state is current by the time a
+tool asks. Playwright's own session on the same page is untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from playwright.async_api import CDPSession
+from playwright.async_api import Error as PWError
+
+from webhand.engine.driver import (ConsoleEntry, NetworkConditions, ServiceWorkerRegistration,
+                                   ServiceWorkerVersion)
+
+#: How many pending answers per URL, and URLs, are kept for requests Playwright has not logged yet.
+_PER_URL = 20
+_URLS = 500
+#: Console messages whose frame is not known yet (their CDP event comes after Playwright's).
+_RECENT_CONSOLE = 200
+
+#: CDP's version status, as the issue and DevTools name it.
+_STATES = {"new": "installing", "installing": "installing", "installed": "waiting", "activating": "activating",
+           "activated": "active", "redundant": "redundant"}
+
+
+class TabDevtools:
+    def __init__(self, session: Callable[[], Awaitable[CDPSession]],
+                 conditions: Callable[[], NetworkConditions] | None = None) -> None:
+        self._session = session
+        self._conditions = conditions  # the session's network emulation: a new tab starts with it
+        self._request_methods: OrderedDict[str, tuple[str, str]] = OrderedDict()  # CDP requestId → (method, url)
+        self._from_memory: set[str] = set()
+        self._sources: OrderedDict[tuple[str, str], deque[str]] = OrderedDict()
+        self._context_frames: dict[int, str] = {}  # execution context id → frame id
+        self._main_frame = ""
+        self._frame_stamps: deque[float] = deque(maxlen=_RECENT_CONSOLE)
+        self._pending_console: OrderedDict[float, ConsoleEntry] = OrderedDict()
+        self.registrations: dict[str, tuple[str, bool]] = {}  # registration id → (scope, deleted)
+        self.versions: dict[str, tuple[str, ServiceWorkerVersion]] = {}  # version id → (registration id, version)
+        self._changed = asyncio.Event()
+        self._performance_enabled = False
+        self.ready: asyncio.Future[None] = asyncio.ensure_future(self._start())
+
+    async def _start(self) -> None:
+        try:
+            session = await self._session()
+            session.on("Network.requestWillBeSent", self._on_request)
+            session.on("Network.requestServedFromCache", lambda e: self._from_memory.add(e["requestId"]))
+            session.on("Network.responseReceived", self._on_response)
+            session.on("Runtime.executionContextCreated", self._on_context)
+            session.on("Runtime.consoleAPICalled", self._on_console)
+            session.on("ServiceWorker.workerRegistrationUpdated", self._on_registrations)
+            session.on("ServiceWorker.workerVersionUpdated", self._on_versions)
+            await asyncio.gather(session.send("Network.enable"), session.send("Runtime.enable"),
+                                 session.send("ServiceWorker.enable"))
+            self._main_frame = (await session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+            if self._conditions is not None and self._conditions() != NetworkConditions():
+                await self.emulate(self._conditions())
+        except (PWError, KeyError):
+            pass  # the page closed first: nothing to learn
+
+    # -- where responses came from -------------------------------------------------------------
+    def _on_request(self, event: dict[str, Any]) -> None:
+        self._request_methods[event["requestId"]] = (event["request"]["method"], event["request"]["url"])
+        while len(self._request_methods) > _URLS:
+            self._request_methods.popitem(last=False)
+
+    def _on_response(self, event: dict[str, Any]) -> None:
+        request_id, response = event["requestId"], event["response"]
+        method = self._request_methods.pop(request_id, ("GET", ""))[0]
+        if response.get("fromServiceWorker"):  # a service worker's answer often comes from Cache Storage: it says disk
+            source = "service worker"
+        elif response.get("fromPrefetchCache"):
+            source = "prefetch"
+        elif request_id in self._from_memory:
+            source = "memory cache"
+        elif response.get("fromDiskCache"):
+            source = "disk cache"
+        else:
+            source = "network"
+        self._from_memory.discard(request_id)
+        self._sources.setdefault((method, response["url"]), deque(maxlen=_PER_URL)).append(source)
+        while len(self._sources) > _URLS:
+            self._sources.popitem(last=False)
+
+    def source_of(self, method: str, url: str) -> str:
+        """Where the oldest unclaimed response to ``method url`` came from ("network" if unknown).
+
+        Playwright does not expose CDP's request ids, so answers are matched by method and URL, in
+        order: two requests in flight for the same URL at once could swap their sources.
+        """
+        answers = self._sources.get((method, url))
+        if not answers:
+            return "network"
+        source = answers.popleft()
+        if not answers:
+            del self._sources[(method, url)]
+        return source
+
+    # -- console messages of iframes -----------------------------------------------------------
+    def _on_context(self, event: dict[str, Any]) -> None:
+        context = event["context"]
+        self._context_frames[context["id"]] = (context.get("auxData") or {}).get("frameId", "")
+
+    def _on_console(self, event: dict[str, Any]) -> None:
+        frame = self._context_frames.get(event.get("executionContextId", 0), "")
+        if not frame or not self._main_frame or frame == self._main_frame:
+            return
+        stamp = event.get("timestamp", 0.0)
+        entry = self._pending_console.pop(stamp, None)
+        if entry is not None:
+            entry.source = "frame"
+        else:
+            self._frame_stamps.append(stamp)
+
+    def tag_console(self, entry: ConsoleEntry, timestamp: float) -> None:
+        """Mark ``entry`` as an iframe's when CDP said so; else wait for CDP to say so (it usually
+        reports the message a moment after Playwright: both carry the same timestamp)."""
+        if timestamp in self._frame_stamps:
+            entry.source = "frame"
+            return
+        self._pending_console[timestamp] = entry
+        while len(self._pending_console) > _RECENT_CONSOLE:
+            self._pending_console.popitem(last=False)
+
+    # -- service workers -----------------------------------------------------------------------
+    def _on_registrations(self, event: dict[str, Any]) -> None:
+        for registration in event["registrations"]:
+            self.registrations[registration["registrationId"]] = (registration["scopeURL"], registration["isDeleted"])
+        self._changed.set()
+
+    def _on_versions(self, event: dict[str, Any]) -> None:
+        for version in event["versions"]:
+            self.versions[version["versionId"]] = (version["registrationId"], ServiceWorkerVersion(
+                version["scriptURL"], _STATES.get(version["status"], version["status"]), version["runningStatus"]))
+        self._changed.set()
+
+    def service_workers(self) -> list[ServiceWorkerRegistration]:
+        found = []
+        for registration_id, (scope, deleted) in self.registrations.items():
+            if deleted:
+                continue
+            versions = [v for r, v in self.versions.values() if r == registration_id and v.state != "redundant"]
+            found.append(ServiceWorkerRegistration(scope, versions))
+        return sorted(found, key=lambda r: r.scope)
+
+    async def until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Wait for the browser's service worker events until ``condition`` holds (capped)."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except asyncio.TimeoutError:
+                return condition()
+        return True
+
+    # -- emulation and counters ----------------------------------------------------------------
+    async def emulate(self, conditions: NetworkConditions) -> None:
+        session = await self._session()
+        await session.send("Network.emulateNetworkConditions", {
+            "offline": conditions.offline, "latency": conditions.latency_ms,
+            # CDP takes bytes per second, -1 for no limit
+            "downloadThroughput": conditions.download_kbps * 1024 if conditions.download_kbps else -1,
+            "uploadThroughput": conditions.upload_kbps * 1024 if conditions.upload_kbps else -1})
+
+    async def metrics(self) -> dict[str, float]:
+        session = await self._session()
+        if not self._performance_enabled:
+            await session.send("Performance.enable")
+            self._performance_enabled = True
+        answer = await session.send("Performance.getMetrics")
+        return {m["name"]: m["value"] for m in answer.get("metrics", [])}

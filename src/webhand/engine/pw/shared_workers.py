@@ -1,0 +1,88 @@
+"""Console messages of shared workers, which Playwright does not report at all.
+
+A shared worker is its own target, outside every page. A browser-level CDP session discovers the
+shared workers of one browser context, attaches to each (the non-flattened way, since Playwright's
+CDP sessions cannot address a child session) and enables its Runtime, whose console calls and
+uncaught errors become console entries tagged ``worker``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from playwright.async_api import BrowserContext as PWContext
+from playwright.async_api import CDPSession
+from playwright.async_api import Error as PWError
+
+from webhand.engine.driver import ConsoleEntry
+
+_LEVELS = {"warn": "warning"}  # as Playwright names them, so that both read alike
+
+
+class SharedWorkerConsole:
+    def __init__(self, context: PWContext, browser_context_id: str, record: Callable[[ConsoleEntry], None]) -> None:
+        self._context = context
+        self._context_id = browser_context_id
+        self._record = record
+        self._session: CDPSession | None = None
+        self._attached: set[str] = set()
+
+    async def start(self) -> None:
+        browser = self._context.browser
+        if browser is None:
+            return
+        try:
+            self._session = await browser.new_browser_cdp_session()
+            self._session.on("Target.targetCreated", self._on_target)
+            self._session.on("Target.receivedMessageFromTarget", self._on_message)
+            # Also announces the shared workers that exist already.
+            await self._session.send("Target.setDiscoverTargets", {"discover": True})
+        except PWError:
+            pass  # the browser went away: there is nothing left to hear
+
+    async def close(self) -> None:
+        if self._session is not None:
+            try:
+                await self._session.detach()
+            except PWError:
+                pass
+
+    def _on_target(self, event: dict[str, Any]) -> None:
+        target = event["targetInfo"]
+        if target.get("type") == "shared_worker" and target.get("browserContextId") == self._context_id \
+                and target["targetId"] not in self._attached:
+            self._attached.add(target["targetId"])
+            asyncio.ensure_future(self._attach(target["targetId"]))
+
+    async def _attach(self, target_id: str) -> None:
+        assert self._session is not None
+        try:
+            attached = await self._session.send("Target.attachToTarget", {"targetId": target_id, "flatten": False})
+            for number, method in enumerate(("Runtime.enable", "Runtime.runIfWaitingForDebugger"), 1):
+                await self._session.send("Target.sendMessageToTarget", {
+                    "sessionId": attached["sessionId"], "message": json.dumps({"id": number, "method": method})})
+        except PWError:
+            pass  # the worker ended first
+
+    def _on_message(self, event: dict[str, Any]) -> None:
+        try:
+            message = json.loads(event["message"])
+        except ValueError:
+            return
+        params = message.get("params") or {}
+        if message.get("method") == "Runtime.consoleAPICalled":
+            text = " ".join(str(a.get("value", a.get("description", a.get("type", "")))) for a in params.get("args", []))
+            level = _LEVELS.get(params.get("type", "log"), params.get("type", "log"))
+            self._record(ConsoleEntry(level, text, _where(params.get("stackTrace")), -1, "worker"))
+        elif message.get("method") == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails") or {}
+            text = (details.get("exception") or {}).get("description") or details.get("text", "error")
+            self._record(ConsoleEntry("pageerror", text, _where(details.get("stackTrace")), -1, "worker"))
+
+
+def _where(stack: dict[str, Any] | None) -> str:
+    frames = (stack or {}).get("callFrames") or []
+    return f"{frames[0]['url']}:{frames[0]['lineNumber'] + 1}" if frames and frames[0].get("url") else ""

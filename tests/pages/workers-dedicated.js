@@ -1,0 +1,2 @@
+console.log('dedicated worker says hello');
+postMessage('ready');
