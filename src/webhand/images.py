@@ -54,21 +54,7 @@ def fit_size(width: int, height: int, max_side: int = MAX_SIDE, max_pixels: int 
 def for_model(data: bytes, what: str = "The data", *, max_side: int = MAX_SIDE,
               max_pixels: int = MAX_PIXELS) -> ModelImage:
     """Downscale when needed; keep PNG for PNGs (screenshots are text-heavy), JPEG for photos."""
-    _read_heic()
-    try:
-        with warnings.catch_warnings():  # Pillow only warns between 1x and 2x its pixel limit: refuse those too
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
-            image.load()
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise FileNotReadable(f"The image has more than {Image.MAX_IMAGE_PIXELS:,} pixels: too many to open safely "
-                              "(it may be a decompression bomb).", "Give a smaller image.") from None
-    except UnidentifiedImageError:  # its message is the repr of our buffer: nothing to tell the model
-        raise FileNotReadable(f"{what} is not an image (not a PNG, JPEG, GIF, WebP or HEIC).",
-                              "Give the path of an image file, e.g. a screenshot a reply saved.") from None
-    except OSError as error:  # a truncated or damaged image
-        raise FileNotReadable(f"{what} is a damaged or truncated image ({error}).",
-                              "Give another image file, or take the screenshot again.") from None
+    image = open_image(data, what)
     width, height = image.size
     target = fit_size(width, height, max_side, max_pixels)
     fmt = (image.format or "PNG").upper()
@@ -85,6 +71,26 @@ def for_model(data: bytes, what: str = "The data", *, max_side: int = MAX_SIDE,
         resized.save(out, "PNG", optimize=False)
         mime = "image/png"
     return ModelImage(out.getvalue(), mime, target[0], target[1], width, height)
+
+
+def open_image(data: bytes, what: str = "The data") -> Image.Image:
+    """Open and decode an image, refusing decompression bombs; every failure is a typed error."""
+    _read_heic()
+    try:
+        with warnings.catch_warnings():  # Pillow only warns between 1x and 2x its pixel limit: refuse those too
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            image.load()
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise FileNotReadable(f"The image has more than {Image.MAX_IMAGE_PIXELS:,} pixels: too many to open safely "
+                              "(it may be a decompression bomb).", "Give a smaller image.") from None
+    except UnidentifiedImageError:  # its message is the repr of our buffer: nothing to tell the model
+        raise FileNotReadable(f"{what} is not an image (not a PNG, JPEG, GIF, WebP or HEIC).",
+                              "Give the path of an image file, e.g. a screenshot a reply saved.") from None
+    except OSError as error:  # a truncated or damaged image
+        raise FileNotReadable(f"{what} is a damaged or truncated image ({error}).",
+                              "Give another image file, or take the screenshot again.") from None
+    return image
 
 
 def read_for_model(path: Path, *, max_side: int = MAX_SIDE, max_pixels: int = MAX_PIXELS) -> ModelImage:

@@ -34,9 +34,10 @@ CAPABILITIES = {
     "files": "uploads, downloads, reading images from disk",
     "pdf": "save the page as PDF",
     "sessions": "named browser sessions",
-    "network": "the requests the page made, with status",
+    "network": "the requests the page made (status, source, headers, bodies), mocks (routes), offline and throttling",
     "fetch": "web_fetch: read a page over plain HTTP, without the browser (falls back to it when needed)",
     "human": "ask a person to take over in the dashboard (a login, a CAPTCHA, a second factor)",
+    "debug": "service workers, performance (web vitals, counters), comparing screenshots",
 }
 
 

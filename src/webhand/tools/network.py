@@ -1,10 +1,14 @@
-"""The requests the page made: what a model checks when a page misbehaves (a 500 from an API)."""
+"""The requests the page made: what a model checks when a page misbehaves (a 500 from an API).
+
+The list says where each answer came from (a service worker, a cache, a prefetch); one request
+in full (headers, bodies) is read on demand with browser_network_request.
+"""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from webhand.engine.driver import NetworkEntry
+from webhand.engine.driver import NetworkConditions, NetworkEntry, RouteRule
 from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -26,12 +30,42 @@ def _failed(entry: NetworkEntry) -> bool:
 
 def _line(entry: NetworkEntry, response: Response) -> str:
     url = response.clip(entry.url, 160)
-    return f"{entry.method} {entry.failure or entry.status} {url} ({entry.resource_type})"
+    kind = entry.resource_type if entry.source == "network" else f"{entry.resource_type}, from {entry.source}"
+    return f"#{entry.id} {entry.method} {entry.failure or entry.status} {url} ({kind})"
+
+
+def describe_route(rule: RouteRule, response: Response) -> str:
+    what = "blocked" if rule.action == "block" else f"answered {rule.status} ({len(rule.body.encode()):,}-byte body)"
+    hits = f"{rule.hits} request{'' if rule.hits == 1 else 's'}"
+    return f"{response.clip(rule.pattern, 200)} → {what}, {hits} so far"
+
+
+def describe_conditions(conditions: NetworkConditions) -> str:
+    if conditions == NetworkConditions():
+        return "online, no throttling"
+    limits = [f"latency {conditions.latency_ms:g} ms" if conditions.latency_ms else "",
+              f"download {conditions.download_kbps:g} KB/s" if conditions.download_kbps else "",
+              f"upload {conditions.upload_kbps:g} KB/s" if conditions.upload_kbps else ""]
+    state = "offline" if conditions.offline else "online"
+    return ", ".join([state] + [limit for limit in limits if limit])
+
+
+def network_header(session: Session, response: Response) -> list[str]:
+    """What changes every answer the page gets: the session's mocks and network emulation."""
+    lines = []
+    if session.context.network_conditions != NetworkConditions():
+        lines.append(f"Network: {describe_conditions(session.context.network_conditions)} (browser_network_conditions)")
+    if session.context.routes:
+        lines.append("Routes (browser_unroute removes them):")
+        lines += [f"- {describe_route(rule, response)}" for rule in session.context.routes]
+    return lines
 
 
 @tool("browser_network_requests", capability="network", read_only=True)
 async def network_requests(session: Session, args: NetworkArgs, response: Response) -> None:
-    """List the requests the page made, newest last: method, status or error, URL, kind."""
+    """List the requests the page made, newest last: #id, method, status or error, URL, kind, and where the answer came from (service worker, cache, prefetch) when not the network."""
+    for line in network_header(session, response):
+        response.add(line)
     entries = [e for e in session.network
                if (args.include_static or e.resource_type not in _STATIC)
                and (not args.failed_only or _failed(e))
@@ -40,5 +74,6 @@ async def network_requests(session: Session, args: NetworkArgs, response: Respon
         response.add("No matching requests." + ("" if args.include_static else " (Static files are hidden: include_static=true.)"))
         response.data({"requests": []})
         return
-    response.large("\n".join(_line(e, response) for e in entries), what="request list", suffix=".log")
+    response.large("\n".join(_line(e, response) for e in entries), what="request list", suffix=".log",
+                   hint="Call browser_network_request with an #id to see one request in full.")
     response.data({"requests": [e.__dict__ for e in entries]})

@@ -54,7 +54,7 @@ class TabDebugging:
             registration = next((r for r in self.devtools.service_workers() if r.scope == scope), None)
             if action == "unregister":
                 return registration is None
-            return registration is None or not any(v.state == "waiting" for v in registration.versions)
+            return registration is None or not any(v.state in ("waiting", "activating") for v in registration.versions)
 
         if not await self.devtools.until(done, timeout):
             raise ActionTimeout(f"The browser did not report the service worker of {scope} as changed within {timeout:g} s.",

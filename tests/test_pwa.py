@@ -1,0 +1,70 @@
+"""A real progressive web app (tests/pages/pwa/): a service worker caches the app shell, and the
+page loads again offline. browser_service_workers lists, updates, activates and unregisters it.
+"""
+
+from __future__ import annotations
+
+
+def ok(reply):
+    assert not reply.is_error, reply.text
+    return reply
+
+
+async def _installed(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("pwa/index.html")}))
+    ok(await tools.call("browser_wait_for", {"text": "service worker"}))  # ready (and claiming the page)
+    listed = ok(await tools.call("browser_service_workers", {}))
+    return listed
+
+
+async def test_service_workers_are_listed_with_scope_script_state_and_running_status(tools, site):
+    listed = await _installed(tools, site)
+    assert f"- scope {site.url('pwa/')}" in listed.text
+    assert f"active: {site.url('pwa/sw.js?v=1')} (running)" in listed.text
+    assert listed.data["registrations"][0]["versions"][0]["state"] == "active"
+
+
+async def test_the_app_shell_reloads_offline_from_the_service_worker(tools, site):
+    await _installed(tools, site)
+    ok(await tools.call("browser_reload", {}))  # now the page is controlled: its requests go through the worker
+    offline = ok(await tools.call("browser_network_conditions", {"offline": True}))
+    assert "now: offline" in offline.text
+    asked_before = len(site.received_paths("/pwa/"))
+    reloaded = ok(await tools.call("browser_reload", {}))
+    assert "PWA notes" in (await tools.call("browser_snapshot", {})).text, reloaded.text
+    assert len(site.received_paths("/pwa/")) == asked_before, "offline: nothing may reach the server"
+    requests = ok(await tools.call("browser_network_requests", {"url_contains": "/pwa/index.html"})).text
+    assert requests.splitlines()[0] == "Network: offline (browser_network_conditions)"
+    assert requests.splitlines()[-1].endswith("/pwa/index.html (document, from service worker)")
+
+
+async def test_a_waiting_worker_is_shown_then_activated_by_skip_waiting(tools, site):
+    await _installed(tools, site)
+    ok(await tools.call("browser_click", {"selector": "#update"}))
+    ok(await tools.call("browser_wait_for", {"text": "version 2 waiting"}))
+    waiting = ok(await tools.call("browser_service_workers", {}))
+    assert f"waiting: {site.url('pwa/sw.js?v=2')}" in waiting.text
+    activated = ok(await tools.call("browser_service_workers", {"action": "skip_waiting"}))
+    assert f"Activated the waiting worker of {site.url('pwa/')}" in activated.text
+    assert f"active: {site.url('pwa/sw.js?v=2')}" in activated.text and "waiting:" not in activated.text
+
+
+async def test_update_checks_the_script_of_a_registration_now(tools, site):
+    await _installed(tools, site)
+    asked_before = len(site.received_paths("/pwa/sw.js?v=1"))
+    updated = ok(await tools.call("browser_service_workers", {"action": "update", "scope": site.url("pwa/")}))
+    assert f"Checked for an update of {site.url('pwa/')}" in updated.text
+    assert len(site.received_paths("/pwa/sw.js?v=1")) == asked_before + 1, "the browser fetched the script again"
+
+
+async def test_unregister_removes_every_registration_of_an_origin(tools, site):
+    await _installed(tools, site)
+    gone = ok(await tools.call("browser_service_workers", {"action": "unregister", "origin": site.origin}))
+    assert f"Unregistered {site.url('pwa/')}" in gone.text
+    assert "No service workers are registered in this session." in gone.text
+
+
+async def test_an_unknown_scope_is_refused_with_the_scopes_there_are(tools, site):
+    await _installed(tools, site)
+    refused = await tools.call("browser_service_workers", {"action": "update", "scope": site.url("elsewhere/")})
+    assert refused.is_error and f"(scopes: {site.url('pwa/')})" in refused.text
