@@ -34,6 +34,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     /download/<name>         a small attachment
     /echo                    the request (method, path, headers, body) as plain text
     /set-cookie?name=v       sets a cookie
+    /cacheable/<name>        a small script the browser may cache for an hour
     """
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -78,6 +79,9 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             body = self.rfile.read(length) if length else b""
             text = f"{self.command} {self.path}\n{self.headers}\n".encode() + body
             self._send(200, text, "text/plain")
+        elif url.path.startswith("/cacheable/"):
+            name = url.path.rsplit("/", 1)[1]
+            self._send(200, f"window.cached = {name!r};\n".encode(), "text/javascript", {"Cache-Control": "max-age=3600"})
         elif url.path == "/set-cookie":
             cookies = [f"{k}={v}; Path=/" for k, v in query.items()]
             self.send_response(200)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 async def test_requests_are_listed_with_status_and_kind(tools, site):
     await tools.call("browser_navigate", {"url": site.url("network.html")})
@@ -9,7 +11,9 @@ async def test_requests_are_listed_with_status_and_kind(tools, site):
     assert "Request failed: GET " in clicked.text and "/status/404 — HTTP 404" in clicked.text
     assert 'status: loaded 200 and 404' in (await tools.call("browser_snapshot", {})).text
     reply = await tools.call("browser_network_requests", {})
-    lines = reply.text.splitlines()
+    # each line starts with the request's #id, which browser_network_request takes
+    lines = [re.sub(r"^#\d+ ", "", line) for line in reply.text.splitlines()]
+    assert all(re.match(r"#\d+ ", line) for line in reply.text.splitlines())
     assert lines[0].startswith("GET 200 ") and lines[0].endswith("/network.html (document)")
     assert any(line.startswith("GET 200 ") and "/echo?item=1 (fetch)" in line for line in lines)
     assert any(line.startswith("GET 404 ") and "/status/404 (fetch)" in line for line in lines)

@@ -142,9 +142,12 @@ class FileChooser(Protocol):
     async def set_files(self, paths: list[str], *, timeout: float) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass
 class NetworkEntry:
-    """One request the page made, once it finished or failed."""
+    """One request the page made, once it finished or failed.
+
+    Not frozen: where its answer came from (``source``) may be learnt a moment after it is logged.
+    """
 
     method: str
     url: str

@@ -20,7 +20,7 @@ from typing import Any
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
 
-from webhand.engine.driver import (ConsoleEntry, NetworkConditions, ServiceWorkerRegistration,
+from webhand.engine.driver import (ConsoleEntry, NetworkConditions, NetworkEntry, ServiceWorkerRegistration,
                                    ServiceWorkerVersion)
 
 #: How many pending answers per URL, and URLs, are kept for requests Playwright has not logged yet.
@@ -41,7 +41,10 @@ class TabDevtools:
         self._conditions = conditions  # the session's network emulation: a new tab starts with it
         self._request_methods: OrderedDict[str, tuple[str, str]] = OrderedDict()  # CDP requestId → (method, url)
         self._from_memory: set[str] = set()
+        # Matched by (method, URL): answers CDP reported that Playwright has not logged yet, and the
+        # reverse, entries logged before CDP said where their answer came from.
         self._sources: OrderedDict[tuple[str, str], deque[str]] = OrderedDict()
+        self._unsourced: OrderedDict[tuple[str, str], deque[NetworkEntry]] = OrderedDict()
         self._context_frames: dict[int, str] = {}  # execution context id → frame id
         self._main_frame = ""
         self._frame_stamps: deque[float] = deque(maxlen=_RECENT_CONSOLE)
@@ -90,23 +93,35 @@ class TabDevtools:
         else:
             source = "network"
         self._from_memory.discard(request_id)
-        self._sources.setdefault((method, response["url"]), deque(maxlen=_PER_URL)).append(source)
-        while len(self._sources) > _URLS:
-            self._sources.popitem(last=False)
+        key = (method, response["url"])
+        waiting = self._unsourced.get(key)
+        if waiting:  # Playwright logged it first
+            entry = waiting.popleft()
+            if not waiting:
+                del self._unsourced[key]
+            if entry.source != "service worker":
+                entry.source = source
+            return
+        self._sources.setdefault(key, deque(maxlen=_PER_URL)).append(source)
+        _trim(self._sources)
 
-    def source_of(self, method: str, url: str) -> str:
-        """Where the oldest unclaimed response to ``method url`` came from ("network" if unknown).
+    def claim_source(self, entry: NetworkEntry) -> None:
+        """Fill in where ``entry``'s response came from, now or when CDP tells (either may come first).
 
         Playwright does not expose CDP's request ids, so answers are matched by method and URL, in
         order: two requests in flight for the same URL at once could swap their sources.
         """
-        answers = self._sources.get((method, url))
+        key = (entry.method, entry.url)
+        answers = self._sources.get(key)
         if not answers:
-            return "network"
+            self._unsourced.setdefault(key, deque(maxlen=_PER_URL)).append(entry)
+            _trim(self._unsourced)
+            return
         source = answers.popleft()
         if not answers:
-            del self._sources[(method, url)]
-        return source
+            del self._sources[key]
+        if entry.source != "service worker":
+            entry.source = source
 
     # -- console messages of iframes -----------------------------------------------------------
     def _on_context(self, event: dict[str, Any]) -> None:
@@ -185,3 +200,8 @@ class TabDevtools:
             self._performance_enabled = True
         answer = await session.send("Performance.getMetrics")
         return {m["name"]: m["value"] for m in answer.get("metrics", [])}
+
+
+def _trim(table: OrderedDict[Any, Any]) -> None:
+    while len(table) > _URLS:
+        table.popitem(last=False)

@@ -30,14 +30,14 @@ class NetworkLog:
     """Hands each finished or failed request of one page to ``events.request``, and keeps the
     request itself (bounded) so that its headers and bodies can be read later.
 
-    ``source_of(method, url)`` answers where a response came from (devtools.py reads it from CDP);
-    a response Playwright saw come from a service worker says so itself.
+    ``claim_source(entry)`` fills in where a response came from (devtools.py reads it from CDP, now
+    or a moment later); a response Playwright saw come from a service worker says so itself.
     """
 
-    def __init__(self, page: PWPage, events: TabEvents, tab: int, source_of: Callable[[str, str], str]) -> None:
+    def __init__(self, page: PWPage, events: TabEvents, tab: int, claim_source: Callable[[NetworkEntry], None]) -> None:
         self._events = events
         self._tab = tab
-        self._source_of = source_of
+        self._claim_source = claim_source
         # A status arrives with the response; the request is logged when its body finished.
         self._responses: dict[PWRequest, PWResponse] = {}
         self.requests: OrderedDict[int, tuple[NetworkEntry, PWRequest]] = OrderedDict()
@@ -55,11 +55,11 @@ class NetworkLog:
         self._log(request, self._responses.pop(request, None), request.failure or "failed")
 
     def _log(self, request: PWRequest, response: PWResponse | None, failure: str) -> None:
-        source = self._source_of(request.method, request.url) if response is not None else "network"
-        if response is not None and response.from_service_worker:
-            source = "service worker"
+        source = "service worker" if response is not None and response.from_service_worker else "network"
         entry = NetworkEntry(request.method, request.url, response.status if response else None,
                              request.resource_type, failure, self._tab, next(_IDS), source)
+        if response is not None:
+            self._claim_source(entry)
         self.requests[entry.id] = (entry, request)
         while len(self.requests) > KEPT_REQUESTS:
             self.requests.popitem(last=False)

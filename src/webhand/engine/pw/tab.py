@@ -57,7 +57,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         self._window_watch = asyncio.ensure_future(self._watch_window_open())
         self._start_tracking(policy)  # requests in flight, action watches, the redirect guard
         self.devtools = TabDevtools(self._session, network_conditions)  # response sources, iframe console, service workers
-        self.network_log = NetworkLog(page, events, index, self.devtools.source_of)
+        self.network_log = NetworkLog(page, events, index, self.devtools.claim_source)
 
     # events -----------------------------------------------------------------------------------
 

@@ -1,0 +1,181 @@
+"""Requests with their source and in full, network conditions, and mocks (browser_route)."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+from helpers import settings_for_tests
+from webhand import Webhand
+
+SECRET = "tok-Vq83-secret"
+
+
+def ok(reply):
+    assert not reply.is_error, reply.text
+    return reply
+
+
+def line_of(listing: str, url_part: str) -> str:
+    return [line for line in listing.splitlines() if url_part in line][-1]
+
+
+# -- where the answer came from ------------------------------------------------------------------
+
+async def test_a_request_first_goes_to_the_network_then_a_new_tab_gets_it_from_the_disk_cache(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
+    ok(await tools.call("browser_click", {"selector": "button"}))
+    first = ok(await tools.call("browser_network_requests", {"url_contains": "cacheable/data.js"})).text
+    assert line_of(first, "data.js").endswith("/cacheable/data.js (fetch)")
+    ok(await tools.call("browser_tabs", {"action": "open", "url": site.url("cache.html")}))
+    ok(await tools.call("browser_click", {"selector": "button"}))
+    again = ok(await tools.call("browser_network_requests", {"url_contains": "cacheable/data.js"})).text
+    assert line_of(again, "data.js").endswith("/cacheable/data.js (fetch, from disk cache)")
+
+
+async def test_a_script_loaded_again_by_the_same_page_comes_from_the_memory_cache(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
+    ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
+    listing = ok(await tools.call("browser_network_requests", {"include_static": True})).text
+    assert line_of(listing, "app.js").endswith("/cacheable/app.js (script, from memory cache)")
+
+
+async def test_a_page_prefetched_by_speculation_rules_is_answered_from_the_prefetch(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("prefetch.html")}))
+    ok(await tools.call("browser_wait_for", {"network_idle": True}))  # the prefetch has been fetched
+    ok(await tools.call("browser_click", {"selector": "a"}))
+    listing = ok(await tools.call("browser_network_requests", {})).text
+    assert line_of(listing, "prefetch-target.html").endswith("(document, from prefetch)")
+
+
+# -- one request in full ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+async def secret_webhand(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("request-secrets")
+    (folder / "secrets.env").write_text(f"API_KEY={SECRET}\n")
+    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False)
+    async with Webhand(settings) as wh:
+        yield wh
+
+
+async def test_a_request_shows_its_headers_and_bodies_with_the_secret_masked(secret_webhand, site):
+    tools = secret_webhand.context(f"detail-{uuid.uuid4().hex[:8]}")
+    try:
+        ok(await tools.call("browser_navigate", {"url": site.url("api_call.html")}))
+        ok(await tools.call("browser_type", {"selector": "#key", "text": "<secret>API_KEY</secret>"}))
+        ok(await tools.call("browser_click", {"selector": "button"}))
+        listing = ok(await tools.call("browser_network_requests", {"url_contains": "/echo"}))
+        request_id = listing.data["requests"][-1]["id"]
+        detail = ok(await tools.call("browser_network_request", {"id": request_id, "response_body": True}))
+    finally:
+        await secret_webhand.end_conversation(tools.conversation_id)
+    assert SECRET not in detail.text and SECRET not in json.dumps(detail.data)
+    assert "  authorization: Bearer <secret>API_KEY</secret>" in detail.text
+    assert 'Request body (25 bytes):\n{"key":"<secret>API_KEY</secret>"}' in detail.text
+    assert "Response headers:\n  content-length:" in detail.text
+    # /echo sends back the request line, the headers and the body
+    assert "POST /echo?call=1" in detail.text and "Authorization: Bearer <secret>API_KEY</secret>" in detail.text
+
+
+async def test_a_response_body_over_the_cap_is_saved_to_a_file_in_the_conversation_folder(tools, site, webhand):
+    ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
+    listing = ok(await tools.call("browser_network_requests", {"url_contains": "cache.html"}))
+    request_id = listing.data["requests"][-1]["id"]
+    detail = ok(await tools.call("browser_network_request", {"id": request_id, "response_body": True, "max_chars": 100}))
+    saved = Path(re.search(r"more than the 100-byte reply limit: saved to (\S+)\.\n", detail.text).group(1))
+    assert saved.read_text() == (Path(__file__).parent / "pages" / "cache.html").read_text()
+    assert saved.is_relative_to(Path(webhand.settings.output_dir))
+
+
+async def test_an_unknown_request_id_says_where_the_ids_come_from(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
+    reply = await tools.call("browser_network_request", {"id": 999_999_999})
+    assert reply.is_error and "Call browser_network_requests" in reply.text
+
+
+# -- offline and throttling -----------------------------------------------------------------------
+
+async def test_offline_fails_the_page_requests_and_the_reply_states_it(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    off = ok(await tools.call("browser_network_conditions", {"offline": True}))
+    assert "Network of this session is now: offline (was: online, no throttling)." in off.text
+    clicked = ok(await tools.call("browser_click", {"selector": "button"}))
+    assert "ERR_INTERNET_DISCONNECTED" in clicked.text
+    back = ok(await tools.call("browser_network_conditions", {"reset": True}))
+    assert "now: online, no throttling (was: offline)" in back.text
+
+
+async def test_offline_holds_for_a_tab_opened_later_in_the_session(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    ok(await tools.call("browser_network_conditions", {"offline": True}))
+    opened = await tools.call("browser_tabs", {"action": "open", "url": site.url("cache.html")})
+    assert "ERR_INTERNET_DISCONNECTED" in opened.text
+
+
+async def test_latency_and_throughput_are_kept_and_stated_until_changed(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    set_ = ok(await tools.call("browser_network_conditions", {"latency_ms": 400, "download_kbps": 50}))
+    assert "now: online, latency 400 ms, download 50 KB/s" in set_.text
+    read = ok(await tools.call("browser_network_conditions", {}))
+    assert "Network of this session: online, latency 400 ms, download 50 KB/s (unchanged)." in read.text
+    # The added latency is a floor under the time the answer takes (no upper bound is checked).
+    waited = ok(await tools.call("browser_eval", {"expression": """(async () => {
+        const start = performance.now(); await fetch('/echo?latency=1'); return performance.now() - start; })()"""}))
+    assert float(waited.text) >= 400
+
+
+# -- mocks ----------------------------------------------------------------------------------------
+
+async def test_a_route_answers_with_the_given_status_headers_and_body_and_is_listed(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    route = ok(await tools.call("browser_route", {"pattern": "**/echo?item=1", "status": 201, "body": '{"mock": true}',
+                                                  "content_type": "application/json", "headers": {"X-Mock": "yes"}}))
+    assert "Route set: **/echo?item=1 → answered 201 (14-byte body), 0 requests so far." in route.text
+    ok(await tools.call("browser_click", {"selector": "button"}))
+    assert "status: loaded 201 and 404" in (await tools.call("browser_snapshot", {})).text
+    assert not site.received_paths("/echo?item=1") or all("latency" in p for p in site.received_paths("/echo?item=1"))
+    listing = ok(await tools.call("browser_network_requests", {}))
+    lines = listing.text.splitlines()
+    assert lines[:2] == ["Routes (browser_unroute removes them):",
+                         "- **/echo?item=1 → answered 201 (14-byte body), 1 request so far"]
+    detail = ok(await tools.call("browser_network_request", {"id": listing.data["requests"][-2]["id"],
+                                                             "response_body": True}))
+    assert "  x-mock: yes" in detail.text and '{"mock": true}' in detail.text
+
+
+async def test_a_blocking_route_fails_the_request_until_it_is_removed(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    ok(await tools.call("browser_route", {"pattern": "**/status/404", "action": "block"}))
+    blocked = ok(await tools.call("browser_click", {"selector": "button"}))
+    assert "/status/404 — net::ERR_BLOCKED_BY_CLIENT" in blocked.text
+    removed = ok(await tools.call("browser_unroute", {}))
+    assert "Removed 1 route: **/status/404 → blocked, 1 request so far." in removed.text
+    assert "No routes left." in removed.text
+    again = ok(await tools.call("browser_click", {"selector": "button"}))
+    assert "/status/404 — HTTP 404" in again.text
+
+
+async def test_unroute_of_an_unknown_pattern_lists_the_routes(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    ok(await tools.call("browser_route", {"pattern": "**/a", "action": "block"}))
+    reply = await tools.call("browser_unroute", {"pattern": "**/b"})
+    assert reply.is_error and "(routes: **/a)" in reply.text
+
+
+async def test_a_route_never_opens_an_origin_the_policy_blocks(tmp_path_factory, site, other_site):
+    settings = settings_for_tests(tmp_path_factory, blocked_origins=[other_site.origin], warm_reserve=False)
+    async with Webhand(settings) as wh:
+        tools = wh.context("route-policy")
+        ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+        ok(await tools.call("browser_route", {"pattern": f"{other_site.origin}/**", "body": "<title>Mocked</title>mocked",
+                                              "content_type": "text/html"}))
+        refused = await tools.call("browser_navigate", {"url": other_site.url("cache.html")})
+        fetched = ok(await tools.call("browser_eval", {"expression": f"""
+            fetch('{other_site.url("echo?mocked=1")}').then(r => r.text(), e => 'failed: ' + e.message)"""}))
+    assert refused.is_error and "refused" in refused.text
+    assert "failed" in fetched.text and "mocked" not in fetched.text.replace("mocked=1", "")
