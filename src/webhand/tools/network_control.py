@@ -73,7 +73,8 @@ async def route(session: Session, args: RouteArgs, response: Response) -> None:
     rule = RouteRule(args.pattern, args.action, args.status, headers, args.body)
     await session.context.add_route(rule)
     response.add(f"Route set: {describe_route(rule, response)}. It holds for every tab of this session until "
-                 "browser_unroute; browser_network_requests lists the routes.")
+                 "browser_unroute; browser_network_requests lists the routes. While a route is set, the browser's "
+                 "HTTP cache is off.")
     response.data({"routes": [_route_data(r) for r in session.context.routes]})
 
 

@@ -3,7 +3,8 @@
 - where each response came from (service worker, memory or disk cache, prefetch, network);
 - which console messages came from an iframe (Playwright reports them as the page's);
 - the service worker registrations of the session, kept current from the browser's events;
-- network emulation (latency, throughput, offline) and Chromium's performance counters.
+- network emulation (latency, throughput, offline) and Chromium's performance counters (counted
+  from the tab's start).
 
 Everything is enabled once, when the tab is made, so that the state is current by the time a
 tool asks. Playwright's own session on the same page is untouched.
@@ -52,7 +53,6 @@ class TabDevtools:
         self.registrations: dict[str, tuple[str, bool]] = {}  # registration id → (scope, deleted)
         self.versions: dict[str, tuple[str, ServiceWorkerVersion]] = {}  # version id → (registration id, version)
         self._changed = asyncio.Event()
-        self._performance_enabled = False
         self.ready: asyncio.Future[None] = asyncio.ensure_future(self._start())
 
     async def _start(self) -> None:
@@ -65,8 +65,9 @@ class TabDevtools:
             session.on("Runtime.consoleAPICalled", self._on_console)
             session.on("ServiceWorker.workerRegistrationUpdated", self._on_registrations)
             session.on("ServiceWorker.workerVersionUpdated", self._on_versions)
+            # Performance from the start: its layout and script counters add up from when it is enabled.
             await asyncio.gather(session.send("Network.enable"), session.send("Runtime.enable"),
-                                 session.send("ServiceWorker.enable"))
+                                 session.send("ServiceWorker.enable"), session.send("Performance.enable"))
             self._main_frame = (await session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
             if self._conditions is not None and self._conditions() != NetworkConditions():
                 await self.emulate(self._conditions())
@@ -194,10 +195,8 @@ class TabDevtools:
             "uploadThroughput": conditions.upload_kbps * 1024 if conditions.upload_kbps else -1})
 
     async def metrics(self) -> dict[str, float]:
+        await self.ready
         session = await self._session()
-        if not self._performance_enabled:
-            await session.send("Performance.enable")
-            self._performance_enabled = True
         answer = await session.send("Performance.getMetrics")
         return {m["name"]: m["value"] for m in answer.get("metrics", [])}
 
