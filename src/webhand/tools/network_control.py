@@ -32,7 +32,11 @@ class ConditionsArgs(PageArgs):
 
 @tool("browser_network_conditions", capability="network")
 async def network_conditions(session: Session, args: ConditionsArgs, response: Response) -> None:
-    """Set or read the session's network: offline, latency, throughput. Omitted fields keep their value; no field only reads it."""
+    """Set or read the session's network: offline, latency, throughput. Omitted fields keep their value; no field only reads it.
+
+    Offline holds for every tab and service worker of the session. The browser's own update check of a
+    service worker's script still goes out (Chromium sends it outside the emulated network).
+    """
     current = session.context.network_conditions
     wanted = NetworkConditions() if args.reset else NetworkConditions(
         current.offline if args.offline is None else args.offline,
