@@ -179,3 +179,9 @@ async def test_a_route_never_opens_an_origin_the_policy_blocks(tmp_path_factory,
             fetch('{other_site.url("echo?mocked=1")}').then(r => r.text(), e => 'failed: ' + e.message)"""}))
     assert refused.is_error and "refused" in refused.text
     assert "failed" in fetched.text and "mocked" not in fetched.text.replace("mocked=1", "")
+
+
+async def test_a_route_header_the_browser_cannot_send_is_refused(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    reply = await tools.call("browser_route", {"pattern": "**/x", "headers": {"X-Bad": "a\r\nSet-Cookie: b=c"}})
+    assert reply.is_error and "is not a valid HTTP header" in reply.text

@@ -25,7 +25,10 @@ class ServiceWorkersArgs(PageArgs):
 
 
 def _origin(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        raise InvalidArgument("origin is not a URL.", "Give an origin like http://localhost:8080.") from None
     return f"{parts.scheme}://{parts.netloc}"
 
 

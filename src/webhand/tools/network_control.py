@@ -7,6 +7,7 @@ lets a request past the origin policy: a request the policy refuses is refused s
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field
@@ -18,6 +19,8 @@ from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 from webhand.tools.network import describe_conditions, describe_route
 
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_BAD_VALUE = re.compile(r"[\r\n\x00]")
 #: Longest mocked body: a mock stands in for an API answer or a small file, not a download.
 MAX_ROUTE_BODY = 1_000_000
 
@@ -71,6 +74,11 @@ async def route(session: Session, args: RouteArgs, response: Response) -> None:
     if args.action == "block" and (args.body or args.headers or args.content_type or args.status != 200):
         raise InvalidArgument("A blocking route sends no answer, so status, headers, body and content_type do not apply.",
                               "Call again with action fulfill to answer, or without them to block.")
+    for name, value in args.headers.items():
+        # A header the browser cannot send would fail the answer, and the page's request would hang.
+        if not _TOKEN.fullmatch(name) or _BAD_VALUE.search(value):
+            raise InvalidArgument(f"The response header {name[:100]!r} is not a valid HTTP header (a name is letters, "
+                                  "digits and !#$%&'*+-.^_`|~; a value has no line breaks or NUL).", "Fix the header.")
     headers = {name.lower(): value for name, value in args.headers.items()}
     if args.content_type:
         headers["content-type"] = args.content_type
