@@ -81,7 +81,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self._send(200, text, "text/plain")
         elif url.path.startswith("/cacheable/"):
             name = url.path.rsplit("/", 1)[1]
-            self._send(200, f"window.cached = {name!r};\n".encode(), "text/javascript", {"Cache-Control": "max-age=3600"})
+            self._send(200, f"window.cached = {name!r};\n".encode(), "text/javascript",
+                       {"Cache-Control": "max-age=3600"})
         elif url.path == "/set-cookie":
             cookies = [f"{k}={v}; Path=/" for k, v in query.items()]
             self.send_response(200)

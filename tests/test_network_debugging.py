@@ -86,7 +86,8 @@ async def test_a_response_body_over_the_cap_is_saved_to_a_file_in_the_conversati
     ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
     listing = ok(await tools.call("browser_network_requests", {"url_contains": "cache.html"}))
     request_id = listing.data["requests"][-1]["id"]
-    detail = ok(await tools.call("browser_network_request", {"id": request_id, "response_body": True, "max_chars": 100}))
+    detail = ok(await tools.call("browser_network_request",
+                                 {"id": request_id, "response_body": True, "max_chars": 100}))
     saved = Path(re.search(r"more than the 100-byte reply limit: saved to (\S+)\.\n", detail.text).group(1))
     assert saved.read_text() == (Path(__file__).parent / "pages" / "cache.html").read_text()
     assert saved.is_relative_to(Path(webhand.settings.output_dir))
@@ -172,8 +173,8 @@ async def test_a_route_never_opens_an_origin_the_policy_blocks(tmp_path_factory,
     async with Webhand(settings) as wh:
         tools = wh.context("route-policy")
         ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
-        ok(await tools.call("browser_route", {"pattern": f"{other_site.origin}/**", "body": "<title>Mocked</title>mocked",
-                                              "content_type": "text/html"}))
+        ok(await tools.call("browser_route", {"pattern": f"{other_site.origin}/**", "content_type": "text/html",
+                                              "body": "<title>Mocked</title>mocked"}))
         refused = await tools.call("browser_navigate", {"url": other_site.url("cache.html")})
         fetched = ok(await tools.call("browser_eval", {"expression": f"""
             fetch('{other_site.url("echo?mocked=1")}').then(r => r.text(), e => 'failed: ' + e.message)"""}))

@@ -14,7 +14,8 @@ async def test_performance_reports_timing_vitals_of_a_shift_and_a_slow_click_and
     ok(await tools.call("browser_click", {"selector": "#slow"}))  # blocks the page's main thread for 250 ms
     reply = ok(await tools.call("browser_performance", {}))
     vitals, metrics = reply.data["vitals"], reply.data["metrics"]
-    assert reply.text.startswith(f"Performance of {site.url('performance.html')}\nNavigation (navigate): time to first byte ")
+    assert reply.text.startswith(f"Performance of {site.url('performance.html')}\n"
+                                 "Navigation (navigate): time to first byte ")
     assert vitals["navigation"]["load_ms"] > 0 and vitals["lcp_ms"] > 0 and vitals["fcp_ms"] > 0
     assert vitals["cls"] > 0, "the banner moved the content down after load"
     assert vitals["inp_ms"] >= 250 and vitals["interactions"] >= 1, "the click's handler ran for 250 ms"

@@ -15,14 +15,15 @@ class LogsArgs(PageArgs):
 
 @tool("browser_recent_console_logs", read_only=True)
 async def recent_console_logs(session: Session, args: LogsArgs, response: Response) -> None:
-    """Read the most recent console messages and uncaught page errors, oldest first; those of service workers, workers and iframes are tagged [sw], [worker], [frame]."""
+    """Read the most recent console messages and uncaught page errors, oldest first; those of service workers,
+    workers and iframes are tagged [sw], [worker], [frame]."""
     entries = list(session.console)[-args.limit:]
     if not entries:
         response.add("No console messages.")
         response.data({"entries": []})
         return
-    lines = [(f"[{e.source}] " if e.source else "") + f"[{e.level}] {e.text}" + (f" ({e.location})" if e.location else "")
-             for e in entries]
+    lines = [(f"[{e.source}] " if e.source else "") + f"[{e.level}] {e.text}"
+             + (f" ({e.location})" if e.location else "") for e in entries]
     response.large("\n".join(lines), what="console log", suffix=".log")
     response.data({"entries": [e.__dict__ for e in entries]})
 

@@ -20,8 +20,10 @@ class ServiceWorkersArgs(PageArgs):
     action: Literal["list", "unregister", "update", "skip_waiting"] = Field(
         "list", description="list; unregister (scope, or every one of origin); update: check for a new script now; "
                             "skip_waiting: activate the waiting worker.")
-    scope: str | None = Field(None, description="The registration's scope URL, as listed; may be omitted when there is one.")
-    origin: str | None = Field(None, description="unregister: every registration of this origin, e.g. http://localhost:8080.")
+    scope: str | None = Field(None,
+                              description="The registration's scope URL, as listed; may be omitted when there is one.")
+    origin: str | None = Field(None,
+                               description="unregister: every registration of this origin, e.g. http://localhost:8080.")
 
 
 def _origin(url: str) -> str:
@@ -44,7 +46,8 @@ def _describe(registrations: list[ServiceWorkerRegistration], response: Response
 
 @tool("browser_service_workers", capability="debug")
 async def service_workers(session: Session, args: ServiceWorkersArgs, response: Response) -> None:
-    """List service worker registrations (scope, script, state: installing/waiting/active, running or not); or unregister, update, skip waiting."""
+    """List service worker registrations (scope, script, state: installing/waiting/active, running or not); or
+    unregister, update, skip waiting."""
     tab = await session.tab()
     registrations = await tab.service_workers()
     timeout = session.settings.timeout
@@ -52,7 +55,8 @@ async def service_workers(session: Session, args: ServiceWorkersArgs, response: 
         scopes = _targets(args, registrations)
         for scope in scopes:
             await tab.service_worker_action(args.action, scope, timeout=timeout)
-        done = {"unregister": "Unregistered", "update": "Checked for an update of", "skip_waiting": "Activated the waiting worker of"}
+        done = {"unregister": "Unregistered", "update": "Checked for an update of",
+                "skip_waiting": "Activated the waiting worker of"}
         response.add(f"{done[args.action]} {', '.join(response.clip(s, 300) for s in scopes)}.")
         if args.action == "unregister":
             response.add("Pages it controls keep it until they are closed or reloaded.")
@@ -97,7 +101,8 @@ _COUNTERS = ("Documents", "Frames", "Nodes", "JSEventListeners", "JSHeapUsedSize
 
 @tool("browser_performance", capability="debug", read_only=True)
 async def performance(session: Session, args: PageArgs, response: Response) -> None:
-    """Measure the current page: navigation timing, web vitals (LCP, CLS, INP, FCP) and Chromium's counters (DOM nodes, JS heap, layouts, script time)."""
+    """Measure the current page: navigation timing, web vitals (LCP, CLS, INP, FCP) and Chromium's counters (DOM
+    nodes, JS heap, layouts, script time)."""
     tab = await session.tab()
     timeout = session.settings.timeout
     vitals = await tab.evaluate(_vitals_script(), await_promise=False, timeout=timeout)

@@ -63,7 +63,8 @@ def network_header(session: Session, response: Response) -> list[str]:
 
 @tool("browser_network_requests", capability="network", read_only=True)
 async def network_requests(session: Session, args: NetworkArgs, response: Response) -> None:
-    """List the requests the page made, newest last: #id, method, status or error, URL, kind, and where the answer came from (service worker, cache, prefetch) when not the network."""
+    """List the requests the page made, newest last: #id, method, status or error, URL, kind, and where the answer
+    came from (service worker, cache, prefetch) when not the network."""
     for line in network_header(session, response):
         response.add(line)
     entries = [e for e in session.network

@@ -27,7 +27,8 @@ MAX_ROUTE_BODY = 1_000_000
 
 class ConditionsArgs(PageArgs):
     offline: bool | None = Field(None, description="true: the session is offline; false: online again.")
-    latency_ms: float | None = Field(None, ge=0, le=60_000, description="Delay added to every request, in ms (0: none).")
+    latency_ms: float | None = Field(None, ge=0, le=60_000,
+                                     description="Delay added to every request, in ms (0: none).")
     download_kbps: float | None = Field(None, ge=0, le=1_000_000, description="Download limit in KB/s (0: no limit).")
     upload_kbps: float | None = Field(None, ge=0, le=1_000_000, description="Upload limit in KB/s (0: no limit).")
     reset: bool = Field(False, description="Back to online with no throttling (other fields are then ignored).")
@@ -35,7 +36,8 @@ class ConditionsArgs(PageArgs):
 
 @tool("browser_network_conditions", capability="network")
 async def network_conditions(session: Session, args: ConditionsArgs, response: Response) -> None:
-    """Set or read the session's network: offline, latency, throughput. Omitted fields keep their value; no field only reads it.
+    """Set or read the session's network: offline, latency, throughput. Omitted fields keep their value; no field
+    only reads it.
 
     Offline holds for every tab and service worker of the session. The browser's own update check of a
     service worker's script still goes out (Chromium sends it outside the emulated network).
@@ -48,7 +50,8 @@ async def network_conditions(session: Session, args: ConditionsArgs, response: R
         current.upload_kbps if args.upload_kbps is None else args.upload_kbps)
     if wanted != current:
         await session.context.set_network_conditions(wanted)
-        response.add(f"Network of this session is now: {describe_conditions(wanted)} (was: {describe_conditions(current)}).")
+        response.add(f"Network of this session is now: {describe_conditions(wanted)} "
+                     f"(was: {describe_conditions(current)}).")
     else:
         response.add(f"Network of this session: {describe_conditions(wanted)} (unchanged).")
     response.data({"offline": wanted.offline, "latency_ms": wanted.latency_ms,
@@ -67,13 +70,14 @@ class RouteArgs(PageArgs):
 
 @tool("browser_route", capability="network")
 async def route(session: Session, args: RouteArgs, response: Response) -> None:
-    """Mock requests matching a URL pattern for this session: block them, or answer with a status, headers and body. Replaces a route with the same pattern."""
+    """Mock requests matching a URL pattern for this session: block them, or answer with a status, headers and body.
+    Replaces a route with the same pattern."""
     if len(args.body.encode()) > MAX_ROUTE_BODY:
         raise InvalidArgument(f"The body is {len(args.body.encode()):,} bytes; a route's body holds at most "
                               f"{MAX_ROUTE_BODY:,}.", "Give a shorter body.")
     if args.action == "block" and (args.body or args.headers or args.content_type or args.status != 200):
-        raise InvalidArgument("A blocking route sends no answer, so status, headers, body and content_type do not apply.",
-                              "Call again with action fulfill to answer, or without them to block.")
+        raise InvalidArgument("A blocking route sends no answer, so status, headers, body and content_type do not "
+                              "apply.", "Call again with action fulfill to answer, or without them to block.")
     for name, value in args.headers.items():
         # A header the browser cannot send would fail the answer, and the page's request would hang.
         if not _TOKEN.fullmatch(name) or _BAD_VALUE.search(value):

@@ -44,7 +44,8 @@ def _as_text(data: bytes, content_type: str) -> str | None:
 
 @tool("browser_network_request", capability="network", read_only=True)
 async def network_request(session: Session, args: RequestArgs, response: Response) -> None:
-    """Show one request in full: request headers and body, response headers, and (response_body=true) its response body; secrets masked."""
+    """Show one request in full: request headers and body, response headers, and (response_body=true) its response
+    body; secrets masked."""
     timeout = session.settings.timeout
     detail = await session.context.request_detail(args.id, timeout=timeout)
     entry = detail.entry
@@ -71,7 +72,8 @@ async def network_request(session: Session, args: RequestArgs, response: Respons
     response.data(data)
 
 
-async def _response_body(session: Session, args: RequestArgs, content_type: str, response: Response) -> dict[str, object]:
+async def _response_body(session: Session, args: RequestArgs, content_type: str,
+                         response: Response) -> dict[str, object]:
     body = await session.context.response_body(args.id, timeout=session.settings.timeout)
     kind = content_type.split(";")[0].strip() or "unknown type"
     text = _as_text(body, content_type)

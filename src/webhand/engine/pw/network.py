@@ -101,7 +101,8 @@ async def _capped(work: Coroutine[Any, Any, T], what: str, timeout: float) -> T:
     try:
         return await asyncio.wait_for(work, timeout)
     except asyncio.TimeoutError:
-        raise ActionTimeout(f"{what} did not finish within {timeout:g} s.", "Try again with a larger timeout.") from None
+        raise ActionTimeout(f"{what} did not finish within {timeout:g} s.",
+                            "Try again with a larger timeout.") from None
     except PWError as error:
         # Chromium drops bodies it no longer keeps (a page that navigated away, a redirect, a
         # large or evicted resource): that is an answer to give, not a failure of the session.

@@ -74,7 +74,8 @@ class SharedWorkerConsole:
             return
         params = message.get("params") or {}
         if message.get("method") == "Runtime.consoleAPICalled":
-            text = " ".join(str(a.get("value", a.get("description", a.get("type", "")))) for a in params.get("args", []))
+            text = " ".join(str(a.get("value", a.get("description", a.get("type", ""))))
+                            for a in params.get("args", []))
             level = _LEVELS.get(params.get("type", "log"), params.get("type", "log"))
             self._record(ConsoleEntry(level, text, _where(params.get("stackTrace")), -1, "worker"))
         elif message.get("method") == "Runtime.exceptionThrown":

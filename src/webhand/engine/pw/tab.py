@@ -56,7 +56,8 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         self.on_window_open: Any = None
         self._window_watch = asyncio.ensure_future(self._watch_window_open())
         self._start_tracking(policy)  # requests in flight, action watches, the redirect guard
-        self.devtools = TabDevtools(self._session, network_conditions)  # response sources, iframe console, service workers
+        # response sources, iframe console messages, service workers, network emulation
+        self.devtools = TabDevtools(self._session, network_conditions)
         self.network_log = NetworkLog(page, events, index, self.devtools.claim_source)
 
     # events -----------------------------------------------------------------------------------

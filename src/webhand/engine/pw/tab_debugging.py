@@ -57,8 +57,8 @@ class TabDebugging:
             return registration is None or not any(v.state in ("waiting", "activating") for v in registration.versions)
 
         if not await self.devtools.until(done, timeout):
-            raise ActionTimeout(f"The browser did not report the service worker of {scope} as changed within {timeout:g} s.",
-                                "Call browser_service_workers to see its state now.")
+            raise ActionTimeout(f"The browser did not report the service worker of {scope} as changed within "
+                                f"{timeout:g} s.", "Call browser_service_workers to see its state now.")
 
     async def _update(self, scope: str, timeout: float) -> None:
         """Ask the page's own ``registration.update()`` when the page is in the scope's origin: it
@@ -74,7 +74,8 @@ class TabDebugging:
             except PWError as error:
                 raise InvalidArgument(f"The update of {scope} failed: {str(error).splitlines()[0]}",
                                       "Check that the service worker script still loads.") from None
-        await (await self._session()).send("ServiceWorker.updateRegistration", {"scopeURL": scope})  # type: ignore[attr-defined]
+        session = await self._session()  # type: ignore[attr-defined]
+        await session.send("ServiceWorker.updateRegistration", {"scopeURL": scope})
 
     async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
         try:
