@@ -32,7 +32,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     /redirect?to=<url>       302 to the URL
     /slow?ms=<n>&body=<t>    answers after n ms (a server-side delay, not a test sleep)
     /download/<name>         a small attachment
-    /echo                    the request (method, path, headers, body) as plain text
+    /echo?type=<mime>        the request (method, path, headers, body), as plain text or the type given
     /set-cookie?name=v       sets a cookie
     /cacheable/<name>        a small script the browser may cache for an hour
     """
@@ -78,7 +78,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             text = f"{self.command} {self.path}\n{self.headers}\n".encode() + body
-            self._send(200, text, "text/plain")
+            self._send(200, text, query.get("type", "text/plain"))
         elif url.path.startswith("/cacheable/"):
             name = url.path.rsplit("/", 1)[1]
             self._send(200, f"window.cached = {name!r};\n".encode(), "text/javascript",

@@ -186,3 +186,33 @@ async def test_a_route_header_the_browser_cannot_send_is_refused(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
     reply = await tools.call("browser_route", {"pattern": "**/x", "headers": {"X-Bad": "a\r\nSet-Cookie: b=c"}})
     assert reply.is_error and "is not a valid HTTP header" in reply.text
+
+
+async def test_a_binary_response_body_is_saved_to_a_file_as_it_came(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("image.html")}))
+    listing = ok(await tools.call("browser_network_requests", {"url_contains": "dot.png", "include_static": True}))
+    detail = ok(await tools.call("browser_network_request", {"id": listing.data["requests"][-1]["id"],
+                                                             "response_body": True}))
+    saved = Path(detail.data["response_body"]["path"])
+    assert f"Response body: {saved.stat().st_size:,} bytes of image/png, saved to {saved}." in detail.text
+    assert saved.read_bytes() == (Path(__file__).parent / "pages" / "dot.png").read_bytes()
+
+
+async def test_a_secret_in_a_binary_response_body_is_masked_in_the_saved_file(secret_webhand, site):
+    tools = secret_webhand.context(f"binary-{uuid.uuid4().hex[:8]}")
+    try:
+        ok(await tools.call("browser_navigate", {"url": site.url("api_call.html")}))
+        ok(await tools.call("browser_type", {"selector": "#key", "text": "<secret>API_KEY</secret>"}))
+        # the server sends the key back inside a binary (octet-stream) answer
+        ok(await tools.call("browser_eval", {"expression": """
+            fetch('/echo?call=2&type=application/octet-stream', {method: 'POST',
+                  body: new Blob(['\\x00', document.getElementById('key').value])}).then(r => r.arrayBuffer())
+            .then(b => b.byteLength)"""}))
+        listing = ok(await tools.call("browser_network_requests", {"url_contains": "call=2"}))
+        detail = ok(await tools.call("browser_network_request", {"id": listing.data["requests"][-1]["id"],
+                                                                 "response_body": True}))
+    finally:
+        await secret_webhand.end_conversation(tools.conversation_id)
+    saved = Path(detail.data["response_body"]["path"])
+    assert SECRET.encode() not in saved.read_bytes() and b"<secret>API_KEY</secret>" in saved.read_bytes()
+    assert "a secret in it was masked" in detail.text
