@@ -443,6 +443,10 @@ class Browser(Protocol):
 
 
 class Engine(Protocol):
+    #: Whether tabs ask the browser where each response came from (cache, service worker, prefetch).
+    #: It costs a stream of CDP events per request, so it is on only when the network tools are served.
+    response_sources: bool
+
     async def start(self) -> None: ...
     def prelaunch(self) -> None:
         """Start a local browser process now, in the background, for the next ``launch`` to take:

@@ -40,8 +40,9 @@ _POLICY_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp
 
 class PlaywrightBrowser:
     def __init__(self, browser: PWBrowser, chrome: ChromeProcess | None, policy: OriginPolicy | None = None,
-                 stealth: bool = False) -> None:
+                 stealth: bool = False, response_sources: bool = True) -> None:
         self.browser = browser
+        self.response_sources = response_sources
         self.chrome = chrome
         self.policy = policy
         self.pid = chrome.pid if chrome else None
@@ -63,7 +64,8 @@ class PlaywrightBrowser:
             async with translated("Creating a browser context"):
                 context = await self.browser.new_context(**options)
                 await self._disguise(context)
-                return PlaywrightContext(context, events, downloads_dir, policy=self.policy)
+                return PlaywrightContext(context, events, downloads_dir, policy=self.policy,
+                                         response_sources=self.response_sources)
         # An origin policy holds at two layers (policy.py): every request the context routes, and
         # every connection it makes, through its own policy proxy (Playwright sends loopback
         # through it too, so nothing local is exempt).
@@ -78,7 +80,8 @@ class PlaywrightBrowser:
         except BaseException:
             await proxy.close()
             raise
-        return PlaywrightContext(context, events, downloads_dir, policy=self.policy, proxy=proxy)
+        return PlaywrightContext(context, events, downloads_dir, policy=self.policy, proxy=proxy,
+                                 response_sources=self.response_sources)
 
     async def _disguise(self, context: Any) -> None:
         if self._stealth_profile is not None:
@@ -104,6 +107,7 @@ class PlaywrightEngine:
         self._playwright: Playwright | None = None
         self._manager: Any = None
         self.policy = OriginPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
+        self.response_sources = bool({"network", "all"} & set(settings.capabilities))  # the host may change it
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
         self._driver_start: asyncio.Future[Playwright] | None = None
 
@@ -146,7 +150,8 @@ class PlaywrightEngine:
                 raise
             raise BrowserLaunchFailed(f"Chromium started but webhand could not attach to it: {str(error).splitlines()[0]}",
                                       "Run `webhand doctor` to see what is wrong.") from None
-        return PlaywrightBrowser(browser, chrome, self.policy, stealth=settings.stealth)
+        return PlaywrightBrowser(browser, chrome, self.policy, stealth=settings.stealth,
+                                 response_sources=self.response_sources)
 
     async def connect(self, cdp_url: str) -> PlaywrightBrowser:
         await self.start()
@@ -156,7 +161,8 @@ class PlaywrightEngine:
         except PWError as error:
             raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {str(error).splitlines()[0]}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
-        return PlaywrightBrowser(browser, None, self.policy, stealth=self.settings.stealth)
+        return PlaywrightBrowser(browser, None, self.policy, stealth=self.settings.stealth,
+                                 response_sources=self.response_sources)
 
     async def stop(self) -> None:
         early, self._early_chrome = self._early_chrome, None

@@ -30,8 +30,10 @@ _ANNOUNCEMENT_SECONDS = 5.0
 
 class PlaywrightContext(ContextDebugging):
     def __init__(self, context: PWContext, events: TabEvents, downloads_dir: str | None = None,
-                 policy: OriginPolicy | None = None, proxy: PolicyProxy | None = None) -> None:
+                 policy: OriginPolicy | None = None, proxy: PolicyProxy | None = None,
+                 response_sources: bool = True) -> None:
         self.context = context
+        self.response_sources = response_sources
         self.events = events
         self.policy = policy
         self.proxy = proxy  # the context's policy proxy: it lives exactly as long as the context
@@ -51,7 +53,8 @@ class PlaywrightContext(ContextDebugging):
         for tab in self.tabs:
             if tab.page is page:
                 return tab
-        tab = PlaywrightTab(page, self._opened, self.events, self.policy, lambda: self.network_conditions)
+        tab = PlaywrightTab(page, self._opened, self.events, self.policy, lambda: self.network_conditions,
+                            response_sources=self.response_sources)
         if self._shared_workers is None:
             asyncio.ensure_future(self._hear_shared_workers(tab))
         self._opened += 1

@@ -37,8 +37,9 @@ _STATES = {"new": "installing", "installing": "installing", "installed": "waitin
 
 class TabDevtools:
     def __init__(self, session: Callable[[], Awaitable[CDPSession]],
-                 conditions: Callable[[], NetworkConditions] | None = None) -> None:
+                 conditions: Callable[[], NetworkConditions] | None = None, *, response_sources: bool = True) -> None:
         self._session = session
+        self._response_sources = response_sources
         self._conditions = conditions  # the session's network emulation: a new tab starts with it
         self._request_methods: OrderedDict[str, tuple[str, str]] = OrderedDict()  # CDP requestId → (method, url)
         self._from_memory: set[str] = set()
@@ -66,8 +67,13 @@ class TabDevtools:
             session.on("ServiceWorker.workerRegistrationUpdated", self._on_registrations)
             session.on("ServiceWorker.workerVersionUpdated", self._on_versions)
             # Performance from the start: its layout and script counters add up from when it is enabled.
-            await asyncio.gather(session.send("Network.enable"), session.send("Runtime.enable"),
-                                 session.send("ServiceWorker.enable"), session.send("Performance.enable"))
+            enabling = [session.send("Runtime.enable"), session.send("ServiceWorker.enable"),
+                        session.send("Performance.enable")]
+            if self._response_sources:
+                # Bodies are read through Playwright's session: this one keeps none (no buffers to fill).
+                enabling.append(session.send("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0,
+                                                                "maxPostDataSize": 0}))
+            await asyncio.gather(*enabling)
             self._main_frame = (await session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
             if self._conditions is not None and self._conditions() != NetworkConditions():
                 await self.emulate(self._conditions())

@@ -38,7 +38,8 @@ _ERROR_PAGE_CAP_SECONDS = 5.0
 # counters: tab_debugging.py.
 class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebugging):
     def __init__(self, page: PWPage, index: int, events: TabEvents, policy: OriginPolicy | None = None,
-                 network_conditions: Callable[[], NetworkConditions] | None = None) -> None:
+                 network_conditions: Callable[[], NetworkConditions] | None = None, *,
+                 response_sources: bool = True) -> None:
         self.page = page
         self.index = index
         self._events = events
@@ -57,7 +58,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         self._window_watch = asyncio.ensure_future(self._watch_window_open())
         self._start_tracking(policy)  # requests in flight, action watches, the redirect guard
         # response sources, iframe console messages, service workers, network emulation
-        self.devtools = TabDevtools(self._session, network_conditions)
+        self.devtools = TabDevtools(self._session, network_conditions, response_sources=response_sources)
         self.network_log = NetworkLog(page, events, index, self.devtools.claim_source)
 
     # events -----------------------------------------------------------------------------------
