@@ -216,3 +216,10 @@ async def test_a_secret_in_a_binary_response_body_is_masked_in_the_saved_file(se
     saved = Path(detail.data["response_body"]["path"])
     assert SECRET.encode() not in saved.read_bytes() and b"<secret>API_KEY</secret>" in saved.read_bytes()
     assert "a secret in it was masked" in detail.text
+
+
+def test_response_sources_are_asked_for_only_when_the_network_tools_are_served(tmp_path_factory):
+    settings = settings_for_tests(tmp_path_factory, capabilities=["core"])
+    assert Webhand(settings).sessions.engine.response_sources is False
+    assert Webhand(settings, capabilities=["core", "network"]).sessions.engine.response_sources is True
+    assert Webhand(settings_for_tests(tmp_path_factory)).sessions.engine.response_sources is True  # "all"
