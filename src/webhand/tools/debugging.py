@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from webhand.engine.driver import ServiceWorkerRegistration
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import Response
 from webhand.session.session import Session
@@ -24,6 +25,7 @@ class ServiceWorkersArgs(PageArgs):
                               description="The registration's scope URL, as listed; may be omitted when there is one.")
     origin: str | None = Field(None,
                                description="unregister: every registration of this origin, e.g. http://localhost:8080.")
+    timeout: Timeout = None
 
 
 def _origin(url: str) -> str:
@@ -50,7 +52,7 @@ async def service_workers(session: Session, args: ServiceWorkersArgs, response: 
     unregister, update, skip waiting."""
     tab = await session.tab()
     registrations = await tab.service_workers()
-    timeout = session.settings.timeout
+    timeout = args.timeout or session.settings.timeout
     if args.action != "list":
         scopes = _targets(args, registrations)
         for scope in scopes:
@@ -99,12 +101,16 @@ _COUNTERS = ("Documents", "Frames", "Nodes", "JSEventListeners", "JSHeapUsedSize
              "RecalcStyleCount", "LayoutDuration", "RecalcStyleDuration", "ScriptDuration", "TaskDuration")
 
 
+class PerformanceArgs(PageArgs):
+    timeout: Timeout = None
+
+
 @tool("browser_performance", capability="debug", read_only=True)
-async def performance(session: Session, args: PageArgs, response: Response) -> None:
+async def performance(session: Session, args: PerformanceArgs, response: Response) -> None:
     """Measure the current page: navigation timing, web vitals (LCP, CLS, INP, FCP) and Chromium's counters (DOM
     nodes, JS heap, layouts, script time)."""
     tab = await session.tab()
-    timeout = session.settings.timeout
+    timeout = args.timeout or session.settings.timeout
     vitals = await tab.evaluate(_vitals_script(), await_promise=False, timeout=timeout)
     counters = await tab.performance_metrics(timeout=timeout)
     navigation = vitals.get("navigation") or {}

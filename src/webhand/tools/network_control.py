@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from webhand.engine.driver import NetworkConditions, RouteRule
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import Response
 from webhand.session.session import Session
@@ -32,6 +33,7 @@ class ConditionsArgs(PageArgs):
     download_kbps: float | None = Field(None, ge=0, le=1_000_000, description="Download limit in KB/s (0: no limit).")
     upload_kbps: float | None = Field(None, ge=0, le=1_000_000, description="Upload limit in KB/s (0: no limit).")
     reset: bool = Field(False, description="Back to online with no throttling (other fields are then ignored).")
+    timeout: Timeout = None
 
 
 @tool("browser_network_conditions", capability="network")
@@ -66,6 +68,7 @@ class RouteArgs(PageArgs):
     headers: dict[str, str] = Field(default_factory=dict, description="Response headers of the answer (fulfill).")
     body: str = Field("", description="Response body of the answer (fulfill).")
     content_type: str | None = Field(None, description="Content-Type of the answer, e.g. application/json (fulfill).")
+    timeout: Timeout = None
 
 
 @tool("browser_route", capability="network")
@@ -96,6 +99,7 @@ async def route(session: Session, args: RouteArgs, response: Response) -> None:
 
 class UnrouteArgs(PageArgs):
     pattern: str | None = Field(None, description="The pattern of the route to remove; omit to remove every route.")
+    timeout: Timeout = None
 
 
 @tool("browser_unroute", capability="network")

@@ -12,6 +12,7 @@ import mimetypes
 
 from pydantic import Field
 
+from webhand.durations import Timeout
 from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -25,6 +26,7 @@ class RequestArgs(PageArgs):
     response_body: bool = Field(False, description="Also fetch the response body from the browser.")
     max_chars: int = Field(4000, ge=100, le=100_000,
                            description="Longest body shown inline; a longer one is saved to a file and its path given.")
+    timeout: Timeout = None
 
 
 def _headers(headers: dict[str, str]) -> str:
@@ -46,7 +48,7 @@ def _as_text(data: bytes, content_type: str) -> str | None:
 async def network_request(session: Session, args: RequestArgs, response: Response) -> None:
     """Show one request in full: request headers and body, response headers, and (response_body=true) its response
     body; secrets masked."""
-    timeout = session.settings.timeout
+    timeout = args.timeout or session.settings.timeout
     detail = await session.context.request_detail(args.id, timeout=timeout)
     entry = detail.entry
     source = "" if entry.source == "network" else f", from {entry.source}"
@@ -74,7 +76,7 @@ async def network_request(session: Session, args: RequestArgs, response: Respons
 
 async def _response_body(session: Session, args: RequestArgs, content_type: str,
                          response: Response) -> dict[str, object]:
-    body = await session.context.response_body(args.id, timeout=session.settings.timeout)
+    body = await session.context.response_body(args.id, timeout=args.timeout or session.settings.timeout)
     kind = content_type.split(";")[0].strip() or "unknown type"
     text = _as_text(body, content_type)
     if text is None:

@@ -7,6 +7,7 @@ import time
 
 from pydantic import Field
 
+from webhand.durations import Timeout
 from webhand.errors import FileNotReadable, InvalidArgument
 from webhand.image_diff import compare
 from webhand.paths import require_file
@@ -26,6 +27,7 @@ class CompareArgs(PageArgs):
     full_page: bool = Field(False, description="Whole scrollable page instead of the viewport.")
     tolerance: int = Field(16, ge=0, le=255,
                            description="Largest colour difference (0-255 per channel) still counted as equal.")
+    timeout: Timeout = None
 
 
 @tool("browser_screenshot_compare", capability="debug", read_only=True)
@@ -42,9 +44,9 @@ async def screenshot_compare(session: Session, args: CompareArgs, response: Resp
         earlier = earlier_path.read_bytes()
     except OSError as error:
         raise FileNotReadable(f"Cannot read {earlier_path}: {error.strerror or error}.", "Check the path.") from None
-    timeout = session.settings.timeout
+    timeout = args.timeout or session.settings.timeout
     if args.ref or args.selector:
-        element = await session.element(args.ref, args.selector)
+        element = await session.element(args.ref, args.selector, args.timeout)
         try:
             png = await element.screenshot(timeout=timeout)
         finally:
