@@ -29,6 +29,60 @@ class Viewport(BaseModel):
     height: int = Field(720, gt=0, le=16384)
 
 
+class EndpointSettings(BaseModel):
+    """One place sessions can run: local launches, a Playwright browser server, or a CDP browser."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(None, description="How logs, replies and `doctor` call it (default: kind and host).")
+    kind: Literal["local", "playwright", "cdp"] = "local"
+    url: str | None = Field(None, description="playwright: ws:// or wss://; cdp: http(s):// or ws(s)://; local: none.")
+    headers: dict[str, str] = Field(default_factory=dict, description="Sent when connecting (e.g. Authorization); "
+                                    "a value ${NAME} is read from the environment variable NAME when connecting.")
+    capacity: int = Field(5, ge=1, le=1000, description="Most sessions placed on it at once.")
+    labels: list[str] = Field(default_factory=list, description="Sessions asking for labels (pool_labels) go only "
+                              "to endpoints carrying all of them.")
+    timeout: float = Field(30.0, gt=0, le=600, description="Seconds one connection attempt may take.")
+    retries: int = Field(2, ge=0, le=20, description="More attempts after a failed connection.")
+    retry_delay: float = Field(1.0, ge=0, le=60, description="Seconds between attempts.")
+    attach_to_existing_context: bool = Field(False, description="cdp only: drive the browser's own default context "
+                                             "(its open tabs, cookies and logins); the endpoint then holds one session.")
+
+    @model_validator(mode="after")
+    def _url_fits_kind(self) -> "EndpointSettings":
+        schemes = {"playwright": ("ws://", "wss://"), "cdp": ("http://", "https://", "ws://", "wss://")}.get(self.kind)
+        if schemes is None:
+            if self.url:
+                raise ValueError("a local endpoint launches Chromium here and takes no url")
+        elif not self.url or not self.url.lower().startswith(schemes):
+            raise ValueError(f"a {self.kind} endpoint needs a url starting with {' or '.join(schemes)}")
+        if self.attach_to_existing_context and self.kind != "cdp":
+            raise ValueError("attach_to_existing_context needs kind = \"cdp\" (a browser started with "
+                             "--remote-debugging-port)")
+        if self.attach_to_existing_context:
+            self.capacity = 1  # one session drives the user's own tabs; two would fight over them
+        return self
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        if self.url is None:
+            return "local"
+        from urllib.parse import urlsplit
+
+        return f"{self.kind} {urlsplit(self.url).netloc.rpartition('@')[2]}"  # never the user:password part
+
+
+class PoolSettings(BaseModel):
+    """Several endpoints; new sessions go to the least-loaded one with room (engine/pool.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+    endpoints: list[EndpointSettings] = Field(min_length=1)
+    queue_size: int = Field(20, ge=0, le=10_000, description="Sessions that may wait for a place when all are full.")
+    queue_timeout: float = Field(30.0, ge=0, le=600, description="Seconds a new session waits for a place.")
+    health_interval: float = Field(5.0, gt=0, le=600, description="Seconds between health checks of the endpoints.")
+
+
 class Settings(BaseModel):
     """Everything a webhand process can be told. Field names are the config keys."""
 
@@ -91,6 +145,12 @@ class Settings(BaseModel):
     # Session history and the dashboard (session/history.py, surfaces/dashboard/)
     history_keep: int = Field(200, ge=1, le=100_000, description="Tool calls each session keeps in memory; older ones go to history/<session>.jsonl in the conversation's folder.")
     dashboard_max_fps: float = Field(5.0, gt=0, le=30, description="Most frames per second the dashboard's live view sends.")
+    # Remote browsers and the pool (engine/pool.py)
+    playwright_url: str | None = Field(None, description="Use the Playwright browser server at this ws:// or wss:// URL instead of launching (each session a context in it).")
+    remote_headers: dict[str, str] = Field(default_factory=dict, description="Headers sent when connecting to cdp_url or playwright_url (e.g. Authorization); a value ${NAME} is read from the environment variable NAME.")
+    attach_to_existing_context: bool = Field(False, description="With cdp_url: drive that browser's own default context (its open tabs, cookies and logins) instead of a fresh one.")
+    pool: PoolSettings | None = Field(None, description="Endpoints to place sessions on ([[pool.endpoints]]); without it webhand launches Chromium here.")
+    pool_labels: list[str] = Field(default_factory=list, description="This webhand's sessions go only to pool endpoints carrying all these labels.")
 
     @field_validator("timeout", "action_timeout", "launch_timeout", "idle_timeout", "idle_check_interval",
                      "abandoned_after", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap", mode="before")
@@ -121,13 +181,32 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _policy_enforceable(self) -> "Settings":
         # A policy webhand cannot enforce on every channel is refused, not half applied.
-        if self.cdp_url and (self.allowed_origins or self.blocked_origins):
+        remote = self.cdp_url or self.playwright_url or \
+            (self.pool is not None and any(e.kind != "local" for e in self.pool.endpoints))
+        if remote and (self.allowed_origins or self.blocked_origins):
             raise ValueError(
                 "allowed_origins and blocked_origins cannot be enforced on a browser webhand connects to "
-                "(cdp_url): webhand must launch the browser itself to turn off WebRTC's direct UDP, and a "
-                "remote browser cannot reach webhand's policy proxy on 127.0.0.1. Remove cdp_url so that "
-                "webhand launches Chromium, or remove the origin rules")
+                "(cdp_url, playwright_url, a remote pool endpoint): webhand must launch the browser itself to "
+                "turn off WebRTC's direct UDP, and a remote browser cannot reach webhand's policy proxy on "
+                "127.0.0.1. Remove cdp_url so that webhand launches Chromium, or remove the origin rules")
+        if sum(bool(x) for x in (self.cdp_url, self.playwright_url, self.pool)) > 1:
+            raise ValueError("cdp_url, playwright_url and pool each say where browsers come from: set only one")
+        if self.attach_to_existing_context and not self.cdp_url:
+            raise ValueError("attach_to_existing_context needs cdp_url (a Chrome started with --remote-debugging-port)")
         return self
+
+    def effective_pool(self) -> PoolSettings | None:
+        """Where sessions run: the pool, or one endpoint for cdp_url / playwright_url, or None
+        (launch here, the default, handled by the session manager without a pool)."""
+        if self.pool is not None:
+            return self.pool
+        if self.cdp_url or self.playwright_url:
+            endpoint = EndpointSettings(kind="cdp" if self.cdp_url else "playwright",
+                                        url=self.cdp_url or self.playwright_url, headers=self.remote_headers,
+                                        capacity=self.max_sessions, timeout=self.launch_timeout,
+                                        attach_to_existing_context=self.attach_to_existing_context)
+            return PoolSettings(endpoints=[endpoint], queue_size=0, queue_timeout=0)
+        return None
 
     @classmethod
     def from_sources(cls, *layers: dict[str, Any], env: dict[str, str] | None = None) -> "Settings":
@@ -146,12 +225,18 @@ class Settings(BaseModel):
             for item in error.errors():
                 key = ".".join(str(p) for p in item["loc"])
                 message = item["msg"].removeprefix("Value error, ")
-                problems.append(f"{key}={item.get('input')!r}: {message}" if key else message)
+                value = item.get("input")
+                # Structured values (an endpoint, its headers) may carry credentials: name the key only.
+                hidden = isinstance(value, dict) or "headers" in key or \
+                    (isinstance(value, list) and any(isinstance(v, dict) for v in value))
+                problems.append(message if not key else f"{key}: {message}" if hidden else f"{key}={value!r}: {message}")
             raise ConfigError("Invalid webhand setting: " + "; ".join(problems) + ".",
                               "Fix the value in webhand.toml, the WEBHAND_* variable or the flag.") from None
 
 
-_ENV_LISTS = {"extra_args", "capabilities", "roots", "allowed_origins", "blocked_origins"}
+_ENV_LISTS = {"extra_args", "capabilities", "roots", "allowed_origins", "blocked_origins", "pool_labels"}
+#: Structured settings given in one variable as JSON (WEBHAND_POOL='{"endpoints": [...]}').
+_ENV_JSON = {"remote_headers", "pool"}
 
 
 def _from_env(env: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
@@ -163,6 +248,14 @@ def _from_env(env: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
             continue
         if name in _ENV_LISTS:
             values[name] = [part for part in raw.split("," if name != "extra_args" else " ") if part]
+        elif name in _ENV_JSON:
+            import json
+
+            try:
+                values[name] = json.loads(raw)
+            except ValueError as error:
+                raise ConfigError(f"WEBHAND_{name.upper()} is not valid JSON: {error}.",
+                                  'Write it as JSON, e.g. {"Authorization": "Bearer ${TOKEN}"}.') from None
         elif name == "viewport":
             width, _, height = raw.lower().partition("x")
             values[name] = {"width": width, "height": height}
@@ -217,10 +310,12 @@ def _file_layers(path: Path, agent: str | None) -> list[tuple[str, dict[str, Any
         raise ConfigError(f"Cannot read config file {path}: {error}.", "Check the file's permissions and encoding.") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"Config file {path} is not valid TOML: {error}.", "Fix the syntax at that line.") from None
-    _only_keys(document, {"defaults", "agents"}, str(path), "")
+    _only_keys(document, {"defaults", "agents", "pool"}, str(path), "")
     defaults = document.get("defaults", {})
     _only_keys(defaults, {"browser"}, str(path), "defaults.")
     layers = [(f"{path} [defaults.browser]", _browser_table(defaults.get("browser", {}), path, "defaults.browser"))]
+    if "pool" in document:  # [pool] and [[pool.endpoints]] at the top: where browsers come from, for every agent
+        layers.append((f"{path} [pool]", {"pool": document["pool"]}))
     agents = _agents_by_id(document.get("agents", {}), path)
     if agent:
         if agent not in agents:

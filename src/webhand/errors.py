@@ -148,3 +148,7 @@ class ConfigError(WebhandError):
 
 class HumanInControl(WebhandError):
     """A person has taken control of the session in the dashboard, and did not hand it back in time."""
+
+
+class PoolFull(SessionLimitReached):
+    """Every pool endpoint a new session may use is full (or down), and the wait for a place ended."""

@@ -6,8 +6,10 @@ Isolation modes:
   the next one is prepared after that conversation's first call, not during it.
 - ``context``: sessions share one Chromium, each in its own browser context (cookies, storage,
   cache apart). One context is kept ready the same way.
-With ``cdp_url`` set, webhand connects to that browser and gives each session a context in it;
-it never kills a browser it did not start.
+With a pool (``pool``, or one endpoint for ``cdp_url`` / ``playwright_url``), each new session is
+placed by ``engine/pool.py``: a context in a remote browser, or a browser launched here; there is
+no warm reserve then, and the pool's capacities and wait queue replace ``max_sessions``. webhand
+never kills a browser it did not start.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from typing import TYPE_CHECKING
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
-from webhand.errors import InvalidArgument, SessionLimitReached, SessionNotFound, WebhandError, shorten
+from webhand.engine.pool import Placement, Pool
+from webhand.errors import (InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError,
+                            shorten)
 from webhand.paths import ConversationFiles
 from webhand.session.control import agent_turn
 from webhand.session.recording import CallRecord, record_call
@@ -37,6 +41,8 @@ log = logging.getLogger("webhand.sessions")
 
 #: How many idle-closed sessions are remembered, to tell their next call what happened.
 _IDLE_NOTICES_KEPT = 1000
+#: How long a call whose page closed waits to see whether its remote endpoint's connection drops too.
+_DISCONNECT_NOTICE_CAP = 2.0
 
 
 @dataclass
@@ -47,6 +53,7 @@ class _Prepared:
     context: Context
     events: TabEvents
     owns_browser: bool
+    placement: Placement | None = None  # where the pool put it
 
 
 @dataclass(frozen=True)
@@ -80,10 +87,12 @@ class SessionManager:
             engine = PlaywrightEngine(settings)
         self.settings = settings
         self.engine = engine
+        pool = settings.effective_pool()
+        self.pool = Pool(pool, engine, labels=settings.pool_labels) if pool is not None else None
         self._sessions: dict[SessionKey, Session] = {}
         self._files: dict[str, ConversationFiles] = {}  # each conversation's own folder, chosen here, never by a model
         self._creating: dict[SessionKey, asyncio.Task[Session]] = {}
-        self._shared: Browser | None = None  # context isolation or cdp_url
+        self._shared: Browser | None = None  # context isolation
         self._shared_lock = asyncio.Lock()
         self._reserve: asyncio.Task[_Prepared] | None = None
         self._reaper: asyncio.Task[None] | None = None
@@ -140,13 +149,15 @@ class SessionManager:
         reaped, _ = await asyncio.gather(asyncio.to_thread(reap_orphans), self.engine.start())
         if reaped:
             log.info("killed %d browser processes left behind by an earlier webhand", len(reaped))
+        if self.pool is not None:
+            await self.pool.start()
         self._reaper = asyncio.create_task(self._reap_idle(), name="webhand-idle-reaper")
         self._refill_reserve()
 
     def prelaunch(self) -> None:
         """Start the browser the next session will need now, beside the driver's start-up (a
-        browser webhand launches: ``cdp_url`` connects to one that already runs)."""
-        if not self.settings.cdp_url and not self._stopping:
+        browser webhand launches: with a pool, or ``cdp_url``, the pool says where sessions go)."""
+        if self.pool is None and not self._stopping:
             self.engine.prelaunch()
 
     async def shutdown_all(self) -> None:
@@ -169,6 +180,8 @@ class SessionManager:
         if self._shared is not None:
             await self._shared.close()
             self._shared = None
+        if self.pool is not None:
+            await self.pool.close()
         await self.engine.stop()
         self._boot = None
         self._stopping = False
@@ -205,14 +218,36 @@ class SessionManager:
         if session is not None:
             if session.alive:
                 return session
-            # The browser died (crash, OOM kill): drop it and start over, and say so.
+            # The browser died (crash, OOM kill) or its endpoint was lost: start over, and say so.
             self._sessions.pop(key, None)
             self._close_in_background(session)
             fresh = await self._create(key)
-            fresh.notices.append("The previous browser of this session had exited; a new one was started "
-                                 "(pages, cookies and storage of the old one are gone).")
+            lost = session.placement
+            if isinstance(lost, Placement) and lost.loss_reported:
+                pass  # the call that failed said so already, and that this one starts afresh
+            elif isinstance(lost, Placement) and lost.endpoint.remote:
+                where = fresh.placement.endpoint.name if isinstance(fresh.placement, Placement) else "another"
+                fresh.notices.append(f"The browser endpoint {lost.endpoint.name!r} of this session was lost "
+                                     f"({lost.endpoint.last_error or 'the connection dropped'}): its pages, cookies and "
+                                     f"storage there are gone. This call runs in a fresh session on {where!r}.")
+            else:
+                fresh.notices.append("The previous browser of this session had exited; a new one was started "
+                                     "(pages, cookies and storage of the old one are gone).")
             return fresh
         return await self._create(key)
+
+    async def explain_closed(self, session: Session, error: WebhandError) -> WebhandError:
+        """A call failed because its page or browser closed. When that is because the session's pool
+        endpoint went away (the page can report its close a moment before the connection drops),
+        say so, once: the next call starts a fresh session elsewhere."""
+        placement = session.placement
+        if not isinstance(placement, Placement) or not placement.endpoint.remote \
+                or not await session.browser.wait_disconnected(_DISCONNECT_NOTICE_CAP):
+            return error
+        placement.loss_reported = True
+        return SessionClosed(f"The browser endpoint {placement.endpoint.name!r} of this session was lost while the "
+                             "call ran: its pages, cookies and storage there are gone.",
+                             "Call the tool again: it runs in a fresh session on an endpoint that is up.")
 
     def _close_in_background(self, session: Session) -> None:
         """Clean up after a session whose browser died (what is left of its process group, its
@@ -243,7 +278,7 @@ class SessionManager:
         # Two calls racing for the same new session share one creation.
         task = self._creating.get(key)
         if task is None:
-            if len(self._sessions) + len(self._creating) >= self.settings.max_sessions:
+            if self.pool is None and len(self._sessions) + len(self._creating) >= self.settings.max_sessions:
                 raise SessionLimitReached(
                     f"{self.settings.max_sessions} browser sessions are open, the most allowed.",
                     "Close one with browser_close (or browser_session_destroy), or raise max_sessions.")
@@ -264,6 +299,13 @@ class SessionManager:
         prepared.context.downloads_dir = files.downloads
         session = Session(key, self.settings, prepared.browser, prepared.context, prepared.events,
                           owns_browser=prepared.owns_browser, files=files)
+        placement = prepared.placement
+        if placement is not None and self.pool is not None:
+            session.placement = placement
+            session.on_closed.append(lambda pool=self.pool: pool.release(placement))
+            if placement.waited >= 0.1:
+                session.notices.append(f"This session waited {placement.waited:.1f} s for a free place in the "
+                                       "browser pool.")
         closed = self._closed_for_idleness.pop(key, None)
         if closed is not None:
             session.notices.append(f"{closed} This call runs in a fresh browser session.")
@@ -340,6 +382,12 @@ class SessionManager:
                                      session.history.count, session.public_id))
         return infos
 
+    def endpoint_of(self, conversation_id: str, name: str | None = None) -> str | None:
+        """The pool endpoint an open session runs on (None without a pool)."""
+        session = self._sessions.get(SessionKey(conversation_id, _validate_name(name)))
+        placement = session.placement if session is not None else None
+        return placement.endpoint.name if isinstance(placement, Placement) else None
+
     def browser_pids(self) -> list[int]:
         """Pids of every browser this manager launched and still owns (sessions, reserve, shared)."""
         pids = {s.browser.pid for s in self._sessions.values() if s.owns_browser and s.browser.pid}
@@ -351,23 +399,19 @@ class SessionManager:
         return sorted(pids)
 
     # -- browsers and the reserve --------------------------------------------------------------
-    def _shares_browser(self) -> bool:
-        return self.settings.isolation == "context" or self.settings.cdp_url is not None
-
     async def _shared_browser(self) -> Browser:
         async with self._shared_lock:
             if self._shared is None or not self._shared.alive:
                 if self._shared is not None:
                     await self._shared.close()
-                if self.settings.cdp_url:
-                    self._shared = await self.engine.connect(self.settings.cdp_url)
-                else:
-                    self._shared = await self.engine.launch()
+                self._shared = await self.engine.launch()
             return self._shared
 
     async def _prepare(self, viewport: Viewport | None = None) -> _Prepared:
-        """A fresh context with one blank tab, in a new browser or the shared one."""
-        shared = self._shares_browser()
+        """A fresh context with one blank tab, in a new browser or the shared one, or where the pool says."""
+        if self.pool is not None:
+            return await self._prepare_in_pool(viewport or self.settings.viewport)
+        shared = self.settings.isolation == "context"
         browser = await self._shared_browser() if shared else await self.engine.launch()
         events = TabEvents()
         viewport = viewport or self.settings.viewport
@@ -381,8 +425,40 @@ class SessionManager:
             raise
         return _Prepared(browser, context, events, owns_browser=not shared)
 
+    async def _prepare_in_pool(self, viewport: Viewport) -> _Prepared:
+        assert self.pool is not None
+        for _ in range(len(self.pool.endpoints)):
+            placement = await self.pool.place()
+            try:
+                return await self._open_context(placement, viewport)
+            except SessionClosed:
+                # Placed on an endpoint whose connection was dropping: it is drained once the drop
+                # is seen (an event, capped), and the session goes to another endpoint.
+                dropped = placement.endpoint.remote and \
+                    await placement.browser.wait_disconnected(_DISCONNECT_NOTICE_CAP)
+                if not dropped:
+                    raise
+        return await self._open_context(await self.pool.place(), viewport)
+
+    async def _open_context(self, placement: Placement, viewport: Viewport) -> _Prepared:
+        events = TabEvents()
+        try:
+            if placement.endpoint.settings.attach_to_existing_context:
+                context = await placement.browser.existing_context(events=events)
+            else:
+                context = await placement.browser.new_context(width=viewport.width, height=viewport.height,
+                                                              downloads_dir=None, events=events)
+            if not context.tabs:
+                await (await context.new_tab()).warm_up()
+        except BaseException:
+            self.pool.release(placement)  # type: ignore[union-attr]
+            if placement.owns_browser:
+                await placement.browser.close()
+            raise
+        return _Prepared(placement.browser, context, events, placement.owns_browser, placement)
+
     def _refill_reserve(self) -> None:
-        if self.settings.warm_reserve and not self._stopping and self._reserve is None:
+        if self.settings.warm_reserve and self.pool is None and not self._stopping and self._reserve is None:
             self._reserve = asyncio.create_task(self._prepare(), name="webhand-warm-reserve")
 
     async def _take_prepared(self) -> _Prepared:
@@ -472,6 +548,8 @@ class ConversationSessions:
                 # A host's call is recorded in the session's history (session/recording.py).
                 async with record_call(session, record, response) if record else contextlib.nullcontext():
                     await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
+            except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)
+                raise await self._manager.explain_closed(session, error) from None
             finally:
                 session.touch()
                 session.first_call_done.set()

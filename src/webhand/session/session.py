@@ -59,6 +59,7 @@ class Session:
         self.browser = browser
         self.context = context
         self.owns_browser = owns_browser
+        self.placement: object | None = None  # where a pool put it (engine/pool.py Placement)
         self.console: deque[ConsoleEntry] = deque(maxlen=settings.console_buffer)
         self.network: deque[NetworkEntry] = deque(maxlen=settings.console_buffer)
         self.console_seen = 0  # entries ever recorded; lets an action report what it caused

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from playwright.async_api import Browser as PWBrowser
 from playwright.async_api import Error as PWError
@@ -29,7 +31,7 @@ from webhand.engine.pw.stealth import LAUNCH_FLAGS as STEALTH_FLAGS
 from webhand.engine.pw.stealth import StealthProfile
 from webhand.errors import BrowserLaunchFailed
 
-__all__ = ["PlaywrightBrowser", "PlaywrightEngine"]
+__all__ = ["PlaywrightBrowser", "PlaywrightEngine", "redacted_url"]
 
 #: Profile preferences of a browser launched under an origin policy. WebRTC would otherwise send
 #: UDP (STUN, TURN) straight to any address a page names, around every proxy; with this it only
@@ -48,6 +50,8 @@ class PlaywrightBrowser:
         self.pid = chrome.pid if chrome else None
         self.stealth = stealth
         self._stealth_profile: StealthProfile | None = None
+        self.disconnected = asyncio.Event()  # the connection dropped (a remote endpoint died or went away)
+        browser.on("disconnected", lambda _: self.disconnected.set())
 
     @property
     def alive(self) -> bool:
@@ -87,6 +91,48 @@ class PlaywrightBrowser:
         if self._stealth_profile is not None:
             await self._stealth_profile.apply(context)  # an init script in every page and frame of the context
 
+    def on_disconnected(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the connection drops (a remote endpoint died or went away)."""
+        self.browser.on("disconnected", lambda _: callback())
+
+    async def wait_disconnected(self, timeout: float) -> bool:
+        """Whether the connection drops within ``timeout`` (a page may report its close first)."""
+        try:
+            await asyncio.wait_for(self.disconnected.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        return self.disconnected.is_set()
+
+    async def ping(self, timeout: float) -> bool:
+        """A round trip to the browser itself (not just an open socket): a CDP session, one call."""
+        async def round_trip() -> None:
+            session = await self.browser.new_browser_cdp_session()
+            try:
+                await session.send("Browser.getVersion")
+            finally:
+                with contextlib.suppress(PWError):
+                    await session.detach()
+
+        try:
+            await asyncio.wait_for(round_trip(), timeout)
+            return True
+        except (PWError, asyncio.TimeoutError):
+            return False
+
+    @property
+    def version(self) -> str:
+        return self.browser.version
+
+    async def existing_context(self, *, events: TabEvents) -> PlaywrightContext:
+        """The browser's own default context, with the tabs, cookies and logins already in it
+        (attach_to_existing_context). Closing the session leaves them, and the context, open."""
+        if not self.browser.contexts:
+            raise BrowserLaunchFailed("The browser has no default context to attach to (it is not a browser "
+                                      "started with --remote-debugging-port, or it was started headless "
+                                      "without one).", "Set attach_to_existing_context = false to get a fresh context.")
+        return PlaywrightContext(self.browser.contexts[0], events, None, policy=self.policy,
+                                 response_sources=self.response_sources, attached=True)
+
     async def close(self) -> None:
         """Disconnect; and when webhand launched this browser, kill its process group."""
         try:
@@ -99,6 +145,17 @@ class PlaywrightBrowser:
     def kill_now(self) -> None:
         if self.chrome:
             self.chrome.kill_now()
+
+
+def redacted_url(url: str) -> str:
+    """``url`` without what may be a credential: user:password, the query and the fragment."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def _first_line(error: Exception, url: str) -> str:
+    line = (str(error).splitlines() or [type(error).__name__])[0]
+    return line.replace(url, redacted_url(url))
 
 
 class PlaywrightEngine:
@@ -153,14 +210,28 @@ class PlaywrightEngine:
         return PlaywrightBrowser(browser, chrome, self.policy, stealth=settings.stealth,
                                  response_sources=self.response_sources)
 
-    async def connect(self, cdp_url: str) -> PlaywrightBrowser:
+    async def connect(self, url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
+                      timeout: float | None = None) -> PlaywrightBrowser:
+        """Connect to a browser webhand did not start: a Playwright browser server (``kind``
+        "playwright", Playwright's own protocol, which keeps downloads, uploads and routing working
+        across the wire) or any Chromium speaking CDP. Closing it later only disconnects."""
         await self.start()
         assert self._playwright is not None
+        milliseconds = (timeout or self.settings.launch_timeout) * 1000
         try:
-            browser = await self._playwright.chromium.connect_over_cdp(cdp_url, timeout=self.settings.launch_timeout * 1000)
+            if kind == "playwright":
+                browser = await self._playwright.chromium.connect(url, timeout=milliseconds, headers=headers or None)
+            else:
+                browser = await self._playwright.chromium.connect_over_cdp(url, timeout=milliseconds,
+                                                                           headers=headers or None)
         except PWError as error:
-            raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {str(error).splitlines()[0]}",
-                                      "Check that it runs with --remote-debugging-port and that the URL is right.") from None
+            where = redacted_url(url)  # a query string or user:password may hold the API key
+            hint = ("Check that the Playwright server runs (playwright run-server / launch-server), its version "
+                    "matches, and the URL and headers are right." if kind == "playwright" else
+                    "Check that it runs with --remote-debugging-port (or that the service is up) and that the URL "
+                    "and headers are right.")
+            raise BrowserLaunchFailed(f"Could not connect to the {kind} browser at {where}: "
+                                      f"{_first_line(error, url)}", hint) from None
         return PlaywrightBrowser(browser, None, self.policy, stealth=self.settings.stealth,
                                  response_sources=self.response_sources)
 

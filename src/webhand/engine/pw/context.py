@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,12 @@ _ANNOUNCEMENT_SECONDS = 5.0
 class PlaywrightContext(ContextDebugging):
     def __init__(self, context: PWContext, events: TabEvents, downloads_dir: str | None = None,
                  policy: OriginPolicy | None = None, proxy: PolicyProxy | None = None,
-                 response_sources: bool = True) -> None:
+                 response_sources: bool = True, attached: bool = False) -> None:
         self.context = context
         self.response_sources = response_sources
+        # attached: the user's own default context (attach_to_existing_context). Its tabs were there
+        # before webhand; closing the session closes only the tabs webhand opened, never the context.
+        self.attached = attached
         self.events = events
         self.policy = policy
         self.proxy = proxy  # the context's policy proxy: it lives exactly as long as the context
@@ -47,6 +51,9 @@ class PlaywrightContext(ContextDebugging):
         self._announced_tabs: list[float] = []  # when pages asked for new windows whose tabs do not exist yet
         self._start_debugging()  # console of every source, network emulation, mocks (context_debugging.py)
         context.on("page", self._adopt)
+        self._preexisting = list(context.pages) if attached else []
+        for page in self._preexisting:
+            self._adopt(page)
 
     def _adopt(self, page: PWPage) -> PlaywrightTab:
         """Every page of the context becomes a tab, including those the page opens itself."""
@@ -77,6 +84,11 @@ class PlaywrightContext(ContextDebugging):
     async def close(self) -> None:
         if self._shared_workers is not None:
             await self._shared_workers.close()
+        if self.attached:
+            for tab in [t for t in self.tabs if t.page not in self._preexisting]:
+                with contextlib.suppress(PWError):
+                    await tab.page.close()
+            return
         try:
             await self.context.close()
         except PWError:

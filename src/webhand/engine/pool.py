@@ -1,0 +1,269 @@
+"""The pool: where a new session's browser comes from.
+
+Each endpoint (``config.EndpointSettings``) is local launching, a Playwright browser server
+(``playwright run-server`` / ``launch-server``, the official container image) or a browser
+speaking CDP (browserless, a cloud provider's ``wss://`` URL, a Chrome started with
+``--remote-debugging-port``). A new session goes to the least-loaded healthy endpoint that has
+room and carries the labels asked for, and stays there for its life. On a remote endpoint a
+session is a browser context in the endpoint's one shared connection; locally it is a browser
+of its own, as without a pool.
+
+Health: a remote endpoint is healthy while its connection is up and answers a round trip
+(checked every ``health_interval``). When it drops, the endpoint is drained: it takes no new
+session, its sessions' browser reads as not alive (the manager tells each one, on its next call,
+that its pages are gone, and places it afresh), and it is reconnected every ``health_interval``
+until it answers; then it takes sessions again. webhand never kills a remote browser: closing
+only disconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+
+from webhand.config import EndpointSettings, PoolSettings
+from webhand.engine.driver import Browser, Engine
+from webhand.errors import BrowserLaunchFailed, ConfigError, PoolFull, WebhandError
+
+log = logging.getLogger("webhand.pool")
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_headers(headers: dict[str, str], endpoint: str) -> dict[str, str]:
+    """Header values with ``${NAME}`` read from the environment, so a key need not sit in a file."""
+    def value(match: re.Match[str]) -> str:
+        found = os.environ.get(match.group(1))
+        if found is None:
+            raise ConfigError(f"A header of pool endpoint {endpoint!r} refers to ${{{match.group(1)}}}, which is not set.",
+                              f"Set the environment variable {match.group(1)} for webhand, or write the value itself.")
+        return found
+
+    return {name: _ENV_REFERENCE.sub(value, text) for name, text in headers.items()}
+
+
+@dataclass(eq=False)
+class Placement:
+    """One session's place: its endpoint and browser, and how long it waited for them."""
+
+    endpoint: Endpoint
+    browser: Browser
+    owns_browser: bool
+    waited: float
+    loss_reported: bool = False  # a failed call already told the session its endpoint was lost
+
+
+@dataclass(eq=False)
+class Endpoint:
+    settings: EndpointSettings
+    name: str
+    browser: Browser | None = None  # the shared connection of a remote endpoint
+    healthy: bool = False
+    last_error: str = "not connected yet"
+    placed: set[Placement] = field(default_factory=set)  # sessions on the current connection (or launched here)
+    reconnecting: asyncio.Task[None] | None = None
+
+    @property
+    def remote(self) -> bool:
+        return self.settings.kind != "local"
+
+    def usable(self) -> bool:
+        return not self.remote or (self.healthy and self.browser is not None and self.browser.alive)
+
+    def has_room(self) -> bool:
+        return len(self.placed) < self.settings.capacity
+
+
+class Pool:
+    def __init__(self, settings: PoolSettings, engine: Engine, *, labels: list[str] | None = None) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.labels = set(labels or [])
+        names: set[str] = set()
+        self.endpoints: list[Endpoint] = []
+        for number, config in enumerate(settings.endpoints, 1):
+            name = config.label if config.label not in names else f"{config.label} #{number}"
+            names.add(name)
+            self.endpoints.append(Endpoint(config, name, healthy=config.kind == "local"))
+        self._waiting = 0
+        self._changed = asyncio.Event()  # set (and replaced) whenever a place may have become free
+        self._stopping = asyncio.Event()
+        self._health: asyncio.Task[None] | None = None
+
+    # -- life ----------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect every remote endpoint once (with its retries); one that fails is retried by the
+        health checks, so a pool starts even while some of its endpoints are down."""
+        remote = [e for e in self.endpoints if e.remote]
+        results = await asyncio.gather(*(self._connect(e) for e in remote), return_exceptions=True)
+        for endpoint, result in zip(remote, results):
+            if isinstance(result, BaseException):
+                self._mark_lost(endpoint, result)
+        if remote and self._health is None:
+            self._health = asyncio.create_task(self._check_health(), name="webhand-pool-health")
+
+    async def close(self) -> None:
+        """Disconnect from every remote endpoint (never kill it)."""
+        self._stopping.set()
+        tasks = [t for t in [self._health, *(e.reconnecting for e in self.endpoints)] if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for endpoint in self.endpoints:
+            browser, endpoint.browser = endpoint.browser, None
+            endpoint.healthy = not endpoint.remote
+            if browser is not None:
+                await browser.close()  # pid is None for a remote browser: this only disconnects
+
+    # -- placing sessions ----------------------------------------------------------------------
+    async def place(self) -> Placement:
+        """A place for a new session: wait in the bounded queue when every endpoint is full."""
+        candidates = [e for e in self.endpoints if self.labels <= set(e.settings.labels)]
+        if not candidates:
+            raise ConfigError(f"No pool endpoint carries the labels {sorted(self.labels)}.",
+                              "Add them to an endpoint's labels, or change pool_labels.")
+        started = time.monotonic()
+        endpoint = self._choose(candidates)
+        if endpoint is None:
+            if self._waiting >= self.settings.queue_size or self.settings.queue_timeout == 0:
+                raise self._no_place(candidates, waited=None)
+            self._waiting += 1
+            try:
+                deadline = started + self.settings.queue_timeout
+                while (endpoint := self._choose(candidates)) is None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise self._no_place(candidates, waited=time.monotonic() - started)
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), left)
+            finally:
+                self._waiting -= 1
+        placement = Placement(endpoint, endpoint.browser, False, time.monotonic() - started)  # type: ignore[arg-type]
+        endpoint.placed.add(placement)  # taken before any await: no other session can take this place
+        if not endpoint.remote:
+            try:
+                placement.browser = await self.engine.launch()
+                placement.owns_browser = True
+            except BaseException:
+                self.release(placement)
+                raise
+        return placement
+
+    def release(self, placement: Placement) -> None:
+        """The session left (closed, or found dead): its place is free."""
+        if placement in placement.endpoint.placed:
+            placement.endpoint.placed.discard(placement)
+            self._notify()
+
+    def _choose(self, candidates: list[Endpoint]) -> Endpoint | None:
+        for endpoint in candidates:
+            if endpoint.remote and endpoint.healthy and not endpoint.usable():
+                self._mark_lost(endpoint, BrowserLaunchFailed("the connection dropped"))
+        open_ = [e for e in candidates if e.usable() and e.has_room()]
+        if not open_:
+            return None
+        return min(open_, key=lambda e: (len(e.placed) / e.settings.capacity, len(e.placed)))
+
+    def _no_place(self, candidates: list[Endpoint], waited: float | None) -> WebhandError:
+        up = [e for e in candidates if e.usable()]
+        took = f"after waiting {waited:.1f} s" if waited is not None else "at once"
+        if not up:
+            down = "; ".join(f"{e.name}: {e.last_error}" for e in candidates)
+            return BrowserLaunchFailed(f"No browser endpoint is reachable ({took}): {down}.",
+                                       "Check that the endpoints run and that their URLs and headers are right "
+                                       "(`webhand doctor` checks each); webhand reconnects to them on its own.")
+        places = sum(e.settings.capacity for e in up)
+        if waited is None:
+            why = (f"and {self._waiting} new sessions already wait (queue_size {self.settings.queue_size})"
+                   if self.settings.queue_size else "and there is no wait queue (queue_size 0)")
+            return PoolFull(f"The browser pool is full: all {places} places on {len(up)} reachable endpoints are "
+                            f"taken, {why}.", "Close a session (browser_close) and try again, or add pool capacity.")
+        return PoolFull(f"The browser pool is full: no place of {places} on {len(up)} reachable endpoints became "
+                        f"free after waiting {waited:.1f} s (queue_timeout {self.settings.queue_timeout:g} s).",
+                        "Try again later, close a session (browser_close), or add pool capacity.")
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    # -- connections and health ----------------------------------------------------------------
+    async def _connect(self, endpoint: Endpoint) -> None:
+        """One connection, with the endpoint's timeout and retry policy."""
+        config = endpoint.settings
+        assert config.url is not None
+        headers = expand_headers(config.headers, endpoint.name)
+        for attempt in range(config.retries + 1):
+            try:
+                browser = await self.engine.connect(config.url, kind=config.kind, headers=headers,
+                                                    timeout=config.timeout)
+                break
+            except BrowserLaunchFailed as error:
+                endpoint.last_error = error.message
+                if attempt == config.retries:
+                    raise
+            # No event tells when a down endpoint is back: wait the configured delay (or for shutdown).
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), config.retry_delay)
+            if self._stopping.is_set():
+                raise BrowserLaunchFailed(f"{endpoint.name}: webhand is shutting down")
+        endpoint.browser, endpoint.healthy, endpoint.last_error = browser, True, ""
+        browser.on_disconnected(lambda: self._mark_lost(endpoint, BrowserLaunchFailed("the connection dropped"),
+                                                        browser))
+        log.info("pool endpoint %s connected", endpoint.name)
+        self._notify()
+
+    def _mark_lost(self, endpoint: Endpoint, error: BaseException, browser: Browser | None = None) -> None:
+        """Drain ``endpoint``: no new sessions; the ones on it learn of the loss on their next call
+        (their browser is no longer alive) and are placed afresh. Reconnect in the background."""
+        if browser is not None and browser is not endpoint.browser:
+            return  # an older connection, already replaced
+        if endpoint.healthy:
+            log.warning("pool endpoint %s lost (%s); %d session(s) on it will start afresh", endpoint.name,
+                        error, len(endpoint.placed))
+        endpoint.healthy = False
+        endpoint.last_error = getattr(error, "message", None) or str(error) or type(error).__name__
+        endpoint.placed.clear()
+        old, endpoint.browser = endpoint.browser, None
+        if old is not None:
+            asyncio.ensure_future(old.close())  # only disconnects: a remote browser is never killed
+        if not self._stopping.is_set() and (endpoint.reconnecting is None or endpoint.reconnecting.done()):
+            endpoint.reconnecting = asyncio.create_task(self._reconnect(endpoint), name="webhand-pool-reconnect")
+        self._notify()
+
+    async def _reconnect(self, endpoint: Endpoint) -> None:
+        while not self._stopping.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.settings.health_interval)
+            if self._stopping.is_set():
+                return
+            try:
+                await self._connect(endpoint)
+                return
+            except WebhandError as error:
+                endpoint.last_error = error.message
+
+    async def _check_health(self) -> None:
+        """Every ``health_interval``: a round trip to each healthy remote endpoint; one that does not
+        answer within its timeout is drained like a dropped one."""
+        while not self._stopping.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.settings.health_interval)
+            for endpoint in [e for e in self.endpoints if e.remote and e.healthy and e.browser is not None]:
+                browser = endpoint.browser
+                if not await browser.ping(endpoint.settings.timeout):  # type: ignore[attr-defined]
+                    self._mark_lost(endpoint, BrowserLaunchFailed("it did not answer a health check"), browser)
+
+    @property
+    def waiting(self) -> int:
+        """New sessions waiting in the queue for a place."""
+        return self._waiting
+
+    def status(self) -> list[dict[str, object]]:
+        return [{"endpoint": e.name, "kind": e.settings.kind, "healthy": e.usable(), "sessions": len(e.placed),
+                 "capacity": e.settings.capacity, "labels": e.settings.labels,
+                 **({"error": e.last_error} if not e.usable() else {})} for e in self.endpoints]

@@ -1,0 +1,180 @@
+"""Remote browser engines started here, on 127.0.0.1, the way users run them elsewhere.
+
+- ``PlaywrightServer``: Playwright's own browser server (``launch-server``, what the official
+  container image runs), through the Playwright package's bundled driver, with our Chromium.
+- ``DebuggingChrome``: a Chromium started with ``--remote-debugging-port``, as a user starts
+  their own browser for webhand to attach to.
+- ``HeaderCheckingProxy``: a loopback TCP proxy in front of an endpoint that refuses (401) any
+  connection whose upgrade request lacks the expected Authorization header.
+
+Each is ended by the pid this test started (its own process group), never by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+import playwright
+from webhand.engine.chrome import find_chromium, launch_flags
+
+_DRIVER = Path(playwright.__file__).parent / "driver"
+
+
+def _first_line_matching(stream, needle: str, timeout: float) -> str:  # noqa: ANN001 - a text pipe
+    """The first line of ``stream`` containing ``needle``, read in a thread so the wait is capped."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put("")
+
+    threading.Thread(target=pump, daemon=True).start()
+    while True:
+        line = lines.get(timeout=timeout)
+        if not line or needle in line:
+            return line.strip()
+
+
+class _Started:
+    process: subprocess.Popen[str]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def processes(self) -> list[psutil.Process]:
+        """The process we started and everything in its group (the browser it launched)."""
+        found = []
+        for process in psutil.process_iter():
+            try:
+                if os.getpgid(process.pid) == self.pid:
+                    found.append(process)
+            except (ProcessLookupError, psutil.NoSuchProcess):
+                continue
+        return found
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the group this test started (by its pid), and wait for it."""
+        members = self.processes()
+        if self.alive():
+            os.killpg(self.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+        psutil.wait_procs(members, timeout=10)
+
+
+class PlaywrightServer(_Started):
+    def __init__(self, config_dir: Path, port: int = 0) -> None:
+        port = port or free_port()
+        config = config_dir / f"launch-server-{port}.json"
+        config.write_text(json.dumps({"executablePath": find_chromium(), "headless": True, "port": port,
+                                      "host": "127.0.0.1", "wsPath": "/playwright"}))
+        self.port = port
+        self.process = subprocess.Popen([str(_DRIVER / "node"), str(_DRIVER / "package" / "cli.js"), "launch-server",
+                                         "--browser", "chromium", "--config", str(config)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                        start_new_session=True)
+        assert self.process.stdout is not None
+        self.url = _first_line_matching(self.process.stdout, "ws://", timeout=60)
+        assert self.url.startswith("ws://"), "the Playwright server did not announce its endpoint"
+
+
+class DebuggingChrome(_Started):
+    def __init__(self, profile: Path, *urls: str) -> None:
+        self.process = subprocess.Popen([find_chromium(), *launch_flags(str(profile)), *urls],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                        start_new_session=True)
+        assert self.process.stderr is not None
+        line = _first_line_matching(self.process.stderr, "DevTools listening on", timeout=60)
+        self.ws_url = line.split("listening on ", 1)[1].strip()
+        self.http_url = "http://" + self.ws_url.split("/")[2]
+
+    def page_urls(self) -> list[str]:
+        with urllib.request.urlopen(self.http_url + "/json/list", timeout=10) as reply:
+            return [t["url"] for t in json.load(reply) if t["type"] == "page"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class HeaderCheckingProxy:
+    """Forwards connections to ``target_port`` only when the request carries ``authorization``."""
+
+    def __init__(self, target_port: int, authorization: str) -> None:
+        self.target_port = target_port
+        self.authorization = authorization
+        self.accepted = 0
+        self.refused = 0
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port = self._server.getsockname()[1]
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            self._open.append(client)
+            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+
+    def _handle(self, client: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = client.recv(65536)
+            if not chunk:
+                client.close()
+                return
+            head += chunk
+        lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")[1:]
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+        if headers.get("authorization") != self.authorization:
+            self.refused += 1
+            client.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            client.close()
+            return
+        self.accepted += 1
+        upstream = socket.create_connection(("127.0.0.1", self.target_port))
+        self._open.append(upstream)
+        upstream.sendall(head)
+        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+        _pipe(client, upstream)
+
+    def close(self) -> None:
+        self._server.close()
+        for sock in self._open:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while chunk := source.recv(65536):
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        try:
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass

@@ -1,0 +1,171 @@
+"""Remote browsers and the pool, against engines started here: Playwright browser servers (the
+package's own driver, our Chromium) and Chromium with --remote-debugging-port, all on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from helpers import settings_for_tests
+from remote_engines import PlaywrightServer
+from webhand import Webhand
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[PlaywrightServer]]:
+    """Three Playwright servers shared by the tests of this module that do not kill one."""
+    folder = tmp_path_factory.mktemp("pw-servers")
+    started: list[PlaywrightServer] = []
+    try:
+        for _ in range(3):
+            started.append(PlaywrightServer(folder))
+        yield started
+    finally:
+        for server in started:
+            server.kill()
+
+
+async def queued(wh: Webhand, count: int) -> None:
+    """Until ``count`` new sessions wait in the pool's queue (polled, capped at 10 s)."""
+    deadline = time.monotonic() + 10
+    while wh.sessions.pool.waiting != count:
+        assert time.monotonic() < deadline, "no session joined the queue"
+        await asyncio.sleep(0.02)
+
+
+def pool_of(servers: list[PlaywrightServer], capacity: int, **pool: object) -> dict[str, object]:
+    endpoints = [{"name": f"pw{i}", "kind": "playwright", "url": s.url, "capacity": capacity, "retries": 0,
+                  "timeout": 10} for i, s in enumerate(servers, 1)]
+    return {"endpoints": endpoints, **pool}
+
+
+async def test_twenty_sessions_spread_over_three_endpoints_within_capacity(tmp_path_factory, servers, site):
+    settings = settings_for_tests(tmp_path_factory, pool=pool_of(servers, capacity=7))
+    async with Webhand(settings) as wh:
+        contexts = [wh.context(f"c{i}") for i in range(20)]
+        replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"login.html?n={i}")})
+                                         for i, c in enumerate(contexts)))
+        assert all(not r.is_error for r in replies), [r.text for r in replies if r.is_error]
+        placed = Counter(wh.sessions.endpoint_of(c.conversation_id) for c in contexts)
+        assert sorted(placed) == ["pw1", "pw2", "pw3"]
+        assert max(placed.values()) <= 7 and sum(placed.values()) == 20
+        assert {row["endpoint"]: row["sessions"] for row in wh.sessions.pool.status()} == placed
+        for i, context in enumerate(contexts):  # every session kept its own page
+            assert f"n={i}" in (await context.call("browser_tabs", {"action": "list"})).text
+
+
+async def test_sessions_of_a_killed_endpoint_start_afresh_elsewhere_and_the_others_keep_their_pages(
+        tmp_path_factory, tmp_path, servers, site):
+    doomed = PlaywrightServer(tmp_path)
+    others = servers[:2]
+    try:
+        settings = settings_for_tests(tmp_path_factory, pool=pool_of([doomed, *others], capacity=4,
+                                                                     health_interval=0.5))
+        async with Webhand(settings) as wh:
+            contexts = [wh.context(f"k{i}") for i in range(6)]
+            for i, context in enumerate(contexts):
+                reply = await context.call("browser_navigate", {"url": site.url(f"login.html?kept={i}")})
+                assert not reply.is_error, reply.text
+            on_doomed = [c for c in contexts if wh.sessions.endpoint_of(c.conversation_id) == "pw1"]
+            elsewhere = [c for c in contexts if c not in on_doomed]
+            assert len(on_doomed) == 2
+
+            doomed.kill()  # the Playwright server we started, by its pid, mid-run
+            killed = time.monotonic()
+            for context in on_doomed:
+                # The first call after the kill may race the dropped connection: it then fails saying
+                # the endpoint was lost, and the next call runs fresh. Either way the loss is told once.
+                replies = [await context.call("browser_navigate", {"url": site.url("login.html")})]
+                if replies[0].is_error:
+                    replies.append(await context.call("browser_navigate", {"url": site.url("login.html")}))
+                assert not replies[-1].is_error, replies[-1].text
+                assert sum("endpoint 'pw1' of this session was lost" in r.text for r in replies) == 1
+                assert wh.sessions.endpoint_of(context.conversation_id) in {"pw2", "pw3"}
+                again = await context.call("browser_snapshot", {})
+                assert "was lost" not in again.text and "Sign in" in again.text
+            print(f"recovered {len(on_doomed)} sessions {time.monotonic() - killed:.2f} s after the kill")
+            for context in elsewhere:  # nothing lost on the other endpoints
+                reply = await context.call("browser_tabs", {"action": "list"})
+                assert f"kept={contexts.index(context)}" in reply.text and "lost" not in reply.text
+    finally:
+        doomed.kill()
+
+
+async def test_a_lost_endpoint_takes_sessions_again_once_it_answers(tmp_path_factory, tmp_path, site):
+    server = PlaywrightServer(tmp_path)
+    port = server.port
+    settings = settings_for_tests(tmp_path_factory, pool=pool_of([server], capacity=2, health_interval=0.3,
+                                                                queue_timeout=60))
+    try:
+        async with Webhand(settings) as wh:
+            assert not (await wh.context("a").call("browser_navigate", {"url": site.url("login.html")})).is_error
+            server.kill()
+            server = PlaywrightServer(tmp_path, port=port)  # back on the same address
+            # The new session waits in the queue until the health checks have reconnected.
+            reply = await wh.context("b").call("browser_navigate", {"url": site.url("login.html")})
+            assert not reply.is_error, reply.text
+            assert [row["healthy"] for row in wh.sessions.pool.status()] == [True]
+    finally:
+        server.kill()
+
+
+async def test_a_full_pool_queues_then_times_out_with_a_clear_error(tmp_path_factory, servers, site):
+    settings = settings_for_tests(tmp_path_factory, pool=pool_of(servers[:1], capacity=1, queue_size=1,
+                                                                queue_timeout=1))
+    async with Webhand(settings) as wh:
+        assert not (await wh.context("first").call("browser_navigate", {"url": site.url("login.html")})).is_error
+        waiting = asyncio.ensure_future(wh.context("second").call("browser_navigate", {"url": site.url("login.html")}))
+        await queued(wh, 1)
+        refused = await wh.context("third").call("browser_navigate", {"url": site.url("login.html")})
+        assert refused.is_error
+        assert "pool is full" in refused.text and "already wait (queue_size 1)" in refused.text
+        timed_out = await waiting
+        assert timed_out.is_error
+        assert "pool is full" in timed_out.text and "after waiting 1." in timed_out.text
+        assert "Traceback" not in timed_out.text
+
+
+async def test_a_queued_session_gets_the_place_freed_and_says_how_long_it_waited(tmp_path_factory, servers, site):
+    settings = settings_for_tests(tmp_path_factory, pool=pool_of(servers[:1], capacity=1, queue_timeout=30))
+    async with Webhand(settings) as wh:
+        assert not (await wh.context("first").call("browser_navigate", {"url": site.url("login.html")})).is_error
+        waiting = asyncio.ensure_future(wh.context("second").call("browser_navigate", {"url": site.url("login.html")}))
+        await queued(wh, 1)
+        await wh.end_conversation("first")
+        reply = await waiting
+        assert not reply.is_error, reply.text
+        assert "waited" in reply.text and "free place in the browser pool" in reply.text
+
+
+async def test_a_pool_mixes_local_launching_and_a_remote_endpoint(tmp_path_factory, servers, site):
+    pool = pool_of(servers[:1], capacity=1)
+    pool["endpoints"].append({"name": "here", "kind": "local", "capacity": 1})  # type: ignore[union-attr]
+    async with Webhand(settings_for_tests(tmp_path_factory, pool=pool)) as wh:
+        for name in ("one", "two"):
+            assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
+        assert {wh.sessions.endpoint_of("one"), wh.sessions.endpoint_of("two")} == {"pw1", "here"}
+        assert len(wh.sessions.browser_pids()) == 1  # the local one, launched here, owned here
+
+
+async def test_labels_pin_sessions_to_the_endpoints_that_carry_them(tmp_path_factory, servers, site):
+    pool = pool_of(servers, capacity=5)
+    pool["endpoints"][2]["labels"] = ["gpu"]  # type: ignore[index]
+    async with Webhand(settings_for_tests(tmp_path_factory, pool=pool, pool_labels=["gpu"])) as wh:
+        for name in ("a", "b", "c"):
+            assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
+            assert wh.sessions.endpoint_of(name) == "pw3"
+
+
+async def test_closing_webhand_disconnects_and_leaves_remote_browsers_running(tmp_path_factory, servers, site):
+    before = {server.pid: len(server.processes()) for server in servers}
+    async with Webhand(settings_for_tests(tmp_path_factory, pool=pool_of(servers, capacity=2))) as wh:
+        for name in ("a", "b", "c"):
+            assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
+        connections = [e.browser for e in wh.sessions.pool.endpoints]
+    assert all(not c.alive for c in connections)  # disconnected
+    assert all(server.alive() for server in servers)  # not killed: webhand did not start them
+    assert {server.pid: len(server.processes()) for server in servers} == before
