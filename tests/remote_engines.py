@@ -93,8 +93,10 @@ class PlaywrightServer(_Started):
 
 
 class DebuggingChrome(_Started):
-    def __init__(self, profile: Path, *urls: str) -> None:
-        self.process = subprocess.Popen([find_chromium(), *launch_flags(str(profile)), *urls],
+    def __init__(self, profile: Path, url: str = "about:blank") -> None:
+        # Headless Chromium opens one start page only: ours replaces the flags' about:blank.
+        flags = [flag for flag in launch_flags(str(profile)) if flag != "about:blank"]
+        self.process = subprocess.Popen([find_chromium(), *flags, url],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True)
         assert self.process.stderr is not None

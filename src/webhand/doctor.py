@@ -56,6 +56,36 @@ async def _binary_version(path: str) -> str:
     return lines[-1].strip() if lines else "(no version printed)"
 
 
+async def _check_endpoints(settings: Settings, report: _Report) -> None:
+    """Connect to each remote endpoint once, with its headers and timeout, then disconnect."""
+    from webhand.engine.pool import expand_headers
+    from webhand.engine.pw import PlaywrightEngine, redacted_url
+
+    pool = settings.effective_pool()
+    assert pool is not None
+    engine = PlaywrightEngine(settings)
+    try:
+        for endpoint in pool.endpoints:
+            what = f"endpoint {endpoint.label}"
+            if endpoint.url is None:
+                report.info(what, f"local launching, capacity {endpoint.capacity}")
+                continue
+            started = time.monotonic()
+            try:
+                browser = await engine.connect(endpoint.url, kind=endpoint.kind, timeout=endpoint.timeout,
+                                               headers=expand_headers(endpoint.headers, endpoint.label))
+            except WebhandError as error:
+                report.fail(what, str(error))
+                continue
+            # Header names only: their values are credentials.
+            headers = f", headers {', '.join(sorted(endpoint.headers))}" if endpoint.headers else ""
+            report.ok(what, f"{endpoint.kind} {redacted_url(endpoint.url)}{headers}, Chromium {browser.version}, "
+                            f"connected in {time.monotonic() - started:.1f} s, capacity {endpoint.capacity}")
+            await browser.close()  # only disconnects: webhand never kills a browser it did not start
+    finally:
+        await engine.stop()
+
+
 async def run_doctor(settings: Settings) -> int:
     from webhand.engine.chrome import find_chromium, runtime_dir
     from webhand.host import Webhand
@@ -82,9 +112,10 @@ async def run_doctor(settings: Settings) -> int:
     except OSError as error:
         report.fail("output dir", f"{error}. Set output_dir (WEBHAND_OUTPUT_DIR) to a writable folder.")
 
-    if settings.cdp_url:
-        report.info("browser", f"connecting to {settings.cdp_url} instead of launching one")
-    else:
+    pool = settings.effective_pool()
+    if pool is not None:
+        await _check_endpoints(settings, report)
+    if pool is None or any(e.kind == "local" for e in pool.endpoints):
         configured = settings.executable_path
         if configured and not (os.path.isfile(configured) and os.access(configured, os.X_OK)):
             report.fail("executable_path", f"{configured} is not an executable file. Fix executable_path "
