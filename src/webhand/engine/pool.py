@@ -171,10 +171,10 @@ class Pool:
 
     def _no_place(self, candidates: list[Endpoint], waited: float | None) -> WebhandError:
         up = [e for e in candidates if e.usable()]
-        took = f"after waiting {waited:.1f} s" if waited is not None else "at once"
+        took = f" after waiting {waited:.1f} s" if waited is not None else ""
         if not up:
-            down = "; ".join(f"{e.name}: {e.last_error}" for e in candidates)
-            return BrowserLaunchFailed(f"No browser endpoint is reachable ({took}): {down}.",
+            down = "; ".join(f"{e.name}: {e.last_error.rstrip('.')}" for e in candidates)
+            return BrowserLaunchFailed(f"No browser endpoint is reachable{took}: {down}.",
                                        "Check that the endpoints run and that their URLs and headers are right "
                                        "(`webhand doctor` checks each); webhand reconnects to them on its own.")
         places = sum(e.settings.capacity for e in up)

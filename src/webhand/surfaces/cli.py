@@ -29,12 +29,36 @@ def _caps_help() -> str:
     return f"capability groups, comma-separated: {','.join(load_specs()['capabilities'])} or all (default core)"
 
 
+def _header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise SystemExit("webhand: --remote-header takes 'Name: value' (a value ${NAME} reads the variable NAME)")
+    return name.strip(), value.strip()
+
+
+def _remote_options(parser: argparse.ArgumentParser) -> None:
+    """Where browsers come from, when not launched here (a pool is set in webhand.toml: [[pool.endpoints]])."""
+    parser.add_argument("--cdp-url", help="connect to this browser over CDP (http(s):// or ws(s)://) instead of "
+                        "launching one")
+    parser.add_argument("--playwright-url", help="use the Playwright browser server at this ws(s):// URL")
+    parser.add_argument("--remote-header", action="append", metavar="'NAME: VALUE'",
+                        help="a header sent when connecting; write the value as ${VAR} so that the key does not "
+                        "show in `ps`")
+    parser.add_argument("--attach-existing-context", action="store_true",
+                        help="with --cdp-url: drive that browser's own tabs, cookies and logins")
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     from webhand.config import load_settings
 
     caps = getattr(args, "caps", None)
     flags = {"capabilities": caps.split(",") if caps else None, "isolation": getattr(args, "isolation", None),
-             "executable_path": getattr(args, "chrome", None)}
+             "executable_path": getattr(args, "chrome", None), "cdp_url": getattr(args, "cdp_url", None),
+             "playwright_url": getattr(args, "playwright_url", None),
+             "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None}
+    headers = getattr(args, "remote_header", None)
+    if headers:
+        flags["remote_headers"] = dict(_header(text) for text in headers)
     return load_settings(config=getattr(args, "config", None), agent=getattr(args, "agent", None), flags=flags)
 
 
@@ -196,6 +220,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     mcp.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024, help="largest request body (default 4 MiB)")
     mcp.add_argument("--isolation", choices=["process", "context"])
     mcp.add_argument("--chrome", help="path of the Chromium binary")
+    _remote_options(mcp)
     _config_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
 
@@ -216,6 +241,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="find Chromium, launch it, report versions and what is wrong")
     doctor.add_argument("--chrome", help="path of the Chromium binary")
+    _remote_options(doctor)
     _config_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
 

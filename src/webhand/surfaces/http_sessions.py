@@ -72,8 +72,8 @@ class SessionReclaimer:
 
     async def _serve_in_session(self, session_id: str, scope: Scope, receive: Receive, send: Send) -> None:
         activity = self._sessions.get(session_id)
-        if activity is None:  # unknown to this server: the SDK answers it
-            await self.app(scope, receive, send)
+        if activity is None:  # unknown to this server: the SDK answers it, and a 404 says why
+            await self.app(scope, receive, _explaining_unknown_session(session_id, scope, receive, send))
             return
 
         async def watch(message: Message) -> None:
@@ -186,3 +186,30 @@ class SessionReclaimer:
             if activity.in_flight == 0 and now - activity.last_seen > self.idle_timeout + 60:
                 del self._sessions[session_id]
 
+
+
+#: What a client hears for a session id this process does not hold. Behind a load balancer the
+#: usual cause is a request routed to another webhand server than the one that opened the session.
+UNKNOWN_SESSION = ("MCP session {id}… is not open on this webhand server: it ended, expired, or was opened on "
+                   "another server. Its browser state is not here. Start a new session (initialize). Behind a "
+                   "load balancer, route every request carrying an Mcp-Session-Id to the server whose response "
+                   "set it (session affinity learned from the response header, see docs/design.md).")
+_SESSION_NOT_FOUND = -32001
+
+
+def _explaining_unknown_session(session_id: str, scope: Scope, receive: Receive, send: Send) -> Callable[
+        [Message], Awaitable[None]]:
+    """``send`` that replaces the SDK's 404 for an unknown session with an error that says why."""
+    replaced = False
+
+    async def watch(message: Message) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start" and message["status"] == 404:
+            replaced = True
+            answer = jsonrpc_error_response(None, _SESSION_NOT_FOUND, UNKNOWN_SESSION.format(id=session_id[:8]),
+                                            status_code=404)
+            await answer(scope, receive, send)
+        elif not replaced:
+            await send(message)
+
+    return watch
