@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test bench doc-tools clean
+.PHONY: setup demo test bench doc-tools clean check-deploy
 
 setup: $(STAMP)
 	@scripts/ensure-chromium
@@ -50,3 +50,7 @@ doc-tools: setup
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+
+# deploy/ against the Kubernetes and compose schemas (validators in their own venv, offline).
+check-deploy:
+	@scripts/check-deploy
