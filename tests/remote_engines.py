@@ -54,24 +54,31 @@ class _Started:
         return self.process.pid
 
     def processes(self) -> list[psutil.Process]:
-        """The process we started and everything in its group (the browser it launched)."""
-        found = []
-        for process in psutil.process_iter():
-            try:
-                if os.getpgid(process.pid) == self.pid:
-                    found.append(process)
-            except (ProcessLookupError, psutil.NoSuchProcess):
-                continue
-        return found
+        """The process we started and its descendants (Playwright starts its Chromium in a group of
+        its own, so the process group alone would miss the browser)."""
+        try:
+            root = psutil.Process(self.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def kill(self) -> None:
-        """SIGKILL the group this test started (by its pid), and wait for it."""
+        """SIGKILL the process this test started and the groups of its descendants, and wait."""
         members = self.processes()
-        if self.alive():
-            os.killpg(self.pid, signal.SIGKILL)
+        groups = {self.pid}
+        for member in members:
+            try:
+                groups.add(os.getpgid(member.pid))
+            except ProcessLookupError:
+                continue
+        for group in groups:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
         self.process.wait(timeout=10)
         psutil.wait_procs(members, timeout=10)
 
