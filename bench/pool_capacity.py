@@ -116,7 +116,8 @@ async def main() -> None:
         folder = Path(temporary)
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start; "
               f"{args.rounds} rounds of navigate + snapshot per session, all sessions at once\n")
-        print("| sessions on one endpoint | endpoint memory (PSS) | per session | p50 call | p95 call | calls | failed |")
+        print("| sessions on one endpoint | endpoint memory (PSS) | per session | p50 call | p95 call | calls "
+              "| failed |")
         print("|---:|---:|---:|---:|---:|---:|---:|")
         for size in args.sizes:
             row = await one_size(size, args.rounds, pages, folder)

@@ -98,8 +98,8 @@ async def test_sessions_of_a_killed_endpoint_start_afresh_elsewhere_and_the_othe
 async def test_a_lost_endpoint_takes_sessions_again_once_it_answers(tmp_path_factory, tmp_path, site):
     server = PlaywrightServer(tmp_path)
     port = server.port
-    settings = settings_for_tests(tmp_path_factory, pool=pool_of([server], capacity=2, health_interval=0.3,
-                                                                queue_timeout=60))
+    pool = pool_of([server], capacity=2, health_interval=0.3, queue_timeout=45)
+    settings = settings_for_tests(tmp_path_factory, timeout=60, pool=pool)  # a restart under load takes a while
     try:
         async with Webhand(settings) as wh:
             assert not (await wh.context("a").call("browser_navigate", {"url": site.url("login.html")})).is_error

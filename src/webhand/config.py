@@ -79,7 +79,9 @@ class PoolSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     endpoints: list[EndpointSettings] = Field(min_length=1)
     queue_size: int = Field(20, ge=0, le=10_000, description="Sessions that may wait for a place when all are full.")
-    queue_timeout: float = Field(30.0, ge=0, le=600, description="Seconds a new session waits for a place.")
+    # The wait is part of the first call, whose own timeout (15 s by default) still holds.
+    queue_timeout: float = Field(10.0, ge=0, le=600, description="Seconds a new session waits for a place (within "
+                                 "its first call's timeout).")
     health_interval: float = Field(5.0, gt=0, le=600, description="Seconds between health checks of the endpoints.")
 
 

@@ -54,7 +54,7 @@ class Placement:
     endpoint: Endpoint
     browser: Browser
     owns_browser: bool
-    waited: float
+    waited: float | None  # seconds in the wait queue; None when there was room at once
     loss_reported: bool = False  # a failed call already told the session its endpoint was lost
 
 
@@ -128,6 +128,7 @@ class Pool:
             raise ConfigError(f"No pool endpoint carries the labels {sorted(self.labels)}.",
                               "Add them to an endpoint's labels, or change pool_labels.")
         started = time.monotonic()
+        waited: float | None = None
         endpoint = self._choose(candidates)
         if endpoint is None:
             if self._waiting >= self.settings.queue_size or self.settings.queue_timeout == 0:
@@ -143,7 +144,8 @@ class Pool:
                         await asyncio.wait_for(self._changed.wait(), left)
             finally:
                 self._waiting -= 1
-        placement = Placement(endpoint, endpoint.browser, False, time.monotonic() - started)  # type: ignore[arg-type]
+            waited = time.monotonic() - started
+        placement = Placement(endpoint, endpoint.browser, False, waited)  # type: ignore[arg-type]
         endpoint.placed.add(placement)  # taken before any await: no other session can take this place
         if not endpoint.remote:
             try:

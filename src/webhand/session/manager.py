@@ -27,11 +27,11 @@ from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
 from webhand.engine.pool import Placement, Pool
-from webhand.errors import (InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError,
-                            shorten)
+from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
 from webhand.session.control import agent_turn
 from webhand.session.recording import CallRecord, record_call
+from webhand.session.placing import endpoint_name, explain_closed, open_in_pool, replaced_notice
 from webhand.session.session import Session, SessionKey
 
 if TYPE_CHECKING:
@@ -41,8 +41,6 @@ log = logging.getLogger("webhand.sessions")
 
 #: How many idle-closed sessions are remembered, to tell their next call what happened.
 _IDLE_NOTICES_KEPT = 1000
-#: How long a call whose page closed waits to see whether its remote endpoint's connection drops too.
-_DISCONNECT_NOTICE_CAP = 2.0
 
 
 @dataclass
@@ -222,32 +220,15 @@ class SessionManager:
             self._sessions.pop(key, None)
             self._close_in_background(session)
             fresh = await self._create(key)
-            lost = session.placement
-            if isinstance(lost, Placement) and lost.loss_reported:
-                pass  # the call that failed said so already, and that this one starts afresh
-            elif isinstance(lost, Placement) and lost.endpoint.remote:
-                where = fresh.placement.endpoint.name if isinstance(fresh.placement, Placement) else "another"
-                fresh.notices.append(f"The browser endpoint {lost.endpoint.name!r} of this session was lost "
-                                     f"({lost.endpoint.last_error or 'the connection dropped'}): its pages, cookies and "
-                                     f"storage there are gone. This call runs in a fresh session on {where!r}.")
-            else:
-                fresh.notices.append("The previous browser of this session had exited; a new one was started "
-                                     "(pages, cookies and storage of the old one are gone).")
+            notice = replaced_notice(session.placement, fresh)
+            if notice:
+                fresh.notices.append(notice)
             return fresh
         return await self._create(key)
 
     async def explain_closed(self, session: Session, error: WebhandError) -> WebhandError:
-        """A call failed because its page or browser closed. When that is because the session's pool
-        endpoint went away (the page can report its close a moment before the connection drops),
-        say so, once: the next call starts a fresh session elsewhere."""
-        placement = session.placement
-        if not isinstance(placement, Placement) or not placement.endpoint.remote \
-                or not await session.browser.wait_disconnected(_DISCONNECT_NOTICE_CAP):
-            return error
-        placement.loss_reported = True
-        return SessionClosed(f"The browser endpoint {placement.endpoint.name!r} of this session was lost while the "
-                             "call ran: its pages, cookies and storage there are gone.",
-                             "Call the tool again: it runs in a fresh session on an endpoint that is up.")
+        """Why a call's page closed, when its pool endpoint was lost (session/placing.py)."""
+        return await explain_closed(session, error)
 
     def _close_in_background(self, session: Session) -> None:
         """Clean up after a session whose browser died (what is left of its process group, its
@@ -303,7 +284,7 @@ class SessionManager:
         if placement is not None and self.pool is not None:
             session.placement = placement
             session.on_closed.append(lambda pool=self.pool: pool.release(placement))
-            if placement.waited >= 0.1:
+            if placement.waited is not None:
                 session.notices.append(f"This session waited {placement.waited:.1f} s for a free place in the "
                                        "browser pool.")
         closed = self._closed_for_idleness.pop(key, None)
@@ -384,9 +365,7 @@ class SessionManager:
 
     def endpoint_of(self, conversation_id: str, name: str | None = None) -> str | None:
         """The pool endpoint an open session runs on (None without a pool)."""
-        session = self._sessions.get(SessionKey(conversation_id, _validate_name(name)))
-        placement = session.placement if session is not None else None
-        return placement.endpoint.name if isinstance(placement, Placement) else None
+        return endpoint_name(self._sessions.get(SessionKey(conversation_id, _validate_name(name))))
 
     def browser_pids(self) -> list[int]:
         """Pids of every browser this manager launched and still owns (sessions, reserve, shared)."""
@@ -427,34 +406,7 @@ class SessionManager:
 
     async def _prepare_in_pool(self, viewport: Viewport) -> _Prepared:
         assert self.pool is not None
-        for _ in range(len(self.pool.endpoints)):
-            placement = await self.pool.place()
-            try:
-                return await self._open_context(placement, viewport)
-            except SessionClosed:
-                # Placed on an endpoint whose connection was dropping: it is drained once the drop
-                # is seen (an event, capped), and the session goes to another endpoint.
-                dropped = placement.endpoint.remote and \
-                    await placement.browser.wait_disconnected(_DISCONNECT_NOTICE_CAP)
-                if not dropped:
-                    raise
-        return await self._open_context(await self.pool.place(), viewport)
-
-    async def _open_context(self, placement: Placement, viewport: Viewport) -> _Prepared:
-        events = TabEvents()
-        try:
-            if placement.endpoint.settings.attach_to_existing_context:
-                context = await placement.browser.existing_context(events=events)
-            else:
-                context = await placement.browser.new_context(width=viewport.width, height=viewport.height,
-                                                              downloads_dir=None, events=events)
-            if not context.tabs:
-                await (await context.new_tab()).warm_up()
-        except BaseException:
-            self.pool.release(placement)  # type: ignore[union-attr]
-            if placement.owns_browser:
-                await placement.browser.close()
-            raise
+        placement, context, events = await open_in_pool(self.pool, viewport)
         return _Prepared(placement.browser, context, events, placement.owns_browser, placement)
 
     def _refill_reserve(self) -> None:

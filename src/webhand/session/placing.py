@@ -1,0 +1,81 @@
+"""Sessions on a pool (engine/pool.py): opening one where the pool places it, and telling a
+session, exactly once, that the endpoint it ran on was lost."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from webhand.config import Viewport
+from webhand.engine.driver import Context, TabEvents
+from webhand.engine.pool import Placement, Pool
+from webhand.errors import SessionClosed, WebhandError
+
+if TYPE_CHECKING:
+    from webhand.session.session import Session
+
+#: How long a call whose page closed waits to see whether its remote endpoint's connection drops too.
+DISCONNECT_NOTICE_CAP = 2.0
+
+
+async def open_in_pool(pool: Pool, viewport: Viewport) -> tuple[Placement, Context, TabEvents]:
+    """A context with one tab where the pool places the session; placed again when the endpoint
+    chosen was dropping at that moment (its drop is seen by an event, capped)."""
+    for _ in range(len(pool.endpoints)):
+        placement = await pool.place()
+        try:
+            return placement, *await _open_context(pool, placement, viewport)
+        except SessionClosed:
+            if not (placement.endpoint.remote and await placement.browser.wait_disconnected(DISCONNECT_NOTICE_CAP)):
+                raise
+    placement = await pool.place()
+    return placement, *await _open_context(pool, placement, viewport)
+
+
+async def _open_context(pool: Pool, placement: Placement, viewport: Viewport) -> tuple[Context, TabEvents]:
+    events = TabEvents()
+    try:
+        if placement.endpoint.settings.attach_to_existing_context:
+            context = await placement.browser.existing_context(events=events)
+        else:
+            context = await placement.browser.new_context(width=viewport.width, height=viewport.height,
+                                                          downloads_dir=None, events=events)
+        if not context.tabs:  # an attached context keeps the user's tabs, the first one active
+            await (await context.new_tab()).warm_up()
+    except BaseException:
+        pool.release(placement)
+        if placement.owns_browser:
+            await placement.browser.close()
+        raise
+    return context, events
+
+
+def replaced_notice(lost: object, fresh: Session) -> str | None:
+    """What the first call of a session whose browser died must hear (None: already told)."""
+    if isinstance(lost, Placement) and lost.loss_reported:
+        return None  # the call that failed said so, and that this one starts afresh
+    if isinstance(lost, Placement) and lost.endpoint.remote:
+        where = fresh.placement.endpoint.name if isinstance(fresh.placement, Placement) else "another"
+        return (f"The browser endpoint {lost.endpoint.name!r} of this session was lost "
+                f"({lost.endpoint.last_error or 'the connection dropped'}): its pages, cookies and storage there "
+                f"are gone. This call runs in a fresh session on {where!r}.")
+    return ("The previous browser of this session had exited; a new one was started "
+            "(pages, cookies and storage of the old one are gone).")
+
+
+async def explain_closed(session: Session, error: WebhandError) -> WebhandError:
+    """A call failed because its page or browser closed. When that is because the session's pool
+    endpoint went away (the page can report its close a moment before the connection drops), say
+    so, once: the next call starts a fresh session elsewhere without repeating it."""
+    placement = session.placement
+    if not isinstance(placement, Placement) or not placement.endpoint.remote \
+            or not await session.browser.wait_disconnected(DISCONNECT_NOTICE_CAP):
+        return error
+    placement.loss_reported = True
+    return SessionClosed(f"The browser endpoint {placement.endpoint.name!r} of this session was lost while the "
+                         "call ran: its pages, cookies and storage there are gone.",
+                         "Call the tool again: it runs in a fresh session on an endpoint that is up.")
+
+
+def endpoint_name(session: Session | None) -> str | None:
+    placement = session.placement if session is not None else None
+    return placement.endpoint.name if isinstance(placement, Placement) else None
