@@ -25,9 +25,9 @@ def chrome(tmp_path, site):
     browser.kill()
 
 
-@pytest.fixture
-def server(tmp_path):
-    started = PlaywrightServer(tmp_path)
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    started = PlaywrightServer(tmp_path_factory.mktemp("pw-server"))
     yield started
     started.kill()
 

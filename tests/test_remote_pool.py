@@ -67,9 +67,9 @@ async def test_sessions_of_a_killed_endpoint_start_afresh_elsewhere_and_the_othe
                                                                      health_interval=0.5))
         async with Webhand(settings) as wh:
             contexts = [wh.context(f"k{i}") for i in range(6)]
-            for i, context in enumerate(contexts):
-                reply = await context.call("browser_navigate", {"url": site.url(f"login.html?kept={i}")})
-                assert not reply.is_error, reply.text
+            replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"login.html?kept={i}")})
+                                             for i, c in enumerate(contexts)))
+            assert all(not r.is_error for r in replies), [r.text for r in replies if r.is_error]
             on_doomed = [c for c in contexts if wh.sessions.endpoint_of(c.conversation_id) == "pw1"]
             elsewhere = [c for c in contexts if c not in on_doomed]
             assert len(on_doomed) == 2
