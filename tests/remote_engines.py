@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -101,8 +102,8 @@ class PlaywrightServer(_Started):
 
 class DebuggingChrome(_Started):
     def __init__(self, profile: Path, url: str = "about:blank") -> None:
-        # Headless Chromium opens one start page only: ours replaces the flags' about:blank.
-        flags = [flag for flag in launch_flags(str(profile)) if flag != "about:blank"]
+        # As a user's browser: a window with one start page (webhand's own launches open none).
+        flags = [flag for flag in launch_flags(str(profile)) if flag not in ("about:blank", "--no-startup-window")]
         self.process = subprocess.Popen([find_chromium(), *flags, url],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True)
@@ -111,9 +112,19 @@ class DebuggingChrome(_Started):
         self.ws_url = line.split("listening on ", 1)[1].strip()
         self.http_url = "http://" + self.ws_url.split("/")[2]
 
-    def page_urls(self) -> list[str]:
+    def pages(self) -> list[dict[str, str]]:
         with urllib.request.urlopen(self.http_url + "/json/list", timeout=10) as reply:
-            return [t["url"] for t in json.load(reply) if t["type"] == "page"]
+            return [t for t in json.load(reply) if t["type"] == "page"]
+
+    def page_urls(self) -> list[str]:
+        return [page["url"] for page in self.pages()]
+
+    def wait_for_title(self, title: str, timeout: float = 30) -> None:
+        """Until a tab shows ``title`` (its start page has loaded): polled, capped."""
+        deadline = time.monotonic() + timeout
+        while not any(page["title"] == title for page in self.pages()):
+            assert time.monotonic() < deadline, f"no tab titled {title!r} within {timeout:g} s"
+            time.sleep(0.05)
 
 
 def free_port() -> int:

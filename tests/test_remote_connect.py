@@ -21,6 +21,11 @@ TOKEN = "Bearer not-a-real-key-7f3a"
 def chrome(tmp_path, site):
     """A user's Chromium with --remote-debugging-port, one tab open on a page that set a cookie."""
     browser = DebuggingChrome(tmp_path / "profile", site.url("set-cookie?remembered=yes"))
+    try:
+        browser.wait_for_title("Cookie set")
+    except BaseException:
+        browser.kill()
+        raise
     yield browser
     browser.kill()
 
@@ -125,3 +130,17 @@ async def test_doctor_checks_each_endpoint(tmp_path_factory, server, capsys):
     assert await run_doctor(settings) == 1
     out = capsys.readouterr().out
     assert "ok    endpoint good" in out and "FAIL  endpoint gone" in out
+
+
+def test_remote_browsers_can_be_given_as_flags(tmp_path, monkeypatch):
+    from webhand.surfaces.cli import _settings, build_parser
+
+    monkeypatch.chdir(tmp_path)  # no webhand.toml here
+    args = build_parser().parse_args(["mcp", "--playwright-url", "wss://browsers.example/pw",
+                                      "--remote-header", "Authorization: Bearer ${BROWSER_KEY}"])
+    settings = _settings(args)
+    assert settings.playwright_url == "wss://browsers.example/pw"
+    assert settings.remote_headers == {"Authorization": "Bearer ${BROWSER_KEY}"}  # expanded when connecting
+    attached = _settings(build_parser().parse_args(["doctor", "--cdp-url", "http://127.0.0.1:9222",
+                                                    "--attach-existing-context"]))
+    assert attached.effective_pool().endpoints[0].attach_to_existing_context
