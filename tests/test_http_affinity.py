@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -27,6 +28,9 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Server]]:
 
 
 async def test_sessions_behind_an_affinity_balancer_keep_their_browser_on_their_server(servers, site):
+    # The loopback balancer applies the rule deploy/haproxy.cfg ships: learn the id from the response.
+    shipped = (Path(__file__).resolve().parent.parent / "deploy" / "haproxy.cfg").read_text()
+    assert "stick store-response res.hdr(mcp-session-id)" in shipped and "stick on req.hdr(mcp-session-id)" in shipped
     first, second = servers
     proxy = await AffinityProxy([first.url, second.url]).start()
     try:
