@@ -30,10 +30,10 @@ import psutil
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]  # the bench's pages; the tests' engine starter
 
-from pages import PageServer  # noqa: E402
-from remote_engines import PlaywrightServer  # noqa: E402
+from pages import PageServer
 
-from webhand import Settings, Webhand  # noqa: E402
+from remote_engines import PlaywrightServer
+from webhand import Settings, Webhand
 
 
 def _pss_mb(server: PlaywrightServer) -> float:

@@ -31,7 +31,7 @@ class AffinityProxy:
         self._server = uvicorn.Server(uvicorn.Config(self._app, interface="asgi3", log_level="warning", lifespan="off"))
         self._task: asyncio.Task[None] | None = None
 
-    async def start(self) -> "AffinityProxy":
+    async def start(self) -> AffinityProxy:
         self._task = asyncio.create_task(self._server.serve(sockets=[self._socket]))
         while not self._server.started:
             await asyncio.sleep(0.01)
@@ -43,7 +43,7 @@ class AffinityProxy:
             await self._task
         await self.client.aclose()
 
-    async def _app(self, scope, receive, send) -> None:  # noqa: ANN001 - ASGI
+    async def _app(self, scope, receive, send) -> None:
         request = Request(scope, receive)
         session_id = request.headers.get("mcp-session-id")
         backend = self.sticky.get(session_id) if session_id else None

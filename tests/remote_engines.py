@@ -23,15 +23,15 @@ import time
 import urllib.request
 from pathlib import Path
 
+import playwright
 import psutil
 
-import playwright
 from webhand.engine.chrome import find_chromium, launch_flags
 
 _DRIVER = Path(playwright.__file__).parent / "driver"
 
 
-def _first_line_matching(stream, needle: str, timeout: float) -> str:  # noqa: ANN001 - a text pipe
+def _first_line_matching(stream, needle: str, timeout: float) -> str:
     """The first line of ``stream`` containing ``needle``, read in a thread so the wait is capped."""
     lines: queue.Queue[str] = queue.Queue()
 

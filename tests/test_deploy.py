@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import playwright
+
 from webhand.config import load_settings
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"

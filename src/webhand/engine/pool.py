@@ -94,6 +94,7 @@ class Pool:
         self._changed = asyncio.Event()  # set (and replaced) whenever a place may have become free
         self._stopping = asyncio.Event()
         self._health: asyncio.Task[None] | None = None
+        self._disconnecting: set[asyncio.Future[None]] = set()  # old connections of lost endpoints
 
     # -- life ----------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -113,7 +114,7 @@ class Pool:
         tasks = [t for t in [self._health, *(e.reconnecting for e in self.endpoints)] if t is not None]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, *self._disconnecting, return_exceptions=True)
         for endpoint in self.endpoints:
             browser, endpoint.browser = endpoint.browser, None
             endpoint.healthy = not endpoint.remote
@@ -232,7 +233,9 @@ class Pool:
         endpoint.placed.clear()
         old, endpoint.browser = endpoint.browser, None
         if old is not None:
-            asyncio.ensure_future(old.close())  # only disconnects: a remote browser is never killed
+            closing = asyncio.ensure_future(old.close())  # only disconnects: a remote browser is never killed
+            self._disconnecting.add(closing)
+            closing.add_done_callback(self._disconnecting.discard)
         if not self._stopping.is_set() and (endpoint.reconnecting is None or endpoint.reconnecting.done()):
             endpoint.reconnecting = asyncio.create_task(self._reconnect(endpoint), name="webhand-pool-reconnect")
         self._notify()
