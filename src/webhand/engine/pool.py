@@ -32,6 +32,9 @@ from webhand.errors import BrowserLaunchFailed, ConfigError, PoolFull, WebhandEr
 
 log = logging.getLogger("webhand.pool")
 
+#: Health checks an endpoint that is still connected must fail in a row before it is drained.
+_FAILED_CHECKS_TO_DRAIN = 2
+
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -67,6 +70,7 @@ class Endpoint:
     last_error: str = "not connected yet"
     placed: set[Placement] = field(default_factory=set)  # sessions on the current connection (or launched here)
     reconnecting: asyncio.Task[None] | None = None
+    failed_checks: int = 0  # health checks failed in a row on the current connection
 
     @property
     def remote(self) -> bool:
@@ -214,7 +218,7 @@ class Pool:
                 await asyncio.wait_for(self._stopping.wait(), config.retry_delay)
             if self._stopping.is_set():
                 raise BrowserLaunchFailed(f"{endpoint.name}: webhand is shutting down")
-        endpoint.browser, endpoint.healthy, endpoint.last_error = browser, True, ""
+        endpoint.browser, endpoint.healthy, endpoint.last_error, endpoint.failed_checks = browser, True, "", 0
         browser.on_disconnected(lambda: self._mark_lost(endpoint, BrowserLaunchFailed("the connection dropped"),
                                                         browser))
         log.info("pool endpoint %s connected", endpoint.name)
@@ -253,15 +257,20 @@ class Pool:
                 endpoint.last_error = error.message
 
     async def _check_health(self) -> None:
-        """Every ``health_interval``: a round trip to each healthy remote endpoint; one that does not
-        answer within its timeout is drained like a dropped one."""
+        """Every ``health_interval``: a round trip to each healthy remote endpoint, all at once. One
+        that fails two checks in a row is drained like a dropped one: draining loses every session
+        on it, so one slow answer on a loaded machine must not be enough."""
         while not self._stopping.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self.settings.health_interval)
-            for endpoint in [e for e in self.endpoints if e.remote and e.healthy and e.browser is not None]:
-                browser = endpoint.browser
-                if not await browser.ping(endpoint.settings.timeout):  # type: ignore[attr-defined]
-                    self._mark_lost(endpoint, BrowserLaunchFailed("it did not answer a health check"), browser)
+            checked = [(e, e.browser) for e in self.endpoints if e.remote and e.healthy and e.browser is not None]
+            answers = await asyncio.gather(*(browser.ping(e.settings.timeout) for e, browser in checked),
+                                           return_exceptions=True)
+            for (endpoint, browser), answered in zip(checked, answers):
+                endpoint.failed_checks = 0 if answered is True else endpoint.failed_checks + 1
+                if endpoint.failed_checks >= _FAILED_CHECKS_TO_DRAIN:
+                    self._mark_lost(endpoint, BrowserLaunchFailed("it did not answer two health checks in a row"),
+                                    browser)
 
     @property
     def waiting(self) -> int:
