@@ -47,6 +47,11 @@ class EndpointSettings(BaseModel):
     attach_to_existing_context: bool = Field(False, description="cdp only: drive the browser's own default context "
                                              "(its open tabs, cookies and logins); the endpoint then holds one session.")
 
+    @field_validator("timeout", "retry_delay", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> Any:
+        return to_seconds(value)  # "30s", "500ms" as well as 30 and 0.5
+
     @model_validator(mode="after")
     def _url_fits_kind(self) -> "EndpointSettings":
         schemes = {"playwright": ("ws://", "wss://"), "cdp": ("http://", "https://", "ws://", "wss://")}.get(self.kind)
@@ -83,6 +88,11 @@ class PoolSettings(BaseModel):
     queue_timeout: float = Field(10.0, ge=0, le=600, description="Seconds a new session waits for a place (within "
                                  "its first call's timeout).")
     health_interval: float = Field(5.0, gt=0, le=600, description="Seconds between health checks of the endpoints.")
+
+    @field_validator("queue_timeout", "health_interval", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> Any:
+        return to_seconds(value)
 
 
 class Settings(BaseModel):
