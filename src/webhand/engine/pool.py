@@ -43,7 +43,8 @@ def expand_headers(headers: dict[str, str], endpoint: str) -> dict[str, str]:
     def value(match: re.Match[str]) -> str:
         found = os.environ.get(match.group(1))
         if found is None:
-            raise ConfigError(f"A header of pool endpoint {endpoint!r} refers to ${{{match.group(1)}}}, which is not set.",
+            raise ConfigError(f"A header of pool endpoint {endpoint!r} refers to ${{{match.group(1)}}}, which is "
+                              "not set.",
                               f"Set the environment variable {match.group(1)} for webhand, or write the value itself.")
         return found
 

@@ -6,10 +6,8 @@ Isolation modes:
   the next one is prepared after that conversation's first call, not during it.
 - ``context``: sessions share one Chromium, each in its own browser context (cookies, storage,
   cache apart). One context is kept ready the same way.
-With a pool (``pool``, or one endpoint for ``cdp_url`` / ``playwright_url``), each new session is
-placed by ``engine/pool.py``: a context in a remote browser, or a browser launched here; there is
-no warm reserve then, and the pool's capacities and wait queue replace ``max_sessions``. webhand
-never kills a browser it did not start.
+With a pool (``pool``, ``cdp_url`` or ``playwright_url``), ``engine/pool.py`` places each new
+session (session/placing.py), without a warm reserve or ``max_sessions``.
 """
 
 from __future__ import annotations
@@ -26,12 +24,12 @@ from typing import TYPE_CHECKING
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
-from webhand.engine.pool import Placement, Pool
+from webhand.engine.pool import Placement
 from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
+from webhand.session import placing
 from webhand.session.control import agent_turn
 from webhand.session.recording import CallRecord, record_call
-from webhand.session.placing import endpoint_name, explain_closed, open_in_pool, replaced_notice
 from webhand.session.session import Session, SessionKey
 
 if TYPE_CHECKING:
@@ -85,8 +83,7 @@ class SessionManager:
             engine = PlaywrightEngine(settings)
         self.settings = settings
         self.engine = engine
-        pool = settings.effective_pool()
-        self.pool = Pool(pool, engine, labels=settings.pool_labels) if pool is not None else None
+        self.pool = placing.pool_for(settings, engine)
         self._sessions: dict[SessionKey, Session] = {}
         self._files: dict[str, ConversationFiles] = {}  # each conversation's own folder, chosen here, never by a model
         self._creating: dict[SessionKey, asyncio.Task[Session]] = {}
@@ -220,15 +217,9 @@ class SessionManager:
             self._sessions.pop(key, None)
             self._close_in_background(session)
             fresh = await self._create(key)
-            notice = replaced_notice(session.placement, fresh)
-            if notice:
-                fresh.notices.append(notice)
+            placing.tell_replaced(session.placement, fresh)
             return fresh
         return await self._create(key)
-
-    async def explain_closed(self, session: Session, error: WebhandError) -> WebhandError:
-        """Why a call's page closed, when its pool endpoint was lost (session/placing.py)."""
-        return await explain_closed(session, error)
 
     def _close_in_background(self, session: Session) -> None:
         """Clean up after a session whose browser died (what is left of its process group, its
@@ -280,13 +271,8 @@ class SessionManager:
         prepared.context.downloads_dir = files.downloads
         session = Session(key, self.settings, prepared.browser, prepared.context, prepared.events,
                           owns_browser=prepared.owns_browser, files=files)
-        placement = prepared.placement
-        if placement is not None and self.pool is not None:
-            session.placement = placement
-            session.on_closed.append(lambda pool=self.pool: pool.release(placement))
-            if placement.waited is not None:
-                session.notices.append(f"This session waited {placement.waited:.1f} s for a free place in the "
-                                       "browser pool.")
+        if prepared.placement is not None and self.pool is not None:
+            placing.adopt_placement(session, self.pool, prepared.placement)
         closed = self._closed_for_idleness.pop(key, None)
         if closed is not None:
             session.notices.append(f"{closed} This call runs in a fresh browser session.")
@@ -365,7 +351,7 @@ class SessionManager:
 
     def endpoint_of(self, conversation_id: str, name: str | None = None) -> str | None:
         """The pool endpoint an open session runs on (None without a pool)."""
-        return endpoint_name(self._sessions.get(SessionKey(conversation_id, _validate_name(name))))
+        return placing.endpoint_name(self._sessions.get(SessionKey(conversation_id, _validate_name(name))))
 
     def browser_pids(self) -> list[int]:
         """Pids of every browser this manager launched and still owns (sessions, reserve, shared)."""
@@ -389,7 +375,8 @@ class SessionManager:
     async def _prepare(self, viewport: Viewport | None = None) -> _Prepared:
         """A fresh context with one blank tab, in a new browser or the shared one, or where the pool says."""
         if self.pool is not None:
-            return await self._prepare_in_pool(viewport or self.settings.viewport)
+            placement, context, events = await placing.open_in_pool(self.pool, viewport or self.settings.viewport)
+            return _Prepared(placement.browser, context, events, placement.owns_browser, placement)
         shared = self.settings.isolation == "context"
         browser = await self._shared_browser() if shared else await self.engine.launch()
         events = TabEvents()
@@ -403,11 +390,6 @@ class SessionManager:
                 await browser.close()
             raise
         return _Prepared(browser, context, events, owns_browser=not shared)
-
-    async def _prepare_in_pool(self, viewport: Viewport) -> _Prepared:
-        assert self.pool is not None
-        placement, context, events = await open_in_pool(self.pool, viewport)
-        return _Prepared(placement.browser, context, events, placement.owns_browser, placement)
 
     def _refill_reserve(self) -> None:
         if self.settings.warm_reserve and self.pool is None and not self._stopping and self._reserve is None:
@@ -501,7 +483,7 @@ class ConversationSessions:
                 async with record_call(session, record, response) if record else contextlib.nullcontext():
                     await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
             except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)
-                raise await self._manager.explain_closed(session, error) from None
+                raise await placing.explain_closed(session, error) from None
             finally:
                 session.touch()
                 session.first_call_done.set()

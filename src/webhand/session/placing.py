@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from webhand.config import Viewport
-from webhand.engine.driver import Context, TabEvents
+from webhand.config import Settings, Viewport
+from webhand.engine.driver import Context, Engine, TabEvents
 from webhand.engine.pool import Placement, Pool
 from webhand.errors import SessionClosed, WebhandError
 
@@ -49,17 +49,34 @@ async def _open_context(pool: Pool, placement: Placement, viewport: Viewport) ->
     return context, events
 
 
-def replaced_notice(lost: object, fresh: Session) -> str | None:
-    """What the first call of a session whose browser died must hear (None: already told)."""
+def adopt_placement(session: Session, pool: Pool, placement: Placement) -> None:
+    """A new session learns where it runs: its place is freed when it closes, and its first reply
+    says how long it waited in the pool's queue, if it did."""
+    session.placement = placement
+    session.on_closed.append(lambda: pool.release(placement))
+    if placement.waited is not None:
+        session.notices.append(f"This session waited {placement.waited:.1f} s for a free place in the browser pool.")
+
+
+def pool_for(settings: Settings, engine: Engine) -> Pool | None:
+    """The pool sessions are placed on (None: launch here, the default, without a pool)."""
+    pool = settings.effective_pool()
+    return Pool(pool, engine, labels=settings.pool_labels) if pool is not None else None
+
+
+def tell_replaced(lost: object, fresh: Session) -> None:
+    """Tell the first call of a session whose browser died (or whose endpoint was lost) what went,
+    unless the call that failed already told it."""
     if isinstance(lost, Placement) and lost.loss_reported:
-        return None  # the call that failed said so, and that this one starts afresh
+        return  # the call that failed said so, and that this one starts afresh
     if isinstance(lost, Placement) and lost.endpoint.remote:
         where = fresh.placement.endpoint.name if isinstance(fresh.placement, Placement) else "another"
-        return (f"The browser endpoint {lost.endpoint.name!r} of this session was lost "
-                f"({lost.endpoint.last_error or 'the connection dropped'}): its pages, cookies and storage there "
-                f"are gone. This call runs in a fresh session on {where!r}.")
-    return ("The previous browser of this session had exited; a new one was started "
-            "(pages, cookies and storage of the old one are gone).")
+        fresh.notices.append(f"The browser endpoint {lost.endpoint.name!r} of this session was lost "
+                             f"({lost.endpoint.last_error or 'the connection dropped'}): its pages, cookies and "
+                             f"storage there are gone. This call runs in a fresh session on {where!r}.")
+    else:
+        fresh.notices.append("The previous browser of this session had exited; a new one was started "
+                             "(pages, cookies and storage of the old one are gone).")
 
 
 async def explain_closed(session: Session, error: WebhandError) -> WebhandError:
