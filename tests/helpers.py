@@ -234,9 +234,10 @@ class Cli:
                     "WEBHAND_WARM_RESERVE": "false", **env}
         self.env.pop("WEBHAND_SESSION", None)
 
-    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([sys.executable, "-m", "webhand", *args], env=self.env, capture_output=True, text=True,
-                              timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
+    def __call__(self, *args: str, check: bool = True, cwd: Path | None = None,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-m", "webhand", *args], env={**self.env, **(env or {})},
+                              capture_output=True, text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL, cwd=cwd)
         if check:
             assert done.returncode == 0, f"webhand {' '.join(args)} failed: {done.stderr}"
         return done

@@ -88,3 +88,30 @@ def test_a_call_to_a_running_daemon_imports_neither_the_catalog_nor_pydantic(cli
     assert done.returncode == 0, done.stderr
     assert site.url("login.html") in done.stdout  # the same answer as the full path gives
     assert "heavy: []" in done.stdout
+
+
+def test_a_warm_call_through_the_entry_point_loads_no_parser(cli, site):
+    """The command's entry point hands a tool command to the running daemon as typed: the daemon
+    parses it, so the client imports neither argparse nor the command table."""
+    cli("navigate", site.url("login.html"))
+    probe = ("import sys; sys.argv = ['webhand', 'get_url']; from webhand.surfaces.cli_forward import main; "
+             "code = main(); loaded = sorted(m for m in sys.modules if m in ('argparse', 'pydantic', 'asyncio') "
+             "or m.startswith(('webhand.surfaces.cli', 'webhand.tools', 'webhand.config'))); "
+             "print('loaded:', loaded); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", probe], env=cli.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert site.url("login.html") in done.stdout
+    assert "loaded: ['webhand.surfaces.cli_forward']" in done.stdout
+
+
+def test_a_forwarded_command_is_read_in_the_callers_directory_and_environment(cli, site, tmp_path):
+    cli("navigate", site.url("login.html"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    refused = cli("read_image", "pic.png", cwd=elsewhere, check=False)
+    assert refused.returncode == 1 and f"{elsewhere}/pic.png" in refused.stderr  # not the daemon's directory
+    cli("navigate", site.url("image.html"), env={"WEBHAND_SESSION": "side"})
+    assert site.url("image.html") in cli("get_url", "--session", "side").stdout
+    assert site.url("login.html") in cli("get_url").stdout  # the daemon's own environment had no session
+    usage = cli("get_url", "--bogus", check=False)
+    assert usage.returncode == 2 and "unrecognized arguments: --bogus" in usage.stderr and usage.stdout == ""

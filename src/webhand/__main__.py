@@ -1,3 +1,3 @@
-from webhand.surfaces.cli import main
+from webhand.surfaces.cli_forward import main
 
 raise SystemExit(main())

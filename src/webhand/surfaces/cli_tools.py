@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -133,20 +134,75 @@ def _is_path_field(name: str) -> bool:
     return name in ("path", "paths") or name.endswith(("_path", "_paths", "_file", "_dir"))
 
 
-def _absolute(value: Any) -> Any:
+def _absolute(value: Any, cwd: str) -> Any:
     if isinstance(value, list):
-        return [_absolute(v) for v in value]
+        return [_absolute(v, cwd) for v in value]
     if isinstance(value, str) and value and not os.path.isabs(value):  # absolute ones (a cookie's "/") stay
-        return os.path.abspath(os.path.expanduser(value))
+        return os.path.normpath(os.path.join(cwd, os.path.expanduser(value)))
     return value
 
 
-def tool_arguments(args: argparse.Namespace) -> dict[str, Any]:
-    """The call's arguments; file paths are made absolute here, because the daemon runs in the
-    directory it was first started from, not in this command's."""
+def tool_arguments(args: argparse.Namespace, cwd: str | None = None) -> dict[str, Any]:
+    """The call's arguments; file paths are made absolute against the command's directory
+    (``cwd``, default this process's), because the daemon runs in the one it was first started from."""
     fields = next(spec["fields"] for spec in load_specs()["commands"] if spec["tool"] == args.tool)
     given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
-    return {name: _absolute(value) if _is_path_field(name) else value for name, value in given.items()}
+    base = cwd or os.getcwd()
+    return {name: _absolute(value, base) if _is_path_field(name) else value for name, value in given.items()}
+
+
+class CommandLineError(Exception):
+    """A forwarded command line the parser refused; the text is what argparse would have printed."""
+
+
+class _ForwardedParser(argparse.ArgumentParser):
+    # Parsing runs inside the daemon for another process: report, never print or exit.
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CommandLineError(f"{self.format_usage()}{self.prog}: error: {message}\n")
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        raise CommandLineError(message or "")
+
+
+@dataclass(frozen=True)
+class ForwardedCall:
+    session: str | None
+    tool: str
+    arguments: dict[str, Any]
+    origin: str
+    json: bool
+
+
+def parse_forwarded(argv: list[str], cwd: str, env: dict[str, str]) -> ForwardedCall | None:
+    """A tool command line typed in ``cwd`` with ``env``, parsed by the daemon for the thin client
+    (``cli_forward``); None when ``argv`` is no tool command. Raises ``CommandLineError``."""
+    spec = find_command(argv[0]) if argv else None
+    if spec is None:
+        return None
+    args = _forwarded_parser(spec["command"]).parse_args(argv)
+    if not any(a == "--session" or a.startswith("--session=") for a in argv):
+        args.session = env.get("WEBHAND_SESSION")  # the caller's environment, not the daemon's
+    return ForwardedCall(args.session, args.tool, tool_arguments(args, cwd), _origin(args, cwd, env), args.json)
+
+
+@cache
+def _forwarded_parser(command: str) -> _ForwardedParser:
+    """One parser per command, built on its first use: parsing leaves the parser as it was."""
+    parser = _ForwardedParser(prog="webhand")
+    add_tool_commands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"), command)
+    return parser
+
+
+def _origin(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> str:
+    """Which config file and agent the caller's settings come from (as ``cli.config_origin``)."""
+    from pathlib import Path
+
+    from webhand.locations import find_config_file
+
+    explicit = args.config or env.get("WEBHAND_CONFIG")
+    path = find_config_file(os.path.join(cwd, os.path.expanduser(explicit)) if explicit else None, env=env, cwd=Path(cwd))
+    agent = args.agent or env.get("WEBHAND_AGENT")
+    return (str(path.resolve()) if path else "") + (f" [agent {agent}]" if agent else "")
 
 
 #: The longest timeout a config allows (``Settings.timeout``'s bound). The fast path does not load
@@ -183,20 +239,23 @@ def forward_to_running_daemon(args: argparse.Namespace, origin: str) -> int | No
 
 
 def print_reply(args: argparse.Namespace, reply: dict[str, Any]) -> int:
-    if reply.get("warning"):
-        print(f"webhand: warning: {reply['warning']}", file=sys.stderr)
+    out, err, code = render_reply(args.json, reply)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return code
+
+
+def render_reply(as_json: bool, reply: dict[str, Any]) -> tuple[str, str, int]:
+    """What the CLI prints for a daemon's reply: (stdout, stderr, exit status)."""
+    err = f"webhand: warning: {reply['warning']}\n" if reply.get("warning") else ""
     if not reply.get("ok"):
-        print(f"webhand: {reply.get('error')}", file=sys.stderr)
-        return 1
+        return "", err + f"webhand: {reply.get('error')}\n", 1
     result = reply["result"]
-    if args.json:
-        print(json.dumps(result, indent=1, ensure_ascii=False))
-        return 1 if result["is_error"] else 0
+    if as_json:
+        return json.dumps(result, indent=1, ensure_ascii=False) + "\n", err, 1 if result["is_error"] else 0
     if result["is_error"]:
-        print(result["text"], file=sys.stderr)
-        return 1
-    print(result["text"])
-    for image in result["images"]:  # screenshots already say where they went; other images may not
-        if image.get("path") and image["path"] not in result["text"]:
-            print(image["path"])
-    return 0
+        return "", err + result["text"] + "\n", 1
+    lines = [result["text"]]
+    lines += [image["path"] for image in result["images"]  # screenshots already say where they went
+              if image.get("path") and image["path"] not in result["text"]]
+    return "\n".join(lines) + "\n", err, 0

@@ -130,13 +130,10 @@ class Daemon:
             return {"ok": False, "error": "The request is not a JSON object. Send one JSON object per line."}
         self.requests += 1
         if op == "call":
-            context = self.webhand.context(conversation_of(request.get("session")))
-            result = await context.call(str(request.get("tool")), request.get("arguments") or {})
-            reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
-            if request.get("origin", self.origin) != self.origin:
-                reply["warning"] = (f"the running daemon uses {self.origin or 'no config file'}, not "
-                                    f"{request.get('origin') or 'no config file'}; `webhand daemon stop` to switch.")
-            return reply
+            return await self._call(request.get("session"), str(request.get("tool")), request.get("arguments") or {},
+                                    request.get("origin", self.origin))
+        if op == "argv":
+            return await self._command_line(request)
         if op == "status":
             return {"ok": True, "status": self.status()}
         if op == "history":  # every recorded call of a CLI session, for `webhand export`
@@ -152,7 +149,35 @@ class Daemon:
         if op == "stop":
             self.stopping.set()
             return {"ok": True}
-        return {"ok": False, "error": f"Unknown op {op!r}. Use call, status, dashboard or stop."}
+        return {"ok": False, "error": f"Unknown op {op!r}. Use call, argv, status, history, dashboard or stop."}
+
+    async def _call(self, session: Any, tool: str, arguments: dict[str, Any], origin: str) -> dict[str, Any]:
+        result = await self.webhand.context(conversation_of(session)).call(tool, arguments)
+        reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
+        if origin != self.origin:
+            reply["warning"] = (f"the running daemon uses {self.origin or 'no config file'}, not "
+                                f"{origin or 'no config file'}; `webhand daemon stop` to switch.")
+        return reply
+
+    async def _command_line(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A tool command as typed (the thin client, ``cli_forward``): parsed here, where the parser
+        is already loaded, in the caller's directory and environment; the reply is what to print."""
+        from webhand.surfaces.cli_tools import CommandLineError, parse_forwarded, render_reply
+
+        argv, cwd, env = request.get("argv"), request.get("cwd"), request.get("env") or {}
+        if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and isinstance(cwd, str)
+                and isinstance(env, dict)):
+            return {"ok": False, "error": "An argv request needs argv (a list of strings), cwd and env."}
+        try:
+            call = parse_forwarded(argv, cwd, {str(k): str(v) for k, v in env.items()})
+        except CommandLineError as error:
+            return {"ok": True, "handled": True, "exit": 2, "stdout": "", "stderr": str(error)}
+        except WebhandError as error:  # e.g. a --config file that does not exist
+            return {"ok": True, "handled": True, "exit": 1, "stdout": "", "stderr": f"webhand: {error}\n"}
+        if call is None:
+            return {"ok": True, "handled": False}
+        out, err, code = render_reply(call.json, await self._call(call.session, call.tool, call.arguments, call.origin))
+        return {"ok": True, "handled": True, "exit": code, "stdout": out, "stderr": err}
 
     async def _dashboard(self, port: Any) -> str:
         """Serve the dashboard on loopback (started on the first request, then the same one)."""

@@ -12,14 +12,14 @@ import select
 import socket
 import sys
 import time
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 from webhand.errors import WebhandError
-from webhand.locations import runtime_dir
+from webhand.locations import runtime_dir_name
 
 #: Largest request or reply line; replies carry image paths, never image bytes.
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -34,7 +34,13 @@ class DaemonNotRunning(DaemonUnavailable):
 
 
 def socket_path() -> Path:
-    return runtime_dir() / "daemon.sock"
+    from pathlib import Path
+
+    return Path(_socket_name())
+
+
+def _socket_name() -> str:
+    return os.path.join(runtime_dir_name(), "daemon.sock")
 
 
 def log_path() -> Path:
@@ -45,7 +51,7 @@ def _connect(timeout: float) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
-        sock.connect(str(socket_path()))
+        sock.connect(_socket_name())
     except (FileNotFoundError, ConnectionRefusedError):
         sock.close()
         return None

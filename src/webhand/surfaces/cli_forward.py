@@ -1,0 +1,59 @@
+"""The ``webhand`` command's entry point: a tool command goes to a running daemon as typed.
+
+Coding agents call the CLI once per step, so a warm call should cost little more than Python's
+own start (about 13 ms here). This path imports the standard library's socket and json and the
+lean daemon client, nothing else: the daemon, which has the parser and the catalog loaded
+already, parses the command line in the caller's directory and environment and answers with
+what to print. Everything else (no daemon running, a command that is not a tool, ``--help``)
+goes to the full CLI, ``cli.main``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: The environment the daemon needs to read a command line as this process would.
+_FORWARDED_ENV = ("WEBHAND_SESSION", "WEBHAND_AGENT", "WEBHAND_CONFIG", "HOME", "XDG_CONFIG_HOME")
+#: The fast path bounds its wait by the longest timeout a config allows (600 s) plus a margin;
+#: the daemon ends each call at the call's own timeout.
+_LONGEST_WAIT_SECONDS = 630.0
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    if argv and not argv[0].startswith("-") and "-h" not in argv and "--help" not in argv:
+        code = _forward(argv)
+        if code is not None:
+            return code
+    from webhand.surfaces.cli import main as full_cli
+
+    return full_cli(argv)
+
+
+def _forward(argv: list[str]) -> int | None:
+    """Exit status of the command run by the daemon; None when none runs or argv is no tool command."""
+    from webhand.errors import WebhandError
+    from webhand.surfaces.daemon_client import DaemonNotRunning, request
+
+    env = {name: os.environ[name] for name in _FORWARDED_ENV if name in os.environ}
+    try:
+        reply = request({"op": "argv", "argv": argv, "cwd": os.getcwd(), "env": env}, timeout=_LONGEST_WAIT_SECONDS)
+    except DaemonNotRunning:
+        return None
+    except WebhandError as error:
+        print(f"webhand: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    if not reply.get("ok"):  # a daemon from before this request existed: the full CLI still works
+        return None
+    if not reply.get("handled"):
+        return None
+    sys.stdout.write(reply.get("stdout") or "")
+    sys.stderr.write(reply.get("stderr") or "")
+    return int(reply.get("exit", 1))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
