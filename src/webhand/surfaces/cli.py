@@ -34,7 +34,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
     caps = getattr(args, "caps", None)
     flags = {"capabilities": caps.split(",") if caps else None, "isolation": getattr(args, "isolation", None),
-             "executable_path": getattr(args, "chrome", None)}
+             "executable_path": getattr(args, "chrome", None), "driver": getattr(args, "driver", None)}
     return load_settings(config=getattr(args, "config", None), agent=getattr(args, "agent", None), flags=flags)
 
 
@@ -196,6 +196,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     mcp.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024, help="largest request body (default 4 MiB)")
     mcp.add_argument("--isolation", choices=["process", "context"])
     mcp.add_argument("--chrome", help="path of the Chromium binary")
+    mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium through Playwright (default) or raw CDP")
     _config_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
 
@@ -216,6 +217,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="find Chromium, launch it, report versions and what is wrong")
     doctor.add_argument("--chrome", help="path of the Chromium binary")
+    doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium through Playwright (default) or raw CDP")
     _config_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
 
