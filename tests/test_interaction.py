@@ -27,9 +27,9 @@ async def text_of(tools, selector: str) -> str:
 
 
 @pytest.fixture(scope="module")
-async def impatient(tmp_path_factory):
+async def impatient(tmp_path_factory, driver):
     """A Webhand whose actions give up on an unactionable element after 2 s, to keep error tests short."""
-    async with Webhand(settings_for_tests(tmp_path_factory, action_timeout=2.0, warm_reserve=False)) as wh:
+    async with Webhand(settings_for_tests(tmp_path_factory, action_timeout=2.0, warm_reserve=False, driver=driver)) as wh:
         yield wh
 
 

@@ -25,7 +25,7 @@ class Key:
     code: str
     key_code: int
     text: str = ""
-    shift: bool = False  # typed with Shift held on a US keyboard
+    shift: bool = False  # typed with Shift on a US keyboard (not sent as a modifier: Playwright does not either)
     location: int = 0
 
 
@@ -94,8 +94,6 @@ async def press(connection: CdpConnection, session_id: str, chord: str) -> None:
 
 
 async def key_stroke(connection: CdpConnection, session_id: str, key: Key, bits: int = 0) -> None:
-    if key.shift:
-        bits |= MODIFIER_BITS["Shift"]
     # A key with Control, Alt or Meta held types nothing (it is a shortcut).
     text = key.text if not bits & (MODIFIER_BITS["Control"] | MODIFIER_BITS["Alt"] | MODIFIER_BITS["Meta"]) else ""
     await _send(connection, session_id, "keyDown" if text else "rawKeyDown", key, bits, text)

@@ -85,20 +85,24 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
     # set-up ------------------------------------------------------------------------------------
     async def start(self, *, width: int, height: int) -> None:
         """Listen, enable the domains, size the viewport, then let the page run."""
-        await self._attach_session(self.session_id, main=True, width=width, height=height)
-        tree = await self.connection.send.Page.getFrameTree(session_id=self.session_id)
+        tree = await self._attach_session(self.session_id, main=True, width=width, height=height)
         self._adopt_tree(tree["frameTree"], self.session_id)
 
     def _adopt_tree(self, node: dict[str, Any], session_id: str) -> None:
+        """The frames that existed before the listeners did. Events may have come meanwhile (the
+        page ran as soon as it was resumed): what they said is newer, and kept."""
         frame = node["frame"]
-        self.frame_tree.navigated(frame, session_id)
+        known = frame["id"] in self.frame_tree.frames and self.frame_tree.frames[frame["id"]].url
+        if not known:
+            self.frame_tree.navigated(frame, session_id)
         if frame.get("parentId") is None and session_id == self.session_id:
             self.frame_tree.main_id = frame["id"]
-            self._main_loader = frame.get("loaderId", "")
+            self._main_loader = self._main_loader or frame.get("loaderId", "")
         for child in node.get("childFrames", []):
             self._adopt_tree(child, session_id)
 
-    async def _attach_session(self, session_id: str, *, main: bool, width: int = 0, height: int = 0) -> None:
+    async def _attach_session(self, session_id: str, *, main: bool, width: int = 0, height: int = 0) -> dict[str, Any]:
+        """Set up one session of the tab; returns its frame tree."""
         self._listen(session_id)
         send = self.connection.send
         commands = [
@@ -119,8 +123,13 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
             ]
         if self._policy is not None and self._policy.active:
             commands.append(self._context.enforce_policy(session_id))
-        await asyncio.gather(*commands)
-        await send.Runtime.runIfWaitingForDebugger(session_id=session_id)
+        commands.append(send.Page.getFrameTree(session_id=session_id))
+        # All sent at once, the resume last: a popup shares its opener's renderer, which stays
+        # paused (and answers nothing) until the resume arrives; the browser runs them in order.
+        tasks = [asyncio.ensure_future(command) for command in commands]
+        tasks.append(asyncio.ensure_future(send.Runtime.runIfWaitingForDebugger(session_id=session_id)))
+        results = await asyncio.gather(*tasks)
+        return dict(results[-2])
 
     def _listen(self, session_id: str) -> None:
         on = self.connection.on
@@ -179,13 +188,14 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
                 self._sessions.add(child)
                 self.frame_tree.attached(info["targetId"], self.frame_tree.frames.get(info["targetId"], FrameState(
                     info["targetId"], None, child)).parent_id, child)
-                await self._attach_session(child, main=False)
-                tree = await self.connection.send.Page.getFrameTree(session_id=child)
+                tree = await self._attach_session(child, main=False)
                 self._adopt_tree(tree["frameTree"], child)
             else:
+                tasks = []
                 if self._policy is not None and self._policy.active and info["type"] in ("worker", "service_worker"):
-                    await self._context.enforce_policy(child)
-                await self.connection.send.Runtime.runIfWaitingForDebugger(session_id=child)
+                    tasks.append(asyncio.ensure_future(self._context.enforce_policy(child)))
+                tasks.append(asyncio.ensure_future(self.connection.send.Runtime.runIfWaitingForDebugger(session_id=child)))
+                await asyncio.gather(*tasks)
         except (RuntimeError, ConnectionError):
             pass  # it went away while it was being set up
 
