@@ -91,6 +91,7 @@ class TabEventsMixin:
         on("Network.loadingFinished", session_id, lambda p: self._on_finished(p, session_id))
         on("Network.loadingFailed", session_id, lambda p: self._on_failed(p, session_id))
         on("Page.fileChooserOpened", session_id, lambda p: self._on_file_chooser(p, session_id))
+        on("Network.webSocketCreated", session_id, self._on_websocket)
         if session_id == self.session_id:
             on("Page.javascriptDialogOpening", session_id, self._on_dialog)
             on("Page.windowOpen", session_id, lambda _: self.on_window_open() if self.on_window_open else None)
@@ -118,6 +119,14 @@ class TabEventsMixin:
             text = first.split(": ", 1)[1] if ": " in first else first
             text += ("\n" + rest) if rest else ""
         self._events.console(ConsoleEntry("pageerror", text, "", self.index))
+
+    def _on_websocket(self, params: dict[str, Any]) -> None:
+        # Nothing in the browser can stop a WebSocket (the policy proxy refuses its tunnel), but
+        # the page names its URL here, before it connects: the reply can say which one was refused.
+        policy, refusals = self.tracker.policy, self.tracker.refusals
+        reason = policy.check(params["url"]) if policy is not None else None
+        if reason and refusals is not None:
+            refusals.add("WebSocket", params["url"], reason)
 
     # dialogs, choosers -------------------------------------------------------------------------
     def _on_dialog(self, params: dict[str, Any]) -> None:

@@ -77,8 +77,10 @@ class FrameTree:
 
     def context_created(self, context: dict[str, Any], session_id: str) -> None:
         aux = context.get("auxData") or {}
-        if not aux.get("isDefault") or aux.get("frameId") not in self.frames:
+        if not aux.get("isDefault") or not aux.get("frameId"):
             return
+        if aux["frameId"] not in self.frames:  # reported before the frame tree was read: keep it
+            self.attached(aux["frameId"], None, session_id)
         state = self.frames[aux["frameId"]]
         if state.session_id == session_id:
             state.context_id = context["id"]
@@ -140,6 +142,15 @@ class FrameTree:
     # running code -------------------------------------------------------------------------------
     async def context_of(self, state: FrameState, timeout: float) -> int:
         if state.context_id is None:
+            root = state.parent_id is None or self.frames.get(state.parent_id, state).session_id != state.session_id
+            if root:
+                # A fresh about:blank has no context until a script needs one: evaluating in the
+                # session's main frame makes it (and reports it as executionContextCreated).
+                try:
+                    await asyncio.wait_for(self.connection.send.Runtime.evaluate(
+                        params={"expression": "0"}, session_id=state.session_id), timeout)
+                except (RuntimeError, ConnectionError):
+                    pass
             await asyncio.wait_for(state.ready.wait(), timeout)
         assert state.context_id is not None
         return state.context_id
