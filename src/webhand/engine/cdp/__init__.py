@@ -17,7 +17,7 @@ import urllib.request
 from typing import Any
 
 from webhand.config import Settings
-from webhand.engine.cdp.connection import CdpConnection
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
 from webhand.engine.chrome import ChromeProcess, find_chromium
@@ -46,6 +46,7 @@ class CdpBrowser:
         on("Target.attachedToTarget", None, lambda p: asyncio.ensure_future(self._attached(p)))
         on("Target.detachedFromTarget", None, self._detached)
         on("Target.targetDestroyed", None, lambda p: self._target_gone(p["targetId"]))
+        on("Target.targetCrashed", None, self._crashed)
         on("Browser.downloadWillBegin", None, self._download_began)
         on("Browser.downloadProgress", None, self._download_progress)
         self.version = (await self.connection.send.Browser.getVersion()).get("product", "")
@@ -62,7 +63,7 @@ class CdpBrowser:
         try:  # not ours (another context's page, a browser-wide worker): let it run, and let go of it
             await self.connection.send.Runtime.runIfWaitingForDebugger(session_id=session)
             await self.connection.send.Target.detachFromTarget(params={"sessionId": session})
-        except (RuntimeError, ConnectionError):
+        except PROTOCOL_ERRORS:
             pass
 
     def _detached(self, params: dict[str, Any]) -> None:
@@ -73,6 +74,12 @@ class CdpBrowser:
     def _target_gone(self, target_id: str) -> None:
         for context in self.contexts.values():
             context.target_gone(target_id)
+
+    def _crashed(self, params: dict[str, Any]) -> None:
+        for context in self.contexts.values():
+            tab = context._by_target.get(params["targetId"])  # noqa: SLF001
+            if tab is not None:
+                tab.on_crash()
 
     def _download_began(self, params: dict[str, Any]) -> None:
         for context in self.contexts.values():
@@ -104,7 +111,7 @@ class CdpBrowser:
                 self.policy.log_for(context, refusals)
             self.contexts[context.context_id] = context
             await context.start_downloads()
-        except (RuntimeError, ConnectionError, asyncio.TimeoutError) as error:
+        except (*PROTOCOL_ERRORS, asyncio.TimeoutError) as error:
             if proxy is not None:
                 await proxy.close()
             from webhand.engine.cdp.connection import translate
@@ -113,12 +120,14 @@ class CdpBrowser:
 
     async def close(self) -> None:
         """Disconnect; and when webhand launched this browser, kill its process group."""
-        for context in list(self.contexts.values()):
+        try:
             if not self.chrome:
-                await context.close()
-        await self.connection.close()
-        if self.chrome:
-            await self.chrome.close()
+                for context in list(self.contexts.values()):
+                    await context.close()
+            await self.connection.close()
+        finally:
+            if self.chrome:
+                await self.chrome.close()
 
     def kill_now(self) -> None:
         if self.chrome:
@@ -160,7 +169,7 @@ class CdpEngine:
             connection = await CdpConnection.open(url, timeout=timeout)
             browser = CdpBrowser(connection, None, self.policy)
             await asyncio.wait_for(browser.start(), timeout)
-        except (OSError, ValueError, RuntimeError, asyncio.TimeoutError) as error:
+        except (OSError, ValueError, *PROTOCOL_ERRORS, asyncio.TimeoutError) as error:
             raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {error}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
         self.version = browser.version

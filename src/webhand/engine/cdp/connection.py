@@ -11,16 +11,22 @@ turns them, and timeouts, into webhand errors.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from cdp_use.client import CDPClient
+from websockets.exceptions import WebSocketException
 
 from webhand.errors import ActionTimeout, ElementNotActionable, PageCrashed, SessionClosed, WebhandError
 
 Listener = Callable[[dict[str, Any]], None]
+
+# A command given up on at its timeout may still be answered later; cdp-use logs each such late
+# answer as a warning. That is expected here, not a fault worth a line in the host's log.
+logging.getLogger("cdp_use.client").setLevel(logging.ERROR)
 ANY_SESSION = "*"
 
 
@@ -60,7 +66,7 @@ class CdpConnection:
     async def close(self) -> None:
         try:
             await asyncio.wait_for(self.client.stop(), 5)
-        except (asyncio.TimeoutError, OSError, RuntimeError):
+        except Exception:  # noqa: BLE001 - closing a socket the browser already dropped raises its own kinds
             pass
         self._closed()
 
@@ -92,7 +98,6 @@ class CdpConnection:
             try:
                 listener(params)
             except Exception:  # noqa: BLE001 - one broken listener must not stop the others
-                import logging
                 logging.getLogger("webhand.cdp").exception("listener for %s failed", method)
 
     def forget_session(self, session_id: str) -> None:
@@ -109,8 +114,8 @@ def message(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def is_protocol_error(error: BaseException) -> bool:
-    return isinstance(error, (RuntimeError, ConnectionError, CdpError, CdpClosed))
+#: What a command on the connection can raise: the browser's error, or a closed socket.
+PROTOCOL_ERRORS = (RuntimeError, ConnectionError, CdpError, CdpClosed, WebSocketException)
 
 
 def translate(error: BaseException, doing: str, timeout: float | None = None) -> WebhandError:
@@ -128,7 +133,7 @@ def translate(error: BaseException, doing: str, timeout: float | None = None) ->
                                     "Call browser_snapshot and use the new refs.")
     if "crashed" in lowered:
         return PageCrashed(f"{doing} failed: the page crashed.", "Call the tool again: it runs in a fresh tab.")
-    if isinstance(error, (ConnectionError, CdpClosed)) or "session with given id not found" in lowered \
+    if isinstance(error, (ConnectionError, CdpClosed, WebSocketException)) or "session with given id not found" in lowered \
             or "no target with given id" in lowered or "target closed" in lowered:
         return SessionClosed(f"{doing} failed: the page or browser was closed.",
                              "Call the tool again to start a fresh browser, or browser_tabs to pick another tab.")
@@ -149,5 +154,5 @@ async def guarded(doing: str, timeout: float | None = None) -> AsyncIterator[Non
         raise
     except (TimeoutError, asyncio.TimeoutError):
         raise translate(asyncio.TimeoutError(), doing, timeout) from None
-    except (RuntimeError, ConnectionError, CdpError, CdpClosed, OSError) as error:
+    except (RuntimeError, ConnectionError, CdpError, CdpClosed, OSError, WebSocketException) as error:
         raise translate(error, doing, timeout) from None

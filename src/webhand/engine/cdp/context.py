@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webhand.engine.cdp.connection import CdpConnection, guarded
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.tab import CdpTab
 from webhand.engine.driver import Cookie, Download, TabEvents
 from webhand.engine.policy_proxy import PolicyProxy
@@ -63,7 +63,7 @@ class CdpContext:
         tab.on_window_open = lambda: self._announced_tabs.append(time.monotonic())
         try:
             await tab.start(width=self.width, height=self.height)
-        except (RuntimeError, ConnectionError):
+        except PROTOCOL_ERRORS:
             tab.detached()
             return
         self._by_target[info["targetId"]] = tab
@@ -101,11 +101,13 @@ class CdpContext:
         if self.closed:
             return
         self.closed = True
-        if self.owns_context:
+        if self.connection.closed:
+            pass  # the browser is gone, and its contexts with it
+        elif self.owns_context:
             try:
                 await asyncio.wait_for(self.connection.send.Target.disposeBrowserContext(
                     params={"browserContextId": self.context_id}), 10)
-            except (RuntimeError, ConnectionError, asyncio.TimeoutError):
+            except (*PROTOCOL_ERRORS, asyncio.TimeoutError):
                 pass
         else:
             for tab in list(self.tabs):
@@ -164,7 +166,7 @@ class CdpContext:
     async def _cancel(self, guid: str) -> None:
         try:
             await self.connection.send.Browser.cancelDownload(params={"guid": guid, "browserContextId": self.context_id})
-        except (RuntimeError, ConnectionError):
+        except PROTOCOL_ERRORS:
             pass
 
     def download_progress(self, params: dict[str, Any]) -> None:
@@ -281,7 +283,7 @@ class CdpContext:
                 stop()
             try:
                 await send.Target.closeTarget(params={"targetId": created["targetId"]})
-            except (RuntimeError, ConnectionError):
+            except PROTOCOL_ERRORS:
                 pass
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import CHECK, CHECKED, DESCRIBE, FILL_PREPARE, SCROLL_INTO_VIEW, SELECT
-from webhand.engine.cdp.connection import guarded
+from webhand.engine.cdp.connection import CdpClosed, guarded
 from webhand.engine.cdp.frames import FrameState
 from webhand.engine.page_scripts import KIND, OPTIONS
 from webhand.engine.settle import DocumentReplaced, PageGone
@@ -39,10 +39,13 @@ class CdpElement:
 
     # running code on the element ----------------------------------------------------------------
     async def _call(self, function: str, *args: Any, by_value: bool = True) -> Any:
-        reply = await self.tab.connection.send.Runtime.callFunctionOn(params={
-            "functionDeclaration": function, "objectId": self.object_id,
-            "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": True},
-            session_id=self.session_id)
+        try:
+            reply = await self.tab.frame_tree.unless_gone(self.tab.connection.send.Runtime.callFunctionOn(params={
+                "functionDeclaration": function, "objectId": self.object_id,
+                "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": True},
+                session_id=self.session_id))
+        except PageGone:
+            raise CdpClosed("Target crashed" if self.tab.crashed else "Target closed") from None
         details = reply.get("exceptionDetails")
         if details:
             what = (details.get("exception") or {}).get("description") or details.get("text") or "Error"

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from webhand.engine.cdp.connection import CdpConnection, guarded, message
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded, message
 from webhand.engine.settle import DocumentReplaced, PageGone
-from webhand.errors import WebhandError
+from webhand.errors import PageCrashed, WebhandError
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.tab import CdpTab
@@ -48,6 +48,8 @@ class FrameTree:
         self.frames: dict[str, FrameState] = {}
         self.main_id = ""
         self._seen = 0
+        # Set when the page crashed or closed: a call in flight then never gets its answer.
+        self.gone = asyncio.Event()
 
     # fed by events ------------------------------------------------------------------------------
     def attached(self, frame_id: str, parent_id: str | None, session_id: str) -> None:
@@ -149,7 +151,7 @@ class FrameTree:
                 try:
                     await asyncio.wait_for(self.connection.send.Runtime.evaluate(
                         params={"expression": "0"}, session_id=state.session_id), timeout)
-                except (RuntimeError, ConnectionError):
+                except PROTOCOL_ERRORS:
                     pass
             await asyncio.wait_for(state.ready.wait(), timeout)
         assert state.context_id is not None
@@ -167,11 +169,11 @@ class FrameTree:
         except asyncio.TimeoutError:
             raise DocumentReplaced() from None
         try:
-            reply = await self.connection.send.Runtime.callFunctionOn(params={
+            reply = await self.unless_gone(self.connection.send.Runtime.callFunctionOn(params={
                 "functionDeclaration": function, "executionContextId": context_id,
                 "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": True},
-                session_id=state.session_id)
-        except (RuntimeError, ConnectionError) as error:
+                session_id=state.session_id))
+        except PROTOCOL_ERRORS as error:
             if isinstance(error, ConnectionError) or "session with given id not found" in message(error).lower():
                 raise PageGone() from None
             if replaced(error):
@@ -188,6 +190,23 @@ class FrameTree:
             raise WebhandError(f"The page's script failed: {what.splitlines()[0]}",
                                "Call browser_snapshot to see the page state.")
         return dict(reply["result"])
+
+    async def unless_gone(self, command: Any) -> Any:
+        """Await a command, or raise ``PageGone`` as soon as the page crashes or closes."""
+        if self.gone.is_set():
+            command.close()
+            raise PageGone()
+        sent = asyncio.ensure_future(command)
+        sent.add_done_callback(lambda done: done.cancelled() or done.exception())  # an answer after giving up
+        gone = asyncio.ensure_future(self.gone.wait())
+        try:
+            await asyncio.wait({sent, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+        if not sent.done():
+            sent.cancel()
+            raise PageGone()
+        return sent.result()
 
     async def evaluate(self, state: FrameState, function: str, *args: Any, timeout: float = 30.0) -> Any:
         return (await self.call(state, function, *args, timeout=timeout)).get("value")
@@ -211,6 +230,8 @@ class CdpFrame:
                     return await self.tab.frame_tree.evaluate(self.state, script)
                 return await self.tab.frame_tree.evaluate(self.state, script, arg)
         except (DocumentReplaced, PageGone):
+            if self.tab.crashed:
+                raise PageCrashed(f"{doing} failed: the page crashed.", "Call the tool again: it runs in a fresh tab.") from None
             raise WebhandError(f"{doing} failed: the frame navigated or closed meanwhile.",
                                "Call browser_snapshot again.") from None
 
@@ -226,5 +247,5 @@ class CdpFrame:
                 "returnByValue": True, "awaitPromise": True}, session_id=session)
             await self.tab.release(session, object_id)
             return None if reply.get("exceptionDetails") else reply["result"].get("value")
-        except (RuntimeError, ConnectionError, WebhandError):
+        except (*PROTOCOL_ERRORS, WebhandError):
             return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS
 from webhand.engine.policy import OriginPolicy
 
 if TYPE_CHECKING:
@@ -46,5 +47,5 @@ class CdpPolicy(OriginPolicy):
                                                  session_id=session_id)
                     return
             await send.Fetch.continueRequest(params={"requestId": request_id}, session_id=session_id)
-        except (RuntimeError, ConnectionError):
+        except PROTOCOL_ERRORS:
             pass  # the page closed or the request was cancelled

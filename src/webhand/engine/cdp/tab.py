@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from webhand.engine import settle, waits
 from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import FRAME_OFFSET, QUERY
-from webhand.engine.cdp.connection import CdpConnection, guarded, message
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded, message
 from webhand.engine.cdp.element import SNAPSHOT_AGAIN, CdpElement
 from webhand.engine.cdp.events import TabEventsMixin
 from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
@@ -49,7 +49,7 @@ class _SessionSender:
 
 
 class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
-    _driver_errors = (RuntimeError, ConnectionError)
+    _driver_errors = PROTOCOL_ERRORS
 
     def __init__(self, context: "CdpContext", connection: CdpConnection, target_id: str, session_id: str,
                  index: int, events: TabEvents, policy: "OriginPolicy | None") -> None:
@@ -109,6 +109,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
             send.Page.enable(session_id=session_id),
             send.Page.setLifecycleEventsEnabled(params={"enabled": True}, session_id=session_id),
             send.Runtime.enable(session_id=session_id),
+            send.Inspector.enable(session_id=session_id),  # for Inspector.targetCrashed
             send.Network.enable(session_id=session_id),
             send.Page.setInterceptFileChooserDialog(params={"enabled": True}, session_id=session_id),
             send.Target.setAutoAttach(params={"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
@@ -144,7 +145,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
         on("Runtime.executionContextsCleared", session_id, lambda p: self.frame_tree.contexts_cleared(session_id))
         on("Target.attachedToTarget", session_id, lambda p: asyncio.ensure_future(self._on_child(p)))
         on("Target.detachedFromTarget", session_id, self._on_child_detached)
-        on("Inspector.targetCrashed", session_id, lambda p: self._on_crash() if session_id == self.session_id else None)
+        on("Inspector.targetCrashed", session_id, lambda p: self.on_crash() if session_id == self.session_id else None)
         self._listen_events(session_id)
 
     # events ------------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
                     tasks.append(asyncio.ensure_future(self._context.enforce_policy(child)))
                 tasks.append(asyncio.ensure_future(self.connection.send.Runtime.runIfWaitingForDebugger(session_id=child)))
                 await asyncio.gather(*tasks)
-        except (RuntimeError, ConnectionError):
+        except PROTOCOL_ERRORS:
             pass  # it went away while it was being set up
 
     def _on_child_detached(self, params: dict[str, Any]) -> None:
@@ -207,13 +208,15 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
             self.connection.forget_session(child)
             self.tracker.activity.set()
 
-    def _on_crash(self) -> None:
+    def on_crash(self) -> None:
         self._crashed = True
+        self.frame_tree.gone.set()
         self.tracker.activity.set()
 
     def detached(self) -> None:
         """The page's target is gone (closed by anyone)."""
         self._closed = True
+        self.frame_tree.gone.set()
         for session in self._sessions:
             self.connection.forget_session(session)
         self.tracker.activity.set()
@@ -221,7 +224,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
     # PageProbe (settle rules) ------------------------------------------------------------------
     async def main_evaluate(self, script: str, arg: Any = None) -> Any:
         state = self.frame_tree.frames.get(self.frame_tree.main_id)
-        if state is None or self.closed:
+        if state is None or self.closed or self._crashed:
             raise PageGone()
         if arg is None:
             return await self.frame_tree.evaluate(state, script, timeout=3600)
@@ -253,7 +256,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
         try:
             history = await self.connection.send.Page.getNavigationHistory(session_id=self.session_id)
             return history["entries"][history["currentIndex"]].get("title", "")
-        except (RuntimeError, ConnectionError, KeyError, IndexError):
+        except (*PROTOCOL_ERRORS, KeyError, IndexError):
             return ""
 
     async def warm_up(self) -> None:
@@ -348,7 +351,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
             return
         try:
             await asyncio.wait_for(self.connection.send.Target.closeTarget(params={"targetId": self.target_id}), 5)
-        except (RuntimeError, ConnectionError, asyncio.TimeoutError):
+        except (*PROTOCOL_ERRORS, asyncio.TimeoutError):
             pass
         await self.tracker.until(lambda: self._closed, 2)
 
@@ -429,7 +432,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
     async def release(self, session_id: str, object_id: str) -> None:
         try:
             await self.connection.send.Runtime.releaseObject(params={"objectId": object_id}, session_id=session_id)
-        except (RuntimeError, ConnectionError):
+        except PROTOCOL_ERRORS:
             pass  # the document is gone, and the object with it
 
     async def resolve(self, ref: str, *, timeout: float) -> CdpElement:

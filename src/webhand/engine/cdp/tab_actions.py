@@ -7,7 +7,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine import settle
-from webhand.engine.cdp.connection import CdpConnection, guarded
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.driver import NavigationResult, SettleCaps
 from webhand.engine.page_scripts import SCROLL
 from webhand.engine.settle import ActionWatch, PageGone
@@ -161,5 +161,5 @@ class TabActionsMixin:
             stop()
             try:
                 await send.Input.setInterceptDrags(params={"enabled": False}, session_id=session)
-            except (RuntimeError, ConnectionError):
+            except PROTOCOL_ERRORS:
                 pass

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from webhand.engine.cdp.connection import message
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, message
 from webhand.engine.driver import WaitCondition
 from webhand.engine.settle import DocumentReplaced, PageGone
 from webhand.engine.waits import TEXT_GONE, TEXT_SHOWN, describe, network_idle, next_step, url_matches
@@ -81,7 +81,7 @@ async def _poll(tab: "CdpTab", kind: str, predicate: str, arg: Any, timeout: flo
                               {"value": int(max(1, remaining * 1000))}]}, session_id=state.session_id), remaining + 1)
         except asyncio.TimeoutError:
             return False
-        except (RuntimeError, ConnectionError) as error:
+        except PROTOCOL_ERRORS as error:
             if tab.closed:
                 return False
             text = message(error).lower()
