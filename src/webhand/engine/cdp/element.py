@@ -16,7 +16,7 @@ from webhand.engine.cdp.actionability import CHECK, CHECKED, DESCRIBE, FILL_PREP
 from webhand.engine.cdp.connection import CdpClosed, guarded
 from webhand.engine.cdp.frames import FrameState
 from webhand.engine.page_scripts import KIND, OPTIONS
-from webhand.engine.settle import DocumentReplaced, PageGone
+from webhand.engine.settle import PageGone
 from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
 
 if TYPE_CHECKING:
@@ -245,4 +245,3 @@ def _not_actionable(doing: str, state: dict[str, Any], timeout: float | None = N
                          "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
 
 
-__all__ = ["CdpElement", "DocumentReplaced", "PageGone"]

@@ -9,33 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import re
 from typing import TYPE_CHECKING, Any
 
-from webhand.engine import settle, waits
+from webhand.engine import settle
 from webhand.engine.cdp import keyboard
-from webhand.engine.cdp.actionability import FRAME_OFFSET, QUERY
-from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded, message
-from webhand.engine.cdp.element import SNAPSHOT_AGAIN, CdpElement
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.events import TabEventsMixin
-from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
+from webhand.engine.cdp.frames import FrameState, FrameTree
+from webhand.engine.cdp.refs import TabRefsMixin
 from webhand.engine.cdp.tab_actions import TabActionsMixin
 from webhand.engine.driver import NavigationResult, TabEvents, WaitUntil
 from webhand.engine.javascript import ConsoleJavaScript
 from webhand.engine.net_errors import net_failure
 from webhand.engine.page_scripts import WEB_STORAGE
 from webhand.engine.settle import DocumentReplaced, PageGone
-from webhand.errors import ActionTimeout, NavigationFailed, PolicyRefused, RefNotFound, WebhandError
+from webhand.errors import ActionTimeout, NavigationFailed, PolicyRefused, WebhandError
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.context import CdpContext
     from webhand.engine.policy import OriginPolicy
 
-_REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _LIFECYCLE = {"load": "load", "domcontentloaded": "DOMContentLoaded", "networkidle": "networkIdle"}
 #: Longest ending a tab waits for the browser to confirm (see Driver.end); nothing waits on it.
 _END_CAP_SECONDS = 0.1
-_RESOLVE = "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'"
 
 
 class _SessionSender:
@@ -48,7 +44,7 @@ class _SessionSender:
         return await self.tab.connection.client.send_raw(method, params, session_id=self.tab.session_id)
 
 
-class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
+class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, ConsoleJavaScript):
     _driver_errors = PROTOCOL_ERRORS
 
     def __init__(self, context: "CdpContext", connection: CdpConnection, target_id: str, session_id: str,
@@ -398,81 +394,6 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
                                    "sandboxed pages have none).", "Navigate to a page of the site first.") from None
             raise
 
-    # frames and refs --------------------------------------------------------------------------
-    async def frames(self) -> list[CdpFrame]:
-        return [CdpFrame(self, state) for state in self.frame_tree.ordered()]
-
-    async def frame_owner(self, state: FrameState) -> tuple[str, str] | None:
-        """The iframe element that holds ``state``: (its session, its object id)."""
-        parent = self.frame_tree.frames.get(state.parent_id or "")
-        if parent is None:
-            return None
-        owner = await self.connection.send.DOM.getFrameOwner(params={"frameId": state.frame_id}, session_id=parent.session_id)
-        context_id = await self.frame_tree.context_of(parent, 5)
-        node = await self.connection.send.DOM.resolveNode(params={
-            "backendNodeId": owner["backendNodeId"], "executionContextId": context_id}, session_id=parent.session_id)
-        return parent.session_id, node["object"]["objectId"]
-
-    async def frame_offset(self, state: FrameState) -> tuple[float, float]:
-        """Where the frame's viewport starts in the tab's viewport (the sum of its iframes' content boxes)."""
-        x = y = 0.0
-        while state.parent_id and state.frame_id != self.frame_tree.main_id:
-            owner = await self.frame_owner(state)
-            parent = self.frame_tree.frames.get(state.parent_id)
-            if owner is None or parent is None:
-                break
-            session, object_id = owner
-            reply = await self.connection.send.Runtime.callFunctionOn(params={
-                "functionDeclaration": FRAME_OFFSET, "objectId": object_id, "returnByValue": True}, session_id=session)
-            await self.release(session, object_id)
-            dx, dy = reply["result"]["value"]
-            x, y, state = x + dx, y + dy, parent
-        return x, y
-
-    async def release(self, session_id: str, object_id: str) -> None:
-        try:
-            await self.connection.send.Runtime.releaseObject(params={"objectId": object_id}, session_id=session_id)
-        except PROTOCOL_ERRORS:
-            pass  # the document is gone, and the object with it
-
-    async def resolve(self, ref: str, *, timeout: float) -> CdpElement:
-        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
-        match = _REF.match(ref.strip())
-        if not match:
-            raise RefNotFound(f"'{ref}' is not a ref.", "Refs look like e12 or f1e3; " + SNAPSHOT_AGAIN)
-        frame_key, local = match.group(1) or "", match.group(2)
-        state = self.frame_tree.by_key(frame_key)
-        if state is None:
-            raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", SNAPSHOT_AGAIN)
-        try:
-            async with guarded(f"Finding {ref}", timeout):
-                remote = await self.frame_tree.call(state, _RESOLVE, local, by_value=False, timeout=timeout)
-        except (DocumentReplaced, PageGone):
-            raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated).", SNAPSHOT_AGAIN) from None
-        if remote.get("subtype") == "node" and remote.get("objectId"):
-            return CdpElement(self, state, remote["objectId"], ref)
-        if remote.get("value") == "removed":
-            raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
-        raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
-                          SNAPSHOT_AGAIN)
-
-    async def query(self, selector: str, *, timeout: float) -> CdpElement:
-        state = self.frame_tree.frames.get(self.frame_tree.main_id)
-        try:
-            if state is None:
-                raise DocumentReplaced()
-            async with guarded(f"Finding {selector!r}", timeout + 1):
-                remote = await self.frame_tree.call(state, QUERY, selector, int(timeout * 1000), by_value=False, timeout=timeout)
-        except (DocumentReplaced, PageGone):
-            remote = {}
-        except WebhandError as error:
-            raise RefNotFound(f"The selector {selector!r} is not valid: {message(error).split(': ', 1)[-1]}",
-                              "Use a CSS selector, or a ref from browser_snapshot.") from None
-        if remote.get("subtype") != "node" or state is None:
-            raise RefNotFound(f"No element matches the selector {selector!r}.",
-                              "Call browser_snapshot and use a ref, or fix the selector.")
-        return CdpElement(self, state, remote["objectId"], selector)
-
     # keys -------------------------------------------------------------------------------------
     async def press(self, key: str, *, timeout: float) -> None:
         keyboard.parse_chord(key)
@@ -488,4 +409,4 @@ class CdpTab(TabEventsMixin, TabActionsMixin, ConsoleJavaScript):
         return await wait_for(self, condition, timeout)
 
 
-__all__ = ["CdpTab", "waits"]
+__all__ = ["CdpTab"]
