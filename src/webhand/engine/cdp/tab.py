@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from webhand.engine.cdp.context import CdpContext
     from webhand.engine.policy import OriginPolicy
 
+_CONTENT_LOADED = """() => document.readyState !== 'loading' ||
+  new Promise(resolve => document.addEventListener('DOMContentLoaded', () => resolve(true), {once: true}))"""
 _LIFECYCLE = {"load": "load", "domcontentloaded": "DOMContentLoaded", "networkidle": "networkIdle"}
 #: Longest ending a tab waits for the browser to confirm (see Driver.end); nothing waits on it.
 _END_CAP_SECONDS = 0.1
@@ -322,9 +324,20 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, ConsoleJavaScript):
                 pass
 
     async def wait_for_load(self, *, timeout: float) -> None:
-        """Wait for the current document's DOMContentLoaded (returns at once if it came)."""
-        await self.tracker.until(lambda: "DOMContentLoaded" in self._lifecycle.get(self._main_loader, ())
-                                 or not self._main_loader or self.closed, timeout)
+        """Wait for the current document's DOMContentLoaded (returns at once if it came). A tab's
+        first about:blank may have fired it before the tab was listening: its readyState says so."""
+        if "DOMContentLoaded" in self._lifecycle.get(self._main_loader, ()):
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while (remaining := deadline - loop.time()) > 0 and not self.closed:
+            try:
+                await asyncio.wait_for(self.main_evaluate(_CONTENT_LOADED), remaining)
+                return
+            except (asyncio.TimeoutError, PageGone):
+                return  # a slow page still gets its reply; the reply says where the tab is
+            except DocumentReplaced:
+                continue  # wait on the document that replaced it
 
     async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
         async with guarded("Taking a screenshot", timeout):
