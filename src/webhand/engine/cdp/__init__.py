@@ -24,7 +24,7 @@ from webhand.engine.chrome import ChromeProcess, find_chromium
 from webhand.engine.driver import TabEvents
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
-from webhand.errors import BrowserLaunchFailed
+from webhand.errors import BrowserLaunchFailed, ConfigError
 
 __all__ = ["CdpBrowser", "CdpEngine"]
 
@@ -136,19 +136,34 @@ class CdpBrowser:
 
 class CdpEngine:
     def __init__(self, settings: Settings) -> None:
+        if settings.stealth:
+            # playwright-stealth's evasions are applied through Playwright's context (engine/pw/stealth.py).
+            raise ConfigError("stealth = true needs driver = \"playwright\": the raw-CDP driver does not apply "
+                              "the stealth evasions.", "Set driver = \"playwright\", or turn stealth off.")
         self.settings = settings
         self.policy = CdpPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
         self.version: str | None = None
+        self._early_chrome: asyncio.Task[ChromeProcess] | None = None
 
     async def start(self) -> None:
         """Nothing to start: no driver process."""
 
+    def prelaunch(self) -> None:
+        """Start the next browser now, in the background, for ``launch`` to take."""
+        if self._early_chrome is None:
+            self._early_chrome = asyncio.ensure_future(self._start_chrome())
+
+    async def _start_chrome(self) -> ChromeProcess:
+        settings = self.settings
+        return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
+                                          width=settings.viewport.width, height=settings.viewport.height,
+                                          extra_args=settings.extra_args, timeout=settings.launch_timeout,
+                                          preferences=_POLICY_PREFERENCES if self.policy.active else None)
+
     async def launch(self) -> CdpBrowser:
         settings = self.settings
-        chrome = await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
-                                            width=settings.viewport.width, height=settings.viewport.height,
-                                            extra_args=settings.extra_args, timeout=settings.launch_timeout,
-                                            preferences=_POLICY_PREFERENCES if self.policy.active else None)
+        starting, self._early_chrome = self._early_chrome or asyncio.ensure_future(self._start_chrome()), None
+        chrome = await starting
         try:
             connection = await CdpConnection.open(chrome.ws_endpoint, timeout=settings.launch_timeout)
             browser = CdpBrowser(connection, chrome, self.policy)
@@ -176,7 +191,18 @@ class CdpEngine:
         return browser
 
     async def stop(self) -> None:
-        """Nothing to stop: each browser closes its own connection."""
+        """No driver process to stop (each browser closes its own connection); a browser launched
+        ahead for a session that never came is ended."""
+        early, self._early_chrome = self._early_chrome, None
+        if early is None:
+            return
+        if not early.done():
+            early.cancel()  # a launch cancelled midway kills its own half-started process group
+        try:
+            chrome = await early
+        except BaseException:  # noqa: BLE001 - cancelled, or failed to launch: nothing is left running
+            return
+        await chrome.close()
 
 
 def _websocket_url(cdp_url: str, timeout: float) -> str:
