@@ -47,7 +47,8 @@ CONFORMANCE_FILES = {
     "test_dialogs.py", "test_files.py", "test_find.py", "test_first_slice.py", "test_first_tools.py",
     "test_interaction.py", "test_javascript.py", "test_named_sessions.py", "test_navigation.py", "test_network.py",
     "test_policy.py", "test_reading.py", "test_snapshot.py", "test_snapshot_diff.py", "test_storage.py",
-    "test_tabs.py", "test_waiting.py", "test_lifecycle.py", "test_hostile_faults.py",
+    "test_tabs.py", "test_waiting.py", "test_lifecycle.py", "test_hostile_faults.py", "test_dashboard.py",
+    "test_session_history.py", "test_export.py",
 }
 DRIVERS = ("playwright", "cdp")
 

@@ -8,6 +8,7 @@ from webhand.engine.cdp.actionability import FRAME_OFFSET, QUERY
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded, message
 from webhand.engine.cdp.element import SNAPSHOT_AGAIN, CdpElement
 from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
+from webhand.engine.page_scripts import SELECTOR_OF_REF
 from webhand.engine.settle import DocumentReplaced, PageGone
 from webhand.errors import RefNotFound, WebhandError
 
@@ -76,6 +77,18 @@ class TabRefsMixin:
             raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
         raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
                           SNAPSHOT_AGAIN)
+
+    async def stable_selector(self, ref: str, *, timeout: float) -> str:
+        match = _REF.match(ref.strip())
+        state = self.frame_tree.by_key("")
+        if not match or match.group(1) or state is None:  # a frame's element would need its frame's selector too
+            return ""
+        try:
+            async with guarded(f"Reading a selector for {ref}", timeout):
+                found = await self.frame_tree.evaluate(state, SELECTOR_OF_REF, match.group(2), timeout=timeout)
+        except (DocumentReplaced, PageGone):
+            return ""
+        return found if isinstance(found, str) else ""
 
     async def query(self, selector: str, *, timeout: float) -> CdpElement:
         state = self.frame_tree.frames.get(self.frame_tree.main_id)

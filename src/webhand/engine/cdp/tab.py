@@ -16,6 +16,7 @@ from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.events import TabEventsMixin
 from webhand.engine.cdp.frames import FrameState, FrameTree
+from webhand.engine.cdp.live import TabLiveMixin
 from webhand.engine.cdp.refs import TabRefsMixin
 from webhand.engine.cdp.tab_actions import TabActionsMixin
 from webhand.engine.driver import NavigationResult, TabEvents, WaitUntil
@@ -46,7 +47,7 @@ class _SessionSender:
         return await self.tab.connection.client.send_raw(method, params, session_id=self.tab.session_id)
 
 
-class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, ConsoleJavaScript):
+class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, ConsoleJavaScript):
     _driver_errors = PROTOCOL_ERRORS
 
     def __init__(self, context: "CdpContext", connection: CdpConnection, target_id: str, session_id: str,
