@@ -38,9 +38,9 @@ import psutil
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from pages import PageServer  # noqa: E402
+from pages import PageServer
 
-from webhand import Settings, Webhand  # noqa: E402
+from webhand import Settings, Webhand
 
 DRIVERS = ("playwright", "cdp")
 _COLD = """

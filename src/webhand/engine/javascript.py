@@ -53,7 +53,7 @@ class ConsoleJavaScript:
         try:
             return await asyncio.wait_for(session.send(method, params),
                                           max(0.0, deadline - asyncio.get_running_loop().time()) + (0 if settling else 1))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if settling:
                 raise ActionTimeout(f"The promise the JavaScript returned did not settle within {timeout:g} s.",
                                     "Make sure it resolves or rejects, or pass a larger timeout.") from None
@@ -62,11 +62,10 @@ class ConsoleJavaScript:
         except self._driver_errors as error:
             raise self._translate_error(error, "Evaluating JavaScript", timeout) from None
 
-    @staticmethod
-    async def _release(session: Any, remote: dict[str, Any]) -> None:
+    async def _release(self, session: Any, remote: dict[str, Any]) -> None:
         try:
             await session.send("Runtime.releaseObject", {"objectId": remote["objectId"]})
-        except self._driver_errors:  # type: ignore[misc]
+        except self._driver_errors:
             pass  # the page navigated away: the object is gone anyway
 
     async def _to_json(self, session: Any, remote: dict[str, Any]) -> Any:

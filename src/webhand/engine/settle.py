@@ -75,7 +75,7 @@ class PageProbe(Protocol):
 class TrackedRequest:
     """One request as the settle rules see it (identity is the object: a redirect hop is a new one)."""
 
-    __slots__ = ("url", "method", "resource_type", "main_navigation")
+    __slots__ = ("main_navigation", "method", "resource_type", "url")
 
     def __init__(self, url: str, method: str, resource_type: str, main_navigation: bool) -> None:
         self.url = url
@@ -87,7 +87,7 @@ class TrackedRequest:
 class RequestTracker:
     """One page's requests in flight, and the hand-off of its events to the current action watch."""
 
-    def __init__(self, probe: PageProbe, policy: "OriginPolicy | None", refusals: "RefusalLog | None") -> None:
+    def __init__(self, probe: PageProbe, policy: OriginPolicy | None, refusals: RefusalLog | None) -> None:
         self.probe = probe
         self.policy = policy
         self.refusals = refusals
@@ -165,7 +165,7 @@ class RequestTracker:
             self.activity.clear()
             try:
                 await asyncio.wait_for(self.activity.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         return True
 
@@ -256,7 +256,7 @@ class ActionWatch:
             return "quiet"
         try:
             await asyncio.wait_for(probe.main_evaluate(DOM_QUIET, [caps.dom_quiet_ms, caps.dom_cap * 1000]), caps.dom_cap + 0.5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return "gone"  # the page's JavaScript is blocked (a dialog is open): nothing more will settle
         except PageGone:
             return "gone"
@@ -278,7 +278,7 @@ async def document_loaded(probe: PageProbe, timeout: float) -> None:
         try:
             await asyncio.wait_for(probe.main_evaluate(LOADED), remaining)
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             break
         except DocumentReplaced:
             if probe.closed:

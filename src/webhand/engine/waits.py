@@ -50,10 +50,8 @@ async def network_idle(tracker: RequestTracker, timeout: float) -> bool:
         window = min(NETWORK_IDLE_SECONDS, deadline - loop.time())
         try:
             await asyncio.wait_for(tracker.activity.wait(), max(window, 0.0))
-        except asyncio.TimeoutError:
-            if window >= NETWORK_IDLE_SECONDS or not tracker.inflight:
-                return True
-            return False
+        except TimeoutError:
+            return window >= NETWORK_IDLE_SECONDS or not tracker.inflight
 
 
 def next_step(kind: str, tracker: RequestTracker) -> str:

@@ -77,7 +77,7 @@ class CdpBrowser:
 
     def _crashed(self, params: dict[str, Any]) -> None:
         for context in self.contexts.values():
-            tab = context._by_target.get(params["targetId"])  # noqa: SLF001
+            tab = context._by_target.get(params["targetId"])
             if tab is not None:
                 tab.on_crash()
 
@@ -111,7 +111,7 @@ class CdpBrowser:
                 self.policy.log_for(context, refusals)
             self.contexts[context.context_id] = context
             await context.start_downloads()
-        except (*PROTOCOL_ERRORS, asyncio.TimeoutError) as error:
+        except (TimeoutError, *PROTOCOL_ERRORS) as error:
             if proxy is not None:
                 await proxy.close()
             from webhand.engine.cdp.connection import translate
@@ -184,7 +184,7 @@ class CdpEngine:
             connection = await CdpConnection.open(url, timeout=timeout)
             browser = CdpBrowser(connection, None, self.policy)
             await asyncio.wait_for(browser.start(), timeout)
-        except (OSError, ValueError, *PROTOCOL_ERRORS, asyncio.TimeoutError) as error:
+        except (TimeoutError, OSError, ValueError, *PROTOCOL_ERRORS) as error:
             raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {error}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
         self.version = browser.version
@@ -209,5 +209,5 @@ def _websocket_url(cdp_url: str, timeout: float) -> str:
     """A ws:// URL as it is; for http://host:port, the browser's own from /json/version."""
     if cdp_url.startswith(("ws://", "wss://")):
         return cdp_url
-    with urllib.request.urlopen(cdp_url.rstrip("/") + "/json/version", timeout=timeout) as reply:  # noqa: S310 - the user's own endpoint
+    with urllib.request.urlopen(cdp_url.rstrip("/") + "/json/version", timeout=timeout) as reply:
         return str(json.loads(reply.read())["webSocketDebuggerUrl"])

@@ -48,12 +48,12 @@ class CdpConnection:
         self.on_close: list[Callable[[], None]] = []
 
     @classmethod
-    async def open(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float) -> "CdpConnection":
+    async def open(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float) -> CdpConnection:
         client = CDPClient(url, additional_headers=headers)
         await asyncio.wait_for(client.start(), timeout)
         connection = cls(client)
         # cdp-use gives no "closed" callback; its reader task ends when the socket does.
-        task = client._message_handler_task  # noqa: SLF001 - the only sign of a closed socket
+        task = client._message_handler_task
         if task is not None:
             task.add_done_callback(lambda _: connection._closed())
         return connection
@@ -97,7 +97,7 @@ class CdpConnection:
         for listener in [*by_session.get(session_id or "", ()), *by_session.get(ANY_SESSION, ())]:
             try:
                 listener(params)
-            except Exception:  # noqa: BLE001 - one broken listener must not stop the others
+            except Exception:
                 logging.getLogger("webhand.cdp").exception("listener for %s failed", method)
 
     def forget_session(self, session_id: str) -> None:
@@ -152,7 +152,7 @@ async def guarded(doing: str, timeout: float | None = None) -> AsyncIterator[Non
                 yield
     except WebhandError:
         raise
-    except (TimeoutError, asyncio.TimeoutError):
-        raise translate(asyncio.TimeoutError(), doing, timeout) from None
+    except TimeoutError:
+        raise translate(TimeoutError(), doing, timeout) from None
     except (RuntimeError, ConnectionError, CdpError, CdpClosed, OSError, WebSocketException) as error:
         raise translate(error, doing, timeout) from None

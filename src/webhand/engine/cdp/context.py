@@ -27,7 +27,7 @@ _WRITE_STORAGE = "(items) => { for (const {name, value} of items) localStorage.s
 
 class CdpContext:
     def __init__(self, connection: CdpConnection, context_id: str, events: TabEvents, *, width: int, height: int,
-                 downloads_dir: str | None, policy: "CdpPolicy | None", proxy: PolicyProxy | None,
+                 downloads_dir: str | None, policy: CdpPolicy | None, proxy: PolicyProxy | None,
                  owns_context: bool = True) -> None:
         self.connection = connection
         self.context_id = context_id
@@ -107,7 +107,7 @@ class CdpContext:
             try:
                 await asyncio.wait_for(self.connection.send.Target.disposeBrowserContext(
                     params={"browserContextId": self.context_id}), 10)
-            except (*PROTOCOL_ERRORS, asyncio.TimeoutError):
+            except (TimeoutError, *PROTOCOL_ERRORS):
                 pass
         else:
             for tab in list(self.tabs):

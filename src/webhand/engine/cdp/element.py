@@ -30,7 +30,7 @@ _BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
 
 class CdpElement:
-    def __init__(self, tab: "CdpTab", frame: FrameState, object_id: str, ref: str) -> None:
+    def __init__(self, tab: CdpTab, frame: FrameState, object_id: str, ref: str) -> None:
         self.tab = tab
         self.frame = frame
         self.session_id = frame.session_id
@@ -89,7 +89,7 @@ class CdpElement:
         x, y = await self._actionable(doing, timeout)
         bits = 0
         for name in modifiers or []:
-            bits |= keyboard.MODIFIER_BITS.get(keyboard._ALIASES.get(name, name), 0)  # noqa: SLF001
+            bits |= keyboard.MODIFIER_BITS.get(keyboard._ALIASES.get(name, name), 0)
         async with guarded(doing, timeout):
             await self._mouse("mouseMoved", x, y, modifiers=bits)
             for count in range(1, click_count + 1):
@@ -188,7 +188,7 @@ class CdpElement:
             left, top = await self._call("function (x, y) { this.scrollBy(x, y); return [this.scrollLeft, this.scrollTop]; }", x, y)
         return f"{self.ref} is scrolled to x={left:g}, y={top:g}."
 
-    async def drag_to(self, target: "CdpElement", *, timeout: float) -> None:  # type: ignore[override]
+    async def drag_to(self, target: CdpElement, *, timeout: float) -> None:  # type: ignore[override]
         """Press on this element, move onto ``target`` in steps, release. An HTML5 drag is caught
         by ``Input.setInterceptDrags`` and replayed as drag events, as Chromium's DevTools do."""
         doing = f"Dragging {self.ref} onto {target.ref}"

@@ -23,7 +23,7 @@ _CONSOLE_TYPES = {"warning": "warning", "assert": "assert", "startGroup": "start
 
 
 class CdpDialog:
-    def __init__(self, tab: "TabEventsMixin", params: dict[str, Any]) -> None:
+    def __init__(self, tab: TabEventsMixin, params: dict[str, Any]) -> None:
         self._tab = tab
         self.kind = params.get("type", "alert")
         self.message = params.get("message", "")
@@ -48,7 +48,7 @@ class CdpDialog:
         try:
             async with guarded(f"Answering the {self.kind} dialog", timeout):
                 await self._tab.connection.send.Page.handleJavaScriptDialog(params=params, session_id=self._tab.session_id)  # type: ignore[arg-type]
-        except Exception as error:  # noqa: BLE001 - checked below
+        except Exception as error:
             text = str(error).lower()
             if "no dialog is showing" in text or "closed" in text:
                 return  # the page went away, or the dialog closed itself: nothing is left to answer
@@ -56,7 +56,7 @@ class CdpDialog:
 
 
 class CdpFileChooser:
-    def __init__(self, tab: "TabEventsMixin", params: dict[str, Any], session_id: str) -> None:
+    def __init__(self, tab: TabEventsMixin, params: dict[str, Any], session_id: str) -> None:
         self._tab = tab
         self._node = params.get("backendNodeId")
         self._session = session_id
@@ -76,7 +76,7 @@ class TabEventsMixin:
     frame_tree: FrameTree
     tracker: RequestTracker
     _events: TabEvents
-    _context: "CdpContext"
+    _context: CdpContext
 
     def _start_events(self) -> None:
         self._requests: dict[tuple[str, str], tuple[TrackedRequest, dict[str, Any]]] = {}

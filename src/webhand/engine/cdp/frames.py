@@ -166,7 +166,7 @@ class FrameTree:
         """
         try:
             context_id = await self.context_of(state, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise DocumentReplaced() from None
         try:
             reply = await self.unless_gone(self.connection.send.Runtime.callFunctionOn(params={
@@ -215,7 +215,7 @@ class FrameTree:
 class CdpFrame:
     """One frame of a tab, as the snapshot and readers see it (the Driver's ``Frame``)."""
 
-    def __init__(self, tab: "CdpTab", state: FrameState) -> None:
+    def __init__(self, tab: CdpTab, state: FrameState) -> None:
         self.tab = tab
         self.state = state
         self.key = state.key or ""

@@ -31,7 +31,7 @@ class CdpScreencast:
         try:
             await asyncio.wait_for(self._connection.send.Page.stopScreencast(session_id=self._session), 2)
             await asyncio.wait_for(self._connection.send.Target.detachFromTarget(params={"sessionId": self._session}), 2)
-        except (*PROTOCOL_ERRORS, asyncio.TimeoutError):
+        except (TimeoutError, *PROTOCOL_ERRORS):
             pass  # the page closed first: nothing is streaming any more
         self._connection.forget_session(self._session)
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 class CdpPolicy(OriginPolicy):
-    async def enforce(self, context: "CdpContext", session_id: str) -> None:
+    async def enforce(self, context: CdpContext, session_id: str) -> None:
         connection = context.connection
         connection.on("Fetch.requestPaused", session_id,
                       lambda event: asyncio.ensure_future(self._paused(context, session_id, event)))
@@ -29,7 +29,7 @@ class CdpPolicy(OriginPolicy):
                                                                 {"urlPattern": "*", "requestStage": "Response"}]},
                                            session_id=session_id)
 
-    async def _paused(self, context: "CdpContext", session_id: str, event: dict[str, Any]) -> None:
+    async def _paused(self, context: CdpContext, session_id: str, event: dict[str, Any]) -> None:
         send, request_id = context.connection.send, event["requestId"]
         request = event["request"]
         try:

@@ -4,6 +4,7 @@ selector waited for, and where a frame sits in the tab's viewport. A mixin of ``
 from __future__ import annotations
 
 import re
+
 from webhand.engine.cdp.actionability import FRAME_OFFSET, QUERY
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded, message
 from webhand.engine.cdp.element import SNAPSHOT_AGAIN, CdpElement

@@ -40,7 +40,7 @@ _END_CAP_SECONDS = 0.1
 class _SessionSender:
     """``send(method, params)`` on the tab's session, for the shared console runner."""
 
-    def __init__(self, tab: "CdpTab") -> None:
+    def __init__(self, tab: CdpTab) -> None:
         self.tab = tab
 
     async def send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -50,8 +50,8 @@ class _SessionSender:
 class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, ConsoleJavaScript):
     _driver_errors = PROTOCOL_ERRORS
 
-    def __init__(self, context: "CdpContext", connection: CdpConnection, target_id: str, session_id: str,
-                 index: int, events: TabEvents, policy: "OriginPolicy | None") -> None:
+    def __init__(self, context: CdpContext, connection: CdpConnection, target_id: str, session_id: str,
+                 index: int, events: TabEvents, policy: OriginPolicy | None) -> None:
         self._context = context
         self.connection = connection
         self.target_id = target_id
@@ -234,7 +234,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, Consol
         self.tracker.activity.clear()
         try:
             await asyncio.wait_for(self.tracker.activity.wait(), cap)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     # basics -----------------------------------------------------------------------------------
@@ -304,10 +304,10 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, Consol
     async def _wait_lifecycle(self, url: str, loader: str, wait_until: str, deadline: float, timeout: float) -> None:
         loop = asyncio.get_running_loop()
         if wait_until == "commit":
-            done = lambda: self._main_loader == loader or self.closed  # noqa: E731
+            done = lambda: self._main_loader == loader or self.closed
         else:
             name = _LIFECYCLE[wait_until]
-            done = lambda: name in self._lifecycle.get(loader, ()) or self.closed  # noqa: E731
+            done = lambda: name in self._lifecycle.get(loader, ()) or self.closed
         if not await self.tracker.until(done, max(0.0, deadline - loop.time())):
             if self._main_loader != loader and self._context.downloads_begun:
                 return
@@ -335,7 +335,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, Consol
             try:
                 await asyncio.wait_for(self.main_evaluate(_CONTENT_LOADED), remaining)
                 return
-            except (asyncio.TimeoutError, PageGone):
+            except (TimeoutError, PageGone):
                 return  # a slow page still gets its reply; the reply says where the tab is
             except DocumentReplaced:
                 continue  # wait on the document that replaced it
@@ -361,7 +361,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, Consol
             return
         try:
             await asyncio.wait_for(self.connection.send.Target.closeTarget(params={"targetId": self.target_id}), 5)
-        except (*PROTOCOL_ERRORS, asyncio.TimeoutError):
+        except (TimeoutError, *PROTOCOL_ERRORS):
             pass
         await self.tracker.until(lambda: self._closed, 2)
 
@@ -382,7 +382,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, Consol
         """Give files to an <input type=file> directly (no file chooser; works on hidden inputs too)."""
         doing = f"Setting the files of {element.ref}"
         async with guarded(doing, timeout):
-            kind = await element._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase() : this.tagName.toLowerCase(); }")  # noqa: SLF001
+            kind = await element._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase() : this.tagName.toLowerCase(); }")
             if kind != "file":
                 raise WebhandError(f"{doing} failed: Node is not an HTMLInputElement of type file.",
                                    "Call browser_snapshot and pick the file input.")
@@ -396,7 +396,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, Consol
             if state is None:
                 raise DocumentReplaced()
             return await asyncio.wait_for(self.frame_tree.evaluate(state, WEB_STORAGE, [area, operation, key, value]), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ActionTimeout(f"Reading {area}Storage did not finish within {timeout:g} s.",
                                 "The page may be busy: call browser_snapshot, then try again.") from None
         except (DocumentReplaced, PageGone):

@@ -27,8 +27,8 @@ class TabActionsMixin:
     session_id: str
     target_id: str
     tracker: settle.RequestTracker
-    frame_tree: "FrameTree"
-    _policy: "OriginPolicy | None"
+    frame_tree: FrameTree
+    _policy: OriginPolicy | None
     _ended: bool
     _crashed: bool
 
@@ -135,7 +135,7 @@ class TabActionsMixin:
         await asyncio.wait({closing}, timeout=0.1)
 
     # dragging --------------------------------------------------------------------------------
-    async def drag(self, source: "CdpElement", target: "CdpElement", start: tuple[float, float], timeout: float) -> None:
+    async def drag(self, source: CdpElement, target: CdpElement, start: tuple[float, float], timeout: float) -> None:
         send, session = self.connection.send, self.session_id
         intercepted: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         stop = self.connection.on("Input.dragIntercepted", session,
@@ -143,12 +143,12 @@ class TabActionsMixin:
         await send.Input.setInterceptDrags(params={"enabled": True}, session_id=session)
         try:
             x, y = start
-            await source._mouse("mouseMoved", x, y)  # noqa: SLF001
-            await source._mouse("mousePressed", x, y, button="left", click_count=1)  # noqa: SLF001
-            end_x, end_y = await target._actionable(f"Dragging onto {target.ref}", timeout, enabled=False, pointer=False)  # noqa: SLF001
+            await source._mouse("mouseMoved", x, y)
+            await source._mouse("mousePressed", x, y, button="left", click_count=1)
+            end_x, end_y = await target._actionable(f"Dragging onto {target.ref}", timeout, enabled=False, pointer=False)
             for step in range(1, 6):
                 px, py = x + (end_x - x) * step / 5, y + (end_y - y) * step / 5
-                await source._mouse("mouseMoved", px, py, button="left")  # noqa: SLF001
+                await source._mouse("mouseMoved", px, py, button="left")
                 if intercepted.done():
                     break
             if intercepted.done():  # an HTML5 drag: replay it as drag events onto the target
@@ -156,7 +156,7 @@ class TabActionsMixin:
                 for kind in ("dragEnter", "dragOver", "drop"):
                     await send.Input.dispatchDragEvent(params={"type": kind, "x": end_x, "y": end_y, "data": data},  # type: ignore[typeddict-item]
                                                        session_id=session)
-            await source._mouse("mouseReleased", end_x, end_y, button="left", click_count=1)  # noqa: SLF001
+            await source._mouse("mouseReleased", end_x, end_y, button="left", click_count=1)
         finally:
             stop()
             try:

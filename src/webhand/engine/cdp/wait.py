@@ -35,7 +35,7 @@ _VISIBLE = """([selector, wanted]) => {
 }"""
 
 
-async def wait_for(tab: "CdpTab", condition: WaitCondition, timeout: float) -> str:
+async def wait_for(tab: CdpTab, condition: WaitCondition, timeout: float) -> str:
     kind, value = condition.kind, condition.value
     what = describe(condition)
     if kind == "time":
@@ -62,7 +62,7 @@ async def wait_for(tab: "CdpTab", condition: WaitCondition, timeout: float) -> s
     return f"Waited for {what}: done."
 
 
-async def _poll(tab: "CdpTab", kind: str, predicate: str, arg: Any, timeout: float) -> bool:
+async def _poll(tab: CdpTab, kind: str, predicate: str, arg: Any, timeout: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while (remaining := deadline - loop.time()) > 0:
@@ -79,7 +79,7 @@ async def _poll(tab: "CdpTab", kind: str, predicate: str, arg: Any, timeout: flo
                 "functionDeclaration": _POLL, "executionContextId": context_id, "awaitPromise": True, "returnByValue": True,
                 "arguments": [{"objectId": made["result"]["objectId"]}, {"value": arg},
                               {"value": int(max(1, remaining * 1000))}]}, session_id=state.session_id), remaining + 1)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         except PROTOCOL_ERRORS as error:
             if tab.closed:
