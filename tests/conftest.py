@@ -48,7 +48,18 @@ CONFORMANCE_FILES = {
     "test_interaction.py", "test_javascript.py", "test_named_sessions.py", "test_navigation.py", "test_network.py",
     "test_policy.py", "test_reading.py", "test_snapshot.py", "test_snapshot_diff.py", "test_storage.py",
     "test_tabs.py", "test_waiting.py", "test_lifecycle.py", "test_hostile_faults.py", "test_dashboard.py",
-    "test_session_history.py", "test_export.py",
+    "test_session_history.py", "test_export.py", "test_screenshot_compare.py", "test_performance.py",
+    "test_network_debugging.py", "test_pwa.py", "test_console_sources.py",
+}
+#: What the raw-CDP driver does not do yet: these files' tests are reported as expected failures on it
+#: (not run), with the reason. Everything else in CONFORMANCE_FILES passes on both drivers.
+CDP_GAPS = {
+    "test_network_debugging.py": "requests in full, response bodies and sources, network emulation and mocks "
+                                 "(browser_network_request, browser_network_conditions, browser_route) are not "
+                                 "built on the raw-CDP driver yet",
+    "test_pwa.py": "service workers (browser_service_workers) are not built on the raw-CDP driver yet",
+    "test_console_sources.py": "console messages are not yet tagged with their source ([sw], [worker], [frame]) "
+                               "on the raw-CDP driver, and it does not attach to shared workers",
 }
 DRIVERS = ("playwright", "cdp")
 
@@ -59,6 +70,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "driver" in metafunc.fixturenames:
         conformance = metafunc.definition.path.name in CONFORMANCE_FILES
         metafunc.parametrize("driver", DRIVERS if conformance else DRIVERS[:1], scope="session", indirect=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        gap = CDP_GAPS.get(item.path.name)
+        if gap and getattr(item, "callspec", None) and item.callspec.params.get("driver") == "cdp":
+            item.add_marker(pytest.mark.xfail(reason=gap, run=False, strict=True))
 
 
 @pytest.fixture(scope="session")

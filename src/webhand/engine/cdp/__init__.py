@@ -143,6 +143,7 @@ class CdpEngine:
         self.settings = settings
         self.policy = CdpPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
         self.version: str | None = None
+        self.response_sources = False  # where each response came from: not reported by this driver yet
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
 
     async def start(self) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
+from webhand.engine.cdp.debugging import ContextDebuggingMixin
 from webhand.engine.cdp.tab import CdpTab
 from webhand.engine.driver import Cookie, Download, TabEvents
 from webhand.engine.policy_proxy import PolicyProxy
@@ -25,7 +26,7 @@ _READ_STORAGE = "() => Object.entries(localStorage).map(([name, value]) => ({nam
 _WRITE_STORAGE = "(items) => { for (const {name, value} of items) localStorage.setItem(name, value); }"
 
 
-class CdpContext:
+class CdpContext(ContextDebuggingMixin):
     def __init__(self, connection: CdpConnection, context_id: str, events: TabEvents, *, width: int, height: int,
                  downloads_dir: str | None, policy: CdpPolicy | None, proxy: PolicyProxy | None,
                  owns_context: bool = True) -> None:
@@ -38,6 +39,7 @@ class CdpContext:
         self.proxy = proxy
         self.owns_context = owns_context
         self.tabs: list[CdpTab] = []
+        self.routes: list = []  # mocks are not built on this driver yet (debugging.py)
         self._by_target: dict[str, CdpTab] = {}
         self._opened = 0
         self._waiting: dict[str, asyncio.Future[CdpTab]] = {}

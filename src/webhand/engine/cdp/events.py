@@ -7,6 +7,7 @@ A mixin of ``CdpTab`` (tab.py), kept apart so that each file stays short.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ from webhand.engine.settle import RequestTracker, TrackedRequest
 if TYPE_CHECKING:
     from webhand.engine.cdp.context import CdpContext
 
+#: Each logged request's number, unique in the process: what browser_network_request takes.
+_IDS = itertools.count(1)
 _CONSOLE_TYPES = {"warning": "warning", "assert": "assert", "startGroup": "startGroup",
                   "startGroupCollapsed": "startGroupCollapsed", "endGroup": "endGroup"}
 
@@ -193,7 +196,7 @@ class TabEventsMixin:
             self.tracker.finished(tracked)
         if self._events.request:
             self._events.request(NetworkEntry(tracked.method, tracked.url, info["status"], tracked.resource_type,
-                                              failure, self.index))
+                                              failure, self.index, id=next(_IDS)))
 
     _document_responses: dict[str, tuple[int | None, dict[str, str]]]
 

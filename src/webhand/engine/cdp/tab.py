@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from webhand.engine import settle
 from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
+from webhand.engine.cdp.debugging import TabDebuggingMixin
 from webhand.engine.cdp.events import TabEventsMixin
 from webhand.engine.cdp.frames import FrameState, FrameTree
 from webhand.engine.cdp.live import TabLiveMixin
@@ -47,7 +48,7 @@ class _SessionSender:
         return await self.tab.connection.client.send_raw(method, params, session_id=self.tab.session_id)
 
 
-class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, ConsoleJavaScript):
+class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabDebuggingMixin, ConsoleJavaScript):
     _driver_errors = PROTOCOL_ERRORS
 
     def __init__(self, context: CdpContext, connection: CdpConnection, target_id: str, session_id: str,
