@@ -42,6 +42,8 @@ bench: setup $(BENCH_STAMP)
 	$(PY) bench/run.py $(if $(QUICK),--quick,) $(BENCH_ARGS)
 	@# web_fetch next to browser_navigate + browser_text on Python's docs (bench/results/fetch_vs_browser.json).
 	$(PY) bench/fetch_vs_browser.py $(if $(QUICK),--quick,)
+	@# webhand's two drivers (Playwright, raw CDP) side by side: cold start, actions, snapshot, memory, 50 sessions.
+	$(PY) bench/drivers.py $(if $(QUICK),--quick,)
 	@# The corpus figures (instruction visible, names matched, characters), webhand next to Playwright MCP.
 	$(if $(QUICK),,$(PY) bench/corpus_figures.py)
 

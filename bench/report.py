@@ -101,8 +101,10 @@ def markdown(r: dict[str, Any]) -> str:
 
 def _glance(r: dict[str, Any]) -> list[str]:
     """One table of the headline figures, one column per server."""
-    keys = ["webhand", "playwright", "playwright-settle0", "devtools"]
+    keys = ["webhand", "webhand-cdp", "playwright", "playwright-settle0", "devtools"]
+    keys = [k for k in keys if k in (r.get("servers") or {}) or k == "webhand"]
     labels = {k: (_get(r, "servers", k, "label") or k) for k in keys}
+    same_as_webhand = ["same"] if "webhand-cdp" in keys else []  # tokens do not depend on the driver
     rows = []
     for step in ("navigate", "snapshot", "type", "click", "press_key"):
         rows.append([f"{step} reply, median ms", *(_num(_median(r, k, step)) for k in keys)])
@@ -112,9 +114,11 @@ def _glance(r: dict[str, Any]) -> list[str]:
     total = {m: sum(pages[p][m]["tokens"] for p in both) for m in modes}
     if both:
         rows.append([f"snapshot tokens, sum over {len(both)} pages", f"{_num(total['webhand:default'])} interactive, "
-                     f"{_num(total['webhand:full'])} full", _num(total["playwright:default"]), "same", _num(total["devtools:default"])])
+                     f"{_num(total['webhand:full'])} full", *same_as_webhand, _num(total["playwright:default"]), "same",
+                     _num(total["devtools:default"])])
     tools = _get(r, "tools_list", "variants") or {}
-    rows.append(["tools/list tokens (default)", _num(_get(tools, "webhand", "tokens")), _num(_get(tools, "playwright", "tokens")),
+    rows.append(["tools/list tokens (default)", _num(_get(tools, "webhand", "tokens")), *same_as_webhand,
+                 _num(_get(tools, "playwright", "tokens")),
                  "same", _num(_get(tools, "devtools", "tokens"))])
     fp = _get(r, "first_page", "mcp") or {}
     rows.append(["cold: spawn → first page, median ms", *(_num(_get(fp, k, "cold_total", "median")) if k != "playwright-settle0" else "same" for k in keys)])

@@ -39,13 +39,58 @@ def corpus_site() -> Iterator[CorpusSite]:
     server.close()
 
 
-@pytest.fixture(scope="session")
-async def webhand(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Webhand]:
-    """One Webhand for the run, sessions sharing one Chromium (context isolation) to keep tests fast.
+# ---------------------------------------------------------------------------------------------
+# The driver conformance suite: these files run every test once per driver, with the same
+# assertions. Other files run on the default driver only (what they test is above the Driver:
+# config, surfaces, the CLI, the daemon), which keeps `make test` well within its time.
+CONFORMANCE_FILES = {
+    "test_dialogs.py", "test_files.py", "test_find.py", "test_first_slice.py", "test_first_tools.py",
+    "test_interaction.py", "test_javascript.py", "test_named_sessions.py", "test_navigation.py", "test_network.py",
+    "test_policy.py", "test_reading.py", "test_snapshot.py", "test_snapshot_diff.py", "test_storage.py",
+    "test_tabs.py", "test_waiting.py", "test_lifecycle.py", "test_hostile_faults.py", "test_dashboard.py",
+    "test_session_history.py", "test_export.py", "test_screenshot_compare.py", "test_performance.py",
+    "test_network_debugging.py", "test_pwa.py", "test_console_sources.py",
+}
+#: What the raw-CDP driver does not do yet: these files' tests are reported as expected failures on it
+#: (not run), with the reason. Everything else in CONFORMANCE_FILES passes on both drivers.
+CDP_GAPS = {
+    "test_network_debugging.py": "requests in full, response bodies and sources, network emulation and mocks "
+                                 "(browser_network_request, browser_network_conditions, browser_route) are not "
+                                 "built on the raw-CDP driver yet",
+    "test_pwa.py": "service workers (browser_service_workers) are not built on the raw-CDP driver yet",
+    "test_console_sources.py": "console messages are not yet tagged with their source ([sw], [worker], [frame]) "
+                               "on the raw-CDP driver, and it does not attach to shared workers",
+}
+DRIVERS = ("playwright", "cdp")
 
-    Each test gets its own conversation (see ``tools``), so tests never share cookies or pages.
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that reaches a browser through ``driver`` (``webhand`` and ``tools`` do) gets one
+    run per driver in a conformance file, and the default driver elsewhere."""
+    if "driver" in metafunc.fixturenames:
+        conformance = metafunc.definition.path.name in CONFORMANCE_FILES
+        metafunc.parametrize("driver", DRIVERS if conformance else DRIVERS[:1], scope="session", indirect=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        gap = CDP_GAPS.get(item.path.name)
+        if gap and getattr(item, "callspec", None) and item.callspec.params.get("driver") == "cdp":
+            item.add_marker(pytest.mark.xfail(reason=gap, run=False, strict=True))
+
+
+@pytest.fixture(scope="session")
+def driver(request: pytest.FixtureRequest) -> str:
+    """The driver under test ("playwright" or "cdp"), a parameter of the conformance files."""
+    return str(getattr(request, "param", DRIVERS[0]))
+
+
+@pytest.fixture(scope="session")
+async def webhand(tmp_path_factory: pytest.TempPathFactory, driver: str) -> AsyncIterator[Webhand]:
+    """One Webhand per driver for the run, sessions sharing one Chromium (context isolation) to keep
+    tests fast. Each test gets its own conversation (see ``tools``), so tests never share cookies or pages.
     """
-    async with Webhand(settings_for_tests(tmp_path_factory)) as wh:
+    async with Webhand(settings_for_tests(tmp_path_factory, driver=driver)) as wh:
         yield wh
 
 

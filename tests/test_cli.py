@@ -71,6 +71,13 @@ def test_doctor_launches_chromium_and_reports_a_bad_binary(tmp_path):
     assert broken.returncode == 1 and "FAIL  executable_path" in broken.stdout
 
 
+def test_doctor_says_which_driver_it_uses_and_passes_on_raw_cdp(tmp_path):
+    cli = Cli(tmp_path)
+    report = cli("doctor", "--driver", "cdp")
+    assert "driver" in report.stdout and "cdp (set driver in webhand.toml" in report.stdout
+    assert "All checks passed." in report.stdout
+
+
 def test_the_cli_command_list_is_generated_from_the_catalog():
     from webhand.surfaces.cli_tools import COMMANDS_FILE, command_specs
 

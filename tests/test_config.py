@@ -66,6 +66,7 @@ def test_the_file_is_found_in_the_working_dir_then_the_user_config_dir(config, t
 @pytest.mark.parametrize(("text", "expected"), [
     ("[defaults.browser]\nmax_sessions = 0\n", ["max_sessions=0", "greater than or equal to 1", "webhand.toml"]),
     ("[defaults.browser]\nisolation = 'thread'\n", ["isolation='thread'", "'process' or 'context'"]),
+    ("[defaults.browser]\ndriver = 'selenium'\n", ["driver='selenium'", "'playwright' or 'cdp'"]),
     ("[defaults.browser]\nheadles = true\n", ["defaults.browser.headles", "Allowed:", "headless"]),
     ("[defaults.browser]\ntimeouts = { forever = 1 }\n", ["timeouts.forever", "default", "action"]),
     ("[defaults.browser]\nenabled = 'yes'\n", ["enabled='yes'", "true or false"]),
@@ -79,6 +80,14 @@ def test_bad_values_are_refused_with_key_value_and_what_is_allowed(tmp_path, tex
         load_settings(config=path, env={})
     for part in expected:
         assert part in str(refused.value)
+
+
+def test_the_driver_comes_from_the_file_then_the_env_then_the_flag(tmp_path):
+    path = tmp_path / "webhand.toml"
+    path.write_text("[defaults.browser]\ndriver = 'cdp'\n")
+    assert load_settings(config=path, env={}).driver == "cdp"
+    assert load_settings(config=path, env={"WEBHAND_DRIVER": "playwright"}).driver == "playwright"
+    assert load_settings(config=path, env={"WEBHAND_DRIVER": "playwright"}, flags={"driver": "cdp"}).driver == "cdp"
 
 
 def test_env_and_missing_files_and_agents_are_reported(config, tmp_path):

@@ -41,9 +41,9 @@ def viewer_processes() -> list[psutil.Process]:
 
 
 @pytest.fixture(scope="module")
-async def watched(tmp_path_factory) -> AsyncIterator[Webhand]:
+async def watched(tmp_path_factory, driver) -> AsyncIterator[Webhand]:
     """A Webhand of its own: the dashboard's thumbnails and live views stay out of other tests."""
-    async with Webhand(settings_for_tests(tmp_path_factory, warm_reserve=False)) as wh:
+    async with Webhand(settings_for_tests(tmp_path_factory, warm_reserve=False, driver=driver)) as wh:
         yield wh
 
 

@@ -73,8 +73,8 @@ async def test_eval_returns_json_and_reports_exceptions_with_their_line(tools, s
     assert re.search(r"line \d+", reply.text)
 
 
-async def test_eval_can_be_disabled_by_config(tmp_path_factory, site):
-    settings = settings_for_tests(tmp_path_factory, evaluate_enabled=False, warm_reserve=False)
+async def test_eval_can_be_disabled_by_config(tmp_path_factory, site, driver):
+    settings = settings_for_tests(tmp_path_factory, evaluate_enabled=False, warm_reserve=False, driver=driver)
     async with Webhand(settings) as wh:
         assert "browser_eval" not in wh.tools
         reply = await wh.context("c").call("browser_eval", {"expression": "1"})

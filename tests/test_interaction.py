@@ -27,9 +27,9 @@ async def text_of(tools, selector: str) -> str:
 
 
 @pytest.fixture(scope="module")
-async def impatient(tmp_path_factory):
+async def impatient(tmp_path_factory, driver):
     """A Webhand whose actions give up on an unactionable element after 2 s, to keep error tests short."""
-    async with Webhand(settings_for_tests(tmp_path_factory, action_timeout=2.0, warm_reserve=False)) as wh:
+    async with Webhand(settings_for_tests(tmp_path_factory, action_timeout=2.0, warm_reserve=False, driver=driver)) as wh:
         yield wh
 
 
@@ -229,3 +229,14 @@ async def test_failed_requests_are_reported(tools, site):
     reply = ok(await tools.call("browser_eval", {"expression": "document.querySelector('#go').href = '/status/404'; 1"}))
     reply = ok(await tools.call("browser_click", {"selector": "#go"}))
     assert f"Request failed: GET {site.url('status/404')} — HTTP 404" in reply
+
+
+async def test_a_ref_inside_an_out_of_process_frame_takes_typing_and_clicks(tools, site):
+    # The frame is on "localhost", another site than the page's 127.0.0.1: Chromium gives it its own process.
+    await open_page(tools, site, "oopif.html")
+    snapshot = ok(await tools.call("browser_snapshot", {}))
+    name = re.search(r'textbox "Name" \[(f\d+e\d+)\]', snapshot).group(1)
+    greet = re.search(r'button "Greet" \[(f\d+e\d+)\]', snapshot).group(1)
+    ok(await tools.call("browser_type", {"ref": name, "text": "Ada"}))
+    reply = ok(await tools.call("browser_click", {"ref": greet}))
+    assert "status: Hello, Ada" in reply

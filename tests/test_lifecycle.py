@@ -44,8 +44,8 @@ def _group(pid: int) -> list[psutil.Process]:
 
 
 @pytest.fixture
-def process_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False, max_sessions=3)
+def process_settings(tmp_path_factory: pytest.TempPathFactory, driver: str) -> Settings:
+    return settings_for_tests(tmp_path_factory, driver=driver, isolation="process", warm_reserve=False, max_sessions=3)
 
 
 async def test_closing_a_session_kills_its_browser_group(process_settings, site):
@@ -61,8 +61,8 @@ async def test_closing_a_session_kills_its_browser_group(process_settings, site)
         assert wh.sessions.list() == []
 
 
-async def test_idle_sessions_are_closed_with_their_browser(tmp_path_factory, site):
-    settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False,
+async def test_idle_sessions_are_closed_with_their_browser(tmp_path_factory, site, driver):
+    settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", warm_reserve=False,
                              idle_timeout=0.5, idle_check_interval=0.1)
     async with Webhand(settings) as wh:
         tools = wh.context("idle")
@@ -88,9 +88,9 @@ async def test_shutdown_all_leaves_no_browser(process_settings, site):
     assert not [f for f in _registry_dir().glob("*.json") if json.loads(f.read_text())["pid"] in pids]
 
 
-async def test_two_conversations_do_not_share_cookies_or_storage(tmp_path_factory, site):
+async def test_two_conversations_do_not_share_cookies_or_storage(tmp_path_factory, site, driver):
     for isolation in ("process", "context"):
-        settings = settings_for_tests(tmp_path_factory, isolation=isolation, warm_reserve=False)
+        settings = settings_for_tests(tmp_path_factory, driver=driver, isolation=isolation, warm_reserve=False)
         async with Webhand(settings) as wh:
             alice, bob = wh.context("alice"), wh.context("bob")
             await alice.call("browser_navigate", {"url": site.url("set-cookie?team=alice")})
@@ -153,8 +153,8 @@ async def test_max_sessions_is_a_clear_error(process_settings, site):
         assert "3 browser sessions are open" in reply.text and "browser_close" in reply.text
 
 
-async def test_warm_reserve_hands_out_a_launched_browser(tmp_path_factory, site):
-    settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=True)
+async def test_warm_reserve_hands_out_a_launched_browser(tmp_path_factory, site, driver):
+    settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", warm_reserve=True)
     async with Webhand(settings) as wh:
         await wh.sessions.ready(reserve=True)  # the reserve launched without any call asking for it
         [reserved] = wh.sessions.browser_pids()
@@ -176,7 +176,7 @@ async def test_a_crashed_browser_is_replaced_and_the_model_is_told(process_setti
         assert "previous browser of this session had exited" in reply.text
 
 
-async def test_connecting_over_cdp_never_kills_that_browser(tmp_path, tmp_path_factory, site):
+async def test_connecting_over_cdp_never_kills_that_browser(tmp_path, tmp_path_factory, site, driver):
     chrome = subprocess.Popen([find_chromium(), *launch_flags(str(tmp_path / "profile"))],
                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True, text=True)
     try:
@@ -186,7 +186,7 @@ async def test_connecting_over_cdp_never_kills_that_browser(tmp_path, tmp_path_f
             if "DevTools listening on" in line:
                 endpoint = line.split("listening on ", 1)[1].strip()
                 break
-        settings = settings_for_tests(tmp_path_factory, cdp_url=endpoint, warm_reserve=False)
+        settings = settings_for_tests(tmp_path_factory, driver=driver, cdp_url=endpoint, warm_reserve=False)
         async with Webhand(settings) as wh:
             reply = await wh.context("cdp").call("browser_navigate", {"url": site.url("login.html")})
             assert "Sign in" in reply.text

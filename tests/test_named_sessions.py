@@ -87,8 +87,8 @@ async def test_a_destroyed_session_is_not_started_again_by_a_page_tool(tools):
     assert "temp" not in (await tools.call("browser_session_list", {})).text
 
 
-async def test_named_sessions_start_on_first_use_when_the_setting_says_so(tmp_path_factory, site):
-    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, create_named_sessions_implicitly=True)
+async def test_named_sessions_start_on_first_use_when_the_setting_says_so(tmp_path_factory, site, driver):
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, create_named_sessions_implicitly=True, driver=driver)
     async with Webhand(settings) as wh:
         tools = wh.context("implicit")
         reply = await tools.call("browser_navigate", {"session": "scratch", "url": site.url("tabs_files/child.html")})

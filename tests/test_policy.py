@@ -18,9 +18,9 @@ def origin(site) -> str:
 
 
 @pytest.fixture(scope="module")
-async def guarded(tmp_path_factory, other_site):
+async def guarded(tmp_path_factory, other_site, driver):
     """A Webhand that refuses the other local site."""
-    settings = settings_for_tests(tmp_path_factory, blocked_origins=[origin(other_site)], warm_reserve=False)
+    settings = settings_for_tests(tmp_path_factory, blocked_origins=[origin(other_site)], warm_reserve=False, driver=driver)
     async with Webhand(settings) as wh:
         yield wh
 

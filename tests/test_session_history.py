@@ -15,12 +15,12 @@ SECRET = "Ld8-hist-secret"
 
 
 @pytest.fixture(scope="module")
-async def small_history(tmp_path_factory):
+async def small_history(tmp_path_factory, driver):
     """A Webhand keeping 3 calls per session in memory, with a secrets file."""
     folder = tmp_path_factory.mktemp("history-secrets")
     (folder / "secrets.env").write_text(f"TOKEN={SECRET}\n")
     settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False,
-                                  history_keep=3)
+                                  history_keep=3, driver=driver)
     async with Webhand(settings) as wh:
         yield wh
 

@@ -57,10 +57,10 @@ async def test_no_diff_before_the_first_snapshot(tools, site):
 
 
 @pytest.fixture
-async def full_replies(tmp_path_factory):
+async def full_replies(tmp_path_factory, driver):
     from helpers import settings_for_tests
 
-    async with Webhand(settings_for_tests(tmp_path_factory, snapshot_diff="full", warm_reserve=False)) as webhand:
+    async with Webhand(settings_for_tests(tmp_path_factory, snapshot_diff="full", warm_reserve=False, driver=driver)) as webhand:
         context = webhand.context("diff-full")
         yield context
 

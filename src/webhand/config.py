@@ -106,6 +106,8 @@ class Settings(BaseModel):
     headless: bool = True
     extra_args: list[str] = Field(default_factory=list, description="More Chromium command-line flags.")
     viewport: Viewport = Field(default_factory=Viewport)
+    driver: Literal["playwright", "cdp"] = Field("playwright", description="How webhand talks to Chromium: through "
+                                                 "Playwright, or straight over the DevTools protocol (no Node process).")
     # Sessions
     isolation: Literal["process", "context"] = "process"
     warm_reserve: bool = Field(True, description="In process isolation, keep one browser launched ahead of need.")

@@ -93,7 +93,7 @@ async def run_doctor(settings: Settings) -> int:
     report = _Report()
     report.info("webhand", f"{__version__} on Python {platform.python_version()} ({sys.platform}, "
                            f"{'root' if os.geteuid() == 0 else 'user'})")
-    report.info("packages", ", ".join(f"{n} {_package_version(n)}" for n in ("playwright", "mcp", "pydantic")))
+    report.info("packages", ", ".join(f"{n} {_package_version(n)}" for n in ("playwright", "cdp-use", "mcp", "pydantic")))
     try:
         config = find_config_file()
         report.info("config file", str(config) if config else "none (defaults, env WEBHAND_* and flags)")
@@ -112,6 +112,7 @@ async def run_doctor(settings: Settings) -> int:
     except OSError as error:
         report.fail("output dir", f"{error}. Set output_dir (WEBHAND_OUTPUT_DIR) to a writable folder.")
 
+    report.info("driver", f"{settings.driver} (set driver in webhand.toml, WEBHAND_DRIVER or --driver)")
     pool = settings.effective_pool()
     if pool is not None:
         await _check_endpoints(settings, report)

@@ -39,9 +39,9 @@ def recovery_summary(request: pytest.FixtureRequest) -> Iterator[dict[str, float
 
 
 @pytest.fixture(scope="module")
-async def faulty(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Webhand]:
+async def faulty(tmp_path_factory: pytest.TempPathFactory, driver: str) -> AsyncIterator[Webhand]:
     """Process isolation, so that each conversation's browser and renderers are its own to kill."""
-    settings = settings_for_tests(tmp_path_factory, isolation="process", timeout=TIMEOUT, max_sessions=4)
+    settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", timeout=TIMEOUT, max_sessions=4)
     async with Webhand(settings) as wh:
         yield wh
 

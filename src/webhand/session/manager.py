@@ -67,6 +67,17 @@ class SessionInfo:
     public_id: str = ""  # names the session in dashboard URLs
 
 
+def make_engine(settings: Settings) -> Engine:
+    """The driver the settings name (``driver``); each is imported only when chosen."""
+    if settings.driver == "cdp":
+        from webhand.engine.cdp import CdpEngine
+
+        return CdpEngine(settings)
+    from webhand.engine.pw import PlaywrightEngine
+
+    return PlaywrightEngine(settings)
+
+
 def _validate_name(name: str | None) -> str:
     if name is None or name == "":
         return "default"
@@ -78,9 +89,7 @@ def _validate_name(name: str | None) -> str:
 class SessionManager:
     def __init__(self, settings: Settings, engine: Engine | None = None) -> None:
         if engine is None:
-            from webhand.engine.pw import PlaywrightEngine  # the only driver today
-
-            engine = PlaywrightEngine(settings)
+            engine = make_engine(settings)
         self.settings = settings
         self.engine = engine
         self.pool = placing.pool_for(settings, engine)

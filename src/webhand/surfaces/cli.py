@@ -55,7 +55,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     flags = {"capabilities": caps.split(",") if caps else None, "isolation": getattr(args, "isolation", None),
              "executable_path": getattr(args, "chrome", None), "cdp_url": getattr(args, "cdp_url", None),
              "playwright_url": getattr(args, "playwright_url", None),
-             "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None}
+             "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None,
+             "driver": getattr(args, "driver", None)}
     headers = getattr(args, "remote_header", None)
     if headers:
         flags["remote_headers"] = dict(_header(text) for text in headers)
@@ -221,6 +222,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     mcp.add_argument("--isolation", choices=["process", "context"])
     mcp.add_argument("--chrome", help="path of the Chromium binary")
     _remote_options(mcp)
+    mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium through Playwright (default) or raw CDP")
     _config_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
 
@@ -242,6 +244,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="find Chromium, launch it, report versions and what is wrong")
     doctor.add_argument("--chrome", help="path of the Chromium binary")
     _remote_options(doctor)
+    doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium through Playwright (default) or raw CDP")
     _config_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
 

@@ -9,6 +9,7 @@ from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PWError
 from playwright.async_api import Frame as PWFrame
 
+from webhand.engine.page_scripts import KIND, OPTIONS
 from webhand.engine.pw.errors import translate, translated
 from webhand.engine.pw.tab_actions import unknown_key
 from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
@@ -49,7 +50,7 @@ class PlaywrightElement:
 
     async def select_option(self, values: list[str], *, timeout: float) -> list[str]:
         async with translated(f"Selecting in {self.ref}", timeout):
-            found = await self.handle.evaluate(_OPTIONS, values)
+            found = await self.handle.evaluate(OPTIONS, values)
             if found["not_select"]:
                 raise ElementNotActionable(f"{self.ref} is not a select (it is {found['not_select']}).",
                                            "Click it to open it, then click the option; or call browser_snapshot to find the select.")
@@ -106,7 +107,7 @@ class PlaywrightElement:
 
     async def kind(self) -> str:
         async with translated(f"Reading {self.ref}"):
-            return await self.handle.evaluate(_KIND)
+            return await self.handle.evaluate(KIND)
 
     async def origin(self) -> str:
         """The origin of the document holding the element, from the browser's frame tree (page
@@ -161,55 +162,3 @@ class PlaywrightFrame:
                 await owner.dispose()
         except PWError:
             return None
-
-
-# What a select offers, and which of the wanted values or labels it lacks.
-_OPTIONS = """(e, wanted) => {
-  if (e.tagName !== 'SELECT') return {not_select: e.tagName.toLowerCase() + (e.type ? ' type=' + e.type : '')};
-  const options = [...e.options].map(o => ({value: o.value, label: (o.label || o.textContent || '').trim()}));
-  const missing = wanted.filter(w => !options.some(o => o.value === w || o.label === w));
-  return {not_select: '', missing, multiple: e.multiple,
-          options: options.map(o => o.label === o.value ? JSON.stringify(o.value) : JSON.stringify(o.label) + ' (value ' + JSON.stringify(o.value) + ')')};
-}"""
-
-# The kind of form field, so one call can fill fields of different kinds.
-_KIND = """e => {
-  const tag = e.tagName, role = (e.getAttribute('role') || '').toLowerCase();
-  if (tag === 'SELECT') return 'select';
-  if (tag === 'INPUT') {
-    const type = (e.type || 'text').toLowerCase();
-    if (type === 'checkbox' || type === 'radio') return type;
-    return ['button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(type) ? 'other' : 'text';
-  }
-  if (tag === 'TEXTAREA' || e.isContentEditable || ['textbox', 'searchbox', 'combobox'].includes(role)) return 'text';
-  if (role === 'checkbox' || role === 'switch') return 'checkbox';
-  if (role === 'radio') return 'radio';
-  return 'other';
-}"""
-
-
-# A selector that finds the element on a fresh load: its id, a unique attribute people choose on
-# purpose (test ids, names, labels), else the shortest unique :nth-of-type path from the nearest
-# ancestor with an id. Ids that look generated (digits runs, colons) change between loads.
-STABLE_SELECTOR = r"""e => {
-  const unique = s => { try { return document.querySelectorAll(s).length === 1; } catch (_) { return false; } };
-  const steady = v => v && !/\d{3,}|:/.test(v);
-  if (steady(e.id) && unique('#' + CSS.escape(e.id))) return '#' + CSS.escape(e.id);
-  const tag = e.tagName.toLowerCase();
-  for (const a of ['data-testid', 'data-test', 'name', 'aria-label', 'placeholder', 'href', 'title', 'value', 'type']) {
-    const v = e.getAttribute(a);
-    if (v === null || v.length > 120) continue;
-    const s = tag + '[' + a + '="' + CSS.escape(v) + '"]';
-    if (unique(s)) return s;
-  }
-  const steps = [];
-  for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
-    if (n !== e && steady(n.id) && unique('#' + CSS.escape(n.id))) { steps.unshift('#' + CSS.escape(n.id)); break; }
-    let i = 1;
-    for (let p = n.previousElementSibling; p; p = p.previousElementSibling) if (p.tagName === n.tagName) i++;
-    steps.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
-    if (unique(steps.join(' > '))) return steps.join(' > ');
-  }
-  const s = steps.join(' > ');
-  return unique(s) ? s : '';
-}"""

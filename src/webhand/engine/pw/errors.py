@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 from playwright.async_api import Error as PWError
 from playwright.async_api import TimeoutError as PWTimeout
 
-from webhand.errors import (ActionTimeout, ElementNotActionable, NavigationFailed, PageCrashed, SessionClosed,
+from webhand.engine.net_errors import net_failure
+from webhand.errors import (ActionTimeout, ElementNotActionable, PageCrashed, SessionClosed,
                             WebhandError)
 
 SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
@@ -49,23 +50,9 @@ def translate(error: Exception, doing: str, timeout: float | None = None) -> Web
 
 def navigation_error(error: Exception, url: str, timeout: float) -> WebhandError:
     text = str(error)
-    net = re.search(r"net::(ERR_[A-Z_]+)", text)
-    if net:
-        code = net.group(1)
-        why = {
-            "ERR_CONNECTION_REFUSED": "the connection was refused (nothing listens there)",
-            "ERR_NAME_NOT_RESOLVED": "the host name could not be resolved",
-            "ERR_ADDRESS_UNREACHABLE": "the address is unreachable",
-            "ERR_INTERNET_DISCONNECTED": "there is no network",
-            "ERR_CONNECTION_RESET": "the connection was reset",
-            "ERR_EMPTY_RESPONSE": "the server closed the connection without a response",
-            "ERR_CERT_AUTHORITY_INVALID": "the TLS certificate is not trusted",
-            "ERR_BLOCKED_BY_CLIENT": "webhand's origin policy blocked it",
-        }.get(code, code)
-        return NavigationFailed(f"Navigation to {url} failed: {why} ({code}).",
-                                "Check the URL (scheme, host, port) and that the server is up, then call browser_navigate again.")
-    if "invalid url" in text.lower() or "cannot navigate to invalid url" in text.lower():
-        return NavigationFailed(f"'{url}' is not a valid URL.", "Give a full URL such as https://example.com/path.")
+    failure = net_failure(text, url)
+    if failure is not None:
+        return failure
     if isinstance(error, PWTimeout):
         return ActionTimeout(f"Navigation to {url} did not finish within {timeout:g} s.",
                              "Retry with wait_until='domcontentloaded' or a larger timeout; browser_snapshot shows what loaded.")

@@ -1,136 +1,19 @@
-"""The model's JavaScript, run the way a DevTools console runs it (a mixin of ``PlaywrightTab``).
-
-REPL mode gives top-level ``await`` and lets ``const`` be declared again in a later call. It
-only awaits its own wrapper, though, so a promise the expression returns comes back as a
-promise: that one is awaited with ``Runtime.awaitPromise``, within the same timeout. Values
-come back JSON-able (DOM nodes as a short tag, cycles and functions named).
-"""
+"""The model's JavaScript on Playwright: the shared console runner (``engine/javascript.py``) over
+the tab's own CDP session."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-from typing import Any
-
-from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
 
+from webhand.engine.javascript import ConsoleJavaScript
 from webhand.engine.pw.errors import translate
-from webhand.errors import ActionTimeout, EvaluationFailed
 
 
-class TabJavaScript:
+class TabJavaScript(ConsoleJavaScript):
     """Expects ``self._session()``, the tab's CDP session (``PlaywrightTab``)."""
 
-    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        """Run the model's JavaScript the way a DevTools console would; return a JSON-able value."""
-        session = await self._session()  # type: ignore[attr-defined]
-        deadline = asyncio.get_running_loop().time() + timeout
-        result = await self._runtime(session, "Runtime.evaluate", {
-            "expression": expression, "awaitPromise": await_promise, "replMode": True,
-            "userGesture": True, "returnByValue": False, "timeout": int(timeout * 1000)}, deadline, timeout)
-        remote = result["result"]
-        awaited = await_promise and not result.get("exceptionDetails") and remote.get("subtype") == "promise"
-        if awaited:
-            try:
-                result = await self._runtime(session, "Runtime.awaitPromise", {
-                    "promiseObjectId": remote["objectId"], "returnByValue": False}, deadline, timeout, settling=True)
-            finally:
-                await self._release(session, remote)
-        details = result.get("exceptionDetails")
-        if details:
-            raise EvaluationFailed(_thrown(details, rejected=awaited),
-                                   "Fix the expression and call browser_eval again.")
-        return await self._to_json(session, result["result"])
-
-    async def _runtime(self, session: CDPSession, method: str, params: dict[str, Any], deadline: float,
-                       timeout: float, *, settling: bool = False) -> dict[str, Any]:
-        try:
-            return await asyncio.wait_for(session.send(method, params),
-                                          max(0.0, deadline - asyncio.get_running_loop().time()) + (0 if settling else 1))
-        except asyncio.TimeoutError:
-            if settling:
-                raise ActionTimeout(f"The promise the JavaScript returned did not settle within {timeout:g} s.",
-                                    "Make sure it resolves or rejects, or pass a larger timeout.") from None
-            raise ActionTimeout(f"The JavaScript did not finish within {timeout:g} s.",
-                                "Make it shorter, or pass a larger timeout.") from None
-        except PWError as error:
-            raise translate(error, "Evaluating JavaScript", timeout) from None
+    _driver_errors = (PWError,)
 
     @staticmethod
-    async def _release(session: CDPSession, remote: dict[str, Any]) -> None:
-        try:
-            await session.send("Runtime.releaseObject", {"objectId": remote["objectId"]})
-        except PWError:
-            pass  # the page navigated away: the object is gone anyway
-
-    async def _to_json(self, session: CDPSession, remote: dict[str, Any]) -> Any:
-        if "unserializableValue" in remote:
-            return remote["unserializableValue"]
-        if remote.get("type") == "undefined":
-            return None
-        if "objectId" not in remote:
-            return remote.get("value")
-        try:
-            out = await session.send("Runtime.callFunctionOn", {
-                "objectId": remote["objectId"], "functionDeclaration": _SERIALIZE, "returnByValue": True})
-            return out["result"].get("value")
-        finally:
-            await self._release(session, remote)
-
-
-def _thrown(details: dict[str, Any], *, rejected: bool) -> str:
-    """What the expression threw (or its promise was rejected with), and where in the expression.
-
-    The position comes from the innermost stack frame in the expression itself (0-based there):
-    REPL mode gives a thrown error's top-level line and column 1-based but a syntax error's
-    0-based, so the top-level numbers are used only for an error without a stack.
-    """
-    exception = details.get("exception") or {}
-    what = exception.get("description") or (
-        json.dumps(exception["value"]) if "value" in exception else details.get("text", "Error"))
-    frames = (details.get("stackTrace") or {}).get("callFrames") or []
-    own = next((f for f in frames if not f.get("url")), None)
-    if own is not None:
-        where = f" (line {own['lineNumber'] + 1}, column {own['columnNumber'] + 1})"
-    elif not frames and not rejected:
-        where = f" (line {details.get('lineNumber', 0) + 1}, column {details.get('columnNumber', 0) + 1})"
-    else:
-        where = ""
-    if rejected:
-        return f"The promise the JavaScript returned was rejected: {what.splitlines()[0]}{where}."
-    return f"The JavaScript threw: {what.splitlines()[0]}{where}."
-
-
-# Makes any page value JSON-able: DOM nodes become a short tag, cycles and functions are named.
-_SERIALIZE = """function () {
-  const stack = new Set();
-  const walk = (v, depth) => {
-    if (v === null || (typeof v !== 'object' && typeof v !== 'function')) {
-      if (typeof v === 'bigint') return v.toString() + 'n';
-      if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
-      if (typeof v === 'symbol') return v.toString();
-      return v === undefined ? null : v;
-    }
-    if (typeof v === 'function') return '[function ' + (v.name || 'anonymous') + ']';
-    if (typeof Element !== 'undefined' && v instanceof Element)
-      return '<' + v.tagName.toLowerCase() + (v.id ? '#' + v.id : '') + '> ' + (v.outerHTML || '').slice(0, 300);
-    if (typeof Node !== 'undefined' && v instanceof Node) return '[' + v.nodeName + ']';
-    if (stack.has(v)) return '[circular]';
-    if (depth > 20) return '[too deep]';
-    stack.add(v);
-    try {
-      if (Array.isArray(v) || (typeof NodeList !== 'undefined' && (v instanceof NodeList || v instanceof HTMLCollection)))
-        return Array.from(v, x => walk(x, depth + 1));
-      if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), walk(x, depth + 1)]));
-      if (v instanceof Set) return [...v].map(x => walk(x, depth + 1));
-      if (v instanceof Date) return v.toISOString();
-      if (v instanceof Error) return v.name + ': ' + v.message;
-      if (v instanceof RegExp) return String(v);
-      const o = {};
-      for (const k of Object.keys(v)) { try { o[k] = walk(v[k], depth + 1); } catch (e) { o[k] = '[unreadable]'; } }
-      return o;
-    } finally { stack.delete(v); }
-  };
-  return walk(this, 0);
-}"""
+    def _translate_error(error: BaseException, doing: str, timeout: float | None) -> Exception:
+        return translate(error, doing, timeout)  # type: ignore[arg-type]

@@ -17,12 +17,9 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 
 from webhand.engine.driver import InputEvent, ScreencastFrame
+from webhand.engine.live_input import input_command
 from webhand.engine.pw.errors import translated
-from webhand.errors import ActionTimeout, InvalidArgument
-
-_MOUSE_KINDS = {"mousePressed", "mouseReleased", "mouseMoved", "mouseWheel"}
-_KEY_KINDS = {"keyDown", "keyUp"}
-
+from webhand.errors import ActionTimeout
 
 class PlaywrightScreencast:
     def __init__(self, session: CDPSession) -> None:
@@ -72,23 +69,7 @@ class TabLive:
         return PlaywrightScreencast(session)
 
     async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        if event.kind in _MOUSE_KINDS:
-            method, params = "Input.dispatchMouseEvent", {
-                "type": event.kind, "x": event.x, "y": event.y, "button": event.button,
-                "clickCount": event.click_count, "modifiers": event.modifiers,
-                "deltaX": event.delta_x, "deltaY": event.delta_y}
-        elif event.kind in _KEY_KINDS:
-            # A key that types (a letter) carries its text on keyDown; CDP then fires keypress and input.
-            method, params = "Input.dispatchKeyEvent", {
-                "type": "keyDown" if event.kind == "keyDown" and event.text else
-                        ("rawKeyDown" if event.kind == "keyDown" else "keyUp"),
-                "key": event.key, "code": event.code, "text": event.text if event.kind == "keyDown" else "",
-                "modifiers": event.modifiers, "windowsVirtualKeyCode": _virtual_key(event.key)}
-        elif event.kind == "text":
-            method, params = "Input.insertText", {"text": event.text}
-        else:
-            raise InvalidArgument(f"Unknown input event {event.kind!r}.",
-                                  "Send mousePressed, mouseReleased, mouseMoved, mouseWheel, keyDown, keyUp or text.")
+        method, params = input_command(event)
         try:
             async with translated("Sending input to the page", timeout):
                 await asyncio.wait_for((await self._session()).send(method, params), timeout)
@@ -102,18 +83,3 @@ async def _ack(session: CDPSession, frame_id: int) -> None:
         await session.send("Page.screencastFrameAck", {"sessionId": frame_id})
     except PWError:
         pass  # stopped or closed meanwhile
-
-
-#: Windows virtual key codes of the named keys a person presses most (Chromium needs them to act on
-#: Enter, Backspace, arrows); a printable character's code is its upper-case letter or digit.
-_NAMED_KEYS = {"Backspace": 8, "Tab": 9, "Enter": 13, "Shift": 16, "Control": 17, "Alt": 18, "Escape": 27,
-               " ": 32, "PageUp": 33, "PageDown": 34, "End": 35, "Home": 36, "ArrowLeft": 37, "ArrowUp": 38,
-               "ArrowRight": 39, "ArrowDown": 40, "Delete": 46, "Meta": 91}
-
-
-def _virtual_key(key: str) -> int:
-    if key in _NAMED_KEYS:
-        return _NAMED_KEYS[key]
-    if len(key) == 1 and key.isalnum():
-        return ord(key.upper())
-    return 0

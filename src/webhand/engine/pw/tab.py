@@ -14,10 +14,11 @@ from playwright.async_api import Page as PWPage
 from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine.driver import ConsoleEntry, NavigationResult, NetworkConditions, TabEvents, WaitUntil
+from webhand.engine.page_scripts import SELECTOR_OF_REF, WEB_STORAGE
 from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
 from webhand.engine.pw.devtools import TabDevtools
 from webhand.engine.pw.network import NetworkLog
-from webhand.engine.pw.element import STABLE_SELECTOR, PlaywrightElement, PlaywrightFrame
+from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
 from webhand.engine.pw.live import TabLive
 from webhand.engine.pw.liveness import TabLiveness
@@ -196,7 +197,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
     async def web_storage(self, area: str, operation: str, key: str | None = None, value: str | None = None,
                           *, timeout: float) -> dict[str, str]:
         try:
-            return await asyncio.wait_for(self.page.evaluate(_WEB_STORAGE, [area, operation, key, value]), timeout)
+            return await asyncio.wait_for(self.page.evaluate(WEB_STORAGE, [area, operation, key, value]), timeout)
         except asyncio.TimeoutError:
             raise ActionTimeout(f"Reading {area}Storage did not finish within {timeout:g} s.",
                                 "The page may be busy: call browser_snapshot, then try again.") from None
@@ -252,7 +253,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         if not match or match.group(1):  # a frame's element would need its frame's selector too
             return ""
         try:
-            found = await asyncio.wait_for(self.page.main_frame.evaluate(_SELECTOR_OF_REF, match.group(2)), timeout)
+            found = await asyncio.wait_for(self.page.main_frame.evaluate(SELECTOR_OF_REF, match.group(2)), timeout)
         except (PWError, asyncio.TimeoutError) as error:
             raise translate(error, f"Reading a selector for {ref}", timeout) from None
         return found if isinstance(found, str) else ""
@@ -275,19 +276,3 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         if self._cdp is None or (self._cdp.done() and (self._cdp.cancelled() or self._cdp.exception() is not None)):
             self._cdp = asyncio.ensure_future(self.page.context.new_cdp_session(self.page))
         return await asyncio.shield(self._cdp)
-
-
-# One storage operation on window.localStorage / sessionStorage; returns every item afterwards.
-_WEB_STORAGE = """([area, operation, key, value]) => {
-  const store = area === 'session' ? window.sessionStorage : window.localStorage;
-  if (operation === 'set') store.setItem(key, value);
-  else if (operation === 'delete') store.removeItem(key);
-  else if (operation === 'clear') store.clear();
-  const items = {};
-  for (let i = 0; i < store.length; i++) { const k = store.key(i); items[k] = store.getItem(k); }
-  return items;
-}"""
-
-
-_SELECTOR_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolve(r);"
-                    " return e instanceof Element ? (" + STABLE_SELECTOR + ")(e) : ''; }")

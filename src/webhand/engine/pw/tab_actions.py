@@ -14,6 +14,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 
 from webhand.engine.driver import NavigationResult, SettleCaps, WaitCondition
+from webhand.engine.page_scripts import SCROLL
 from webhand.engine.pw import waits
 from webhand.engine.pw.errors import navigation_error, translate, translated
 from webhand.engine.pw.settle import PlaywrightActionWatch, RequestTracker, document_loaded
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 POLICY_HINT = ("The origin policy of this webhand is set by its configuration (allowed_origins, blocked_origins, "
                "allow_file_urls); stay on allowed sites, or ask the user to change it.")
 
-_SCROLL = """([x, y]) => { window.scrollBy(x, y); const e = document.scrollingElement || document.documentElement;
-  return [Math.round(window.scrollX), Math.round(window.scrollY), e.scrollWidth, e.scrollHeight]; }"""
 
 
 class TabActions:
@@ -110,7 +109,7 @@ class TabActions:
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         async with translated("Scrolling the page", timeout):
-            left, top, width, height = await asyncio.wait_for(self.page.evaluate(_SCROLL, [x, y]), timeout)
+            left, top, width, height = await asyncio.wait_for(self.page.evaluate(SCROLL, [x, y]), timeout)
         return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
 
     # waiting ---------------------------------------------------------------------------------

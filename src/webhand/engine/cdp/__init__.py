@@ -1,0 +1,214 @@
+"""The Driver on raw CDP: webhand launches Chromium itself (or connects to ``cdp_url``) and talks
+to it over one WebSocket with ``cdp-use``'s typed client. No Node process, no Playwright.
+
+    engine (here) ─► CdpBrowser ─► CdpContext (context.py) ─► CdpTab (tab.py) ─► CdpElement (element.py)
+
+Every page target is auto-attached at the browser level (``Target.setAutoAttach`` with
+``waitForDebuggerOnStart`` and ``flatten``), so a tab, a popup included, is set up — listeners,
+domains, viewport, the origin policy — before its first request. Protocol errors never leave
+this package (``connection.guarded`` turns them into webhand errors).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from typing import Any
+
+from webhand.config import Settings
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
+from webhand.engine.cdp.context import CdpContext
+from webhand.engine.cdp.policy import CdpPolicy
+from webhand.engine.chrome import ChromeProcess, find_chromium
+from webhand.engine.driver import TabEvents
+from webhand.engine.policy import RefusalLog
+from webhand.engine.policy_proxy import PolicyProxy
+from webhand.errors import BrowserLaunchFailed, ConfigError
+
+__all__ = ["CdpBrowser", "CdpEngine"]
+
+#: See engine/pw/__init__.py: WebRTC only through the context's proxy under an origin policy.
+_POLICY_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
+
+
+class CdpBrowser:
+    def __init__(self, connection: CdpConnection, chrome: ChromeProcess | None, policy: CdpPolicy | None) -> None:
+        self.connection = connection
+        self.chrome = chrome
+        self.policy = policy
+        self.pid = chrome.pid if chrome else None
+        self.contexts: dict[str, CdpContext] = {}
+        self.version = ""
+
+    async def start(self) -> None:
+        on = self.connection.on
+        on("Target.attachedToTarget", None, lambda p: asyncio.ensure_future(self._attached(p)))
+        on("Target.detachedFromTarget", None, self._detached)
+        on("Target.targetDestroyed", None, lambda p: self._target_gone(p["targetId"]))
+        on("Target.targetCrashed", None, self._crashed)
+        on("Browser.downloadWillBegin", None, self._download_began)
+        on("Browser.downloadProgress", None, self._download_progress)
+        self.version = (await self.connection.send.Browser.getVersion()).get("product", "")
+        await self.connection.send.Target.setDiscoverTargets(params={"discover": True})
+        await self.connection.send.Target.setAutoAttach(params={"autoAttach": True, "waitForDebuggerOnStart": True,
+                                                                "flatten": True})
+
+    async def _attached(self, params: dict[str, Any]) -> None:
+        info, session = params["targetInfo"], params["sessionId"]
+        context = self.contexts.get(info.get("browserContextId", ""))
+        if info.get("type") == "page" and context is not None and not context.closed:
+            await context.adopt(info, session)
+            return
+        try:  # not ours (another context's page, a browser-wide worker): let it run, and let go of it
+            await self.connection.send.Runtime.runIfWaitingForDebugger(session_id=session)
+            await self.connection.send.Target.detachFromTarget(params={"sessionId": session})
+        except PROTOCOL_ERRORS:
+            pass
+
+    def _detached(self, params: dict[str, Any]) -> None:
+        target = params.get("targetId") or (params.get("targetInfo") or {}).get("targetId", "")
+        self._target_gone(target)
+        self.connection.forget_session(params.get("sessionId", ""))
+
+    def _target_gone(self, target_id: str) -> None:
+        for context in self.contexts.values():
+            context.target_gone(target_id)
+
+    def _crashed(self, params: dict[str, Any]) -> None:
+        for context in self.contexts.values():
+            tab = context._by_target.get(params["targetId"])
+            if tab is not None:
+                tab.on_crash()
+
+    def _download_began(self, params: dict[str, Any]) -> None:
+        for context in self.contexts.values():
+            if context.tab_of_frame(params.get("frameId", "")) is not None:
+                context.download_began(params)
+                return
+
+    def _download_progress(self, params: dict[str, Any]) -> None:
+        for context in self.contexts.values():
+            context.download_progress(params)
+
+    @property
+    def alive(self) -> bool:
+        return not self.connection.closed and (self.chrome is None or self.chrome.alive)
+
+    async def new_context(self, *, width: int, height: int, downloads_dir: str | None, events: TabEvents) -> CdpContext:
+        proxy = None
+        params: dict[str, Any] = {"disposeOnDetach": True}
+        if self.policy is not None and self.policy.active:
+            # As with Playwright: all of the context's traffic, loopback included, goes through its proxy.
+            refusals = RefusalLog()
+            proxy = PolicyProxy(self.policy, self.policy.proxy_refused(refusals))
+            params.update(proxyServer=await proxy.start(), proxyBypassList="<-loopback>")
+        try:
+            created = await asyncio.wait_for(self.connection.send.Target.createBrowserContext(params=params), 30)  # type: ignore[arg-type]
+            context = CdpContext(self.connection, created["browserContextId"], events, width=width, height=height,
+                                 downloads_dir=downloads_dir, policy=self.policy, proxy=proxy)
+            if proxy is not None and self.policy is not None:
+                self.policy.log_for(context, refusals)
+            self.contexts[context.context_id] = context
+            await context.start_downloads()
+        except (TimeoutError, *PROTOCOL_ERRORS) as error:
+            if proxy is not None:
+                await proxy.close()
+            from webhand.engine.cdp.connection import translate
+            raise translate(error, "Creating a browser context", 30) from None
+        return context
+
+    async def close(self) -> None:
+        """Disconnect; and when webhand launched this browser, kill its process group."""
+        try:
+            if not self.chrome:
+                for context in list(self.contexts.values()):
+                    await context.close()
+            await self.connection.close()
+        finally:
+            if self.chrome:
+                await self.chrome.close()
+
+    def kill_now(self) -> None:
+        if self.chrome:
+            self.chrome.kill_now()
+
+
+class CdpEngine:
+    def __init__(self, settings: Settings) -> None:
+        if settings.stealth:
+            # playwright-stealth's evasions are applied through Playwright's context (engine/pw/stealth.py).
+            raise ConfigError("stealth = true needs driver = \"playwright\": the raw-CDP driver does not apply "
+                              "the stealth evasions.", "Set driver = \"playwright\", or turn stealth off.")
+        self.settings = settings
+        self.policy = CdpPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
+        self.version: str | None = None
+        self.response_sources = False  # where each response came from: not reported by this driver yet
+        self._early_chrome: asyncio.Task[ChromeProcess] | None = None
+
+    async def start(self) -> None:
+        """Nothing to start: no driver process."""
+
+    def prelaunch(self) -> None:
+        """Start the next browser now, in the background, for ``launch`` to take."""
+        if self._early_chrome is None:
+            self._early_chrome = asyncio.ensure_future(self._start_chrome())
+
+    async def _start_chrome(self) -> ChromeProcess:
+        settings = self.settings
+        return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
+                                          width=settings.viewport.width, height=settings.viewport.height,
+                                          extra_args=settings.extra_args, timeout=settings.launch_timeout,
+                                          preferences=_POLICY_PREFERENCES if self.policy.active else None)
+
+    async def launch(self) -> CdpBrowser:
+        settings = self.settings
+        starting, self._early_chrome = self._early_chrome or asyncio.ensure_future(self._start_chrome()), None
+        chrome = await starting
+        try:
+            connection = await CdpConnection.open(chrome.ws_endpoint, timeout=settings.launch_timeout)
+            browser = CdpBrowser(connection, chrome, self.policy)
+            await asyncio.wait_for(browser.start(), settings.launch_timeout)
+        except BaseException as error:  # cancellation too: never strand the browser we just started
+            await asyncio.shield(chrome.close())
+            if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt)):
+                raise
+            raise BrowserLaunchFailed(f"Chromium started but webhand could not attach to it: {error}",
+                                      "Run `webhand doctor` to see what is wrong.") from None
+        self.version = browser.version
+        return browser
+
+    async def connect(self, cdp_url: str) -> CdpBrowser:
+        timeout = self.settings.launch_timeout
+        try:
+            url = await asyncio.to_thread(_websocket_url, cdp_url, timeout)
+            connection = await CdpConnection.open(url, timeout=timeout)
+            browser = CdpBrowser(connection, None, self.policy)
+            await asyncio.wait_for(browser.start(), timeout)
+        except (TimeoutError, OSError, ValueError, *PROTOCOL_ERRORS) as error:
+            raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {error}",
+                                      "Check that it runs with --remote-debugging-port and that the URL is right.") from None
+        self.version = browser.version
+        return browser
+
+    async def stop(self) -> None:
+        """No driver process to stop (each browser closes its own connection); a browser launched
+        ahead for a session that never came is ended."""
+        early, self._early_chrome = self._early_chrome, None
+        if early is None:
+            return
+        if not early.done():
+            early.cancel()  # a launch cancelled midway kills its own half-started process group
+        try:
+            chrome = await early
+        except BaseException:  # noqa: BLE001 - cancelled, or failed to launch: nothing is left running
+            return
+        await chrome.close()
+
+
+def _websocket_url(cdp_url: str, timeout: float) -> str:
+    """A ws:// URL as it is; for http://host:port, the browser's own from /json/version."""
+    if cdp_url.startswith(("ws://", "wss://")):
+        return cdp_url
+    with urllib.request.urlopen(cdp_url.rstrip("/") + "/json/version", timeout=timeout) as reply:
+        return str(json.loads(reply.read())["webSocketDebuggerUrl"])

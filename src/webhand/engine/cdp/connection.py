@@ -1,0 +1,158 @@
+"""One WebSocket to a browser through ``cdp-use``'s typed client, shared by everything on it.
+
+``cdp-use`` sends typed commands (``client.send.Page.navigate(params=..., session_id=...)``) and
+calls one callback per event name. Many tabs and frames share one connection, each on its own
+flattened session, so ``CdpConnection`` registers one callback per event name and hands each
+event to the listeners of its session. Its errors (a ``RuntimeError`` carrying the protocol's
+error, a ``ConnectionError`` when the socket closed) never leave this package: ``guarded``
+turns them, and timeouts, into webhand errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from cdp_use.client import CDPClient
+from websockets.exceptions import WebSocketException
+
+from webhand.errors import ActionTimeout, ElementNotActionable, PageCrashed, SessionClosed, WebhandError
+
+Listener = Callable[[dict[str, Any]], None]
+
+# A command given up on at its timeout may still be answered later; cdp-use logs each such late
+# answer as a warning. That is expected here, not a fault worth a line in the host's log.
+logging.getLogger("cdp_use.client").setLevel(logging.ERROR)
+ANY_SESSION = "*"
+
+
+class CdpError(Exception):
+    """The browser answered a command with an error."""
+
+
+class CdpClosed(Exception):
+    """The connection, the page or its session is gone."""
+
+
+class CdpConnection:
+    def __init__(self, client: CDPClient) -> None:
+        self.client = client
+        self.send = client.send  # the typed commands: self.send.Page.navigate(params=..., session_id=...)
+        self._listeners: dict[str, dict[str, list[Listener]]] = defaultdict(lambda: defaultdict(list))
+        self._registered: set[str] = set()
+        self.closed = False
+        self.on_close: list[Callable[[], None]] = []
+
+    @classmethod
+    async def open(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float) -> CdpConnection:
+        client = CDPClient(url, additional_headers=headers)
+        await asyncio.wait_for(client.start(), timeout)
+        connection = cls(client)
+        # cdp-use gives no "closed" callback; its reader task ends when the socket does.
+        task = client._message_handler_task
+        if task is not None:
+            task.add_done_callback(lambda _: connection._closed())
+        return connection
+
+    def _closed(self) -> None:
+        self.closed = True
+        for callback in list(self.on_close):
+            callback()
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self.client.stop(), 5)
+        except Exception:  # noqa: BLE001 - closing a socket the browser already dropped raises its own kinds
+            pass
+        self._closed()
+
+    # events ------------------------------------------------------------------------------------
+    def on(self, method: str, session_id: str | None, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(params)`` for each ``method`` event of ``session_id`` (None: the browser's
+        own session; ANY_SESSION: every session). Returns what stops it."""
+        if method not in self._registered:
+            self._registered.add(method)
+            domain, name = method.split(".", 1)
+            getattr(getattr(self.client.register, domain), name)(
+                lambda params, session, m=method: self._dispatch(m, params, session))
+        key = session_id or ""
+        self._listeners[method][key].append(listener)
+
+        def stop() -> None:
+            listeners = self._listeners[method].get(key)
+            if listeners and listener in listeners:
+                listeners.remove(listener)
+                if not listeners:
+                    del self._listeners[method][key]
+        return stop
+
+    def _dispatch(self, method: str, params: Any, session_id: str | None) -> None:
+        by_session = self._listeners.get(method)
+        if not by_session:
+            return
+        for listener in [*by_session.get(session_id or "", ()), *by_session.get(ANY_SESSION, ())]:
+            try:
+                listener(params)
+            except Exception:
+                logging.getLogger("webhand.cdp").exception("listener for %s failed", method)
+
+    def forget_session(self, session_id: str) -> None:
+        """Drop every listener of a session that detached."""
+        for by_session in self._listeners.values():
+            by_session.pop(session_id, None)
+
+
+def message(error: BaseException) -> str:
+    """The browser's own words for a failed command."""
+    if isinstance(error, RuntimeError) and error.args and isinstance(error.args[0], dict):
+        detail = error.args[0]
+        return str(detail.get("message", "")) + (f" ({detail['data']})" if detail.get("data") else "")
+    return str(error) or type(error).__name__
+
+
+#: What a command on the connection can raise: the browser's error, or a closed socket.
+PROTOCOL_ERRORS = (RuntimeError, ConnectionError, CdpError, CdpClosed, WebSocketException)
+
+
+def translate(error: BaseException, doing: str, timeout: float | None = None) -> WebhandError:
+    if isinstance(error, WebhandError):
+        return error
+    if isinstance(error, asyncio.TimeoutError):
+        seconds = f" within {timeout:g} s" if timeout else ""
+        return ActionTimeout(f"{doing} did not finish{seconds}.",
+                             "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
+    text = message(error)
+    lowered = text.lower()
+    if "could not find object with given id" in lowered or "cannot find context with specified id" in lowered \
+            or "node with given id does not belong" in lowered or "not attached to the dom" in lowered:
+        return ElementNotActionable(f"{doing} failed: the element was removed from the page.",
+                                    "Call browser_snapshot and use the new refs.")
+    if "crashed" in lowered:
+        return PageCrashed(f"{doing} failed: the page crashed.", "Call the tool again: it runs in a fresh tab.")
+    if isinstance(error, (ConnectionError, CdpClosed, WebSocketException)) or "session with given id not found" in lowered \
+            or "no target with given id" in lowered or "target closed" in lowered:
+        return SessionClosed(f"{doing} failed: the page or browser was closed.",
+                             "Call the tool again to start a fresh browser, or browser_tabs to pick another tab.")
+    return WebhandError(f"{doing} failed: {text.splitlines()[0] if text else 'unknown error'}",
+                        "Call browser_snapshot to see the page state.")
+
+
+@asynccontextmanager
+async def guarded(doing: str, timeout: float | None = None) -> AsyncIterator[None]:
+    """Run CDP commands with a cap; any failure leaves as a webhand error."""
+    try:
+        if timeout is None:
+            yield
+        else:
+            async with asyncio.timeout(timeout):
+                yield
+    except WebhandError:
+        raise
+    except TimeoutError:
+        raise translate(TimeoutError(), doing, timeout) from None
+    except (RuntimeError, ConnectionError, CdpError, CdpClosed, OSError, WebSocketException) as error:
+        raise translate(error, doing, timeout) from None

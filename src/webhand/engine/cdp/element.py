@@ -1,0 +1,247 @@
+"""One element a ref (or selector) named, as a remote object of its frame: exact identity.
+
+Pointer actions wait for the element to be actionable (``actionability.py``), then send real
+input (``Input.dispatchMouseEvent``) to the tab at the element's centre in the tab's viewport;
+typing goes to whatever has focus, as keys or ``Input.insertText``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from typing import TYPE_CHECKING, Any
+
+from webhand.engine.cdp import keyboard
+from webhand.engine.cdp.actionability import CHECK, CHECKED, DESCRIBE, FILL_PREPARE, SCROLL_INTO_VIEW, SELECT
+from webhand.engine.cdp.connection import CdpClosed, guarded
+from webhand.engine.cdp.frames import FrameState
+from webhand.engine.page_scripts import KIND, OPTIONS
+from webhand.engine.settle import PageGone
+from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
+
+if TYPE_CHECKING:
+    from webhand.engine.cdp.tab import CdpTab
+
+SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
+_WHY = {"not visible": "the element is not visible", "not enabled": "the element is disabled",
+        "not editable": "the element is not editable", "not stable": "the element kept moving",
+        "removed": "the element was removed from the page", "not a text field": "the element is not a text field"}
+_BUTTONS = {"left": 1, "right": 2, "middle": 4}
+
+
+class CdpElement:
+    def __init__(self, tab: CdpTab, frame: FrameState, object_id: str, ref: str) -> None:
+        self.tab = tab
+        self.frame = frame
+        self.session_id = frame.session_id
+        self.object_id = object_id
+        self.ref = ref
+
+    # running code on the element ----------------------------------------------------------------
+    async def _call(self, function: str, *args: Any, by_value: bool = True) -> Any:
+        try:
+            reply = await self.tab.frame_tree.unless_gone(self.tab.connection.send.Runtime.callFunctionOn(params={
+                "functionDeclaration": function, "objectId": self.object_id,
+                "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": True},
+                session_id=self.session_id))
+        except PageGone:
+            raise CdpClosed("Target crashed" if self.tab.crashed else "Target closed") from None
+        details = reply.get("exceptionDetails")
+        if details:
+            what = (details.get("exception") or {}).get("description") or details.get("text") or "Error"
+            raise WebhandError(f"Acting on {self.ref} failed: {what.splitlines()[0]}", "Call browser_snapshot to see the page state.")
+        return reply["result"].get("value") if by_value else reply["result"]
+
+    async def _actionable(self, doing: str, timeout: float, *, enabled: bool = True, pointer: bool = True) -> tuple[float, float]:
+        """Wait until the element can take a pointer action; its centre in the tab's viewport."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last: dict[str, Any] = {}
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                async with guarded(doing, remaining):
+                    last = await self._call(CHECK, enabled, pointer)
+            except ActionTimeout:
+                break
+            if "error" in last:
+                raise _not_actionable(doing, last)
+            if "x" in last:
+                offset_x, offset_y = await self.tab.frame_offset(self.frame)
+                return last["x"] + offset_x, last["y"] + offset_y
+            await self.tab.next_event(min(0.1, max(0.0, deadline - loop.time())))
+        raise _not_actionable(doing, last, timeout)
+
+    async def _mouse(self, kind: str, x: float, y: float, *, button: str = "none", click_count: int = 0,
+                     modifiers: int = 0) -> None:
+        params: dict[str, Any] = {"type": kind, "x": x, "y": y, "modifiers": modifiers, "button": button,
+                                  "clickCount": click_count}
+        if kind != "mouseMoved" or button != "none":
+            params["buttons"] = _BUTTONS.get(button, 0) if kind != "mouseReleased" else 0
+        await self.tab.connection.send.Input.dispatchMouseEvent(params=params, session_id=self.tab.session_id)  # type: ignore[arg-type]
+
+    # actions ------------------------------------------------------------------------------------
+    async def click(self, *, button: str = "left", click_count: int = 1, modifiers: list[str] | None = None,
+                    timeout: float) -> None:
+        doing = f"Clicking {self.ref}"
+        x, y = await self._actionable(doing, timeout)
+        bits = 0
+        for name in modifiers or []:
+            bits |= keyboard.MODIFIER_BITS.get(keyboard._ALIASES.get(name, name), 0)
+        async with guarded(doing, timeout):
+            await self._mouse("mouseMoved", x, y, modifiers=bits)
+            for count in range(1, click_count + 1):
+                await self._mouse("mousePressed", x, y, button=button, click_count=count, modifiers=bits)
+                await self._mouse("mouseReleased", x, y, button=button, click_count=count, modifiers=bits)
+
+    async def hover(self, *, timeout: float) -> None:
+        x, y = await self._actionable(f"Hovering {self.ref}", timeout, enabled=False)
+        async with guarded(f"Hovering {self.ref}", timeout):
+            await self._mouse("mouseMoved", x, y)
+
+    async def fill(self, text: str, *, timeout: float) -> None:
+        doing = f"Typing into {self.ref}"
+        await self._actionable(doing, timeout, enabled=False, pointer=False)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            async with guarded(doing, max(0.1, deadline - loop.time())):
+                state = await self._call(FILL_PREPARE, text)
+            if "error" in state:
+                raise _not_actionable(doing, state)
+            if "wait" not in state:
+                break
+            if loop.time() >= deadline:
+                raise _not_actionable(doing, state, timeout)
+            await self.tab.next_event(min(0.1, max(0.0, deadline - loop.time())))
+        if state.get("done"):
+            return
+        async with guarded(doing, max(0.1, deadline - loop.time())):
+            if text:
+                await self.tab.connection.send.Input.insertText(params={"text": text}, session_id=self.tab.session_id)
+            else:
+                await keyboard.press(self.tab.connection, self.tab.session_id, "Delete")
+
+    async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
+        await self.focus(timeout=timeout)
+        async with guarded(f"Typing into {self.ref}", timeout + len(text) * delay_ms / 1000):
+            await keyboard.type_text(self.tab.connection, self.tab.session_id, text, delay_ms / 1000)
+
+    async def press(self, key: str, *, timeout: float) -> None:
+        keyboard.parse_chord(key)  # an unknown key is refused before anything happens
+        await self.focus(timeout=timeout)
+        async with guarded(f"Pressing {key} on {self.ref}", timeout):
+            await keyboard.press(self.tab.connection, self.tab.session_id, key)
+
+    async def focus(self, *, timeout: float) -> None:
+        async with guarded(f"Focusing {self.ref}", timeout):
+            await self._call("function () { if (!this.isConnected) throw new Error('Element is not attached to the DOM'); this.focus(); }")
+
+    async def select_option(self, values: list[str], *, timeout: float) -> list[str]:
+        doing = f"Selecting in {self.ref}"
+        async with guarded(doing, timeout):
+            found = await self._call(f"function (wanted) {{ return ({OPTIONS})(this, wanted); }}", values)
+        if found["not_select"]:
+            raise ElementNotActionable(f"{self.ref} is not a select (it is {found['not_select']}).",
+                                       "Click it to open it, then click the option; or call browser_snapshot to find the select.")
+        listed = ", ".join(found["options"][:30]) + (" …" if len(found["options"]) > 30 else "")
+        if found["missing"]:
+            raise InvalidArgument(f"{self.ref} has no option {', '.join(map(repr, found['missing']))}; its options are: {listed}.",
+                                  "Call again with one of those values or labels.")
+        if len(values) > 1 and not found["multiple"]:
+            raise InvalidArgument(f"{self.ref} takes one option, not {len(values)}.", "Call again with one value.")
+        await self._actionable(doing, timeout, pointer=False)
+        async with guarded(doing, timeout):
+            await self._call(SELECT, values)
+        return values
+
+    async def set_checked(self, checked: bool, *, timeout: float) -> None:
+        doing = f"{'Checking' if checked else 'Unchecking'} {self.ref}"
+        async with guarded(doing, timeout):
+            state = await self._call(CHECKED)
+        if "error" in state:
+            raise ElementNotActionable(f"{doing} failed: it is not a checkbox or radio button.",
+                                       "Call browser_snapshot and pick a checkbox.")
+        if state["state"] == checked:
+            return
+        if state["radio"] and not checked:
+            raise ElementNotActionable(f"{doing} failed: a radio button cannot be unchecked.",
+                                       "Check another radio button of its group instead.")
+        await self.click(timeout=timeout)
+        async with guarded(doing, timeout):
+            after = await self._call(CHECKED)
+        if after.get("state") != checked:
+            raise ElementNotActionable(f"{doing} failed: clicking it did not change its state.",
+                                       "Call browser_snapshot to see the page; the page may handle it differently.")
+
+    async def scroll_into_view(self, *, timeout: float) -> None:
+        doing = f"Scrolling {self.ref} into view"
+        async with guarded(doing, timeout):
+            why = await self._call(SCROLL_INTO_VIEW)
+        if why:
+            raise _not_actionable(doing, {"error": why})
+
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
+        async with guarded(f"Scrolling inside {self.ref}", timeout):
+            left, top = await self._call("function (x, y) { this.scrollBy(x, y); return [this.scrollLeft, this.scrollTop]; }", x, y)
+        return f"{self.ref} is scrolled to x={left:g}, y={top:g}."
+
+    async def drag_to(self, target: CdpElement, *, timeout: float) -> None:  # type: ignore[override]
+        """Press on this element, move onto ``target`` in steps, release. An HTML5 drag is caught
+        by ``Input.setInterceptDrags`` and replayed as drag events, as Chromium's DevTools do."""
+        doing = f"Dragging {self.ref} onto {target.ref}"
+        x, y = await self._actionable(doing, timeout, enabled=False)
+        async with guarded(doing, timeout):
+            await self.tab.drag(self, target, (x, y), timeout)
+
+    async def kind(self) -> str:
+        async with guarded(f"Reading {self.ref}", 30):
+            return str(await self._call(f"function () {{ return ({KIND})(this); }}"))
+
+    async def origin(self) -> str:
+        return self.tab.frame_tree.origin_of(self.frame.frame_id)
+
+    async def screenshot(self, *, timeout: float) -> bytes:
+        doing = f"Screenshot of {self.ref}"
+        await self.scroll_into_view(timeout=timeout)
+        async with guarded(doing, timeout):
+            left, top, width, height = await self._call(
+                "function () { const r = this.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
+            offset_x, offset_y = await self.tab.frame_offset(self.frame)
+            metrics = await self.tab.connection.send.Page.getLayoutMetrics(session_id=self.tab.session_id)
+            viewport = metrics["cssVisualViewport"]
+            shot = await self.tab.connection.send.Page.captureScreenshot(params={
+                "format": "png", "captureBeyondViewport": True,
+                "clip": {"x": left + offset_x + viewport["pageX"], "y": top + offset_y + viewport["pageY"],
+                         "width": max(1, width), "height": max(1, height), "scale": 1}}, session_id=self.tab.session_id)
+        return base64.b64decode(shot["data"])
+
+    async def describe(self) -> str:
+        async with guarded(f"Reading {self.ref}", 30):
+            return str(await self._call(DESCRIBE))
+
+    async def dispose(self) -> None:
+        await self.tab.release(self.session_id, self.object_id)
+
+
+def _not_actionable(doing: str, state: dict[str, Any], timeout: float | None = None) -> WebhandError:
+    reason = state.get("error") or state.get("wait") or ""
+    if reason == "covered":
+        return ElementNotActionable(f"{doing} failed: the element is covered by {str(state.get('by', ''))[:120]}.",
+                                    "Close or scroll away what covers it (e.g. a dialog or banner), then try again.")
+    if reason == "not a number":
+        return InvalidArgument(f"{doing} failed: the field takes a number.", "Call again with a number.")
+    if reason == "malformed":
+        return InvalidArgument(f"{doing} failed: {state.get('detail', 'the value does not fit the field')}.",
+                               "Call again with a value of the field's format.")
+    if reason in _WHY:
+        hint = SNAPSHOT_AGAIN if reason == "removed" else \
+            "Call browser_snapshot to see its state, then choose another element or wait."
+        return ElementNotActionable(f"{doing} failed: {_WHY[reason]}.", hint)
+    seconds = f" within {timeout:g} s" if timeout else ""
+    return ActionTimeout(f"{doing} did not finish{seconds}.",
+                         "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
+
+

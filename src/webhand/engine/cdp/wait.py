@@ -1,0 +1,104 @@
+"""browser_wait_for's conditions on raw CDP: a predicate polled in the page on every animation
+frame (re-installed when the document is replaced), or an event seen by the tab, with a timeout."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, message
+from webhand.engine.driver import WaitCondition
+from webhand.engine.settle import DocumentReplaced, PageGone
+from webhand.engine.waits import TEXT_GONE, TEXT_SHOWN, describe, network_idle, next_step, url_matches
+from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, shorten
+
+if TYPE_CHECKING:
+    from webhand.engine.cdp.tab import CdpTab
+
+# Calls `predicate(arg)` on every animation frame (and timer, for a hidden tab) until it is truthy.
+_POLL = """(predicate, arg, ms) => new Promise((resolve, reject) => {
+  let done = false;
+  const finish = (value, error) => { if (done) return; done = true; clearTimeout(limit); clearInterval(timer);
+                                     error ? reject(error) : resolve(value); };
+  const check = () => { if (done) return; try { if (predicate(arg)) finish(true); else requestAnimationFrame(check); }
+                        catch (error) { finish(false, error); } };
+  const limit = setTimeout(() => finish(false), ms);
+  const timer = setInterval(() => { try { if (!done && predicate(arg)) finish(true); } catch (error) { finish(false, error); } }, 100);
+  check();
+})"""
+
+_VISIBLE = """([selector, wanted]) => {
+  const e = document.querySelector(selector);
+  const shown = !!e && (() => { const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility === 'visible'; })();
+  return wanted ? shown : !shown;
+}"""
+
+
+async def wait_for(tab: CdpTab, condition: WaitCondition, timeout: float) -> str:
+    kind, value = condition.kind, condition.value
+    what = describe(condition)
+    if kind == "time":
+        await asyncio.sleep(float(value))  # the model asked for exactly this pause
+        return f"Waited {float(value):g} s."
+    if kind == "url":
+        if not await tab.tracker.until(lambda: url_matches(str(value), tab.url), timeout):
+            raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
+        return f"The URL matches {shorten(str(value))!r}: {tab.url}"
+    if kind == "network_idle":
+        if not await network_idle(tab.tracker, timeout):
+            raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
+        return f"Waited for {what}: done."
+    if kind in ("text", "text_gone"):
+        predicate, arg = (TEXT_SHOWN if kind == "text" else TEXT_GONE), str(value)
+    elif kind in ("selector_visible", "selector_hidden"):
+        predicate, arg = _VISIBLE, [str(value), kind == "selector_visible"]
+    else:
+        source = str(value).strip()
+        looks_like_function = source.startswith(("function", "async ")) or "=>" in source.split("{", 1)[0]
+        predicate, arg = (source if looks_like_function else f"() => ({source})"), None
+    if not await _poll(tab, kind, predicate, arg, timeout):
+        raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
+    return f"Waited for {what}: done."
+
+
+async def _poll(tab: CdpTab, kind: str, predicate: str, arg: Any, timeout: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while (remaining := deadline - loop.time()) > 0:
+        state = tab.frame_tree.frames.get(tab.frame_tree.main_id)
+        if state is None or tab.closed:
+            return False
+        try:
+            context_id = await tab.frame_tree.context_of(state, remaining)
+            made = await tab.connection.send.Runtime.evaluate(params={"expression": f"({predicate})",
+                                                                      "contextId": context_id}, session_id=state.session_id)
+            if made.get("exceptionDetails"):
+                raise _thrown(kind, arg, predicate, made["exceptionDetails"])
+            reply = await asyncio.wait_for(tab.connection.send.Runtime.callFunctionOn(params={
+                "functionDeclaration": _POLL, "executionContextId": context_id, "awaitPromise": True, "returnByValue": True,
+                "arguments": [{"objectId": made["result"]["objectId"]}, {"value": arg},
+                              {"value": int(max(1, remaining * 1000))}]}, session_id=state.session_id), remaining + 1)
+        except TimeoutError:
+            return False
+        except PROTOCOL_ERRORS as error:
+            if tab.closed:
+                return False
+            text = message(error).lower()
+            if "context" in text or "destroyed" in text or "navigated" in text:
+                await tab.next_event(min(0.1, max(0.0, deadline - loop.time())))
+                continue  # the document was replaced: poll in the new one
+            raise ActionTimeout(f"Waiting stopped: {message(error)}", "Call browser_snapshot to see the page.") from None
+        except (DocumentReplaced, PageGone):
+            continue
+        if reply.get("exceptionDetails"):
+            raise _thrown(kind, arg, predicate, reply["exceptionDetails"])
+        return bool(reply["result"].get("value"))
+    return False
+
+
+def _thrown(kind: str, arg: Any, predicate: str, details: dict[str, Any]) -> Exception:
+    first = ((details.get("exception") or {}).get("description") or details.get("text") or "Error").splitlines()[0]
+    if kind.startswith("selector"):
+        return InvalidArgument(f"The selector {arg[0]!r} is not valid: {first}", "Use a CSS selector.")
+    return EvaluationFailed(f"The condition {predicate!r} threw: {first}", "Fix the expression and call again.")

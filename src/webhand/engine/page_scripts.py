@@ -1,0 +1,71 @@
+"""Small scripts that run in the page for element and tab actions, the same for every driver."""
+
+# What a select offers, and which of the wanted values or labels it lacks.
+OPTIONS = """(e, wanted) => {
+  if (e.tagName !== 'SELECT') return {not_select: e.tagName.toLowerCase() + (e.type ? ' type=' + e.type : '')};
+  const options = [...e.options].map(o => ({value: o.value, label: (o.label || o.textContent || '').trim()}));
+  const missing = wanted.filter(w => !options.some(o => o.value === w || o.label === w));
+  return {not_select: '', missing, multiple: e.multiple,
+          options: options.map(o => o.label === o.value ? JSON.stringify(o.value) : JSON.stringify(o.label) + ' (value ' + JSON.stringify(o.value) + ')')};
+}"""
+
+# The kind of form field, so one call can fill fields of different kinds.
+KIND = """e => {
+  const tag = e.tagName, role = (e.getAttribute('role') || '').toLowerCase();
+  if (tag === 'SELECT') return 'select';
+  if (tag === 'INPUT') {
+    const type = (e.type || 'text').toLowerCase();
+    if (type === 'checkbox' || type === 'radio') return type;
+    return ['button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(type) ? 'other' : 'text';
+  }
+  if (tag === 'TEXTAREA' || e.isContentEditable || ['textbox', 'searchbox', 'combobox'].includes(role)) return 'text';
+  if (role === 'checkbox' || role === 'switch') return 'checkbox';
+  if (role === 'radio') return 'radio';
+  return 'other';
+}"""
+
+# One storage operation on window.localStorage / sessionStorage; returns every item afterwards.
+WEB_STORAGE = """([area, operation, key, value]) => {
+  const store = area === 'session' ? window.sessionStorage : window.localStorage;
+  if (operation === 'set') store.setItem(key, value);
+  else if (operation === 'delete') store.removeItem(key);
+  else if (operation === 'clear') store.clear();
+  const items = {};
+  for (let i = 0; i < store.length; i++) { const k = store.key(i); items[k] = store.getItem(k); }
+  return items;
+}"""
+
+# Scrolls the window by (x, y); returns where it is and the page's size.
+SCROLL = """([x, y]) => { window.scrollBy(x, y); const e = document.scrollingElement || document.documentElement;
+  return [Math.round(window.scrollX), Math.round(window.scrollY), e.scrollWidth, e.scrollHeight]; }"""
+
+
+# A selector that finds the element on a fresh load: its id, a unique attribute people choose on
+# purpose (test ids, names, labels), else the shortest unique :nth-of-type path from the nearest
+# ancestor with an id. Ids that look generated (digits runs, colons) change between loads.
+STABLE_SELECTOR = r"""e => {
+  const unique = s => { try { return document.querySelectorAll(s).length === 1; } catch (_) { return false; } };
+  const steady = v => v && !/\d{3,}|:/.test(v);
+  if (steady(e.id) && unique('#' + CSS.escape(e.id))) return '#' + CSS.escape(e.id);
+  const tag = e.tagName.toLowerCase();
+  for (const a of ['data-testid', 'data-test', 'name', 'aria-label', 'placeholder', 'href', 'title', 'value', 'type']) {
+    const v = e.getAttribute(a);
+    if (v === null || v.length > 120) continue;
+    const s = tag + '[' + a + '="' + CSS.escape(v) + '"]';
+    if (unique(s)) return s;
+  }
+  const steps = [];
+  for (let n = e; n && n.nodeType === 1 && n !== document.documentElement; n = n.parentElement) {
+    if (n !== e && steady(n.id) && unique('#' + CSS.escape(n.id))) { steps.unshift('#' + CSS.escape(n.id)); break; }
+    let i = 1;
+    for (let p = n.previousElementSibling; p; p = p.previousElementSibling) if (p.tagName === n.tagName) i++;
+    steps.unshift(n.tagName.toLowerCase() + ':nth-of-type(' + i + ')');
+    if (unique(steps.join(' > '))) return steps.join(' > ');
+  }
+  const s = steps.join(' > ');
+  return unique(s) ? s : '';
+}"""
+
+# The stable selector of the element a ref names, in one round trip ("" when the ref is gone).
+SELECTOR_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolve(r);"
+                   " return e instanceof Element ? (" + STABLE_SELECTOR + ")(e) : ''; }")

@@ -1,0 +1,287 @@
+"""Waiting for what an action set off: by events, each wait capped, never a fixed sleep.
+
+Driver-neutral: each driver feeds a ``RequestTracker`` with its page's events (request started,
+response, finished, failed, main-frame commit, load) and gives it a ``PageProbe`` to run the two
+small scripts below in the main frame. The rules are the same for every driver.
+
+A ``RequestTracker`` listens to one page for its whole life and keeps the set of requests in
+flight. An action starts an ``ActionWatch`` before it acts; the tracker forwards every event to
+the current watch, so the watch knows exactly which navigation and requests the action started.
+``settle`` then waits, in rounds:
+
+1. the DOM to go quiet (a MutationObserver in the page resolves after ``dom_quiet_ms`` without a
+   mutation, capped). Those few milliseconds are also when the events of requests the action
+   started reach us, so step 2 and 3 see them;
+2. a navigation the action started to commit and load (capped);
+3. requests the action started to finish (capped);
+
+and repeats once more if step 2 or 3 waited on anything, since a response usually changes the
+DOM and may start more requests. On a static page that is one quiet window and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from webhand.engine.driver import FailedRequest, SettleCaps, Settled
+
+if TYPE_CHECKING:
+    from webhand.engine.policy import OriginPolicy, RefusalLog
+
+_MAX_ROUNDS = 3
+#: Requests that stay open by design (server-sent events): waiting for them to finish only costs the cap.
+STREAMS = {"eventsource", "websocket"}
+
+# Resolves once the document has gone ``quiet`` ms without a DOM mutation, or after ``cap`` ms.
+DOM_QUIET = """([quiet, cap]) => new Promise(resolve => {
+  let timer = 0;
+  const finish = () => { observer.disconnect(); clearTimeout(timer); clearTimeout(limit); resolve(true); };
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(finish, quiet); });
+  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(finish, quiet);
+  const limit = setTimeout(finish, cap);
+})"""
+
+LOADED = """() => document.readyState === 'complete' ||
+  new Promise(resolve => window.addEventListener('load', () => resolve(true), {once: true}))"""
+
+
+class DocumentReplaced(Exception):
+    """The main frame's document went away while a script ran in it (a navigation)."""
+
+
+class PageGone(Exception):
+    """The page closed (or its browser went away) while a script ran in it."""
+
+
+class LoadTimeout(Exception):
+    """The main document did not fire "load" within the time given."""
+
+
+class PageProbe(Protocol):
+    """What the settle rules need of a page, from any driver."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def main_evaluate(self, script: str, arg: Any = None) -> Any:
+        """Call ``script`` (a function) with ``arg`` in the main frame; ``DocumentReplaced`` if the
+        document was replaced meanwhile, ``PageGone`` if the page closed. Never times out itself."""
+        ...
+
+
+class TrackedRequest:
+    """One request as the settle rules see it (identity is the object: a redirect hop is a new one)."""
+
+    __slots__ = ("main_navigation", "method", "resource_type", "url")
+
+    def __init__(self, url: str, method: str, resource_type: str, main_navigation: bool) -> None:
+        self.url = url
+        self.method = method
+        self.resource_type = resource_type
+        self.main_navigation = main_navigation  # a navigation of the tab's main frame
+
+
+class RequestTracker:
+    """One page's requests in flight, and the hand-off of its events to the current action watch."""
+
+    def __init__(self, probe: PageProbe, policy: OriginPolicy | None, refusals: RefusalLog | None) -> None:
+        self.probe = probe
+        self.policy = policy
+        self.refusals = refusals
+        self.inflight: set[TrackedRequest] = set()
+        self.documents_awaited: set[TrackedRequest] = set()  # main-frame navigations with no response yet
+        self.watch: ActionWatch | None = None
+        self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
+        self.commits = 0  # main-frame documents committed so far (a navigation's, or an error page's)
+        # When a request last started or ended, or the page last fired "load" (loop time): the
+        # network has been quiet since then.
+        self.quiet_since = asyncio.get_running_loop().time()
+
+    # fed by the driver ------------------------------------------------------------------------
+    def request_started(self, request: TrackedRequest) -> None:
+        self._busy()
+        self.inflight.add(request)
+        if request.main_navigation:
+            self.documents_awaited.add(request)
+        if self.watch:
+            self.watch.started(request)
+        self.activity.set()
+
+    def response(self, request: TrackedRequest, status: int, headers: dict[str, str]) -> None:
+        self.documents_awaited.discard(request)
+        self.activity.set()
+        if self.watch and status >= 400:
+            refused = self.policy.refused_response(request.url, headers) if self.policy else None
+            self.watch.failed(FailedRequest(request.method, request.url, refused or f"HTTP {status}"))
+
+    def finished(self, request: TrackedRequest) -> None:
+        self._busy()
+        self.inflight.discard(request)
+        self.documents_awaited.discard(request)
+        if self.watch:
+            self.watch.finished(request)
+        self.activity.set()
+
+    def failed(self, request: TrackedRequest, reason: str) -> None:
+        self._busy()
+        self.inflight.discard(request)
+        self.documents_awaited.discard(request)
+        if self.watch:
+            self.watch.finished(request)
+            refusal = self.policy.refusal(request.url) if self.policy else None
+            if refusal:
+                self.watch.failed(FailedRequest(request.method, request.url, refusal))
+            elif "ERR_ABORTED" not in reason:  # cancelled by the page or by a navigation: not a failure
+                self.watch.failed(FailedRequest(request.method, request.url, reason))
+        self.activity.set()
+
+    def main_committed(self) -> None:
+        self.commits += 1
+        if self.watch:
+            self.watch.committed = True
+        self.activity.set()
+
+    def frame_committed(self) -> None:
+        self.activity.set()
+
+    def loaded(self) -> None:
+        self._busy()
+        self.activity.set()
+
+    def _busy(self) -> None:
+        self.quiet_since = asyncio.get_running_loop().time()
+
+    async def until(self, condition: Callable[[], bool], seconds: float) -> bool:
+        """Wait until ``condition()`` holds, re-checking on every page event; False at the cap."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while not condition():
+            remaining = deadline - loop.time()
+            if remaining <= 0 or self.probe.closed:
+                return condition()
+            self.activity.clear()
+            try:
+                await asyncio.wait_for(self.activity.wait(), remaining)
+            except TimeoutError:
+                pass
+        return True
+
+
+class ActionWatch:
+    def __init__(self, tracker: RequestTracker, caps: SettleCaps) -> None:
+        self.tracker = tracker
+        self.caps = caps
+        self.pending: set[TrackedRequest] = set()
+        self.failures: list[FailedRequest] = []
+        self.navigation: TrackedRequest | None = None  # a main-frame navigation not yet committed or ended
+        self.committed = False
+        self.refusals_seen = tracker.refusals.count if tracker.refusals else 0
+        tracker.watch = self  # the newest action's watch gets the events
+
+    # fed by the tracker ------------------------------------------------------------------------
+    def started(self, request: TrackedRequest) -> None:
+        if request.resource_type in STREAMS:
+            return
+        self.pending.add(request)
+        if request.main_navigation:
+            self.navigation, self.committed = request, False
+
+    def finished(self, request: TrackedRequest) -> None:
+        self.pending.discard(request)
+        if request is self.navigation:
+            self.navigation = None
+
+    def failed(self, failure: FailedRequest) -> None:
+        if failure not in self.failures:
+            self.failures.append(failure)
+
+    # waiting -----------------------------------------------------------------------------------
+    async def settle(self) -> Settled:
+        caps = self.caps
+        loop = asyncio.get_running_loop()
+        navigation_deadline = loop.time() + caps.navigation
+        requests_deadline = loop.time() + caps.requests
+        navigation_unfinished = False
+        unfinished: list[str] = []
+        # Watching a loaded page for requests it starts on its own takes two rounds per wave
+        # (one sees the requests start, the next waits for them); the deadlines bound the time.
+        for _ in range(_MAX_ROUNDS + (2 if caps.load_quiet > 0 else 0)):
+            state = await self._dom_quiet()
+            if state == "gone":
+                break
+            waited = False
+            if self.navigation is not None or self.committed or state == "navigated":
+                waited = True
+                await self.tracker.until(lambda: self.committed or self.navigation is None,
+                                         max(0.0, navigation_deadline - loop.time()))
+                if self.committed or state == "navigated":
+                    try:
+                        await document_loaded(self.tracker.probe, max(0.001, navigation_deadline - loop.time()))
+                    except (LoadTimeout, PageGone):
+                        navigation_unfinished = True  # the reply still says where the tab is
+                self.navigation, self.committed = None, False
+            if self.pending:
+                waited = True
+                if not await self.tracker.until(lambda: not self.pending, max(0.0, requests_deadline - loop.time())):
+                    # Long polls and streams never finish: name them once and stop waiting on them.
+                    unfinished += [r.url for r in self.pending]
+                    self.pending.clear()
+            if not waited and caps.load_quiet > 0:
+                # Nothing pending: the page is ready once the network has been quiet for the
+                # window since its last request or its "load"; a client-rendered page fetches
+                # its content in that time, and then that request is waited for.
+                window = min(self.tracker.quiet_since + caps.load_quiet, requests_deadline) - loop.time()
+                waited = window > 0 and await self.tracker.until(lambda: bool(self.pending) or self.committed, window)
+            if not waited:
+                break
+        else:
+            unfinished += [r.url for r in self.pending]  # started in the last round, never waited on
+            self.pending.clear()
+        if self.tracker.refusals is not None:  # refused anywhere in the context, e.g. in a tab it opened
+            for method, url, reason in self.tracker.refusals.since(self.refusals_seen):
+                self.failed(FailedRequest(method, url, reason))
+            self.refusals_seen = self.tracker.refusals.count
+        return Settled(list(self.failures), unfinished, navigation_unfinished)
+
+    async def _dom_quiet(self) -> str:
+        """'quiet' when the DOM went quiet (or hit its cap), 'navigated' if the document was replaced,
+        'gone' if the page closed or is blocked (e.g. by an open alert)."""
+        probe, caps = self.tracker.probe, self.caps
+        if probe.closed:
+            return "gone"
+        if caps.dom_cap <= 0 or caps.dom_quiet_ms <= 0:
+            return "quiet"
+        try:
+            await asyncio.wait_for(probe.main_evaluate(DOM_QUIET, [caps.dom_quiet_ms, caps.dom_cap * 1000]), caps.dom_cap + 0.5)
+        except TimeoutError:
+            return "gone"  # the page's JavaScript is blocked (a dialog is open): nothing more will settle
+        except PageGone:
+            return "gone"
+        except DocumentReplaced:
+            return "gone" if probe.closed else "navigated"
+        return "quiet"
+
+
+async def document_loaded(probe: PageProbe, timeout: float) -> None:
+    """Wait for the main document's "load" (at once if its readyState is already "complete").
+
+    Not a wait for the "load" event alone: a page restored from the back/forward cache never
+    fires "load" again; its readyState is "complete" at once. ``LoadTimeout`` at the timeout,
+    ``PageGone`` if the page closed.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while (remaining := deadline - loop.time()) > 0:
+        try:
+            await asyncio.wait_for(probe.main_evaluate(LOADED), remaining)
+            return
+        except TimeoutError:
+            break
+        except DocumentReplaced:
+            if probe.closed:
+                raise PageGone() from None
+            # the document was replaced while we waited: wait on the new one
+    raise LoadTimeout(f"the page did not finish loading within {timeout:g} s")

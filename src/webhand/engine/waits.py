@@ -1,0 +1,61 @@
+"""browser_wait_for's conditions, the parts every driver shares: what each one says, URL
+patterns, the network-idle rule, and the hint after a timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+
+from webhand.engine.driver import WaitCondition
+from webhand.engine.settle import RequestTracker
+from webhand.errors import shorten
+
+#: The network counts as idle after this long with no request in flight (Playwright's definition).
+NETWORK_IDLE_SECONDS = 0.5
+
+TEXT_SHOWN = "t => !!document.body && document.body.innerText.includes(t)"
+TEXT_GONE = "t => !document.body || !document.body.innerText.includes(t)"
+
+_WHAT = {
+    "text": "the text {!r} to appear",
+    "text_gone": "the text {!r} to disappear",
+    "selector_visible": "an element matching {!r} to be visible",
+    "selector_hidden": "elements matching {!r} to be hidden or gone",
+    "url": "the URL to match {!r}",
+    "network_idle": "the network to be idle",
+    "javascript": "the condition {!r} to be true",
+    "time": "{} s",
+}
+
+
+def describe(condition: WaitCondition) -> str:
+    value = condition.value
+    return _WHAT[condition.kind].format(shorten(value) if isinstance(value, str) else value)
+
+
+def url_matches(pattern: str, url: str) -> bool:
+    """A pattern with ``*`` is a glob over the whole URL (``*`` matches anything); else a substring."""
+    return fnmatch.fnmatchcase(url, pattern) if "*" in pattern else pattern in url
+
+
+async def network_idle(tracker: RequestTracker, timeout: float) -> bool:
+    """True once no request is in flight and none starts for ``NETWORK_IDLE_SECONDS``; False at the timeout."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        if not await tracker.until(lambda: not tracker.inflight, deadline - loop.time()):
+            return False
+        # Idle means nothing new starts for a short window: wait for the next event, capped.
+        tracker.activity.clear()
+        window = min(NETWORK_IDLE_SECONDS, deadline - loop.time())
+        try:
+            await asyncio.wait_for(tracker.activity.wait(), max(window, 0.0))
+        except TimeoutError:
+            return window >= NETWORK_IDLE_SECONDS or not tracker.inflight
+
+
+def next_step(kind: str, tracker: RequestTracker) -> str:
+    if kind == "network_idle" and tracker.inflight:
+        busy = ", ".join(sorted(r.url for r in tracker.inflight)[:3])
+        return f"Still loading: {busy}. Wait with a larger timeout, or for something on the page instead."
+    return "Call browser_snapshot to see the page; then wait longer (timeout) or for another condition."
