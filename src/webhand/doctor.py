@@ -59,11 +59,12 @@ async def _binary_version(path: str) -> str:
 async def _check_endpoints(settings: Settings, report: _Report) -> None:
     """Connect to each remote endpoint once, with its headers and timeout, then disconnect."""
     from webhand.engine.pool import expand_headers
-    from webhand.engine.pw import PlaywrightEngine, redacted_url
+    from webhand.engine.pool import redacted_url
+    from webhand.session.manager import make_engine
 
     pool = settings.effective_pool()
     assert pool is not None
-    engine = PlaywrightEngine(settings)
+    engine = make_engine(settings)
     try:
         for endpoint in pool.endpoints:
             what = f"endpoint {endpoint.label}"

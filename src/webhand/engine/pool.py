@@ -25,6 +25,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
 
 from webhand.config import EndpointSettings, PoolSettings
 from webhand.engine.driver import Browser, Engine
@@ -36,6 +37,12 @@ log = logging.getLogger("webhand.pool")
 _FAILED_CHECKS_TO_DRAIN = 2
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def redacted_url(url: str) -> str:
+    """``url`` without what may be a credential: user:password, the query and the fragment."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 def expand_headers(headers: dict[str, str], endpoint: str) -> dict[str, str]:

@@ -24,6 +24,7 @@ from webhand.engine.chrome import ChromeProcess, find_chromium
 from webhand.engine.driver import TabEvents
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
+from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed, ConfigError
 
 __all__ = ["CdpBrowser", "CdpEngine"]
@@ -178,15 +179,19 @@ class CdpEngine:
         self.version = browser.version
         return browser
 
-    async def connect(self, cdp_url: str) -> CdpBrowser:
-        timeout = self.settings.launch_timeout
+    async def connect(self, cdp_url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
+                      timeout: float | None = None) -> CdpBrowser:
+        if kind != "cdp":  # a Playwright browser server speaks Playwright's protocol, not CDP
+            raise BrowserLaunchFailed(f"The raw CDP driver cannot connect to a {kind} endpoint ({redacted_url(cdp_url)}).",
+                                      'Use driver = "playwright" for Playwright browser servers.')
+        timeout = timeout or self.settings.launch_timeout
         try:
-            url = await asyncio.to_thread(_websocket_url, cdp_url, timeout)
-            connection = await CdpConnection.open(url, timeout=timeout)
+            url = await asyncio.to_thread(_websocket_url, cdp_url, timeout, headers or {})
+            connection = await CdpConnection.open(url, headers=headers, timeout=timeout)
             browser = CdpBrowser(connection, None, self.policy)
             await asyncio.wait_for(browser.start(), timeout)
         except (TimeoutError, OSError, ValueError, *PROTOCOL_ERRORS) as error:
-            raise BrowserLaunchFailed(f"Could not connect to the browser at {cdp_url}: {error}",
+            raise BrowserLaunchFailed(f"Could not connect to the browser at {redacted_url(cdp_url)}: {error}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
         self.version = browser.version
         return browser
@@ -206,9 +211,10 @@ class CdpEngine:
         await chrome.close()
 
 
-def _websocket_url(cdp_url: str, timeout: float) -> str:
+def _websocket_url(cdp_url: str, timeout: float, headers: dict[str, str]) -> str:
     """A ws:// URL as it is; for http://host:port, the browser's own from /json/version."""
     if cdp_url.startswith(("ws://", "wss://")):
         return cdp_url
-    with urllib.request.urlopen(cdp_url.rstrip("/") + "/json/version", timeout=timeout) as reply:
+    asked = urllib.request.Request(cdp_url.rstrip("/") + "/json/version", headers=headers)
+    with urllib.request.urlopen(asked, timeout=timeout) as reply:
         return str(json.loads(reply.read())["webSocketDebuggerUrl"])

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from playwright.async_api import Browser as PWBrowser
 from playwright.async_api import Error as PWError
@@ -23,6 +22,7 @@ from playwright.async_api import Playwright, async_playwright
 from webhand.config import Settings
 from webhand.engine.chrome import ChromeProcess, find_chromium
 from webhand.engine.driver import TabEvents
+from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
 from webhand.engine.policy_proxy import PolicyProxy
@@ -145,12 +145,6 @@ class PlaywrightBrowser:
     def kill_now(self) -> None:
         if self.chrome:
             self.chrome.kill_now()
-
-
-def redacted_url(url: str) -> str:
-    """``url`` without what may be a credential: user:password, the query and the fragment."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 def _first_line(error: Exception, url: str) -> str:
