@@ -117,8 +117,9 @@ async def test_a_killed_browser_is_replaced_on_the_next_call(faulty, conversatio
     await _type_a_draft(conversation, site)
     await faulty.sessions.ready(reserve=True)  # a server's steady state: the next browser is launched
     browser = _browser_of(faulty, conversation)
+    process = psutil.Process(browser)  # before the kill: the driver may reap it at once
     os.killpg(browser, signal.SIGKILL)
-    assert await wait_until_gone_async([psutil.Process(browser)]) == []
+    assert await wait_until_gone_async([process]) == []
     reply = await timed("browser killed", conversation, "browser_navigate", {"url": site.url("login.html")})
     assert not reply.is_error and "previous browser of this session had exited" in reply.text, reply.text
     await _works_in_a_fresh_tab(conversation, site)

@@ -320,7 +320,8 @@ function resolve(ref) {
   const weak = byRef.get(ref);
   if (!weak) return 'unknown';
   const el = weak.deref();
-  if (!el || !el.isConnected) { byRef.delete(ref); return 'removed'; }
+  // Not forgotten here: asking must not change the answer (the history asks before each action).
+  if (!el || !el.isConnected) return 'removed';
   return el;
 }
 

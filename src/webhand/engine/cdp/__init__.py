@@ -12,8 +12,10 @@ this package (``connection.guarded`` turns them into webhand errors).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from webhand.config import Settings
@@ -133,6 +135,38 @@ class CdpBrowser:
     def kill_now(self) -> None:
         if self.chrome:
             self.chrome.kill_now()
+
+    # What a pool asks of an endpoint's browser (engine/pool.py) -------------------------------
+    def on_disconnected(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the connection drops (a remote endpoint died or went away)."""
+        self.connection.on_close.append(callback)
+
+    async def wait_disconnected(self, timeout: float) -> bool:
+        """Whether the connection drops within ``timeout`` (a page may report its close first)."""
+        dropped = asyncio.Event()
+        if self.connection.closed:
+            return True
+        self.connection.on_close.append(dropped.set)
+        try:
+            await asyncio.wait_for(dropped.wait(), timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            pass
+        finally:
+            with contextlib.suppress(ValueError):
+                self.connection.on_close.remove(dropped.set)
+        return dropped.is_set() or self.connection.closed
+
+    async def ping(self, timeout: float) -> bool:
+        """A round trip to the browser itself (not just an open socket)."""
+        try:
+            await asyncio.wait_for(self.connection.send.Browser.getVersion(), timeout)
+            return True
+        except (TimeoutError, asyncio.TimeoutError, *PROTOCOL_ERRORS):
+            return False
+
+    async def existing_context(self, *, events: TabEvents) -> CdpContext:
+        raise BrowserLaunchFailed("Attaching to a browser's own default context (attach_to_existing_context) is "
+                                  "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
 
 
 class CdpEngine:
