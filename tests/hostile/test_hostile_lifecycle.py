@@ -77,12 +77,20 @@ def _zombies_of(*parents: int) -> list[psutil.Process]:
     return found
 
 
+def _cmdline(process: psutil.Process) -> list[str]:
+    """A child's command line; [] for one that ended (a zombie another test left for the reaper)."""
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
+
+
 async def test_the_mcp_server_reaps_what_its_browsers_leave_behind(tmp_path, site):
     env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path), "WEBHAND_WARM_RESERVE": "false"}
     server = StdioServerParameters(command=sys.executable, args=["-c", _CARELESS_INIT], env=env)
     async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
-        [init] = [p for p in psutil.Process().children() if _CARELESS_INIT.strip() in " ".join(p.cmdline())]
+        [init] = [p for p in psutil.Process().children() if _CARELESS_INIT.strip() in " ".join(_cmdline(p))]
         [webhand] = init.children()
         browsers = []
         for _ in range(2):  # two browsers, each with its crash handlers, one renderer crash
