@@ -18,7 +18,12 @@ def upload_dir(webhand) -> Path:
     return folder
 
 
-async def _page_says(tools) -> str:
+async def _page_says(tools, *, changed: bool = True) -> str:
+    # The page reads the files with `await file.text()`: on a loaded machine that can end after the
+    # upload's reply (its DOM-quiet window is 25 ms), so wait for the page to say something new.
+    if changed:
+        waited = await tools.call("browser_wait_for", {"text_gone": "no files", "timeout": 10})
+        assert not waited.is_error, waited.text
     reply = await tools.call("browser_eval", {"expression": "document.getElementById('out').textContent"})
     assert not reply.is_error, reply.text
     return reply.text
@@ -57,7 +62,7 @@ async def test_a_path_outside_the_roots_is_refused(tools, site, tmp_path):
     reply = await tools.call("browser_upload_file", {"selector": "#files", "paths": [str(outside)]})
     assert reply.is_error
     assert "outside the folders webhand may use" in reply.text and "roots" in reply.text
-    assert "no files" in await _page_says(tools)
+    assert "no files" in await _page_says(tools, changed=False)
 
     pdf = await tools.call("browser_pdf", {"path": str(tmp_path / "page.pdf")})
     assert pdf.is_error and "outside the folders webhand may use" in pdf.text
