@@ -285,3 +285,23 @@ async def document_loaded(probe: PageProbe, timeout: float) -> None:
                 raise PageGone() from None
             # the document was replaced while we waited: wait on the new one
     raise LoadTimeout(f"the page did not finish loading within {timeout:g} s")
+
+
+async def answer_or_held_navigation(answer: "asyncio.Future[Any]", tracker: RequestTracker) -> str | None:
+    """Wait for the renderer's ``answer`` to a liveness probe: None once it comes. While the main
+    frame waits for a server's response, the browser holds messages to the page, so then that
+    navigation's URL comes back at once instead. ``answer`` is cancelled either way."""
+    answer.add_done_callback(lambda done: done.cancelled() or done.exception())  # errors are answers too
+    try:
+        while not answer.done():
+            if tracker.documents_awaited:
+                return next(iter(tracker.documents_awaited)).url
+            tracker.activity.clear()
+            event = asyncio.ensure_future(tracker.activity.wait())
+            try:
+                await asyncio.wait({answer, event}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                event.cancel()
+        return None
+    finally:
+        answer.cancel()

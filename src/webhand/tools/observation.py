@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -79,14 +79,7 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
     if args.annotate:
         await _annotated(session, args, response, timeout)
         return
-    if args.ref or args.selector:
-        element = await session.element(args.ref, args.selector, args.timeout)
-        try:
-            png = await element.screenshot(timeout=timeout)
-        finally:
-            await element.dispose()
-    else:
-        png = await (await session.tab()).screenshot(full_page=args.full_page, timeout=timeout)
+    png = await capture_png(session, args, timeout)
     fitted, path = response.image(png)
     size = f"{fitted.original_width}x{fitted.original_height}"
     scaled = f", sent as {fitted.width}x{fitted.height}" if fitted.width != fitted.original_width else ""
@@ -122,3 +115,14 @@ async def resize(session: Session, args: ResizeArgs, response: Response) -> None
             raise InvalidArgument(f"{name} must be between 1 and 16384 pixels, not {value}.", "Call again with a positive size.")
     await (await session.tab()).set_viewport(args.width, args.height)
     response.add(f"Viewport is now {args.width}x{args.height}.")
+
+
+async def capture_png(session: Session, args: Any, timeout: float) -> bytes:
+    """A PNG of the element ``args`` names (ref or selector), else of the page (``full_page``)."""
+    if args.ref or args.selector:
+        element = await session.element(args.ref, args.selector, args.timeout)
+        try:
+            return await element.screenshot(timeout=timeout)
+        finally:
+            await element.dispose()
+    return await (await session.tab()).screenshot(full_page=args.full_page, timeout=timeout)

@@ -14,6 +14,7 @@ from webhand.paths import require_file
 from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
+from webhand.tools.observation import capture_png
 
 #: Largest earlier screenshot read: a screenshot of a very tall page is a few MB.
 _MAX_FILE_BYTES = 50_000_000
@@ -45,14 +46,7 @@ async def screenshot_compare(session: Session, args: CompareArgs, response: Resp
     except OSError as error:
         raise FileNotReadable(f"Cannot read {earlier_path}: {error.strerror or error}.", "Check the path.") from None
     timeout = args.timeout or session.settings.timeout
-    if args.ref or args.selector:
-        element = await session.element(args.ref, args.selector, args.timeout)
-        try:
-            png = await element.screenshot(timeout=timeout)
-        finally:
-            await element.dispose()
-    else:
-        png = await (await session.tab()).screenshot(full_page=args.full_page, timeout=timeout)
+    png = await capture_png(session, args, timeout)
     result = await asyncio.to_thread(compare, earlier, png, tolerance=args.tolerance)  # seconds on a tall page
     stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
     now_path = response.files.write(response.files.screenshots / f"screenshot-{stamp}.png", png)

@@ -10,7 +10,7 @@ from webhand.engine import settle
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.driver import NavigationResult, SettleCaps
 from webhand.engine.page_scripts import SCROLL
-from webhand.engine.settle import ActionWatch, PageGone
+from webhand.engine.settle import ActionWatch, PageGone, answer_or_held_navigation
 from webhand.errors import ActionTimeout, PolicyRefused
 
 if TYPE_CHECKING:
@@ -105,20 +105,7 @@ class TabActionsMixin:
         tracker = self.tracker
         answer = asyncio.ensure_future(self.connection.send.Runtime.evaluate(params={"expression": "0"},
                                                                             session_id=self.session_id))
-        answer.add_done_callback(lambda done: done.cancelled() or done.exception())  # errors are answers too
-        try:
-            while not answer.done():
-                if tracker.documents_awaited:
-                    return next(iter(tracker.documents_awaited)).url
-                tracker.activity.clear()
-                event = asyncio.ensure_future(tracker.activity.wait())
-                try:
-                    await asyncio.wait({answer, event}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    event.cancel()
-            return None
-        finally:
-            answer.cancel()
+        return await answer_or_held_navigation(answer, tracker)
 
     async def stop_loading(self) -> None:
         async with guarded("Stopping the navigation", 10):

@@ -18,6 +18,7 @@ from playwright.async_api import Page as PWPage
 
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.settle import RequestTracker
+from webhand.engine.settle import answer_or_held_navigation
 
 #: How long ending a tab waits for the browser to confirm that it closed (it goes on in the background).
 #: Short: the reply to the call that found the page hung must come within that call's timeout plus
@@ -52,20 +53,7 @@ class TabLiveness:
             answer = asyncio.ensure_future((await self._session()).send("Runtime.evaluate", {"expression": "0"}))
         except PWError:
             return None  # the tab is closing: not hung
-        answer.add_done_callback(lambda done: done.cancelled() or done.exception())  # errors are answers too
-        try:
-            while not answer.done():
-                if tracker.documents_awaited:
-                    return next(iter(tracker.documents_awaited)).url
-                tracker.activity.clear()
-                event = asyncio.ensure_future(tracker.activity.wait())
-                try:
-                    await asyncio.wait({answer, event}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    event.cancel()
-            return None
-        finally:
-            answer.cancel()
+        return await answer_or_held_navigation(answer, tracker)
 
     async def stop_loading(self) -> None:
         """``Page.stopLoading`` is handled by the browser process, so it gets through while the
