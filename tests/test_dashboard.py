@@ -241,7 +241,6 @@ async def test_http_server_serves_the_dashboard_behind_its_token(tmp_path, site)
 
     with mcp_server(tmp_path, "--require-token", env={"WEBHAND_TOKEN": TOKEN}) as server:
         base = server.url.removesuffix("/mcp")
-        assert f"webhand dashboard on {base}/dashboard/" in server.log()
         async with mcp_client(server.url, TOKEN) as mcp, httpx.AsyncClient() as client:
             await call(mcp, "browser_navigate", {"url": site.url("actions/form.html")})
             page = await client.get(f"{base}/dashboard/")
@@ -250,3 +249,6 @@ async def test_http_server_serves_the_dashboard_behind_its_token(tmp_path, site)
         assert page.status_code == 200 and "webhand dashboard" in page.text
         assert refused.status_code == 401
         assert [s["url"] for s in listed.json()["sessions"]] == [site.url("actions/form.html")]
+
+        # Printed just after the "listening" line, which is all the fixture waits for: read it last.
+        assert f"webhand dashboard on {base}/dashboard/" in server.log()
