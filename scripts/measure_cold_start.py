@@ -2,9 +2,11 @@
 spawn → ``initialize`` answered, spawn → first ``browser_navigate`` answered, and the browser
 processes' memory (PSS) with that one session open.
 
-    .venv/bin/python scripts/measure_cold_start.py [--runs 5] [--command '.venv/bin/webhand mcp']
+    .venv/bin/python scripts/measure_cold_start.py [--runs 5] [--command '.venv/bin/webhand mcp'] [--vs 'OTHER']
 
-Prints medians (milliseconds, MB). The side-by-side benchmark with the peers is `make bench`.
+Prints medians (milliseconds, MB); with ``--vs`` the two commands run in turn (A B A B ...) and
+each figure's A/B ratio is taken pair by pair, which holds on a busy machine. The side-by-side
+benchmark with the peers is `make bench`.
 """
 
 from __future__ import annotations
@@ -49,28 +51,38 @@ async def one_run(command: list[str], url: str) -> dict[str, float]:
             initialized = time.perf_counter()
             server = next(p for p in psutil.Process().children() if p.pid not in before)
             cpu = server.cpu_times()  # the server's own CPU until it answered: steadier than wall time on a busy machine
+            await session.list_tools()  # what a host does next; with the early answer, the SDK's import shows here
+            listed = time.perf_counter()
             reply = await session.call_tool("browser_navigate", {"url": url})
             navigated = time.perf_counter()
             assert not reply.is_error, reply.content
             await asyncio.sleep(1.0)  # let the page settle its memory
             pss, count = browser_pss_mb(server.pid)
-    return {"initialize_ms": (initialized - started) * 1000, "server_cpu_to_initialize_ms": (cpu.user + cpu.system) * 1000, "first_page_ms": (navigated - started) * 1000,
+    return {"initialize_ms": (initialized - started) * 1000, "server_cpu_to_initialize_ms": (cpu.user + cpu.system) * 1000,
+            "tools_listed_ms": (listed - started) * 1000, "first_page_ms": (navigated - started) * 1000,
             "browser_pss_mb": pss, "browser_processes": count}
 
 
-async def main(runs: int, command: list[str]) -> None:
-    samples: dict[str, list[float]] = {}
+async def main(runs: int, commands: list[list[str]]) -> None:
+    samples: list[dict[str, list[float]]] = [{} for _ in commands]
     with serve_demo_site() as url:
         for _ in range(runs):
-            for key, value in (await one_run(command, url)).items():
-                samples.setdefault(key, []).append(value)
-    for key, values in samples.items():
-        print(f"{key:<28} median {statistics.median(values):8.1f}   (min {min(values):.1f}, max {max(values):.1f})")
+            for command, own in zip(commands, samples, strict=True):  # interleaved: A B A B ...
+                for key, value in (await one_run(command, url)).items():
+                    own.setdefault(key, []).append(value)
+    print(f"load average {os.getloadavg()[0]:.1f}; {runs} runs each")
+    for key in samples[0]:
+        line = f"{key:<28}" + "".join(f" {statistics.median(own[key]):9.1f}" for own in samples)
+        if len(samples) == 2:
+            ratios = [a / b for a, b in zip(samples[0][key], samples[1][key], strict=True) if b]
+            line += f"   A/B {statistics.median(ratios):.2f}x" if ratios else ""
+        print(line)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--command", default=f"{sys.executable} -m webhand mcp", help="the server to spawn")
+    parser.add_argument("--command", default=f"{sys.executable} -m webhand mcp", help="the server to spawn (A)")
+    parser.add_argument("--vs", help="a second server (B), run in turn with A")
     options = parser.parse_args()
-    asyncio.run(main(options.runs, shlex.split(options.command)))
+    asyncio.run(main(options.runs, [shlex.split(c) for c in (options.command, options.vs) if c]))

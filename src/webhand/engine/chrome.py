@@ -262,8 +262,19 @@ class ChromeProcess:
     @classmethod
     async def launch(cls, executable: str, *, headless: bool = True, width: int = 1280, height: int = 720,
                      extra_args: list[str] | None = None, timeout: float = 30.0,
-                     preferences: dict[str, object] | None = None) -> "ChromeProcess":
-        """Start Chromium; ``preferences`` seed its profile (settings that have no command-line switch)."""
+                     preferences: dict[str, object] | None = None, spawned: asyncio.Event | None = None) -> "ChromeProcess":
+        """Start Chromium; ``preferences`` seed its profile (settings that have no command-line switch).
+        ``spawned`` is set once the process exists (or could not start), before it boots."""
+        try:
+            return await cls._launch(executable, headless, width, height, extra_args, timeout, preferences, spawned)
+        finally:
+            if spawned is not None:
+                spawned.set()
+
+    @classmethod
+    async def _launch(cls, executable: str, headless: bool, width: int, height: int, extra_args: list[str] | None,
+                      timeout: float, preferences: dict[str, object] | None,
+                      spawned: asyncio.Event | None) -> "ChromeProcess":
         user_data_dir = tempfile.mkdtemp(prefix=USER_DATA_PREFIX)
         if preferences:
             os.makedirs(os.path.join(user_data_dir, "Default"))
@@ -284,6 +295,8 @@ class ChromeProcess:
             shutil.rmtree(user_data_dir, ignore_errors=True)
             raise BrowserLaunchFailed(f"Could not start {executable}: {error}.",
                                       "Check that the path is a Chromium binary (webhand doctor tells).") from error
+        if spawned is not None:
+            spawned.set()
         start_time = _process_start_time(process.pid) or time.time()
         entry = RegistryEntry(process.pid, start_time, user_data_dir, os.getpid(), _OWN_START)
         entry.save()

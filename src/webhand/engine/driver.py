@@ -12,6 +12,7 @@ never a driver library's own exception.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -458,6 +459,8 @@ class Engine(Protocol):
     #: Whether tabs ask the browser where each response came from (cache, service worker, prefetch).
     #: It costs a stream of CDP events per request, so it is on only when the network tools are served.
     response_sources: bool
+    #: Set once a launch has spawned its Chromium process (or failed to), before the browser boots.
+    browser_spawned: asyncio.Event
 
     async def start(self) -> None: ...
     def prelaunch(self) -> None:

@@ -164,6 +164,14 @@ class SessionManager:
         if self.pool is None and not self._stopping:
             self.engine.prelaunch()
 
+    async def browser_spawned(self) -> None:
+        """Once the browser ``prelaunch`` started has its process (or could not start one; capped by
+        the launch timeout): from then on CPU-bound start-up work, such as an import, no longer
+        delays the browser's own boot, which runs on another core."""
+        if self.pool is None and not self._stopping:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.engine.browser_spawned.wait(), self.settings.launch_timeout)
+
     async def shutdown_all(self) -> None:
         """Close every session and every browser webhand started. Safe to call twice."""
         self._stopping = True

@@ -22,22 +22,13 @@ from mcp.shared.exceptions import MCPError
 
 from webhand import __version__
 from webhand.errors import shorten
+from webhand.surfaces.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS, EarlyHandshake
 from webhand.host import ToolContext, Webhand
 from webhand.response import ToolResult
+from webhand.surfaces.stdio_replay import replay_opening
 
 if TYPE_CHECKING:
     from webhand.surfaces.exposure import ExposedTool
-
-INSTRUCTIONS = (
-    "A real headless Chromium. Call browser_navigate, then browser_snapshot to see the page: elements you can act "
-    "on carry refs like [e3]; pass them as `ref` to browser_click, browser_type and the other actions. Refs stay "
-    "valid while the element stays on the page; after a navigation, snapshot again."
-)
-SINGLE_INSTRUCTIONS = (
-    "A real headless Chromium behind one `browser` tool. Call it with action navigate, then snapshot to see the "
-    "page: elements you can act on carry refs like [e3]; pass them as `ref` with action act (act_kind click, type, "
-    "...). After a navigation, snapshot again."
-)
 
 #: Picks the conversation of one MCP request; raises MCPError when the request has none.
 ContextFor = Callable[[Any], ToolContext]
@@ -111,8 +102,10 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
     return server
 
 
-async def serve_stdio(webhand: Webhand, *, style: str = "multi", conversation_id: str | None = None) -> None:
-    """Serve one conversation over stdio until the client closes the pipe, SIGTERM or SIGINT."""
+async def serve_stdio(webhand: Webhand, *, style: str = "multi", conversation_id: str | None = None,
+                      handshake: EarlyHandshake | None = None) -> None:
+    """Serve one conversation over stdio until the client closes the pipe, SIGTERM or SIGINT.
+    ``handshake``: the client's first line, read (and maybe answered) before the SDK loaded."""
     context = webhand.context(conversation_id or f"stdio-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     server = build_server(webhand, lambda _ctx: context, style=style)
     async with webhand:
@@ -127,6 +120,9 @@ async def serve_stdio(webhand: Webhand, *, style: str = "multi", conversation_id
                         os._exit(128 + signum)
 
             group.start_soon(stop_on_signal)
-            async with stdio_server() as (read_stream, write_stream):
+            if handshake is not None:
+                await anyio.to_thread.run_sync(handshake.wait)  # it holds fd 0 and 1 until then
+            async with stdio_server() as (read_stream, write_stream), replay_opening(handshake, read_stream, write_stream) as (
+                    read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()

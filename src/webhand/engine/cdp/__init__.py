@@ -180,6 +180,7 @@ class CdpEngine:
         self.version: str | None = None
         self.response_sources = False  # where each response came from: not reported by this driver yet
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
+        self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process
 
     async def start(self) -> None:
         """Nothing to start: no driver process."""
@@ -194,7 +195,8 @@ class CdpEngine:
         return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
                                           width=settings.viewport.width, height=settings.viewport.height,
                                           extra_args=settings.extra_args, timeout=settings.launch_timeout,
-                                          preferences=_POLICY_PREFERENCES if self.policy.active else None)
+                                          preferences=_POLICY_PREFERENCES if self.policy.active else None,
+                                          spawned=self.browser_spawned)
 
     async def launch(self) -> CdpBrowser:
         settings = self.settings

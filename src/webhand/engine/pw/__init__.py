@@ -160,6 +160,7 @@ class PlaywrightEngine:
         self.policy = OriginPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))  # the host may change it
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
+        self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process
         self._driver_start: asyncio.Future[Playwright] | None = None
 
     async def start(self) -> None:
@@ -179,7 +180,8 @@ class PlaywrightEngine:
         return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
                                           width=settings.viewport.width, height=settings.viewport.height,
                                           extra_args=extra_args, timeout=settings.launch_timeout,
-                                          preferences=_POLICY_PREFERENCES if self.policy.active else None)
+                                          preferences=_POLICY_PREFERENCES if self.policy.active else None,
+                                          spawned=self.browser_spawned)
 
     async def launch(self) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side

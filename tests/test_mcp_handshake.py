@@ -1,0 +1,165 @@
+"""`webhand mcp` over stdio answers `initialize` before the MCP SDK loads (surfaces/handshake.py),
+and the SDK, which still owns the session, never answers it a second time (surfaces/stdio_replay.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections import Counter
+
+import anyio
+import mcp_types
+import pytest
+from mcp.shared.message import SessionMessage
+from mcp_types import version as sdk_versions
+
+from helpers import browsers_of_child_processes, wait_until_gone_async
+from webhand import Settings, Webhand
+from webhand.surfaces.handshake import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, early_answer
+from webhand.surfaces.mcp import build_server
+
+CLIENT = {"capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
+
+
+def initialize(request_id: int | str = 0, version: str = "2025-06-18", **params: object) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize",
+            "params": {"protocolVersion": version, **CLIENT, **params}}
+
+
+def test_the_protocol_versions_are_the_sdks():
+    assert HANDSHAKE_PROTOCOL_VERSIONS == sdk_versions.HANDSHAKE_PROTOCOL_VERSIONS
+    assert LATEST_HANDSHAKE_VERSION == sdk_versions.LATEST_HANDSHAKE_VERSION
+
+
+async def sdk_answer(style: str, message: dict) -> dict:
+    """What the SDK's own server (webhand's, as served) writes back for one message."""
+    server = build_server(Webhand(Settings()), lambda _ctx: None, style=style)
+    to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](1)
+    server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](1)
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.run, server_reads, server_writes, server.create_initialization_options())
+        await to_server.send(SessionMessage(mcp_types.jsonrpc_message_adapter.validate_python(message)))
+        with anyio.fail_after(30):
+            reply = await from_server.receive()
+        await to_server.aclose()
+    return reply.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+@pytest.mark.parametrize("style", ["multi", "single"])
+@pytest.mark.parametrize("version", [*HANDSHAKE_PROTOCOL_VERSIONS, "2031-01-01", "draft"])
+async def test_the_early_answer_is_exactly_the_sdks(style, version):
+    message = initialize(7, version)
+    request_id, result = early_answer(json.dumps(message).encode(), style)
+    assert {"jsonrpc": "2.0", "id": request_id, "result": result} == await sdk_answer(style, message)
+
+
+@pytest.mark.parametrize("line", [
+    b"",                                                                        # stdin closed at once
+    b"not json\n",
+    b"[1, 2]\n",
+    json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode(),   # not the handshake
+    json.dumps({"jsonrpc": "2.0", "method": "initialize", "params": initialize()["params"]}).encode(),  # no id
+    json.dumps(initialize(True)).encode(),                                      # a bool is no JSON-RPC id
+    json.dumps(initialize(None)).encode(),
+    json.dumps({**initialize(), "jsonrpc": "1.0"}).encode(),
+    json.dumps({**initialize(), "params": None}).encode(),
+    json.dumps(initialize(version=2025)).encode(),
+    json.dumps(initialize(clientInfo={"name": "test"})).encode(),              # the SDK refuses these: so do we
+    json.dumps(initialize(capabilities=[])).encode(),
+    json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}).encode(),
+])
+def test_only_a_well_formed_initialize_is_answered_early(line):
+    assert early_answer(line, "multi") is None
+
+
+# A child that runs the real entry point with the MCP SDK's import held until the test lets it go:
+# whatever the client gets meanwhile was answered without the SDK.
+HELD_IMPORT = """
+import importlib.abc, os, sys, time
+gate = sys.argv[1]
+class Hold(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp" or name == "mcp_types":
+            while not os.path.exists(gate):
+                time.sleep(0.01)
+        return None
+sys.meta_path.insert(0, Hold())
+from webhand.surfaces.cli import main
+main(["mcp"])
+"""
+
+
+async def start_server(tmp_path, *args: str):
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path)}
+    return await asyncio.create_subprocess_exec(sys.executable, *args, env=env, stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE)
+
+
+async def read_message(server) -> dict:
+    line = await asyncio.wait_for(server.stdout.readline(), 60)
+    assert line, "the server closed stdout"
+    return json.loads(line)
+
+
+async def stop(server) -> None:
+    server.stdin.close()
+    try:
+        assert await asyncio.wait_for(server.wait(), 30) == 0
+    finally:
+        if server.returncode is None:  # the server we started did not stop: end it (by pid), then fail
+            server.kill()
+            await server.wait()
+
+
+async def test_initialize_is_answered_while_the_mcp_sdk_is_still_loading(tmp_path, site):
+    gate = tmp_path / "let-the-sdk-load"
+    server = await start_server(tmp_path, "-c", HELD_IMPORT, str(gate))
+    browsers = []
+    try:
+        server.stdin.write((json.dumps(initialize(1)) + "\n").encode())
+        reply = await read_message(server)  # the SDK cannot load until the gate file exists
+        assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "webhand"
+        gate.touch()
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        server.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "browser_navigate", "arguments": {"url": site.url("login.html")}}}) + "\n").encode())
+        reply = await read_message(server)  # the SDK's own answer to `initialize` was held back
+        assert reply["id"] == 2 and not reply["result"]["isError"], reply
+        browsers = browsers_of_child_processes()
+        await stop(server)
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    assert browsers and await wait_until_gone_async(browsers) == []
+
+
+@pytest.mark.parametrize("opening", ["initialize", "another request"])
+async def test_a_client_that_sends_everything_at_once_gets_one_answer_per_request(tmp_path, opening):
+    messages = [initialize(1), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    if opening != "initialize":  # a request before the handshake: the SDK answers it, then the handshake
+        messages.insert(0, {"jsonrpc": "2.0", "id": 0, "method": "tools/list"})
+    server = await start_server(tmp_path, "-m", "webhand", "mcp")
+    browsers = []
+    try:
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())  # one write, pipelined
+        answers = []
+        while not answers or answers[-1].get("id") != 2:
+            answers.append(await read_message(server))
+        browsers = browsers_of_child_processes()
+        await stop(server)
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    assert await wait_until_gone_async(browsers) == []
+    counts = Counter(a.get("id") for a in answers)
+    assert counts == Counter({m["id"]: 1 for m in messages if "id" in m}), answers
+    by_id = {a["id"]: a for a in answers}
+    assert by_id[1]["result"]["protocolVersion"] == "2025-06-18"
+    assert by_id[2]["result"]["tools"], by_id[2]
+    if opening != "initialize":
+        assert "error" in by_id[0], by_id[0]  # not initialized yet: as the SDK always answered it
