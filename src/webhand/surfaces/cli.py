@@ -82,19 +82,22 @@ def config_origin(args: argparse.Namespace) -> str:
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
-    from webhand.engine.subreaper import adopt_orphans
-
-    adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/subreaper.py)
     if args.port is None:
         from webhand.surfaces.handshake import EarlyHandshake
 
         # Answer the client's `initialize` while the settings, the browser and the MCP SDK load.
         handshake = EarlyHandshake(args.tool_style).start()
+        from webhand.engine.subreaper import adopt_orphans
+
+        adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/subreaper.py)
         settings = _settings(args)
         from webhand.surfaces.stdio import serve
 
         _run(serve(settings, style=args.tool_style, handshake=handshake))
         return 0
+    from webhand.engine.subreaper import adopt_orphans
+
+    adopt_orphans()
     settings = _settings(args)
     from webhand.host import Webhand
     from webhand.surfaces.mcp_http import HttpOptions, check_options, read_token_file, serve_http, settings_for_address
