@@ -64,6 +64,13 @@ def is_browser(process: psutil.Process) -> bool:
         return False
 
 
+def _is_crash_handler(process: psutil.Process) -> bool:
+    try:
+        return "crashpad" in process.name().lower()
+    except psutil.Error:
+        return False
+
+
 def descendants(pid: int | None = None) -> list[psutil.Process]:
     try:
         return psutil.Process(pid or os.getpid()).children(recursive=True)
@@ -84,8 +91,10 @@ def pss_mb(processes: Iterable[psutil.Process]) -> float:
 
 
 def browser_pss_mb(root_pid: int | None = None) -> tuple[float, int]:
-    """PSS of the browser processes below ``root_pid`` (this process by default), and their count."""
-    browsers = [p for p in descendants(root_pid) if is_browser(p)]
+    """PSS of the browser processes below ``root_pid`` (this process by default), and their count.
+    Chromium's crash handlers are left out for every server: they double-fork out of a peer's
+    process tree, so only webhand's, which it adopts in order to end them, would be counted."""
+    browsers = [p for p in descendants(root_pid) if is_browser(p) and not _is_crash_handler(p)]
     return pss_mb(browsers), len(browsers)
 
 
