@@ -75,6 +75,22 @@ def targets(r: dict[str, Any]) -> list[list[str]]:
     best = _get(r, "scale", "context", "max_sessions_under_1s")
     rows.append(["50 concurrent sessions, context isolation, p95 < 1 s", f"{_num(best)} sessions passed",
                  "n/a" if best is None else ("yes" if best >= 50 else "no")])
+    return rows + _start_up_targets(r)
+
+
+def _start_up_targets(r: dict[str, Any]) -> list[list[str]]:
+    """Issue 11's aims: what a user of a fresh `webhand mcp` waits for, against Playwright MCP."""
+    fp = _get(r, "first_page", "mcp") or {}
+    memory = _get(r, "actions", "memory") or {}
+    rows = []
+    for label, found, limit in (
+            ("spawn → initialize answered", ratio(_get(fp, "webhand", "initialize", "median"), _get(fp, "playwright", "initialize", "median")), 1.0),
+            ("spawn → tools listed (report only)", ratio(_get(fp, "webhand", "tools_listed", "median"), _get(fp, "playwright", "tools_listed", "median")), None),
+            ("cold: spawn → first page", ratio(_get(fp, "webhand", "cold_total", "median"), _get(fp, "playwright", "cold_total", "median")), 0.6),
+            ("browser PSS with one session", ratio(_get(memory, "webhand", "browser_pss_mb"), _get(memory, "playwright", "browser_pss_mb")), 1.0),
+            ("type reply (median)", ratio(_median(r, "webhand", "type"), _median(r, "playwright", "type")), 1.0)):
+        met = "report only" if limit is None else ("n/a" if found is None else ("yes" if found <= limit else "no"))
+        rows.append([f"{label} ≤ {limit}× Playwright MCP" if limit else f"{label} vs Playwright MCP", _x(found), met])
     return rows
 
 
@@ -121,10 +137,11 @@ def _glance(r: dict[str, Any]) -> list[str]:
                  _num(_get(tools, "playwright", "tokens")),
                  "same", _num(_get(tools, "devtools", "tokens"))])
     fp = _get(r, "first_page", "mcp") or {}
+    rows.append(["spawn → initialize answered, median ms", *(_num(_get(fp, k, "initialize", "median")) if k != "playwright-settle0" else "same" for k in keys)])
     rows.append(["cold: spawn → first page, median ms", *(_num(_get(fp, k, "cold_total", "median")) if k != "playwright-settle0" else "same" for k in keys)])
     rows.append(["first navigate of an idle server, median ms", *(_num(_get(fp, k, "after_idle", "median")) if k != "playwright-settle0" else "same" for k in keys)])
     mem = _get(r, "actions", "memory") or {}
-    rows.append(["browser PSS with one session, MB (webhand: incl. its warm reserve)", *(_num(_get(mem, k, "browser_pss_mb")) for k in keys)])
+    rows.append(["browser PSS with one session, MB (stdio: no reserve; crash handlers left out)", *(_num(_get(mem, k, "browser_pss_mb")) for k in keys)])
     return ["## At a glance", "", *_table(["figure", *(labels[k] for k in keys)], rows)]
 
 
@@ -176,14 +193,14 @@ def _first_page(r: dict[str, Any]) -> list[str]:
     fp = r.get("first_page") or {}
     if not fp.get("mcp"):
         return []
-    rows = [[v["label"], *(f"{_num(_get(v, c, 'median'))} / {_num(_get(v, c, 'p95'))}" for c in ("initialize", "cold_first_call", "cold_total", "after_idle"))]
+    rows = [[v["label"], *(f"{_num(_get(v, c, 'median'))} / {_num(_get(v, c, 'p95'))}" for c in ("initialize", "tools_listed", "cold_first_call", "cold_total", "after_idle"))]
             for v in fp["mcp"].values()]
     api = fp.get("api") or {}
     api_rows = [[label, f"{_num(_get(api, c, 'median'))} / {_num(_get(api, c, 'p95'))}", _num(_get(api, c, "n"))]
                 for c, label in (("process_cold", "process isolation, no reserve (browser launch)"),
                                  ("process_warm", "process isolation, warm reserve ready"), ("context", "context isolation"))]
     return ["## Time to the first page in a new session (median / p95 ms)", "",
-            *_table(["server", "spawn → initialized", "first navigate right after", "cold: spawn → first page",
+            *_table(["server", "spawn → initialized", "spawn → tools listed", "first navigate right after", "cold: spawn → first page",
                      f"first navigate after {fp.get('idle_seconds')} s idle"], rows),
             "webhand's Python API, a new conversation's first browser_navigate:", "",
             *_table(["case", "median / p95 ms", "n"], api_rows)]

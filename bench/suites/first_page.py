@@ -1,7 +1,8 @@
 """Time to the first page in a new session.
 
-Over MCP, for every server: *cold* is spawn → initialize → first browser_navigate reply (the
-server and its browser start from nothing); *after idle* is the first navigate of a server that
+Over MCP, for every server: *cold* is spawn → initialize → tools/list → first browser_navigate
+reply (the server and its browser start from nothing; a host lists the tools before its model's
+first call, and a server that answers ``initialize`` early pays its imports at the list); *after idle* is the first navigate of a server that
 was started and left alone for a few seconds (what an agent sees when its host started the
 server ahead of the conversation; webhand's warm reserve is ready by then, the peers launch
 their browser on that first call).
@@ -29,6 +30,8 @@ async def _one(bench: Run, spec: Any, url: str, samples: dict[str, list[float]],
         if not servers:
             return
         samples["initialize"].append(measure.ms(measure.now() - started))
+        await servers[0].tool_names()  # tools/list, as a host asks before its model's first call
+        samples["tools_listed"].append(measure.ms(measure.now() - started))
         reply = await servers[0].navigate(url)
         if reply.is_error:
             errors.append(reply.text[:160])
