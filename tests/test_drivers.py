@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -18,6 +19,22 @@ def test_the_cdp_driver_runs_without_importing_playwright():
               "print(sorted(m for m in sys.modules if m.split('.')[0] == 'playwright'))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_a_cdp_session_never_loads_cdp_uses_typed_libraries(tmp_path, site):
+    # They are some 300 generated modules (about 0.1 s of CPU on the cold start's path); the
+    # driver sends commands through cdp-use's client without them (engine/cdp/connection.py).
+    script = ("import asyncio, sys\n"
+              "from webhand import Settings, Webhand\n"
+              "async def main():\n"
+              "    async with Webhand(Settings(driver='cdp', warm_reserve=False)) as wh:\n"
+              f"        reply = await wh.context('t').call('browser_navigate', {{'url': {site.url('login.html')!r}}})\n"
+              "        clicked = await wh.context('t').call('browser_snapshot', {})\n"
+              "        print(reply.is_error or clicked.is_error, [m for m in sys.modules if m.startswith('cdp_use.cdp')])\n"
+              "asyncio.run(main())\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path)})
+    assert done.stdout.strip() == "False []", done.stdout + done.stderr
 
 
 def test_the_driver_setting_chooses_the_engine():

@@ -6,6 +6,12 @@ flattened session, so ``CdpConnection`` registers one callback per event name an
 event to the listeners of its session. Its errors (a ``RuntimeError`` carrying the protocol's
 error, a ``ConnectionError`` when the socket closed) never leave this package: ``guarded``
 turns them, and timeouts, into webhand errors.
+
+The client is cdp-use's, without its generated libraries of typed commands and event
+registrations: those are some 300 modules, about 0.1 s of CPU at the first connection, which a
+cold ``webhand mcp`` pays on its way to the first page. Their types help a type checker, not the
+running code, so ``send`` is a small proxy with the same call shape and events go to one handler
+per name (``_LeanClient``).
 """
 
 from __future__ import annotations
@@ -15,12 +21,15 @@ import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdp_use.client import CDPClient
 from websockets.exceptions import WebSocketException
 
 from webhand.errors import ActionTimeout, ElementNotActionable, PageCrashed, SessionClosed, WebhandError
+
+if TYPE_CHECKING:
+    from cdp_use.cdp.library import CDPLibrary
 
 Listener = Callable[[dict[str, Any]], None]
 
@@ -38,10 +47,72 @@ class CdpClosed(Exception):
     """The connection, the page or its session is gone."""
 
 
-class CdpConnection:
+class _Commands:
+    """``send.Domain.method(params=..., session_id=...)``, as cdp-use's typed library is called."""
+
     def __init__(self, client: CDPClient) -> None:
+        self._client = client
+        self._domains: dict[str, _Domain] = {}
+
+    def __getattr__(self, domain: str) -> _Domain:
+        if domain.startswith("_"):  # copy, pickle and friends probe dunder names
+            raise AttributeError(domain)
+        found = self._domains.get(domain)
+        if found is None:
+            found = self._domains[domain] = _Domain(self._client, domain)
+        return found
+
+
+class _Domain:
+    def __init__(self, client: CDPClient, domain: str) -> None:
+        self._client, self._domain = client, domain
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        method, client = f"{self._domain}.{name}", self._client
+
+        async def command(params: Any = None, session_id: str | None = None) -> dict[str, Any]:
+            return await client.send_raw(method=method, params=params, session_id=session_id)
+        return command
+
+
+class _Events:
+    """Stands in for cdp-use's event registry: one handler per event name, called at once."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Callable[[Any, str | None], None]] = {}
+
+    async def handle_event(self, method: str, params: Any, session_id: str | None = None) -> bool:
+        handler = self.handlers.get(method)
+        if handler is None:
+            return False
+        handler(params, session_id)
+        return True
+
+
+class _LeanClient(CDPClient):
+    """cdp-use's client (its socket, ids and reader loop) without the typed libraries its
+    ``__init__`` imports. Sets what the client's other methods use (cdp-use 1.4.5, pinned; the
+    conformance suite runs every driver test through it)."""
+
+    def __init__(self, url: str, additional_headers: dict[str, str] | None = None) -> None:  # noqa: super not called
+        self.url = url
+        self.additional_headers = additional_headers
+        self.max_ws_frame_size = 100 * 1024 * 1024  # cdp-use's default: a full-page screenshot fits
+        self.ws = None
+        self.msg_id = 0
+        self.pending_requests: dict[int, asyncio.Future[Any]] = {}
+        self._message_handler_task = None
+        self._event_registry = _Events()  # type: ignore[assignment]
+        self.send = _Commands(self)  # type: ignore[assignment]
+
+
+class CdpConnection:
+    def __init__(self, client: _LeanClient) -> None:
         self.client = client
-        self.send = client.send  # the typed commands: self.send.Page.navigate(params=..., session_id=...)
+        # The commands: self.send.Page.navigate(params=..., session_id=...); typed for a type checker.
+        self.send: CDPLibrary = client.send
         self._listeners: dict[str, dict[str, list[Listener]]] = defaultdict(lambda: defaultdict(list))
         self._registered: set[str] = set()
         self.closed = False
@@ -49,7 +120,7 @@ class CdpConnection:
 
     @classmethod
     async def open(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float) -> CdpConnection:
-        client = CDPClient(url, additional_headers=headers)
+        client = _LeanClient(url, additional_headers=headers)
         await asyncio.wait_for(client.start(), timeout)
         connection = cls(client)
         # cdp-use gives no "closed" callback; its reader task ends when the socket does.
@@ -76,8 +147,7 @@ class CdpConnection:
         own session; ANY_SESSION: every session). Returns what stops it."""
         if method not in self._registered:
             self._registered.add(method)
-            domain, name = method.split(".", 1)
-            getattr(getattr(self.client.register, domain), name)(
+            self.client._event_registry.handlers[method] = (  # type: ignore[attr-defined]
                 lambda params, session, m=method: self._dispatch(m, params, session))
         key = session_id or ""
         self._listeners[method][key].append(listener)
