@@ -22,6 +22,7 @@ from webhand.config import Settings
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
+from webhand.engine.cdp.workers import CONTEXT_WORKERS
 from webhand.engine.chrome import ChromeProcess, find_chromium
 from webhand.engine.driver import TabEvents
 from webhand.engine.policy import RefusalLog
@@ -62,6 +63,9 @@ class CdpBrowser:
         context = self.contexts.get(info.get("browserContextId", ""))
         if info.get("type") == "page" and context is not None and not context.closed:
             await context.adopt(info, session)
+            return
+        if info.get("type") in CONTEXT_WORKERS and context is not None and not context.closed:
+            await context.adopt_worker(info, session)  # its console (workers.py)
             return
         try:  # not ours (another context's page, a browser-wide worker): let it run, and let go of it
             await self.connection.send.Runtime.runIfWaitingForDebugger(session_id=session)
