@@ -1,4 +1,4 @@
-"""stealth = true, against a local page that reads what bot-detection scripts read first."""
+"""stealth = true, against a local page that reads what bot-detection scripts read first (on both drivers)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from webhand import Webhand
 
 
 @pytest.fixture(scope="module")
-async def stealthy(tmp_path_factory):
-    async with Webhand(settings_for_tests(tmp_path_factory, stealth=True, warm_reserve=False)) as webhand:
+async def stealthy(tmp_path_factory, driver):
+    async with Webhand(settings_for_tests(tmp_path_factory, stealth=True, warm_reserve=False, driver=driver)) as webhand:
         yield webhand
 
 

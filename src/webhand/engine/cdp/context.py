@@ -21,6 +21,7 @@ from webhand.errors import ActionTimeout
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.policy import CdpPolicy
+    from webhand.engine.stealth import StealthProfile
 
 _ANNOUNCEMENT_SECONDS = 5.0
 _READ_STORAGE = "() => Object.entries(localStorage).map(([name, value]) => ({name, value}))"
@@ -28,6 +29,8 @@ _WRITE_STORAGE = "(items) => { for (const {name, value} of items) localStorage.s
 
 
 class CdpContext(ContextDebuggingMixin, ContextWorkersMixin):
+    stealth: StealthProfile | None = None  # the browser's disguise when stealth = true (stealth.py)
+
     def __init__(self, connection: CdpConnection, context_id: str, events: TabEvents, *, width: int, height: int,
                  downloads_dir: str | None, policy: CdpPolicy | None, proxy: PolicyProxy | None,
                  owns_context: bool = True) -> None:

@@ -12,7 +12,7 @@ import base64
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine import settle
-from webhand.engine.cdp import keyboard
+from webhand.engine.cdp import keyboard, stealth
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.debugging import TabDebuggingMixin
 from webhand.engine.cdp.events import TabEventsMixin
@@ -126,6 +126,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
             ]
         if self._policy is not None and self._policy.active:
             commands.append(self._context.enforce_policy(session_id))
+        commands += stealth.session_commands(self.connection, self._context.stealth, session_id)
         commands.append(send.Page.getFrameTree(session_id=session_id))
         # All sent at once, the resume last: a popup shares its opener's renderer, which stays
         # paused (and answers nothing) until the resume arrives; the browser runs them in order.
