@@ -1,8 +1,8 @@
 """``stealth = true`` on raw CDP: the disguise of ``engine/stealth.py`` (playwright-stealth's own
 evasion script, the user agent without "Headless", matching languages and client hints), set on
 each session of a tab while it is still paused: the page's, and each out-of-process iframe's (a
-frame in the page's own process runs its page's new-document scripts). Workers are not disguised: a
-worker's ``navigator.userAgent`` still says "Headless".
+frame in the page's own process runs its page's new-document scripts). The evasion script runs in
+documents, not in workers; a dedicated worker takes its page's user agent.
 
 Playwright does the same for a context with ``user_agent``, ``locale``, ``extra_http_headers`` and
 an init script; here they are ``Emulation.setUserAgentOverride``, ``Emulation.setLocaleOverride``,
