@@ -13,7 +13,6 @@ tool asks. Playwright's own session on the same page is untouched.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from typing import Any
