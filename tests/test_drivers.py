@@ -6,10 +6,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from webhand.config import Settings
-from webhand.errors import ConfigError
 from webhand.session.manager import make_engine
 
 
@@ -40,9 +37,3 @@ def test_a_cdp_session_never_loads_cdp_uses_typed_libraries(tmp_path, site):
 def test_the_driver_setting_chooses_the_engine():
     assert type(make_engine(Settings(driver="cdp"))).__name__ == "CdpEngine"
     assert type(make_engine(Settings())).__name__ == "PlaywrightEngine"
-
-
-def test_stealth_on_the_cdp_driver_is_refused_at_start():
-    with pytest.raises(ConfigError) as refused:
-        make_engine(Settings(driver="cdp", stealth=True))
-    assert 'needs driver = "playwright"' in str(refused.value)

@@ -1,9 +1,10 @@
-"""stealth = true, against a local page that reads what bot-detection scripts read first."""
+"""stealth = true, against a local page that reads what bot-detection scripts read first (on both drivers)."""
 
 from __future__ import annotations
 
 import json
 
+import psutil
 import pytest
 
 from helpers import own_browser_processes, settings_for_tests
@@ -11,9 +12,16 @@ from webhand import Webhand
 
 
 @pytest.fixture(scope="module")
-async def stealthy(tmp_path_factory):
-    async with Webhand(settings_for_tests(tmp_path_factory, stealth=True, warm_reserve=False)) as webhand:
+async def stealthy(tmp_path_factory, driver):
+    async with Webhand(settings_for_tests(tmp_path_factory, stealth=True, warm_reserve=False, driver=driver)) as webhand:
         yield webhand
+
+
+def _cmdline(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # it ended meanwhile: the other driver's browser, being reaped
+        return ""
 
 
 async def fingerprint(tools, site) -> dict:
@@ -48,8 +56,7 @@ async def test_stealth_launches_chromium_without_automation_controlled(stealthy,
     tools = stealthy.context("stealth-flags")
     try:
         assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
-        flagged = [p for p in own_browser_processes()
-                   if "--disable-blink-features=AutomationControlled" in " ".join(p.cmdline())]
+        flagged = [p for p in own_browser_processes() if "--disable-blink-features=AutomationControlled" in _cmdline(p)]
         assert flagged, "the stealthy browser was launched with the flag"
     finally:
         await stealthy.end_conversation(tools.conversation_id)

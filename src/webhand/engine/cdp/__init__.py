@@ -22,12 +22,15 @@ from webhand.config import Settings
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
+from webhand.engine.cdp.stealth import LAUNCH_FLAGS as STEALTH_FLAGS
+from webhand.engine.cdp.stealth import StealthProfile
+from webhand.engine.cdp.workers import CONTEXT_WORKERS
 from webhand.engine.chrome import ChromeProcess, find_chromium
 from webhand.engine.driver import TabEvents
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pool import redacted_url
-from webhand.errors import BrowserLaunchFailed, ConfigError
+from webhand.errors import BrowserLaunchFailed
 
 __all__ = ["CdpBrowser", "CdpEngine"]
 
@@ -43,6 +46,8 @@ class CdpBrowser:
         self.pid = chrome.pid if chrome else None
         self.contexts: dict[str, CdpContext] = {}
         self.version = ""
+        self.user_agent = ""
+        self.stealth: StealthProfile | None = None  # stealth = true: every context's pages wear it
 
     async def start(self) -> None:
         on = self.connection.on
@@ -52,7 +57,8 @@ class CdpBrowser:
         on("Target.targetCrashed", None, self._crashed)
         on("Browser.downloadWillBegin", None, self._download_began)
         on("Browser.downloadProgress", None, self._download_progress)
-        self.version = (await self.connection.send.Browser.getVersion()).get("product", "")
+        version = await self.connection.send.Browser.getVersion()
+        self.version, self.user_agent = version.get("product", ""), version.get("userAgent", "")
         await self.connection.send.Target.setDiscoverTargets(params={"discover": True})
         await self.connection.send.Target.setAutoAttach(params={"autoAttach": True, "waitForDebuggerOnStart": True,
                                                                 "flatten": True})
@@ -62,6 +68,9 @@ class CdpBrowser:
         context = self.contexts.get(info.get("browserContextId", ""))
         if info.get("type") == "page" and context is not None and not context.closed:
             await context.adopt(info, session)
+            return
+        if info.get("type") in CONTEXT_WORKERS and context is not None and not context.closed:
+            await context.adopt_worker(info, session)  # its console (workers.py)
             return
         try:  # not ours (another context's page, a browser-wide worker): let it run, and let go of it
             await self.connection.send.Runtime.runIfWaitingForDebugger(session_id=session)
@@ -112,6 +121,7 @@ class CdpBrowser:
                                  downloads_dir=downloads_dir, policy=self.policy, proxy=proxy)
             if proxy is not None and self.policy is not None:
                 self.policy.log_for(context, refusals)
+            context.stealth = self.stealth
             self.contexts[context.context_id] = context
             await context.start_downloads()
         except (TimeoutError, *PROTOCOL_ERRORS) as error:
@@ -171,10 +181,6 @@ class CdpBrowser:
 
 class CdpEngine:
     def __init__(self, settings: Settings) -> None:
-        if settings.stealth:
-            # playwright-stealth's evasions are applied through Playwright's context (engine/pw/stealth.py).
-            raise ConfigError("stealth = true needs driver = \"playwright\": the raw-CDP driver does not apply "
-                              "the stealth evasions.", "Set driver = \"playwright\", or turn stealth off.")
         self.settings = settings
         self.policy = CdpPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
         self.version: str | None = None
@@ -194,7 +200,8 @@ class CdpEngine:
         settings = self.settings
         return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
                                           width=settings.viewport.width, height=settings.viewport.height,
-                                          extra_args=settings.extra_args, timeout=settings.launch_timeout,
+                                          extra_args=settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
+                                          timeout=settings.launch_timeout,
                                           preferences=_POLICY_PREFERENCES if self.policy.active else None,
                                           spawned=self.browser_spawned)
 
@@ -212,6 +219,7 @@ class CdpEngine:
                 raise
             raise BrowserLaunchFailed(f"Chromium started but webhand could not attach to it: {error}",
                                       "Run `webhand doctor` to see what is wrong.") from None
+        self._disguise(browser)
         self.version = browser.version
         return browser
 
@@ -229,8 +237,13 @@ class CdpEngine:
         except (TimeoutError, OSError, ValueError, *PROTOCOL_ERRORS) as error:
             raise BrowserLaunchFailed(f"Could not connect to the browser at {redacted_url(cdp_url)}: {error}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
+        self._disguise(browser)
         self.version = browser.version
         return browser
+
+    def _disguise(self, browser: CdpBrowser) -> None:
+        if self.settings.stealth:
+            browser.stealth = StealthProfile(browser.user_agent)
 
     async def stop(self) -> None:
         """No driver process to stop (each browser closes its own connection); a browser launched

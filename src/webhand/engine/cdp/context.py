@@ -14,19 +14,23 @@ from typing import TYPE_CHECKING, Any
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.debugging import ContextDebuggingMixin
 from webhand.engine.cdp.tab import CdpTab
+from webhand.engine.cdp.workers import ContextWorkersMixin
 from webhand.engine.driver import Cookie, Download, TabEvents
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.errors import ActionTimeout
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.policy import CdpPolicy
+    from webhand.engine.stealth import StealthProfile
 
 _ANNOUNCEMENT_SECONDS = 5.0
 _READ_STORAGE = "() => Object.entries(localStorage).map(([name, value]) => ({name, value}))"
 _WRITE_STORAGE = "(items) => { for (const {name, value} of items) localStorage.setItem(name, value); }"
 
 
-class CdpContext(ContextDebuggingMixin):
+class CdpContext(ContextDebuggingMixin, ContextWorkersMixin):
+    stealth: StealthProfile | None = None  # the browser's disguise when stealth = true (stealth.py)
+
     def __init__(self, connection: CdpConnection, context_id: str, events: TabEvents, *, width: int, height: int,
                  downloads_dir: str | None, policy: CdpPolicy | None, proxy: PolicyProxy | None,
                  owns_context: bool = True) -> None:

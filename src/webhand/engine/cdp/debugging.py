@@ -1,5 +1,5 @@
 """The debugging tools' part of the Driver on raw CDP: performance counters work; requests in full,
-network emulation, mocks and service workers are not built on this driver yet, and say so with a
+network emulation and mocks are not built on this driver yet, and say so with a
 typed error that names the driver that has them (nothing a model sends fails untyped)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from webhand.engine.cdp.connection import CdpConnection, guarded
-from webhand.engine.driver import NetworkConditions, RequestDetail, RouteRule, ServiceWorkerRegistration
+from webhand.engine.driver import NetworkConditions, RequestDetail, RouteRule
 from webhand.errors import WebhandError
 
 
@@ -43,12 +43,6 @@ class TabDebuggingMixin:
 
     connection: CdpConnection
     session_id: str
-
-    async def service_workers(self) -> list[ServiceWorkerRegistration]:
-        not_on_cdp("Listing service workers")
-
-    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        not_on_cdp("Acting on a service worker")
 
     async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
         async with guarded("Reading the performance counters", timeout):

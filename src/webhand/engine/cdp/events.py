@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp.connection import CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameTree
-from webhand.engine.driver import ConsoleEntry, NetworkEntry, TabEvents
+from webhand.engine.console_events import console_api_entry, exception_entry
+from webhand.engine.driver import NetworkEntry, TabEvents
 from webhand.engine.settle import RequestTracker, TrackedRequest
 
 if TYPE_CHECKING:
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 #: Each logged request's number, unique in the process: what browser_network_request takes.
 _IDS = itertools.count(1)
-_CONSOLE_TYPES = {"warning": "warning", "assert": "assert", "startGroup": "startGroup",
-                  "startGroupCollapsed": "startGroupCollapsed", "endGroup": "endGroup"}
 
 
 class CdpDialog:
@@ -87,7 +85,7 @@ class TabEventsMixin:
 
     def _listen_events(self, session_id: str) -> None:
         on = self.connection.on
-        on("Runtime.consoleAPICalled", session_id, self._on_console)
+        on("Runtime.consoleAPICalled", session_id, lambda p: self._on_console(p, session_id))
         on("Runtime.exceptionThrown", session_id, self._on_exception)
         on("Network.requestWillBeSent", session_id, lambda p: self._on_request(p, session_id))
         on("Network.responseReceived", session_id, lambda p: self._on_response(p, session_id))
@@ -100,28 +98,14 @@ class TabEventsMixin:
             on("Page.windowOpen", session_id, lambda _: self.on_window_open() if self.on_window_open else None)
 
     # console -----------------------------------------------------------------------------------
-    def _on_console(self, params: dict[str, Any]) -> None:
-        if not self._events.console:
-            return
-        text = " ".join(_arg_text(arg) for arg in params.get("args", []))
-        frames = (params.get("stackTrace") or {}).get("callFrames") or []
-        where = f"{frames[0]['url']}:{frames[0]['lineNumber'] + 1}" if frames and frames[0].get("url") else ""
-        kind = params.get("type", "log")
-        self._events.console(ConsoleEntry(_CONSOLE_TYPES.get(kind, kind), text, where, self.index))
+    def _on_console(self, params: dict[str, Any], session_id: str) -> None:
+        if self._events.console:
+            source = self.frame_tree.console_source(params.get("executionContextId"), session_id, self.session_id)
+            self._events.console(console_api_entry(params, self.index, source))
 
     def _on_exception(self, params: dict[str, Any]) -> None:
-        if not self._events.console:
-            return
-        details = params.get("exceptionDetails") or {}
-        exception = details.get("exception") or {}
-        text = exception.get("description") or (json.dumps(exception["value"]) if "value" in exception else "") \
-            or details.get("text", "Error")
-        if exception.get("className") and exception.get("description"):
-            # Playwright's page error is the message alone when the error is an Error ("Error: boom" → "boom").
-            first, _, rest = text.partition("\n")
-            text = first.split(": ", 1)[1] if ": " in first else first
-            text += ("\n" + rest) if rest else ""
-        self._events.console(ConsoleEntry("pageerror", text, "", self.index))
+        if self._events.console:
+            self._events.console(exception_entry(params, self.index))
 
     def _on_websocket(self, params: dict[str, Any]) -> None:
         # Nothing in the browser can stop a WebSocket (the policy proxy refuses its tunnel), but
@@ -199,21 +183,3 @@ class TabEventsMixin:
                                               failure, self.index, id=next(_IDS)))
 
     _document_responses: dict[str, tuple[int | None, dict[str, str]]]
-
-
-def _arg_text(arg: dict[str, Any]) -> str:
-    """One console argument as text, as the page's own console shows a primitive."""
-    if "value" in arg:
-        value = arg["value"]
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if value is None:
-            return "null"
-        if isinstance(value, float) and value.is_integer():
-            return str(int(value))
-        return value if isinstance(value, str) else json.dumps(value)
-    if "unserializableValue" in arg:
-        return str(arg["unserializableValue"])
-    if arg.get("type") == "undefined":
-        return "undefined"
-    return str(arg.get("description") or arg.get("className") or arg.get("type", ""))

@@ -127,6 +127,14 @@ class FrameTree:
             return self.frames.get(self.main_id)
         return next((f for f in self.frames.values() if f.key == key), None)
 
+    def console_source(self, context_id: int | None, session_id: str, page_session: str) -> str:
+        """"frame" for a console call made in an iframe, "" for the page's own (as Playwright tags them)."""
+        frame = next((f.frame_id for f in self.frames.values()
+                      if f.context_id == context_id and f.session_id == session_id), None)
+        if frame is None:  # not a main world webhand knows: an out-of-process iframe's session is a frame's
+            return "" if session_id == page_session else "frame"
+        return "" if frame == self.main_id else "frame"
+
     def origin_of(self, frame_id: str) -> str:
         """The frame's origin from its URL, climbing to the parent for about:blank/srcdoc frames."""
         state = self.frames.get(frame_id)

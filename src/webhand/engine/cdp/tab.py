@@ -12,7 +12,7 @@ import base64
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine import settle
-from webhand.engine.cdp import keyboard
+from webhand.engine.cdp import keyboard, stealth
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.debugging import TabDebuggingMixin
 from webhand.engine.cdp.events import TabEventsMixin
@@ -20,6 +20,7 @@ from webhand.engine.cdp.frames import FrameState, FrameTree
 from webhand.engine.cdp.live import TabLiveMixin
 from webhand.engine.cdp.refs import TabRefsMixin
 from webhand.engine.cdp.tab_actions import TabActionsMixin
+from webhand.engine.cdp.workers import TabWorkersMixin
 from webhand.engine.driver import NavigationResult, TabEvents, WaitUntil
 from webhand.engine.javascript import ConsoleJavaScript
 from webhand.engine.net_errors import net_failure
@@ -48,7 +49,8 @@ class _SessionSender:
         return await self.tab.connection.client.send_raw(method, params, session_id=self.tab.session_id)
 
 
-class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabDebuggingMixin, ConsoleJavaScript):
+class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWorkersMixin, TabDebuggingMixin,
+             ConsoleJavaScript):
     _driver_errors = PROTOCOL_ERRORS
 
     def __init__(self, context: CdpContext, connection: CdpConnection, target_id: str, session_id: str,
@@ -124,6 +126,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabDeb
             ]
         if self._policy is not None and self._policy.active:
             commands.append(self._context.enforce_policy(session_id))
+        commands += stealth.session_commands(self.connection, self._context.stealth, session_id)
         commands.append(send.Page.getFrameTree(session_id=session_id))
         # All sent at once, the resume last: a popup shares its opener's renderer, which stays
         # paused (and answers nothing) until the resume arrives; the browser runs them in order.
@@ -195,6 +198,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabDeb
                 tasks = []
                 if self._policy is not None and self._policy.active and info["type"] in ("worker", "service_worker"):
                     tasks.append(asyncio.ensure_future(self._context.enforce_policy(child)))
+                tasks += self._hear_worker(child, info)  # workers.py
                 tasks.append(asyncio.ensure_future(self.connection.send.Runtime.runIfWaitingForDebugger(session_id=child)))
                 await asyncio.gather(*tasks)
         except PROTOCOL_ERRORS:

@@ -28,7 +28,7 @@ from webhand.engine.pw.errors import translated
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.policy import OriginPolicy, RefusalLog
 from webhand.engine.pw.stealth import LAUNCH_FLAGS as STEALTH_FLAGS
-from webhand.engine.pw.stealth import StealthProfile
+from webhand.engine.pw.stealth import PlaywrightStealth
 from webhand.errors import BrowserLaunchFailed
 
 __all__ = ["PlaywrightBrowser", "PlaywrightEngine", "redacted_url"]
@@ -49,7 +49,7 @@ class PlaywrightBrowser:
         self.policy = policy
         self.pid = chrome.pid if chrome else None
         self.stealth = stealth
-        self._stealth_profile: StealthProfile | None = None
+        self._stealth_profile: PlaywrightStealth | None = None
         self.disconnected = asyncio.Event()  # the connection dropped (a remote endpoint died or went away)
         browser.on("disconnected", lambda _: self.disconnected.set())
 
@@ -62,7 +62,7 @@ class PlaywrightBrowser:
         options: dict[str, Any] = {"viewport": {"width": width, "height": height}, "accept_downloads": True}
         if self.stealth:
             async with translated("Preparing stealth"):
-                self._stealth_profile = self._stealth_profile or await StealthProfile.of(self.browser)
+                self._stealth_profile = self._stealth_profile or await PlaywrightStealth.of(self.browser)
             options.update(self._stealth_profile.context_options())
         if self.policy is None or not self.policy.active:
             async with translated("Creating a browser context"):

@@ -13,7 +13,6 @@ tool asks. Playwright's own session on the same page is untouched.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -21,18 +20,14 @@ from typing import Any
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
 
-from webhand.engine.driver import (ConsoleEntry, NetworkConditions, NetworkEntry, ServiceWorkerRegistration,
-                                   ServiceWorkerVersion)
+from webhand.engine.driver import ConsoleEntry, NetworkConditions, NetworkEntry
+from webhand.engine.service_workers import ServiceWorkerRegistry
 
 #: How many pending answers per URL, and URLs, are kept for requests Playwright has not logged yet.
 _PER_URL = 20
 _URLS = 500
 #: Console messages whose frame is not known yet (their CDP event comes after Playwright's).
 _RECENT_CONSOLE = 200
-
-#: CDP's version status, as the issue and DevTools name it.
-_STATES = {"new": "installing", "installing": "installing", "installed": "waiting", "activating": "activating",
-           "activated": "active", "redundant": "redundant"}
 
 
 class TabDevtools:
@@ -51,9 +46,7 @@ class TabDevtools:
         self._main_frame = ""
         self._frame_stamps: deque[float] = deque(maxlen=_RECENT_CONSOLE)
         self._pending_console: OrderedDict[float, ConsoleEntry] = OrderedDict()
-        self.registrations: dict[str, tuple[str, bool]] = {}  # registration id → (scope, deleted)
-        self.versions: dict[str, tuple[str, ServiceWorkerVersion]] = {}  # version id → (registration id, version)
-        self._changed = asyncio.Event()
+        self.service_workers = ServiceWorkerRegistry()
         self.ready: asyncio.Future[None] = asyncio.ensure_future(self._start())
 
     async def _start(self) -> None:
@@ -64,8 +57,8 @@ class TabDevtools:
             session.on("Network.responseReceived", self._on_response)
             session.on("Runtime.executionContextCreated", self._on_context)
             session.on("Runtime.consoleAPICalled", self._on_console)
-            session.on("ServiceWorker.workerRegistrationUpdated", self._on_registrations)
-            session.on("ServiceWorker.workerVersionUpdated", self._on_versions)
+            session.on("ServiceWorker.workerRegistrationUpdated", self.service_workers.on_registrations)
+            session.on("ServiceWorker.workerVersionUpdated", self.service_workers.on_versions)
             # Performance from the start: its layout and script counters add up from when it is enabled.
             enabling = [session.send("Runtime.enable"), session.send("ServiceWorker.enable"),
                         session.send("Performance.enable")]
@@ -155,41 +148,6 @@ class TabDevtools:
         self._pending_console[timestamp] = entry
         while len(self._pending_console) > _RECENT_CONSOLE:
             self._pending_console.popitem(last=False)
-
-    # -- service workers -----------------------------------------------------------------------
-    def _on_registrations(self, event: dict[str, Any]) -> None:
-        for registration in event["registrations"]:
-            self.registrations[registration["registrationId"]] = (registration["scopeURL"], registration["isDeleted"])
-        self._changed.set()
-
-    def _on_versions(self, event: dict[str, Any]) -> None:
-        for version in event["versions"]:
-            self.versions[version["versionId"]] = (version["registrationId"], ServiceWorkerVersion(
-                version["scriptURL"], _STATES.get(version["status"], version["status"]), version["runningStatus"]))
-        self._changed.set()
-
-    def service_workers(self) -> list[ServiceWorkerRegistration]:
-        found = []
-        for registration_id, (scope, deleted) in self.registrations.items():
-            if deleted:
-                continue
-            versions = [v for r, v in self.versions.values() if r == registration_id and v.state != "redundant"]
-            found.append(ServiceWorkerRegistration(scope, versions))
-        return sorted(found, key=lambda r: r.scope)
-
-    async def until(self, condition: Callable[[], bool], timeout: float) -> bool:
-        """Wait for the browser's service worker events until ``condition`` holds (capped)."""
-        deadline = time.monotonic() + timeout
-        while not condition():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), left)
-            except asyncio.TimeoutError:
-                return condition()
-        return True
 
     # -- emulation and counters ----------------------------------------------------------------
     async def emulate(self, conditions: NetworkConditions) -> None:

@@ -17,10 +17,8 @@ from playwright.async_api import BrowserContext as PWContext
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
 
+from webhand.engine.console_events import console_api_entry, exception_entry
 from webhand.engine.driver import ConsoleEntry
-
-_LEVELS = {"warn": "warning"}  # as Playwright names them, so that both read alike
-
 
 class SharedWorkerConsole:
     def __init__(self, context: PWContext, browser_context_id: str, record: Callable[[ConsoleEntry], None]) -> None:
@@ -74,16 +72,6 @@ class SharedWorkerConsole:
             return
         params = message.get("params") or {}
         if message.get("method") == "Runtime.consoleAPICalled":
-            text = " ".join(str(a.get("value", a.get("description", a.get("type", ""))))
-                            for a in params.get("args", []))
-            level = _LEVELS.get(params.get("type", "log"), params.get("type", "log"))
-            self._record(ConsoleEntry(level, text, _where(params.get("stackTrace")), -1, "worker"))
+            self._record(console_api_entry(params, -1, "worker"))
         elif message.get("method") == "Runtime.exceptionThrown":
-            details = params.get("exceptionDetails") or {}
-            text = (details.get("exception") or {}).get("description") or details.get("text", "error")
-            self._record(ConsoleEntry("pageerror", text, _where(details.get("stackTrace")), -1, "worker"))
-
-
-def _where(stack: dict[str, Any] | None) -> str:
-    frames = (stack or {}).get("callFrames") or []
-    return f"{frames[0]['url']}:{frames[0]['lineNumber'] + 1}" if frames and frames[0].get("url") else ""
+            self._record(exception_entry(params, -1, "worker"))

@@ -1,17 +1,5 @@
-"""``stealth = true``: hide the usual signs of an automated headless Chromium.
-
-The evasions are playwright-stealth's (PyPI, maintained, each one a small script of its own)
-rather than a list of our own. What webhand adds is what a script cannot do, and consistency:
-
-- the launch flag ``--disable-blink-features=AutomationControlled`` (``navigator.webdriver`` is
-  then false natively, with no patched getter for a page to find);
-- the context's user agent is the browser's own with ``HeadlessChrome`` made ``Chrome``, on the
-  HTTP header as well as in JavaScript, with a matching ``sec-ch-ua`` header;
-- ``navigator.platform`` and the WebGL vendor agree with that user agent (Linux, an Intel GPU
-  through ANGLE) instead of the library's Windows defaults.
-
-What it does not defeat is in docs/design.md ("Stealth").
-"""
+"""``stealth = true`` on Playwright: the disguise (``engine/stealth.py``) as context options and an
+init script of the context (which Playwright runs in every page and frame of it)."""
 
 from __future__ import annotations
 
@@ -19,27 +7,15 @@ from typing import Any
 
 from playwright.async_api import Browser as PWBrowser
 from playwright.async_api import BrowserContext as PWContext
-from playwright_stealth import Stealth
 
-LAUNCH_FLAGS = ["--disable-blink-features=AutomationControlled"]
-LANGUAGES = ("en-US", "en")
-_WEBGL_VENDOR = "Google Inc. (Intel)"
-_WEBGL_RENDERER = "ANGLE (Intel, Mesa Intel(R) UHD Graphics 620 (KBL GT2), OpenGL 4.6)"
+from webhand.engine.stealth import LANGUAGES, LAUNCH_FLAGS, StealthProfile
+
+__all__ = ["LAUNCH_FLAGS", "PlaywrightStealth"]
 
 
-class StealthProfile:
-    """One browser's disguise: its user agent without "Headless", and the evasions to match."""
-
-    def __init__(self, user_agent: str) -> None:
-        self.user_agent = user_agent.replace("HeadlessChrome/", "Chrome/")
-        platform = ("Linux x86_64" if "Linux" in self.user_agent
-                    else "MacIntel" if "Mac OS" in self.user_agent else "Win32")
-        self.evasions = Stealth(navigator_user_agent_override=self.user_agent, navigator_platform_override=platform,
-                                navigator_languages_override=LANGUAGES, webgl_vendor_override=_WEBGL_VENDOR,
-                                webgl_renderer_override=_WEBGL_RENDERER)
-
+class PlaywrightStealth(StealthProfile):
     @classmethod
-    async def of(cls, browser: PWBrowser) -> "StealthProfile":
+    async def of(cls, browser: PWBrowser) -> "PlaywrightStealth":
         session = await browser.new_browser_cdp_session()
         try:
             version = await session.send("Browser.getVersion")
@@ -49,10 +25,7 @@ class StealthProfile:
 
     def context_options(self) -> dict[str, Any]:
         """``new_context`` options: the user agent and languages on every request, not only in JavaScript."""
-        headers = {"Accept-Language": ",".join(LANGUAGES) + ";q=0.9"}
-        if self.evasions.sec_ch_ua_override:
-            headers["sec-ch-ua"] = self.evasions.sec_ch_ua_override
-        return {"user_agent": self.user_agent, "locale": LANGUAGES[0], "extra_http_headers": headers}
+        return {"user_agent": self.user_agent, "locale": LANGUAGES[0], "extra_http_headers": self.headers()}
 
     async def apply(self, context: PWContext) -> None:
         await self.evasions.apply_stealth_async(context)

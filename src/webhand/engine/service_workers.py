@@ -1,0 +1,147 @@
+"""browser_service_workers below the tools, the same on both drivers: the registrations of a
+session as the browser reports them over CDP (the ServiceWorker domain of a tab's session), and
+the actions on one (unregister, update, skip waiting), which return once the browser reports the
+change.
+
+Both drivers' tabs mix in ``ServiceWorkerActions``; each says only how it reaches its registry
+(``_service_worker_registry``). Everything else goes through what both tabs already have: the
+tab's own CDP session (``_session()``, whose errors ``_translate_error`` turns into webhand
+errors) and the console runner (``evaluate``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from webhand.engine.driver import ServiceWorkerRegistration, ServiceWorkerVersion
+from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument
+
+#: CDP's version status, as the issue and DevTools name it.
+_STATES = {"new": "installing", "installing": "installing", "installed": "waiting", "activating": "activating",
+           "activated": "active", "redundant": "redundant"}
+
+# Resolves once the browser has checked for a new script: true when the registration exists.
+_UPDATE = """async scope => {
+  const registration = await navigator.serviceWorker.getRegistration(scope);
+  if (!registration || registration.scope !== scope) return false;
+  await registration.update();
+  return true;
+}"""
+
+
+class ServiceWorkerRegistry:
+    """The registrations and versions of one browser context, kept current from a session's
+    ``ServiceWorker.workerRegistrationUpdated`` and ``workerVersionUpdated`` events. Enabling the
+    domain sends one of each at once, with everything there is (empty lists when there is none)."""
+
+    def __init__(self) -> None:
+        self.registrations: dict[str, tuple[str, bool]] = {}  # registration id → (scope, deleted)
+        self.versions: dict[str, tuple[str, ServiceWorkerVersion]] = {}  # version id → (registration id, version)
+        self.heard = False  # both first events came: the lists are complete
+        self._heard_registrations = False
+        self._changed = asyncio.Event()
+
+    def on_registrations(self, event: dict[str, Any]) -> None:
+        for registration in event["registrations"]:
+            self.registrations[registration["registrationId"]] = (registration["scopeURL"], registration["isDeleted"])
+        self._heard_registrations = True
+        self._changed.set()
+
+    def on_versions(self, event: dict[str, Any]) -> None:
+        for version in event["versions"]:
+            self.versions[version["versionId"]] = (version["registrationId"], ServiceWorkerVersion(
+                version["scriptURL"], _STATES.get(version["status"], version["status"]), version["runningStatus"]))
+        self.heard = self._heard_registrations
+        self._changed.set()
+
+    def listing(self) -> list[ServiceWorkerRegistration]:
+        found = []
+        for registration_id, (scope, deleted) in self.registrations.items():
+            if deleted:
+                continue
+            versions = [v for r, v in self.versions.values() if r == registration_id and v.state != "redundant"]
+            found.append(ServiceWorkerRegistration(scope, versions))
+        return sorted(found, key=lambda r: r.scope)
+
+    async def until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Wait for the browser's service worker events until ``condition`` holds (capped)."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except asyncio.TimeoutError:
+                return condition()
+        return True
+
+
+class ServiceWorkerActions:
+    """A tab mixin (both drivers). Expects ``_service_worker_registry()``, ``_session()``,
+    ``_driver_errors``, ``_translate_error``, ``evaluate`` and ``url``."""
+
+    _driver_errors: tuple[type[BaseException], ...]
+    url: Any
+
+    async def _service_worker_registry(self) -> ServiceWorkerRegistry:
+        raise NotImplementedError
+
+    async def service_workers(self) -> list[ServiceWorkerRegistration]:
+        return (await self._service_worker_registry()).listing()
+
+    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
+        registry = await self._service_worker_registry()
+        if not any(r.scope == scope for r in registry.listing()):
+            raise InvalidArgument(f"No service worker is registered for the scope {scope}.",
+                                  "Call browser_service_workers without an action to list the scopes.")
+        if action == "update":
+            if not await self._update_from_page(scope, timeout):
+                await self._send_or_raise("ServiceWorker.updateRegistration", scope, "Updating", timeout)
+            return
+        if action == "unregister":
+            await self._send_or_raise("ServiceWorker.unregister", scope, "Unregistering", timeout)
+        else:
+            await self._send_or_raise("ServiceWorker.skipWaiting", scope, "Activating the waiting", timeout)
+
+        def done() -> bool:
+            registration = next((r for r in registry.listing() if r.scope == scope), None)
+            if action == "unregister":
+                return registration is None
+            return registration is None or not any(v.state in ("waiting", "activating") for v in registration.versions)
+
+        if not await registry.until(done, timeout):
+            raise ActionTimeout(f"The browser did not report the service worker of {scope} as changed within "
+                                f"{timeout:g} s.", "Call browser_service_workers to see its state now.")
+
+    async def _send_or_raise(self, method: str, scope: str, what: str, timeout: float) -> None:
+        session = await self._session()  # type: ignore[attr-defined]
+        try:
+            await asyncio.wait_for(session.send(method, {"scopeURL": scope}), timeout)
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"{what} service worker of {scope} did not finish within {timeout:g} s.",
+                                "Call browser_service_workers to see its state now.") from None
+        except self._driver_errors as error:
+            raise self._translate_error(error, f"{what} service worker of {scope}", timeout) from None  # type: ignore[attr-defined]
+
+    async def _update_from_page(self, scope: str, timeout: float) -> bool:
+        """Ask the page's own ``registration.update()`` when the page is in the scope's origin: it
+        answers once the browser checked the script. False when it cannot (then CDP's
+        ``updateRegistration`` is asked, which answers at once)."""
+        if scope.split("/", 3)[:3] != str(self.url).split("/", 3)[:3]:
+            return False
+        try:
+            return bool(await self.evaluate(f"({_UPDATE})({json.dumps(scope)})",  # type: ignore[attr-defined]
+                                            await_promise=True, timeout=timeout))
+        except ActionTimeout:
+            raise ActionTimeout(f"The update check of {scope} did not finish within {timeout:g} s.",
+                                "Call browser_service_workers to see its state now.") from None
+        except EvaluationFailed as error:
+            reason = error.message.split(": ", 1)[-1]  # what was thrown, without "The JavaScript threw"
+            raise InvalidArgument(f"The update of {scope} failed: {reason}",
+                                  "Check that the service worker script still loads.") from None
