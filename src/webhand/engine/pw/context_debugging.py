@@ -17,7 +17,7 @@ from playwright.async_api import Route
 from webhand.engine.driver import ConsoleEntry, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.shared_workers import SharedWorkerConsole
-from webhand.errors import InvalidArgument
+from webhand.engine.network import unknown_request
 
 if TYPE_CHECKING:
     from webhand.engine.pw.policy import OriginPolicy
@@ -67,8 +67,7 @@ class ContextDebugging:
         for tab in self.tabs:
             if request_id in tab.network_log.requests:
                 return tab
-        raise InvalidArgument(f"Request {request_id} is not known: its tab was closed, or it is older than the "
-                              "requests kept.", "Call browser_network_requests for the ids of the requests kept.")
+        raise unknown_request(request_id)
 
     async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
         return await self._log_of(request_id).network_log.detail(request_id, timeout=timeout)

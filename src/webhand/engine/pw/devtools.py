@@ -21,6 +21,7 @@ from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
 
 from webhand.engine.driver import ConsoleEntry, NetworkConditions, NetworkEntry
+from webhand.engine.network import emulation_params, response_source
 from webhand.engine.service_workers import ServiceWorkerRegistry
 
 #: How many pending answers per URL, and URLs, are kept for requests Playwright has not logged yet.
@@ -82,16 +83,7 @@ class TabDevtools:
     def _on_response(self, event: dict[str, Any]) -> None:
         request_id, response = event["requestId"], event["response"]
         method = self._request_methods.pop(request_id, ("GET", ""))[0]
-        if response.get("fromServiceWorker"):  # a service worker's answer often comes from Cache Storage: it says disk
-            source = "service worker"
-        elif response.get("fromPrefetchCache"):
-            source = "prefetch"
-        elif request_id in self._from_memory:
-            source = "memory cache"
-        elif response.get("fromDiskCache"):
-            source = "disk cache"
-        else:
-            source = "network"
+        source = response_source(response, request_id in self._from_memory)
         self._from_memory.discard(request_id)
         key = (method, response["url"])
         waiting = self._unsourced.get(key)
@@ -152,11 +144,7 @@ class TabDevtools:
     # -- emulation and counters ----------------------------------------------------------------
     async def emulate(self, conditions: NetworkConditions) -> None:
         session = await self._session()
-        await session.send("Network.emulateNetworkConditions", {
-            "offline": conditions.offline, "latency": conditions.latency_ms,
-            # CDP takes bytes per second, -1 for no limit
-            "downloadThroughput": conditions.download_kbps * 1024 if conditions.download_kbps else -1,
-            "uploadThroughput": conditions.upload_kbps * 1024 if conditions.upload_kbps else -1})
+        await session.send("Network.emulateNetworkConditions", emulation_params(conditions))
 
     async def metrics(self) -> dict[str, float]:
         await self.ready

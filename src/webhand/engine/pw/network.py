@@ -4,11 +4,9 @@ for browser_network_requests; and each logged request in full, on demand (browse
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable
 
 from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
@@ -16,14 +14,11 @@ from playwright.async_api import Request as PWRequest
 from playwright.async_api import Response as PWResponse
 
 from webhand.engine.driver import NetworkEntry, RequestDetail, TabEvents
-from webhand.errors import ActionTimeout, InvalidArgument
-
-T = TypeVar("T")
+from webhand.engine.network import KEPT_REQUESTS, capped, no_response
+from webhand.errors import InvalidArgument
 
 #: Ids are unique in the process, so that an id never names another tab's (or session's) request.
 _IDS = itertools.count(1)
-#: Requests kept per tab for their details; the session's log holds as many lines (console_buffer).
-KEPT_REQUESTS = 1000
 
 
 class NetworkLog:
@@ -82,7 +77,7 @@ class NetworkLog:
             return RequestDetail(entry, await request.all_headers(), request.post_data_buffer,
                                  await response.all_headers() if response else {})
 
-        return await _capped(read(), f"Reading request {request_id}", timeout)
+        return await capped(read(), f"Reading request {request_id}", timeout, (PWError,))
 
     async def body(self, request_id: int, *, timeout: float) -> bytes:
         entry, request = self._request(request_id)
@@ -90,21 +85,8 @@ class NetworkLog:
         async def read() -> bytes:
             response = await request.response()
             if response is None:
-                raise InvalidArgument(f"Request {request_id} got no response ({entry.failure or 'it failed'}).",
-                                      "Only requests that got an answer have a body.")
+                raise no_response(request_id, entry.failure)
             return await response.body()
 
-        return await _capped(read(), f"Reading the response body of request {request_id}", timeout)
+        return await capped(read(), f"Reading the response body of request {request_id}", timeout, (PWError,))
 
-
-async def _capped(work: Coroutine[Any, Any, T], what: str, timeout: float) -> T:
-    try:
-        return await asyncio.wait_for(work, timeout)
-    except asyncio.TimeoutError:
-        raise ActionTimeout(f"{what} did not finish within {timeout:g} s.",
-                            "Try again with a larger timeout.") from None
-    except PWError as error:
-        # Chromium drops bodies it no longer keeps (a page that navigated away, a redirect, a
-        # large or evicted resource): that is an answer to give, not a failure of the session.
-        raise InvalidArgument(f"{what} failed: the browser no longer has it ({str(error).splitlines()[0]}).",
-                              "Reload the page (or repeat the action) and read it right after.") from None
