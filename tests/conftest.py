@@ -54,9 +54,6 @@ CONFORMANCE_FILES = {
 #: What the raw-CDP driver does not do yet: these files' tests (or one test, "file::test") are reported
 #: as expected failures on it (not run), with the reason. Everything else in CONFORMANCE_FILES passes on both drivers.
 CDP_GAPS = {
-    "test_network_debugging.py": "requests in full, response bodies and sources, network emulation and mocks "
-                                 "(browser_network_request, browser_network_conditions, browser_route) are not "
-                                 "built on the raw-CDP driver yet",
     # One test of a file that otherwise passes ("file::test"): it goes offline with browser_network_conditions.
     "test_pwa.py::test_the_app_shell_reloads_offline_from_the_service_worker":
         "it needs network emulation and response sources (browser_network_conditions), not built on the raw-CDP "

@@ -55,10 +55,11 @@ async def test_a_page_prefetched_by_speculation_rules_is_answered_from_the_prefe
 # -- one request in full ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-async def secret_webhand(tmp_path_factory):
+async def secret_webhand(tmp_path_factory, driver):
     folder = tmp_path_factory.mktemp("request-secrets")
     (folder / "secrets.env").write_text(f"API_KEY={SECRET}\n")
-    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False)
+    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False,
+                                  driver=driver)
     async with Webhand(settings) as wh:
         yield wh
 
@@ -169,8 +170,9 @@ async def test_unroute_of_an_unknown_pattern_lists_the_routes(tools, site):
     assert reply.is_error and "(routes: **/a)" in reply.text
 
 
-async def test_a_route_never_opens_an_origin_the_policy_blocks(tmp_path_factory, site, other_site):
-    settings = settings_for_tests(tmp_path_factory, blocked_origins=[other_site.origin], warm_reserve=False)
+async def test_a_route_never_opens_an_origin_the_policy_blocks(tmp_path_factory, site, other_site, driver):
+    settings = settings_for_tests(tmp_path_factory, blocked_origins=[other_site.origin], warm_reserve=False,
+                                  driver=driver)
     async with Webhand(settings) as wh:
         tools = wh.context("route-policy")
         ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
@@ -219,8 +221,8 @@ async def test_a_secret_in_a_binary_response_body_is_masked_in_the_saved_file(se
     assert "a secret in it was masked" in detail.text
 
 
-def test_response_sources_are_asked_for_only_when_the_network_tools_are_served(tmp_path_factory):
-    settings = settings_for_tests(tmp_path_factory, capabilities=["core"])
+def test_response_sources_are_asked_for_only_when_the_network_tools_are_served(tmp_path_factory, driver):
+    settings = settings_for_tests(tmp_path_factory, capabilities=["core"], driver=driver)
     assert Webhand(settings).sessions.engine.response_sources is False
     assert Webhand(settings, capabilities=["core", "network"]).sessions.engine.response_sources is True
-    assert Webhand(settings_for_tests(tmp_path_factory)).sessions.engine.response_sources is True  # "all"
+    assert Webhand(settings_for_tests(tmp_path_factory, driver=driver)).sessions.engine.response_sources is True  # "all"

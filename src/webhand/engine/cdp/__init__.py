@@ -184,7 +184,9 @@ class CdpEngine:
         self.settings = settings
         self.policy = CdpPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
         self.version: str | None = None
-        self.response_sources = False  # where each response came from: not reported by this driver yet
+        # Where each response came from is told by the Network events every tab listens to anyway
+        # (network_log.py): nothing more to ask for. Kept for the host, which sets it for either driver.
+        self.response_sources = bool({"network", "all"} & set(settings.capabilities))
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
         self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process
 

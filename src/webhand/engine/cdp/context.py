@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
-from webhand.engine.cdp.debugging import ContextDebuggingMixin
+from webhand.engine.cdp.network_debugging import ContextNetworkMixin
 from webhand.engine.cdp.tab import CdpTab
 from webhand.engine.cdp.workers import ContextWorkersMixin
 from webhand.engine.driver import Cookie, Download, TabEvents
@@ -28,7 +28,7 @@ _READ_STORAGE = "() => Object.entries(localStorage).map(([name, value]) => ({nam
 _WRITE_STORAGE = "(items) => { for (const {name, value} of items) localStorage.setItem(name, value); }"
 
 
-class CdpContext(ContextDebuggingMixin, ContextWorkersMixin):
+class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
     stealth: StealthProfile | None = None  # the browser's disguise when stealth = true (stealth.py)
 
     def __init__(self, connection: CdpConnection, context_id: str, events: TabEvents, *, width: int, height: int,
@@ -43,7 +43,6 @@ class CdpContext(ContextDebuggingMixin, ContextWorkersMixin):
         self.proxy = proxy
         self.owns_context = owns_context
         self.tabs: list[CdpTab] = []
-        self.routes: list = []  # mocks are not built on this driver yet (debugging.py)
         self._by_target: dict[str, CdpTab] = {}
         self._opened = 0
         self._waiting: dict[str, asyncio.Future[CdpTab]] = {}
@@ -57,6 +56,7 @@ class CdpContext(ContextDebuggingMixin, ContextWorkersMixin):
         self._reserved_names: set[str] = set()
         self._origins: set[str] = set()
         self.closed = False
+        self._start_network()  # emulation, routes, the policy's interception (network_debugging.py)
 
     # tabs --------------------------------------------------------------------------------------
     async def adopt(self, info: dict[str, Any], session_id: str) -> None:
@@ -124,10 +124,6 @@ class CdpContext(ContextDebuggingMixin, ContextWorkersMixin):
         if self.proxy is not None:
             await self.proxy.close()
         shutil.rmtree(self._staging, ignore_errors=True)
-
-    def enforce_policy(self, session_id: str) -> Any:
-        assert self.policy is not None
-        return self.policy.enforce(self, session_id)
 
     def note_origin(self, origin: str) -> None:
         if origin.startswith("http"):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp.connection import CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameTree
+from webhand.engine.cdp.network_log import CdpNetworkLog
 from webhand.engine.console_events import console_api_entry, exception_entry
 from webhand.engine.driver import NetworkEntry, TabEvents
 from webhand.engine.settle import RequestTracker, TrackedRequest
@@ -82,8 +83,10 @@ class TabEventsMixin:
     def _start_events(self) -> None:
         self._requests: dict[tuple[str, str], tuple[TrackedRequest, dict[str, Any]]] = {}
         self.on_window_open: Any = None
+        self.network_log = CdpNetworkLog(self.connection)  # requests in full (browser_network_request)
 
     def _listen_events(self, session_id: str) -> None:
+        self.network_log.listen(session_id)  # first: it must hear a request's events before _done logs it
         on = self.connection.on
         on("Runtime.consoleAPICalled", session_id, lambda p: self._on_console(p, session_id))
         on("Runtime.exceptionThrown", session_id, self._on_exception)
@@ -178,8 +181,10 @@ class TabEventsMixin:
             self.tracker.failed(tracked, failure)
         else:
             self.tracker.finished(tracked)
+        entry = NetworkEntry(tracked.method, tracked.url, info["status"], tracked.resource_type, failure, self.index,
+                             id=next(_IDS))
+        self.network_log.keep(key, entry)
         if self._events.request:
-            self._events.request(NetworkEntry(tracked.method, tracked.url, info["status"], tracked.resource_type,
-                                              failure, self.index, id=next(_IDS)))
+            self._events.request(entry)
 
     _document_responses: dict[str, tuple[int | None, dict[str, str]]]

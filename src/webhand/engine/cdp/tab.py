@@ -124,8 +124,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
                 # A tab that is not in front still gets focus events and :focus, as in Playwright.
                 send.Emulation.setFocusEmulationEnabled(params={"enabled": True}, session_id=session_id),
             ]
-        if self._policy is not None and self._policy.active:
-            commands.append(self._context.enforce_policy(session_id))
+        commands += self._context.session_setup(session_id)  # the policy's and routes' Fetch, emulation
         commands += stealth.session_commands(self.connection, self._context.stealth, session_id)
         commands.append(send.Page.getFrameTree(session_id=session_id))
         # All sent at once, the resume last: a popup shares its opener's renderer, which stays
@@ -196,8 +195,8 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
                 self._adopt_tree(tree["frameTree"], child)
             else:
                 tasks = []
-                if self._policy is not None and self._policy.active and info["type"] in ("worker", "service_worker"):
-                    tasks.append(asyncio.ensure_future(self._context.enforce_policy(child)))
+                if info["type"] in ("worker", "service_worker"):
+                    tasks += [asyncio.ensure_future(c) for c in self._context.session_setup(child, worker=True)]
                 tasks += self._hear_worker(child, info)  # workers.py
                 tasks.append(asyncio.ensure_future(self.connection.send.Runtime.runIfWaitingForDebugger(session_id=child)))
                 await asyncio.gather(*tasks)

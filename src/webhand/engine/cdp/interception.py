@@ -1,0 +1,128 @@
+"""Requests paused by ``Fetch`` on raw CDP, for the origin policy and the routes (browser_route) of
+one context: one ``Fetch.enable`` per session with the patterns both need, one listener that asks
+the policy first, then the routes (the last one added that matches wins, as in Playwright), and
+lets everything else go on.
+
+Patterns: under a policy, every request at both stages (policy.py); with routes only, every request
+before it is sent (routes are globs Fetch's own wildcards cannot say, so they are matched here);
+with neither, ``Fetch`` is off. A routed answer is never paused again at the response stage, and a
+redirect it gives is a new request, which the policy sees: a route cannot get around the policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Awaitable, Callable, Iterable
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
+from webhand.engine.cdp.policy import POLICY_PATTERNS, at_request_stage
+from webhand.engine.driver import RouteRule
+from webhand.engine.url_glob import compiled
+
+if TYPE_CHECKING:
+    from webhand.engine.cdp.policy import CdpPolicy
+
+_ROUTE_PATTERNS = [{"urlPattern": "*", "requestStage": "Request"}]
+
+
+class Interception:
+    def __init__(self, connection: CdpConnection, policy: CdpPolicy | None, owner: Any) -> None:
+        self._connection = connection
+        self._policy = policy if policy is not None and policy.active else None
+        self._owner = owner  # the context, whose refusal log the policy writes to
+        self.routes: list[RouteRule] = []
+        self._listening: set[str] = set()
+
+    def patterns(self) -> list[dict[str, str]] | None:
+        if self._policy is not None:
+            return POLICY_PATTERNS
+        return _ROUTE_PATTERNS if self.routes else None
+
+    def setup(self, session_id: str) -> list[Awaitable[Any]]:
+        """The commands that start a new session's interception (none when nothing intercepts); the
+        listener is set at once, so that no paused request goes unanswered."""
+        if session_id not in self._listening:
+            self._listening.add(session_id)
+            self._connection.on("Fetch.requestPaused", session_id,
+                                lambda event: asyncio.ensure_future(self._paused(session_id, event)))
+        patterns = self.patterns()
+        if patterns is None:
+            return []
+        return [self._connection.send.Fetch.enable(params={"patterns": patterns}, session_id=session_id)]  # type: ignore[typeddict-item]
+
+    async def apply(self, sessions: Iterable[str], send: Callable[[Awaitable[Any]], Awaitable[bool]]) -> None:
+        """Bring the sessions' ``Fetch`` in line with the routes now (after one was added or removed)."""
+        patterns = self.patterns()
+        fetch = self._connection.send.Fetch
+        await asyncio.gather(*(send(fetch.enable(params={"patterns": patterns}, session_id=s)  # type: ignore[typeddict-item]
+                                    if patterns is not None else fetch.disable(session_id=s))
+                               for s in sessions if s in self._listening))
+
+    def forget(self, session_id: str) -> None:
+        self._listening.discard(session_id)
+
+    def add(self, rule: RouteRule) -> None:
+        compiled(rule.pattern)  # a malformed glob is refused now, not at the first request
+        self.routes = [r for r in self.routes if r.pattern != rule.pattern] + [rule]
+
+    def route_for(self, url: str) -> RouteRule | None:
+        return next((r for r in reversed(self.routes) if compiled(r.pattern).match(url)), None)
+
+    # a paused request ----------------------------------------------------------------------------
+    async def _paused(self, session_id: str, event: dict[str, Any]) -> None:
+        send, params = self._connection.send.Fetch, {"requestId": event["requestId"]}
+        try:
+            if self._policy is not None and self._policy.refuses(self._owner, event):
+                await send.failRequest(params={**params, "errorReason": "BlockedByClient"}, session_id=session_id)  # type: ignore[typeddict-item]
+                return
+            rule = self.route_for(event["request"]["url"]) if at_request_stage(event) else None
+            if rule is None:
+                await send.continueRequest(params=params, session_id=session_id)  # type: ignore[typeddict-item]
+            elif _is_preflight(event["request"]):
+                # The browser's CORS check of a routed cross-origin request: let it through, as
+                # Playwright does, so that the mock (not the preflight) is what the page gets.
+                await send.fulfillRequest(params={**params, **_preflight_answer(event["request"])}, session_id=session_id)  # type: ignore[typeddict-item]
+            elif rule.action == "block":
+                rule.hits += 1
+                await send.failRequest(params={**params, "errorReason": "BlockedByClient"}, session_id=session_id)  # type: ignore[typeddict-item]
+            else:
+                rule.hits += 1
+                await send.fulfillRequest(params={**params, **_answer(rule)}, session_id=session_id)  # type: ignore[typeddict-item]
+        except PROTOCOL_ERRORS:
+            pass  # the page closed or the request was cancelled meanwhile
+
+
+def _answer(rule: RouteRule) -> dict[str, Any]:
+    body = rule.body.encode()
+    headers = dict(rule.headers)
+    if body and "content-length" not in headers:  # as Playwright's fulfill adds it
+        headers["content-length"] = str(len(body))
+    return {"responseCode": rule.status, "responsePhrase": _phrase(rule.status),
+            "responseHeaders": [{"name": name, "value": value} for name, value in headers.items()],
+            "body": base64.b64encode(body).decode()}
+
+
+def _is_preflight(request: dict[str, Any]) -> bool:
+    return request.get("method") == "OPTIONS" and any(
+        name.lower() == "access-control-request-method" for name in request.get("headers") or {})
+
+
+def _preflight_answer(request: dict[str, Any]) -> dict[str, Any]:
+    asked = {name.lower(): value for name, value in (request.get("headers") or {}).items()}
+    headers = [{"name": "Access-Control-Allow-Origin", "value": asked.get("origin", "*")},
+               {"name": "Access-Control-Allow-Methods", "value": asked.get("access-control-request-method",
+                                                                          "GET, POST, OPTIONS, DELETE")},
+               {"name": "Access-Control-Allow-Credentials", "value": "true"}]
+    if "access-control-request-headers" in asked:
+        headers.append({"name": "Access-Control-Allow-Headers", "value": asked["access-control-request-headers"]})
+    return {"responseCode": 204, "responsePhrase": _phrase(204), "responseHeaders": headers, "body": ""}
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""

@@ -1,0 +1,130 @@
+"""The network part of the debugging tools on raw CDP, for a whole context: requests in full
+(browser_network_request, from each tab's ``CdpNetworkLog``), network emulation
+(browser_network_conditions) and mocks (browser_route / browser_unroute).
+
+Both emulation and routes hold for every session of the context: each page, out-of-process frame
+and worker session gets them as it is set up (``session_setup``, before it runs), and the sessions
+already running get them when they change. While a route is set the HTTP cache is off, as with
+Playwright: an answer from the cache would never be paused, so the route would not see it.
+
+A mixin of ``CdpContext`` (context.py); it expects ``self.connection``, ``self.policy`` and ``self.tabs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
+from webhand.engine.cdp.interception import Interception
+from webhand.engine.driver import NetworkConditions, RequestDetail, RouteRule
+from webhand.engine.network import emulation_params, unknown_request
+
+if TYPE_CHECKING:
+    from webhand.engine.cdp.policy import CdpPolicy
+    from webhand.engine.cdp.tab import CdpTab
+
+#: Longest a change of emulation or routes waits for the browser's sessions to take it.
+_APPLY_SECONDS = 30.0
+
+
+class ContextNetworkMixin:
+    connection: CdpConnection
+    policy: CdpPolicy | None
+    tabs: list[CdpTab]
+
+    def _start_network(self) -> None:
+        self.network_conditions = NetworkConditions()
+        self.interception = Interception(self.connection, self.policy, self)
+        self._workers: set[str] = set()  # worker sessions: pages and frames are the tabs' own
+
+    @property
+    def routes(self) -> list[RouteRule]:
+        return self.interception.routes
+
+    def session_setup(self, session_id: str, *, worker: bool = False) -> list[Awaitable[Any]]:
+        """Commands that give a session being set up (paused) the context's interception and network
+        emulation; sent in order with the session's others, before it is let run. A worker's emulation
+        may fail (not every worker has every domain): that never stops it from running."""
+        others: list[Awaitable[Any]] = []
+        if self.network_conditions != NetworkConditions():
+            others.append(self.connection.send.Network.emulateNetworkConditions(
+                params=emulation_params(self.network_conditions), session_id=session_id))  # type: ignore[arg-type]
+        if self.routes and not worker:
+            others.append(self.connection.send.Network.setCacheDisabled(params={"cacheDisabled": True},
+                                                                        session_id=session_id))
+        if worker:
+            self._workers.add(session_id)
+            others = [_may_fail(command) for command in others]
+        # Interception first, and never optional: a worker whose Fetch fails is not let run.
+        return self.interception.setup(session_id) + others
+
+    def _sessions(self, *, pages_only: bool = False) -> list[str]:
+        pages = [session for tab in self.tabs if not tab.closed for session in tab._sessions]
+        return pages if pages_only else pages + sorted(self._workers)
+
+    async def _each_session(self, doing: str, command: Any, *, pages_only: bool = False) -> None:
+        """``command(session_id)`` on every session of the context; a session gone meanwhile is skipped
+        (and a worker's forgotten)."""
+        async def one(session: str) -> None:
+            if not await _sent(command(session)):
+                self._workers.discard(session)
+
+        async with guarded(doing, _APPLY_SECONDS):
+            await asyncio.gather(*(one(session) for session in self._sessions(pages_only=pages_only)))
+
+    # requests in full --------------------------------------------------------------------------
+    def _log_of(self, request_id: int) -> CdpTab:
+        for tab in self.tabs:
+            if request_id in tab.network_log.requests:
+                return tab
+        raise unknown_request(request_id)
+
+    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
+        return await self._log_of(request_id).network_log.detail(request_id, timeout=timeout)
+
+    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
+        return await self._log_of(request_id).network_log.body(request_id, timeout=timeout)
+
+    # network emulation -------------------------------------------------------------------------
+    async def set_network_conditions(self, conditions: NetworkConditions) -> None:
+        self.network_conditions = conditions  # first: a session set up meanwhile takes it from here
+        params = emulation_params(conditions)
+        await self._each_session("Changing the network conditions", lambda session: (
+            self.connection.send.Network.emulateNetworkConditions(params=params, session_id=session)))  # type: ignore[arg-type]
+
+    # mocks -------------------------------------------------------------------------------------
+    async def add_route(self, rule: RouteRule) -> None:
+        first = not self.routes
+        self.interception.add(rule)
+        if first:
+            await self._routes_changed(f"Adding the route {rule.pattern}")
+
+    async def remove_routes(self, pattern: str | None) -> list[RouteRule]:
+        removed = [r for r in self.routes if pattern is None or r.pattern == pattern]
+        self.interception.routes = [r for r in self.routes if r not in removed]
+        if removed and not self.routes:
+            await self._routes_changed("Removing the routes")
+        return removed
+
+    async def _routes_changed(self, doing: str) -> None:
+        """The first route came or the last went: the sessions' patterns and HTTP cache follow."""
+        off = not self.routes
+        await self._each_session(doing, lambda session: self.connection.send.Network.setCacheDisabled(
+            params={"cacheDisabled": not off}, session_id=session), pages_only=True)
+        async with guarded(doing, _APPLY_SECONDS):
+            await self.interception.apply(self._sessions(), _sent)
+
+
+async def _sent(command: Awaitable[Any]) -> bool:
+    """Whether the browser took ``command``; False when its session is gone."""
+    try:
+        await command
+        return True
+    except PROTOCOL_ERRORS:
+        return False
+
+
+async def _may_fail(command: Awaitable[Any]) -> None:
+    await _sent(command)
