@@ -185,6 +185,39 @@ async def test_a_route_never_opens_an_origin_the_policy_blocks(tmp_path_factory,
     assert "failed" in fetched.text and "mocked" not in fetched.text.replace("mocked=1", "")
 
 
+async def test_a_route_the_page_could_read_across_origins_still_cannot_answer_for_a_blocked_origin(
+        tmp_path_factory, site, other_site, driver):
+    settings = settings_for_tests(tmp_path_factory, blocked_origins=[other_site.origin], warm_reserve=False,
+                                  driver=driver)
+    async with Webhand(settings) as wh:
+        tools = wh.context("route-policy-cors")
+        ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+        # With this header the page could read the mock (CORS would not stop it): only the policy can.
+        ok(await tools.call("browser_route", {"pattern": f"{other_site.origin}/**", "body": "mocked",
+                                              "headers": {"Access-Control-Allow-Origin": "*"}}))
+        fetched = ok(await tools.call("browser_eval", {"expression": f"""
+            fetch('{other_site.url("echo?cors=1")}').then(r => r.text(), e => 'failed: ' + e.message)"""}))
+        listing = ok(await tools.call("browser_network_requests", {}))
+    assert fetched.data["result"].startswith("failed") and "ERR_BLOCKED_BY_CLIENT" in line_of(listing.text, "echo?cors=1")
+    assert "0 requests so far" in listing.text
+
+
+async def test_a_route_holds_for_a_tab_opened_later_in_the_session(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
+    ok(await tools.call("browser_route", {"pattern": "**/echo?item=1", "status": 203, "body": "{}"}))
+    ok(await tools.call("browser_tabs", {"action": "open", "url": site.url("network.html")}))
+    ok(await tools.call("browser_click", {"selector": "button"}))
+    assert "status: loaded 203 and 404" in (await tools.call("browser_snapshot", {})).text
+
+
+async def test_a_route_answers_a_script_the_page_would_take_from_the_memory_cache(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))  # app.js is now in the memory cache
+    ok(await tools.call("browser_route", {"pattern": "**/cacheable/app.js", "content_type": "text/javascript",
+                                          "body": "window.cached = 'mock';"}))
+    ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
+    assert ok(await tools.call("browser_eval", {"expression": "window.cached"})).data["result"] == "mock"
+
+
 async def test_a_route_header_the_browser_cannot_send_is_refused(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
     reply = await tools.call("browser_route", {"pattern": "**/x", "headers": {"X-Bad": "a\r\nSet-Cookie: b=c"}})
