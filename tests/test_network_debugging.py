@@ -218,6 +218,18 @@ async def test_a_route_answers_a_script_the_page_would_take_from_the_memory_cach
     assert ok(await tools.call("browser_eval", {"expression": "window.cached"})).data["result"] == "mock"
 
 
+async def test_a_route_answers_a_request_of_a_dedicated_worker(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    ok(await tools.call("browser_route", {"pattern": "**/echo?worker=1", "body": "from the mock"}))
+    answered = ok(await tools.call("browser_eval", {"expression": """new Promise(resolve => {
+        const code = "fetch('" + location.origin + "/echo?worker=1').then(r => r.text()).then(postMessage, e => postMessage('failed: ' + e))";
+        const worker = new Worker(URL.createObjectURL(new Blob([code], {type: 'text/javascript'})));
+        worker.onmessage = event => resolve(event.data); })"""}))
+    assert answered.data["result"] == "from the mock"
+    listing = ok(await tools.call("browser_network_requests", {}))
+    assert "- **/echo?worker=1 → answered 200 (13-byte body), 1 request so far" in listing.text
+
+
 async def test_a_route_header_the_browser_cannot_send_is_refused(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
     reply = await tools.call("browser_route", {"pattern": "**/x", "headers": {"X-Bad": "a\r\nSet-Cookie: b=c"}})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,6 @@ class Interception:
         self._policy = policy if policy is not None and policy.active else None
         self._owner = owner  # the context, whose refusal log the policy writes to
         self.routes: list[RouteRule] = []
-        self._listening: set[str] = set()
 
     def patterns(self) -> list[dict[str, str]] | None:
         if self._policy is not None:
@@ -43,26 +42,13 @@ class Interception:
 
     def setup(self, session_id: str) -> list[Awaitable[Any]]:
         """The commands that start a new session's interception (none when nothing intercepts); the
-        listener is set at once, so that no paused request goes unanswered."""
-        if session_id not in self._listening:
-            self._listening.add(session_id)
-            self._connection.on("Fetch.requestPaused", session_id,
-                                lambda event: asyncio.ensure_future(self._paused(session_id, event)))
+        listener is set at once (each session is set up once), so that no paused request goes unanswered."""
+        self._connection.on("Fetch.requestPaused", session_id,
+                            lambda event: asyncio.ensure_future(self._paused(session_id, event)))
         patterns = self.patterns()
         if patterns is None:
             return []
         return [self._connection.send.Fetch.enable(params={"patterns": patterns}, session_id=session_id)]  # type: ignore[typeddict-item]
-
-    async def apply(self, sessions: Iterable[str], send: Callable[[Awaitable[Any]], Awaitable[bool]]) -> None:
-        """Bring the sessions' ``Fetch`` in line with the routes now (after one was added or removed)."""
-        patterns = self.patterns()
-        fetch = self._connection.send.Fetch
-        await asyncio.gather(*(send(fetch.enable(params={"patterns": patterns}, session_id=s)  # type: ignore[typeddict-item]
-                                    if patterns is not None else fetch.disable(session_id=s))
-                               for s in sessions if s in self._listening))
-
-    def forget(self, session_id: str) -> None:
-        self._listening.discard(session_id)
 
     def add(self, rule: RouteRule) -> None:
         compiled(rule.pattern)  # a malformed glob is refused now, not at the first request

@@ -109,12 +109,12 @@ class ContextNetworkMixin:
         return removed
 
     async def _routes_changed(self, doing: str) -> None:
-        """The first route came or the last went: the sessions' patterns and HTTP cache follow."""
-        off = not self.routes
-        await self._each_session(doing, lambda session: self.connection.send.Network.setCacheDisabled(
-            params={"cacheDisabled": not off}, session_id=session), pages_only=True)
-        async with guarded(doing, _APPLY_SECONDS):
-            await self.interception.apply(self._sessions(), _sent)
+        """The first route came or the last went: the sessions' interception and HTTP cache follow."""
+        send, patterns = self.connection.send, self.interception.patterns()
+        await self._each_session(doing, lambda session: send.Network.setCacheDisabled(
+            params={"cacheDisabled": bool(self.routes)}, session_id=session), pages_only=True)
+        await self._each_session(doing, lambda session: send.Fetch.disable(session_id=session) if patterns is None
+                                 else send.Fetch.enable(params={"patterns": patterns}, session_id=session))  # type: ignore[typeddict-item]
 
 
 async def _sent(command: Awaitable[Any]) -> bool:
