@@ -230,6 +230,14 @@ async def test_a_route_answers_a_request_of_a_dedicated_worker(tools, site):
     assert "- **/echo?worker=1 → answered 200 (13-byte body), 1 request so far" in listing.text
 
 
+async def test_a_route_pattern_reads_braces_as_either_and_a_single_star_within_one_path_part(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    ok(await tools.call("browser_route", {"pattern": "**/status/{500,404}", "status": 202}))
+    ok(await tools.call("browser_route", {"pattern": "*/echo?item=1", "status": 201}))  # * never crosses a /
+    ok(await tools.call("browser_click", {"selector": "button"}))
+    assert "status: loaded 200 and 202" in (await tools.call("browser_snapshot", {})).text
+
+
 async def test_a_route_header_the_browser_cannot_send_is_refused(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
     reply = await tools.call("browser_route", {"pattern": "**/x", "headers": {"X-Bad": "a\r\nSet-Cookie: b=c"}})
