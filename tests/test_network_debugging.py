@@ -94,6 +94,13 @@ async def test_a_response_body_over_the_cap_is_saved_to_a_file_in_the_conversati
     assert saved.is_relative_to(Path(webhand.settings.output_dir))
 
 
+async def test_a_redirect_response_has_no_body_of_its_own_to_read(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("redirect?to=/cache.html")}))
+    listing = ok(await tools.call("browser_network_requests", {"url_contains": "redirect?to="}))
+    hop = await tools.call("browser_network_request", {"id": listing.data["requests"][-1]["id"], "response_body": True})
+    assert hop.is_error and "redirect" in hop.text and "<title>Cache" not in hop.text
+
+
 async def test_an_unknown_request_id_says_where_the_ids_come_from(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("cache.html")}))
     reply = await tools.call("browser_network_request", {"id": 999_999_999})

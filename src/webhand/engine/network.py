@@ -55,9 +55,12 @@ async def capped(work: Coroutine[Any, Any, T], what: str, timeout: float,
         # Chromium drops bodies it no longer keeps (a page that navigated away, a redirect, a
         # large or evicted resource): that is an answer to give, not a failure of the session.
         text = describe(error)
-        first = text.splitlines()[0] if text else type(error).__name__
-        raise InvalidArgument(f"{what} failed: the browser no longer has it ({first}).",
-                              "Reload the page (or repeat the action) and read it right after.") from None
+        raise no_longer_kept(what, text.splitlines()[0] if text else type(error).__name__) from None
+
+
+def no_longer_kept(what: str, why: str) -> InvalidArgument:
+    return InvalidArgument(f"{what} failed: the browser no longer has it ({why}).",
+                           "Reload the page (or repeat the action) and read it right after.")
 
 
 def emulation_params(conditions: NetworkConditions) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from typing import Any
 
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, message
 from webhand.engine.driver import NetworkEntry, RequestDetail
-from webhand.engine.network import KEPT_REQUESTS, capped, no_response, response_source, unknown_request
+from webhand.engine.network import (KEPT_REQUESTS, capped, no_longer_kept, no_response, response_source,
+                                    unknown_request)
 
 Key = tuple[str, str]  # (session id, CDP request id)
 
@@ -32,6 +33,7 @@ class _Record:
     response: dict[str, Any] | None = None
     received_headers: dict[str, str] | None = None  # Network.responseReceivedExtraInfo
     from_memory: bool = False
+    redirected: bool = False  # a redirect's hop: the request went on under the same CDP id
     entry: NetworkEntry | None = None
 
 
@@ -60,7 +62,7 @@ class CdpNetworkLog:
         key = (session_id, params["requestId"])
         previous = self._live.pop(key, None)
         if previous is not None and params.get("redirectResponse"):
-            previous.response = params["redirectResponse"]
+            previous.response, previous.redirected = params["redirectResponse"], True
             self._finishing[key] = previous  # events.py logs it right after this listener
         record = _Record(key, params["request"], sent_headers=self._early_sent.pop(key, None),
                          received_headers=self._early_received.pop(key, None))
@@ -132,8 +134,11 @@ class CdpNetworkLog:
 
     async def body(self, request_id: int, *, timeout: float) -> bytes:
         record, entry = self._record(request_id)
+        what = f"Reading the response body of request {request_id}"
         if record.response is None:
             raise no_response(request_id, entry.failure)
+        if record.redirected:  # its CDP id now names the next hop, whose body this is not
+            raise no_longer_kept(what, "a redirect response has no body")
         session, cdp_id = record.key
 
         async def read() -> bytes:
@@ -142,8 +147,7 @@ class CdpNetworkLog:
             data = answer.get("body", "")
             return base64.b64decode(data) if answer.get("base64Encoded") else str(data).encode()
 
-        return await capped(read(), f"Reading the response body of request {request_id}", timeout, PROTOCOL_ERRORS,
-                            message)
+        return await capped(read(), what, timeout, PROTOCOL_ERRORS, message)
 
 
 def _lower(headers: dict[str, Any]) -> dict[str, str]:
