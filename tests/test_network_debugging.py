@@ -245,6 +245,16 @@ async def test_a_route_pattern_reads_braces_as_either_and_a_single_star_within_o
     assert "status: loaded 200 and 202" in (await tools.call("browser_snapshot", {})).text
 
 
+async def test_a_route_answers_a_cross_origin_request_that_needs_a_preflight(tools, site, other_site):
+    ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
+    ok(await tools.call("browser_route", {"pattern": f"{other_site.origin}/api", "body": "mocked",
+                                          "headers": {"Access-Control-Allow-Origin": "*"}}))
+    # A custom header makes the browser ask the other origin first (an OPTIONS preflight).
+    fetched = ok(await tools.call("browser_eval", {"expression": f"""
+        fetch('{other_site.origin}/api', {{headers: {{'X-Custom': '1'}}}}).then(r => r.text(), e => 'failed: ' + e)"""}))
+    assert fetched.data["result"] == "mocked"
+
+
 async def test_a_route_header_the_browser_cannot_send_is_refused(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
     reply = await tools.call("browser_route", {"pattern": "**/x", "headers": {"X-Bad": "a\r\nSet-Cookie: b=c"}})
