@@ -53,12 +53,8 @@ CONFORMANCE_FILES = {
 }
 #: What the raw-CDP driver does not do yet: these files' tests (or one test, "file::test") are reported
 #: as expected failures on it (not run), with the reason. Everything else in CONFORMANCE_FILES passes on both drivers.
-CDP_GAPS = {
-    # One test of a file that otherwise passes ("file::test"): it goes offline with browser_network_conditions.
-    "test_pwa.py::test_the_app_shell_reloads_offline_from_the_service_worker":
-        "it needs network emulation and response sources (browser_network_conditions), not built on the raw-CDP "
-        "driver yet (see test_network_debugging.py)",
-}
+#: Empty now: every conformance test runs on both (kept for a gap a new tool may open).
+CDP_GAPS: dict[str, str] = {}
 DRIVERS = ("playwright", "cdp")
 
 

@@ -205,7 +205,8 @@ async def test_a_route_the_page_could_read_across_origins_still_cannot_answer_fo
         fetched = ok(await tools.call("browser_eval", {"expression": f"""
             fetch('{other_site.url("echo?cors=1")}').then(r => r.text(), e => 'failed: ' + e.message)"""}))
         listing = ok(await tools.call("browser_network_requests", {}))
-    assert fetched.data["result"].startswith("failed") and "ERR_BLOCKED_BY_CLIENT" in line_of(listing.text, "echo?cors=1")
+    assert fetched.data["result"].startswith("failed")
+    assert "ERR_BLOCKED_BY_CLIENT" in line_of(listing.text, "echo?cors=1")
     assert "0 requests so far" in listing.text
 
 
@@ -229,7 +230,8 @@ async def test_a_route_answers_a_request_of_a_dedicated_worker(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
     ok(await tools.call("browser_route", {"pattern": "**/echo?worker=1", "body": "from the mock"}))
     answered = ok(await tools.call("browser_eval", {"expression": """new Promise(resolve => {
-        const code = "fetch('" + location.origin + "/echo?worker=1').then(r => r.text()).then(postMessage, e => postMessage('failed: ' + e))";
+        const code = "fetch('" + location.origin + "/echo?worker=1')" +
+                     ".then(r => r.text()).then(postMessage, e => postMessage('failed: ' + e))";
         const worker = new Worker(URL.createObjectURL(new Blob([code], {type: 'text/javascript'})));
         worker.onmessage = event => resolve(event.data); })"""}))
     assert answered.data["result"] == "from the mock"
@@ -251,7 +253,8 @@ async def test_a_route_answers_a_cross_origin_request_that_needs_a_preflight(too
                                           "headers": {"Access-Control-Allow-Origin": "*"}}))
     # A custom header makes the browser ask the other origin first (an OPTIONS preflight).
     fetched = ok(await tools.call("browser_eval", {"expression": f"""
-        fetch('{other_site.origin}/api', {{headers: {{'X-Custom': '1'}}}}).then(r => r.text(), e => 'failed: ' + e)"""}))
+        fetch('{other_site.origin}/api', {{headers: {{'X-Custom': '1'}}}})
+            .then(r => r.text(), e => 'failed: ' + e)"""}))
     assert fetched.data["result"] == "mocked"
 
 
@@ -295,4 +298,5 @@ def test_response_sources_are_asked_for_only_when_the_network_tools_are_served(t
     settings = settings_for_tests(tmp_path_factory, capabilities=["core"], driver=driver)
     assert Webhand(settings).sessions.engine.response_sources is False
     assert Webhand(settings, capabilities=["core", "network"]).sessions.engine.response_sources is True
-    assert Webhand(settings_for_tests(tmp_path_factory, driver=driver)).sessions.engine.response_sources is True  # "all"
+    served_all = settings_for_tests(tmp_path_factory, driver=driver)
+    assert Webhand(served_all).sessions.engine.response_sources is True  # "all"

@@ -42,6 +42,17 @@ async def test_the_app_shell_reloads_offline_from_the_service_worker(tools, site
     assert requests.splitlines()[-1].endswith("/pwa/index.html (document, from service worker)")
 
 
+async def test_offline_holds_for_what_the_service_worker_asks_the_network_for(tools, site):
+    await _installed(tools, site)
+    ok(await tools.call("browser_reload", {}))  # now the page is controlled: its requests go through the worker
+    ok(await tools.call("browser_network_conditions", {"offline": True}))
+    # Not in the worker's cache: the worker passes it on with its own fetch(), which is offline too.
+    fetched = ok(await tools.call("browser_eval", {"expression": """
+        fetch('/pwa/not-cached.txt?offline=1').then(r => 'answered ' + r.status, e => 'failed: ' + e.message)"""}))
+    assert fetched.data["result"].startswith("failed"), fetched.text
+    assert not site.received_paths("/pwa/not-cached.txt?offline=1")
+
+
 async def test_a_waiting_worker_is_shown_then_activated_by_skip_waiting(tools, site):
     await _installed(tools, site)
     ok(await tools.call("browser_click", {"selector": "#update"}))

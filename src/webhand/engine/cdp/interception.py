@@ -34,18 +34,21 @@ class Interception:
         self._policy = policy if policy is not None and policy.active else None
         self._owner = owner  # the context, whose refusal log the policy writes to
         self.routes: list[RouteRule] = []
+        self._unrouted: set[str] = set()  # service workers: routes do not see their requests (as in Playwright)
 
-    def patterns(self) -> list[dict[str, str]] | None:
+    def patterns(self, session_id: str) -> list[dict[str, str]] | None:
         if self._policy is not None:
             return POLICY_PATTERNS
-        return _ROUTE_PATTERNS if self.routes else None
+        return _ROUTE_PATTERNS if self.routes and session_id not in self._unrouted else None
 
-    def setup(self, session_id: str) -> list[Awaitable[Any]]:
+    def setup(self, session_id: str, *, routed: bool = True) -> list[Awaitable[Any]]:
         """The commands that start a new session's interception (none when nothing intercepts); the
         listener is set at once (each session is set up once), so that no paused request goes unanswered."""
+        if not routed:
+            self._unrouted.add(session_id)
         self._connection.on("Fetch.requestPaused", session_id,
                             lambda event: asyncio.ensure_future(self._paused(session_id, event)))
-        patterns = self.patterns()
+        patterns = self.patterns(session_id)
         if patterns is None:
             return []
         return [self._connection.send.Fetch.enable(params={"patterns": patterns}, session_id=session_id)]  # type: ignore[typeddict-item]
@@ -64,13 +67,15 @@ class Interception:
             if self._policy is not None and self._policy.refuses(self._owner, event):
                 await send.failRequest(params={**params, "errorReason": "BlockedByClient"}, session_id=session_id)  # type: ignore[typeddict-item]
                 return
-            rule = self.route_for(event["request"]["url"]) if at_request_stage(event) else None
+            routed = at_request_stage(event) and session_id not in self._unrouted
+            rule = self.route_for(event["request"]["url"]) if routed else None
             if rule is None:
                 await send.continueRequest(params=params, session_id=session_id)  # type: ignore[typeddict-item]
             elif _is_preflight(event["request"]):
                 # The browser's CORS check of a routed cross-origin request: let it through, as
                 # Playwright does, so that the mock (not the preflight) is what the page gets.
-                await send.fulfillRequest(params={**params, **_preflight_answer(event["request"])}, session_id=session_id)  # type: ignore[typeddict-item]
+                answer = _preflight_answer(event["request"])
+                await send.fulfillRequest(params={**params, **answer}, session_id=session_id)  # type: ignore[typeddict-item]
             elif rule.action == "block":
                 rule.hits += 1
                 await send.failRequest(params={**params, "errorReason": "BlockedByClient"}, session_id=session_id)  # type: ignore[typeddict-item]

@@ -43,10 +43,11 @@ class ContextNetworkMixin:
     def routes(self) -> list[RouteRule]:
         return self.interception.routes
 
-    def session_setup(self, session_id: str, *, worker: bool = False) -> list[Awaitable[Any]]:
+    def session_setup(self, session_id: str, *, worker: bool = False, routed: bool = True) -> list[Awaitable[Any]]:
         """Commands that give a session being set up (paused) the context's interception and network
         emulation; sent in order with the session's others, before it is let run. A worker's emulation
-        may fail (not every worker has every domain): that never stops it from running."""
+        may fail (not every worker has every domain): that never stops it from running. ``routed``
+        False (a service worker): the routes do not see its requests, as with Playwright."""
         others: list[Awaitable[Any]] = []
         if self.network_conditions != NetworkConditions():
             others.append(self.connection.send.Network.emulateNetworkConditions(
@@ -56,15 +57,24 @@ class ContextNetworkMixin:
                                                                         session_id=session_id))
         if worker:
             self._workers.add(session_id)
-            others = [_may_fail(command) for command in others]
+            others = [_may_fail(command) for command in [*self._worker_network(session_id, bool(others)), *others]]
         # Interception first, and never optional: a worker whose Fetch fails is not let run.
-        return self.interception.setup(session_id) + others
+        return self.interception.setup(session_id, routed=routed) + others
 
-    def _sessions(self, *, pages_only: bool = False) -> list[str]:
+    def _worker_network(self, session_id: str, needed: bool) -> list[Awaitable[Any]]:
+        """A worker's emulation holds only once its Network domain is on; no body is kept for it
+        (nothing reads a worker's bodies). Off until then: its events are not needed."""
+        if not needed or session_id not in self._workers:
+            return []
+        return [self.connection.send.Network.enable(params={"maxTotalBufferSize": 0, "maxResourceBufferSize": 0,
+                                                            "maxPostDataSize": 0}, session_id=session_id)]
+
+    def _sessions(self, *, tabs_only: bool = False) -> list[str]:
+        # A tab's sessions include its dedicated workers' (workers.py); the context's own workers are here.
         pages = [session for tab in self.tabs if not tab.closed for session in tab._sessions]
-        return pages if pages_only else pages + sorted(self._workers)
+        return pages if tabs_only else list(dict.fromkeys(pages + sorted(self._workers)))
 
-    async def _each_session(self, doing: str, command: Any, *, pages_only: bool = False) -> None:
+    async def _each_session(self, doing: str, command: Any, *, tabs_only: bool = False) -> None:
         """``command(session_id)`` on every session of the context; a session gone meanwhile is skipped
         (and a worker's forgotten)."""
         async def one(session: str) -> None:
@@ -72,7 +82,7 @@ class ContextNetworkMixin:
                 self._workers.discard(session)
 
         async with guarded(doing, _APPLY_SECONDS):
-            await asyncio.gather(*(one(session) for session in self._sessions(pages_only=pages_only)))
+            await asyncio.gather(*(one(session) for session in self._sessions(tabs_only=tabs_only)))
 
     # requests in full --------------------------------------------------------------------------
     def _log_of(self, request_id: int) -> CdpTab:
@@ -91,8 +101,13 @@ class ContextNetworkMixin:
     async def set_network_conditions(self, conditions: NetworkConditions) -> None:
         self.network_conditions = conditions  # first: a session set up meanwhile takes it from here
         params = emulation_params(conditions)
-        await self._each_session("Changing the network conditions", lambda session: (
-            self.connection.send.Network.emulateNetworkConditions(params=params, session_id=session)))  # type: ignore[arg-type]
+
+        async def emulate(session: str) -> None:
+            for command in self._worker_network(session, True):
+                await command
+            await self.connection.send.Network.emulateNetworkConditions(params=params, session_id=session)  # type: ignore[arg-type]
+
+        await self._each_session("Changing the network conditions", emulate)
 
     # mocks -------------------------------------------------------------------------------------
     async def add_route(self, rule: RouteRule) -> None:
@@ -110,11 +125,12 @@ class ContextNetworkMixin:
 
     async def _routes_changed(self, doing: str) -> None:
         """The first route came or the last went: the sessions' interception and HTTP cache follow."""
-        send, patterns = self.connection.send, self.interception.patterns()
+        send, patterns = self.connection.send, self.interception.patterns
         await self._each_session(doing, lambda session: send.Network.setCacheDisabled(
-            params={"cacheDisabled": bool(self.routes)}, session_id=session), pages_only=True)
-        await self._each_session(doing, lambda session: send.Fetch.disable(session_id=session) if patterns is None
-                                 else send.Fetch.enable(params={"patterns": patterns}, session_id=session))  # type: ignore[typeddict-item]
+            params={"cacheDisabled": bool(self.routes)}, session_id=session), tabs_only=True)
+        await self._each_session(doing, lambda session: send.Fetch.disable(session_id=session)
+                                 if patterns(session) is None
+                                 else send.Fetch.enable(params={"patterns": patterns(session)}, session_id=session))  # type: ignore[typeddict-item]
 
 
 async def _sent(command: Awaitable[Any]) -> bool:

@@ -57,8 +57,10 @@ class ContextWorkersMixin:
         """A service or shared worker of this context attached (paused): hear it, then let it run."""
         hear_console(self.connection, session_id, self.events, -1, CONTEXT_WORKERS[info["type"]])
         send = self.connection.send
+        # A service worker is offline (and under the policy's Fetch) with its pages: network_debugging.py.
+        setup = self.session_setup(session_id, worker=True, routed=False) if info["type"] == "service_worker" else []  # type: ignore[attr-defined]
         # Sent together, the resume last: the browser runs them in order, so nothing is missed.
-        await asyncio.gather(send.Runtime.enable(session_id=session_id),
+        await asyncio.gather(*setup, send.Runtime.enable(session_id=session_id),
                              send.Runtime.runIfWaitingForDebugger(session_id=session_id))
 
 
