@@ -76,7 +76,7 @@ def webhand_spec(chrome: str, *, key: str = "webhand", label: str = "webhand", e
 def specs(chrome: str) -> list[Spec]:
     """The servers compared in the latency and snapshot suites, webhand first."""
     out = [webhand_spec(chrome),
-           webhand_spec(chrome, key="webhand-cdp", label="webhand (raw CDP driver)", extra=["--driver", "cdp"])]
+           webhand_spec(chrome, key="webhand-pw", label="webhand (Playwright driver)", extra=["--driver", "playwright"])]
     playwright = str(NODE_BIN / "playwright-mcp")
     pw_args = ["--headless", "--isolated", "--executable-path", chrome, "--viewport-size", "1280x720"]
     pw_args += ["--no-sandbox"] if _no_sandbox() else []

@@ -117,10 +117,10 @@ def markdown(r: dict[str, Any]) -> str:
 
 def _glance(r: dict[str, Any]) -> list[str]:
     """One table of the headline figures, one column per server."""
-    keys = ["webhand", "webhand-cdp", "playwright", "playwright-settle0", "devtools"]
+    keys = ["webhand", "webhand-pw", "playwright", "playwright-settle0", "devtools"]
     keys = [k for k in keys if k in (r.get("servers") or {}) or k == "webhand"]
     labels = {k: (_get(r, "servers", k, "label") or k) for k in keys}
-    same_as_webhand = ["same"] if "webhand-cdp" in keys else []  # tokens do not depend on the driver
+    same_as_webhand = ["same"] if "webhand-pw" in keys else []  # tokens do not depend on the driver
     rows = []
     for step in ("navigate", "snapshot", "type", "click", "press_key"):
         rows.append([f"{step} reply, median ms", *(_num(_median(r, k, step)) for k in keys)])

@@ -55,7 +55,8 @@ CONFORMANCE_FILES = {
 #: as expected failures on it (not run), with the reason. Everything else in CONFORMANCE_FILES passes on both drivers.
 #: Empty now: every conformance test runs on both (kept for a gap a new tool may open).
 CDP_GAPS: dict[str, str] = {}
-DRIVERS = ("playwright", "cdp")
+#: The default driver first: files outside CONFORMANCE_FILES run on it alone.
+DRIVERS = ("cdp", "playwright")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from webhand.config import Settings
 from webhand.session.manager import make_engine
 
@@ -35,5 +37,22 @@ def test_a_cdp_session_never_loads_cdp_uses_typed_libraries(tmp_path, site):
 
 
 def test_the_driver_setting_chooses_the_engine():
-    assert type(make_engine(Settings(driver="cdp"))).__name__ == "CdpEngine"
-    assert type(make_engine(Settings())).__name__ == "PlaywrightEngine"
+    assert type(make_engine(Settings(driver="playwright"))).__name__ == "PlaywrightEngine"
+    assert type(make_engine(Settings())).__name__ == "CdpEngine"
+
+
+@pytest.mark.parametrize(("settings", "chosen"), [
+    ({}, "cdp"),
+    ({"cdp_url": "http://127.0.0.1:9222"}, "cdp"),
+    ({"playwright_url": "ws://127.0.0.1:3000/pw"}, "playwright"),  # Playwright's own protocol
+    ({"cdp_url": "http://127.0.0.1:9222", "attach_to_existing_context": True}, "playwright"),
+    ({"pool": {"endpoints": [{"kind": "cdp", "url": "http://127.0.0.1:9222"}, {"kind": "local"}]}}, "cdp"),
+    ({"pool": {"endpoints": [{"kind": "cdp", "url": "http://127.0.0.1:9222"},
+                             {"kind": "playwright", "url": "ws://127.0.0.1:3000/pw"}]}}, "playwright"),
+    ({"driver": "cdp", "playwright_url": "ws://127.0.0.1:3000/pw"}, "cdp"),  # set: kept (and refused when used)
+    ({"driver": "playwright"}, "playwright"),
+])
+def test_an_unset_driver_is_raw_cdp_unless_the_settings_need_playwright(settings, chosen):
+    assert Settings(**settings).driver == chosen
+    assert Settings.from_sources(settings, env={}).driver == chosen
+    assert Settings.from_sources({}, env={"WEBHAND_DRIVER": "playwright"}).driver == "playwright"

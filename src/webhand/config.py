@@ -106,8 +106,10 @@ class Settings(BaseModel):
     headless: bool = True
     extra_args: list[str] = Field(default_factory=list, description="More Chromium command-line flags.")
     viewport: Viewport = Field(default_factory=Viewport)
-    driver: Literal["playwright", "cdp"] = Field("playwright", description="How webhand talks to Chromium: through "
-                                                 "Playwright, or straight over the DevTools protocol (no Node process).")
+    driver: Literal["playwright", "cdp"] = Field("cdp", description="How webhand talks to Chromium: straight over the "
+                                                 "DevTools protocol (the default: no Node process), or through Playwright. "
+                                                 "Unset, Playwright is picked when the settings use what only it does "
+                                                 "(playwright_url, a playwright pool endpoint, attach_to_existing_context).")
     # Sessions
     isolation: Literal["process", "context"] = "process"
     warm_reserve: bool = Field(True, description="In process isolation, keep one browser launched ahead of need.")
@@ -191,6 +193,19 @@ class Settings(BaseModel):
             if rule.strip():
                 OriginRule(rule)  # a rule that does not parse is refused now, not ignored later
         return value
+
+    @model_validator(mode="after")
+    def _driver_for_what_is_asked(self) -> "Settings":
+        """Raw CDP unless the driver was set, or the settings need Playwright: its browser server
+        speaks Playwright's own protocol, and only it attaches to a browser's own context."""
+        if "driver" not in self.model_fields_set and self.needs_playwright():
+            self.__dict__["driver"] = "playwright"  # not an assignment: it would count as set
+        return self
+
+    def needs_playwright(self) -> bool:
+        endpoints = self.pool.endpoints if self.pool is not None else []
+        return bool(self.playwright_url or self.attach_to_existing_context
+                    or any(e.kind == "playwright" or e.attach_to_existing_context for e in endpoints))
 
     @model_validator(mode="after")
     def _policy_enforceable(self) -> "Settings":

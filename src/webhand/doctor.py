@@ -113,7 +113,9 @@ async def run_doctor(settings: Settings) -> int:
     except OSError as error:
         report.fail("output dir", f"{error}. Set output_dir (WEBHAND_OUTPUT_DIR) to a writable folder.")
 
-    report.info("driver", f"{settings.driver} (set driver in webhand.toml, WEBHAND_DRIVER or --driver)")
+    how = "set" if "driver" in settings.model_fields_set else (
+        "picked: these settings need Playwright" if settings.needs_playwright() else "the default")
+    report.info("driver", f"{settings.driver} ({how}; set driver in webhand.toml, WEBHAND_DRIVER or --driver)")
     pool = settings.effective_pool()
     if pool is not None:
         await _check_endpoints(settings, report)

@@ -230,7 +230,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     mcp.add_argument("--isolation", choices=["process", "context"])
     mcp.add_argument("--chrome", help="path of the Chromium binary")
     _remote_options(mcp)
-    mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium through Playwright (default) or raw CDP")
+    mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
     _config_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
 
@@ -252,7 +252,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="find Chromium, launch it, report versions and what is wrong")
     doctor.add_argument("--chrome", help="path of the Chromium binary")
     _remote_options(doctor)
-    doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium through Playwright (default) or raw CDP")
+    doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
     _config_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
 
