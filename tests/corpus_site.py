@@ -18,7 +18,9 @@ import json
 import re
 from pathlib import Path
 
+from harness import evaluate, tab_of
 from helpers import Site
+from webhand.engine.driver import Tab
 
 CORPUS = Path(__file__).parent / "corpus"
 PYDOC_HTML = Path("/usr/share/doc/python3-doc/html")
@@ -135,28 +137,24 @@ def fold(text: str) -> str:
 EPISODE_MS = 120_000
 
 
-async def page_of(webhand, tools):
-    """The Playwright page of the conversation's current tab (tests may measure with Playwright)."""
-    session = await webhand.sessions.get_or_create(tools.conversation_id)
-    return (await session.tab()).page
+async def open_task(webhand, tools, site: CorpusSite, task: str) -> Tab:
+    """Navigate to a MiniWoB++ task and seed its random generator, so the episode repeats run to run.
 
-
-async def open_task(webhand, tools, site: CorpusSite, task: str):
-    """Navigate to a MiniWoB++ task and seed its random generator, so the episode repeats run to run."""
+    Returns the tab, for the harness's own reads (``instruction``, ``reward``)."""
     reply = await tools.call("browser_navigate", {"url": site.miniwob(task)})
     assert not reply.is_error, reply.text
-    page = await page_of(webhand, tools)
-    await page.evaluate("([seed, ms]) => { Math.seedrandom(seed); core.EPISODE_MAX_TIME = ms; }",
-                        [f"webhand-{task}", EPISODE_MS])
-    return page
+    tab = await tab_of(webhand, tools)
+    await evaluate(tab, "([seed, ms]) => { Math.seedrandom(seed); core.EPISODE_MAX_TIME = ms; }",
+                   [f"webhand-{task}", EPISODE_MS])
+    return tab
 
 
-async def instruction(page) -> str:
+async def instruction(tab: Tab) -> str:
     """The task's instruction as MiniWoB states it: the #query text, whitespace folded."""
-    return fold(await page.evaluate("document.getElementById('query').textContent"))
+    return fold(await evaluate(tab, "() => document.getElementById('query').textContent"))
 
 
-async def reward(page) -> dict:
+async def reward(tab: Tab) -> dict:
     """What core.js recorded for the episode that ended (WOB_* globals)."""
-    return await page.evaluate("({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL, "
+    return await evaluate(tab, "() => ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL, "
                                "reason: WOB_REWARD_REASON, episodes: WOB_EPISODE_ID})")

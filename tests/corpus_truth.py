@@ -3,8 +3,8 @@
 For every ref'd line of a snapshot, the element the ref resolves to (through the tab's own
 ``resolve``, exactly as an action would) is looked up in Chromium's accessibility tree with
 ``Accessibility.getPartialAXTree`` (``fetchRelatives: false``), and its role and name are
-compared with the line's. Tests may use Playwright directly for this: it is the measuring stick,
-not the product.
+compared with the line's. The CDP calls go through tests/harness.py, on either driver: it is the
+measuring stick, not the product.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import asyncio
 from dataclasses import dataclass
 
 from corpus_site import controls, fold
+from harness import backend_node_ids, open_cdp, tab_of
 
 # Chromium's AX tree names some roles by its internal names where the snapshot uses the ARIA
 # role (the one Playwright and the ARIA specs use). Each entry: Chromium's role -> the ARIA one.
@@ -70,25 +71,14 @@ async def chromium_checks(webhand, tools, snapshot: str) -> list[Check]:
     """One check per ref'd line of ``snapshot`` (taken just now in ``tools``' default session)."""
     lines = controls(snapshot)
     assert not any(line["ref"].startswith("f") for line in lines), "frame refs are not compared here"
-    session = await webhand.sessions.get_or_create(tools.conversation_id)
-    tab = await session.tab()
+    tab = await tab_of(webhand, tools)
     # Each ref resolves exactly as an action's would; CDP calls go out together (they pipeline).
     elements = await asyncio.gather(*(tab.resolve(line["ref"], timeout=10) for line in lines))
-    cdp = await tab.page.context.new_cdp_session(tab.page)
+    cdp = await open_cdp(tab)
     try:
-        # Park the elements where a CDP evaluation in the same world finds them as object ids.
-        await tab.page.evaluate("els => { window.__webhandTruth = els; }", [e.handle for e in elements])
-        found = await cdp.send("Runtime.evaluate", {"expression": "window.__webhandTruth", "objectGroup": "truth"})
-        listed = await cdp.send("Runtime.getProperties",
-                                {"objectId": found["result"]["objectId"], "ownProperties": True})
-        object_ids = {int(p["name"]): p["value"]["objectId"] for p in listed["result"] if p["name"].isdigit()}
-        described = await asyncio.gather(*(cdp.send("DOM.describeNode", {"objectId": object_ids[i]})
-                                           for i in range(len(lines))))
-        backends = [d["node"]["backendNodeId"] for d in described]
+        backends = await backend_node_ids(tab, cdp, elements)
         trees = await asyncio.gather(*(cdp.send("Accessibility.getPartialAXTree",
                                                 {"backendNodeId": b, "fetchRelatives": False}) for b in backends))
-        await cdp.send("Runtime.evaluate", {"expression": "delete window.__webhandTruth"})
-        await cdp.send("Runtime.releaseObjectGroup", {"objectGroup": "truth"})
     finally:
         await cdp.detach()
         await asyncio.gather(*(e.dispose() for e in elements))

@@ -19,13 +19,13 @@ AT_LEAST = 15  # different tasks with a positive reward
 
 async def run_episode(webhand, tools, corpus_site, task: str) -> str:
     """'solved', or why not."""
-    page = await open_task(webhand, tools, corpus_site, task)
+    tab = await open_task(webhand, tools, corpus_site, task)
     agent = Agent(tools)
     try:
         await agent.solve(task)
     except AgentStuck as stuck:
         return "stuck: " + str(stuck).splitlines()[0][:150]
-    got = await reward(page)
+    got = await reward(tab)
     if got["done"] and got["raw"] > 0:
         return "solved"
     state = "over" if got["done"] else "not over"

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_site import missing_reason, open_task, page_of, snapshot_text
+from corpus_site import missing_reason, open_task, snapshot_text
 from corpus_truth import chromium_checks, mismatch_table
+from harness import click, evaluate, tab_of, wait_for_selector
 
 pytestmark = pytest.mark.corpus
 
@@ -34,8 +35,8 @@ def assert_agrees(page: str, checks) -> None:
 async def test_miniwob_task_names_are_chromiums(tools, webhand, corpus_site, task):
     if missing_reason("miniwob"):
         pytest.skip(missing_reason("miniwob"))
-    page = await open_task(webhand, tools, corpus_site, task)
-    await page.click("#sync-task-cover")  # START, by the harness: this test is about names
+    tab = await open_task(webhand, tools, corpus_site, task)
+    await click(tab, "#sync-task-cover")  # START, by the harness: this test is about names
     checks = await chromium_checks(webhand, tools, await snapshot_text(tools))
     assert_agrees(task, checks)
 
@@ -55,9 +56,9 @@ async def open_swagger(webhand, tools, corpus_site):
         pytest.skip(missing_reason("swagger"))
     reply = await tools.call("browser_navigate", {"url": corpus_site.swagger()})
     assert not reply.is_error, reply.text
-    page = await page_of(webhand, tools)
-    await page.wait_for_selector(".opblock-summary", timeout=15_000)  # rendered from the spec it fetched
-    return page
+    tab = await tab_of(webhand, tools)
+    await wait_for_selector(tab, ".opblock-summary", timeout=15)  # rendered from the spec it fetched
+    return tab
 
 
 async def test_swagger_ui_names_are_chromiums(tools, webhand, corpus_site):
@@ -67,17 +68,17 @@ async def test_swagger_ui_names_are_chromiums(tools, webhand, corpus_site):
 
 
 async def test_swagger_ui_with_an_operation_open_names_are_chromiums(tools, webhand, corpus_site):
-    page = await open_swagger(webhand, tools, corpus_site)
-    await page.click("#operations-pet-addPet .opblock-summary-control")
-    await page.wait_for_selector("#operations-pet-addPet .opblock-body", timeout=15_000)
+    tab = await open_swagger(webhand, tools, corpus_site)
+    await click(tab, "#operations-pet-addPet .opblock-summary-control")
+    await wait_for_selector(tab, "#operations-pet-addPet .opblock-body", timeout=15)
     checks = await chromium_checks(webhand, tools, await snapshot_text(tools))
     assert_agrees("swagger-ui, POST /pet open", checks)
 
 
 async def test_snapshot_never_shows_the_text_of_style_or_script_elements(tools, webhand, corpus_site):
     """Swagger UI's logo is an inline SVG holding a <style>: its CSS is not text anyone sees."""
-    page = await open_swagger(webhand, tools, corpus_site)
-    hidden = await page.evaluate("""() => [...document.querySelectorAll('style, script, template, noscript')]
+    tab = await open_swagger(webhand, tools, corpus_site)
+    hidden = await evaluate(tab, """() => [...document.querySelectorAll('style, script, template, noscript')]
         .map(e => e.textContent.replace(/\\s+/g, ' ').trim()).filter(t => t.length >= 12)""")
     assert hidden, "the page has no style or script text to look for"
     shot = " ".join((await snapshot_text(tools)).split())

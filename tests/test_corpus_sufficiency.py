@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from corpus_site import fold, missing_reason, open_task
+from harness import evaluate
 from miniwob_agent import Agent
 
 pytestmark = pytest.mark.corpus
@@ -34,9 +35,9 @@ TEXT_TASKS = [
 async def test_instruction_is_whole_in_the_default_snapshot_after_start(tools, webhand, corpus_site, task):
     if missing_reason("miniwob"):
         pytest.skip(missing_reason("miniwob"))
-    page = await open_task(webhand, tools, corpus_site, task)
+    tab = await open_task(webhand, tools, corpus_site, task)
     screen = await Agent(tools).start()
-    query = await page.evaluate("() => { const q = document.getElementById('query');"
+    query = await evaluate(tab, "() => { const q = document.getElementById('query');"
                                 " return {text: q.textContent, blocks: q.innerText.split('\\n')}; }")
     whole = fold(query["text"])
     assert whole, f"{task}: MiniWoB showed no instruction"
