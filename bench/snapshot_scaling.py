@@ -111,7 +111,8 @@ class _Bench:
     async def __aenter__(self) -> "_Bench":
         self.site, self.other = _Server(), _Server()
         settings = Settings.from_sources({"output_dir": tempfile.mkdtemp(prefix="webhand-bench-"), "isolation": "context",
-                                          "warm_reserve": False, "snapshot_max_chars": 10_000_000}, env={})
+                                          "warm_reserve": False, "snapshot_max_chars": 10_000_000,
+                                          "driver": "playwright"}, env={})  # compares with Playwright's aria_snapshot
         self.webhand = await Webhand(settings).start()
         self.tools = self.webhand.context("bench")
         return self
