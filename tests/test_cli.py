@@ -74,7 +74,7 @@ def test_doctor_launches_chromium_and_reports_a_bad_binary(tmp_path):
 def test_doctor_says_which_driver_it_uses_and_passes_on_raw_cdp(tmp_path):
     cli = Cli(tmp_path)
     report = cli("doctor", "--driver", "cdp")
-    assert "driver" in report.stdout and "cdp (set driver in webhand.toml" in report.stdout
+    assert "driver" in report.stdout and "cdp (set; set driver in webhand.toml" in report.stdout
     assert "All checks passed." in report.stdout
 
 
