@@ -68,19 +68,33 @@ class _Started:
 
     def kill(self) -> None:
         """SIGKILL the process this test started and the groups of its descendants, and wait."""
-        members = self.processes()
-        groups = {self.pid}
+        self._kill(with_root=True)
+
+    def kill_descendants(self) -> None:
+        """SIGKILL only what the started process started (a server's browser), and wait: the
+        server itself lives on and tells its clients that its browser closed."""
+        self._kill(with_root=False)
+
+    def _kill(self, *, with_root: bool) -> None:
+        everything = self.processes()
+        members = everything if with_root else everything[1:]
+        groups = {self.pid} if with_root else set()
         for member in members:
             try:
-                groups.add(os.getpgid(member.pid))
-            except ProcessLookupError:
+                group = os.getpgid(member.pid)
+                if group == self.pid and not with_root:
+                    member.kill()  # in the server's own group: that group must live on
+                else:
+                    groups.add(group)
+            except (ProcessLookupError, psutil.NoSuchProcess):
                 continue
         for group in groups:
             try:
                 os.killpg(group, signal.SIGKILL)
             except ProcessLookupError:
                 continue
-        self.process.wait(timeout=10)
+        if with_root:
+            self.process.wait(timeout=10)
         psutil.wait_procs(members, timeout=10)
 
 

@@ -24,7 +24,8 @@ def translate(error: Exception, doing: str, timeout: float | None = None) -> Web
     # Playwright says "Target crashed" or "Page crashed"; the session replaces the tab (session/recovery.py).
     if "target crashed" in lowered or "page crashed" in lowered:
         return PageCrashed(f"{doing} failed: the page crashed.", "Call the tool again: it runs in a fresh tab.")
-    if "has been closed" in lowered or "target closed" in lowered or "browser has disconnected" in lowered:
+    if _closed_target(error) or "has been closed" in lowered or "target closed" in lowered \
+            or "browser has disconnected" in lowered:
         return SessionClosed(f"{doing} failed: the page or browser was closed.",
                              "Call the tool again to start a fresh browser, or browser_tabs to pick another tab.")
     covering = re.search(r"(<[^\n]*?>)(?:[^\n]*?) intercepts pointer events", text)
@@ -46,6 +47,17 @@ def translate(error: Exception, doing: str, timeout: float | None = None) -> Web
         return ActionTimeout(f"{doing} did not finish{seconds}.",
                              "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
     return WebhandError(f"{doing} failed: {first}", "Call browser_snapshot to see the page state.")
+
+
+def _closed_target(error: Exception) -> bool:
+    """Whether Playwright says the page, context, browser or its connection is gone. Its message
+    is then the reason the other end gave, which can be anything: a Playwright server whose
+    browser died says "Browser closed". Every call on that connection fails so for one turn of
+    the event loop before the browser reports its disconnect, so a session that calls in that
+    window must learn that its browser is gone (session/placing.py), not read a plain failure
+    and try again on the dead connection. Playwright does not export the class: it is known by
+    its name."""
+    return any(kind.__name__ == "TargetClosedError" for kind in type(error).__mro__)
 
 
 def navigation_error(error: Exception, url: str, timeout: float) -> WebhandError:
