@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from helpers import settings_for_tests
+from webhand import Webhand
 from webhand.config import Settings
 from webhand.session.manager import make_engine
 
@@ -56,3 +58,12 @@ def test_an_unset_driver_is_raw_cdp_unless_the_settings_need_playwright(settings
     assert Settings(**settings).driver == chosen
     assert Settings.from_sources(settings, env={}).driver == chosen
     assert Settings.from_sources({}, env={"WEBHAND_DRIVER": "playwright"}).driver == "playwright"
+
+
+async def test_the_cdp_driver_sends_uncompressed_frames_to_a_browser_on_this_machine(tmp_path_factory, site):
+    # permessage-deflate on a loopback socket only costs CPU at both ends, for every command.
+    settings = settings_for_tests(tmp_path_factory, driver="cdp", warm_reserve=False)
+    async with Webhand(settings) as wh:
+        assert not (await wh.context("c").call("browser_navigate", {"url": site.url("login.html")})).is_error
+        browser = wh.sessions.find("c", None).browser
+        assert browser.connection.client.ws.protocol.extensions == []
