@@ -185,6 +185,31 @@ async def per_tool(driver: str, pages: PageServer, repeats: int) -> dict[str, An
     return {"driver": driver, "repeats": repeats, "cpu_ms_per_call": table, "load_average": os.getloadavg()}
 
 
+async def transport(pages: PageServer, repeats: int) -> dict[str, Any]:
+    """The raw-CDP driver's socket alone: host and browser CPU per round trip (microseconds), for a
+    small answer and a 100 KB one (about a big page's snapshot)."""
+    settings = Settings.from_sources({"driver": "cdp", "isolation": "context", "warm_reserve": False,
+                                      "output_dir": tempfile.mkdtemp(prefix="webhand-bench-cpu-")}, env={})
+    meter = CpuMeter()
+    figures: dict[str, Any] = {}
+    async with Webhand(settings) as wh:
+        await _open(wh, 0, pages.url("/todo"))
+        session = wh.sessions.find("cpu-0", None)
+        client, page = session.browser.connection.client, session.active_tab.session_id
+        big = {"expression": "Array.from({length: 5000}, (_, i) => 'row ' + i + ' text').join('\\n')",
+               "returnByValue": True}
+        for name, method, params, target in (("Browser.getVersion", "Browser.getVersion", None, None),
+                                             ("evaluate, 100 KB answer", "Runtime.evaluate", big, page)):
+            meter.read()
+            before = meter.read(discover=False)
+            for _ in range(repeats):
+                await client.send_raw(method, params, target)
+            spent = CpuMeter.spent(before, meter.read(discover=False))
+            figures[name] = {k: round(v * 1e6 / repeats) for k, v in spent.items() if v}
+        figures["compressed"] = bool(client.ws.protocol.extensions)
+    return {"driver": "cdp", "cpu_us_per_round_trip": figures, "load_average": os.getloadavg()}
+
+
 async def main(args: argparse.Namespace) -> int:
     profiler = None
     if args.profile:
@@ -194,6 +219,10 @@ async def main(args: argparse.Namespace) -> int:
     results = []
     with PageServer() as pages:
         for driver in args.drivers.split(","):
+            if args.transport:
+                result = await transport(pages, args.transport)
+                print(json.dumps(result), flush=True)
+                break
             if args.per_tool:
                 result = await per_tool(driver, pages, args.per_tool)
             else:
@@ -217,6 +246,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--isolation", default="context", choices=("context", "process"))
     parser.add_argument("--per-tool", type=int, default=0, metavar="N",
                         help="instead: one session, each tool N times in turn, CPU per call by tool")
+    parser.add_argument("--transport", type=int, default=0, metavar="N",
+                        help="instead: N round trips on the raw-CDP driver's socket, small and 100 KB answers")
     parser.add_argument("--profile", help="py-spy the host into this file (.svg flame graph, else raw)")
     return parser.parse_args(argv)
 
