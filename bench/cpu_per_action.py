@@ -37,6 +37,7 @@ import psutil
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import measure  # noqa: E402
 from pages import PageServer  # noqa: E402
 
 from webhand import Settings, Webhand  # noqa: E402
@@ -148,6 +149,7 @@ async def measure_driver(driver: str, pages: PageServer, sessions: int, rounds: 
         await asyncio.gather(*(act(n, tools, refs) for n, (tools, refs) in enumerate(agents)))
         wall = time.perf_counter() - wall
         busy = CpuMeter.spent(before, meter.read())
+        pss_mb, _ = measure.browser_pss_mb()  # every browser process below this one, shared pages split
     actions = sessions * rounds * len(STEPS)
     # What the sessions would have cost doing nothing over the same time is part of the figure:
     # polling grows with sessions x seconds, and at 50 sessions it is paid per action too.
@@ -159,7 +161,8 @@ async def measure_driver(driver: str, pages: PageServer, sessions: int, rounds: 
     return {"driver": driver, "isolation": isolation, "sessions": sessions, "actions": actions, "wall_s": round(wall, 1),
             "cpu_ms_per_action": per_action, "idle_cpu_ms_per_session_second": idle_rate,
             "p50_ms": round(latencies[len(latencies) // 2]), "p95_ms": round(latencies[int(len(latencies) * 0.95) - 1]),
-            "errors": len(errors), "first_errors": errors[:3], "load_average": os.getloadavg()}
+            "errors": len(errors), "first_errors": errors[:3], "browser_pss_mb": pss_mb,
+            "load_average": os.getloadavg()}
 
 
 async def per_tool(driver: str, pages: PageServer, repeats: int) -> dict[str, Any]:
