@@ -85,3 +85,18 @@ def test_diff_matches_ref_lines_by_ref_and_other_lines_by_text():
     assert changes.added == ['alert "Saved"', 'button "Undo" [e9]']
     assert changes.removed == ['link "Old" [e3] url=/old']
     assert changes.changed == ['checkbox "Gift" [e2] checked']  # focus alone is not news
+
+
+# browser_type ends its wait early when typing changed nothing but the field (dom_unchanged_ms);
+# these pin what its reply must still show, however the page schedules its reaction.
+@pytest.mark.parametrize(("field", "shown"), [
+    ("Frame", "frame: preview of ada"),  # drawn in the next animation frame
+    ("Timer", "timer: saw ada"),  # drawn from a zero-delay timer
+    ("Chain", "chain: ada is free"),  # "checking" at once, the verdict 24 ms later
+    ("Remote", "remote: ada is valid"),  # a request the input started, answered 300 ms later
+])
+async def test_typing_replies_with_how_the_page_reacted(tools, site, field, shown):
+    await tools.call("browser_navigate", {"url": site.url("actions/reactions.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    typed = await tools.call("browser_type", {"ref": ref(shot, f'textbox "{field}"'), "text": "ada"})
+    assert f"+ status: {shown}" in typed.text, typed.text

@@ -10,7 +10,8 @@ the current watch, so the watch knows exactly which navigation and requests the 
 ``settle`` then waits, in rounds:
 
 1. the DOM to go quiet (a MutationObserver in the page resolves after ``dom_quiet_ms`` without a
-   mutation, capped). Those few milliseconds are also when the events of requests the action
+   mutation, capped; sooner when a watch started before the action saw it change nothing, see
+   ``DOM_QUIET``). Those few milliseconds are also when the events of requests the action
    started reach us, so step 2 and 3 see them;
 2. a navigation the action started to commit and load (capped);
 3. requests the action started to finish (capped);
@@ -34,14 +35,53 @@ _MAX_ROUNDS = 3
 #: Requests that stay open by design (server-sent events): waiting for them to finish only costs the cap.
 STREAMS = {"eventsource", "websocket"}
 
+# Counts the main document's mutations from before an action (``ActionWatch.watch_dom``), so that
+# settling knows whether the action changed anything. With ``typing``, the typed field's own change
+# (a framework mirroring its value into the attribute, the text of a contenteditable) is the action
+# itself, not the page reacting to it, and is not counted. Non-enumerable: the page's own code
+# listing window's keys does not see it.
+WATCH_DOM = """(typing) => {
+  const old = window.__webhandQuiet;
+  if (old) old.observer.disconnect();
+  const state = {mutations: 0, onMutation: null};
+  const own = (r, typed) => typed && (r.target === typed ? r.attributeName === 'value'
+    : typed.isContentEditable && r.type !== 'attributes' && typed.contains(r.target));
+  state.observer = new MutationObserver(records => {
+    const typed = typing ? document.activeElement : null;
+    const counted = records.filter(r => !own(r, typed)).length;
+    state.mutations += counted;
+    if (counted && state.onMutation) state.onMutation();
+  });
+  state.observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  Object.defineProperty(window, '__webhandQuiet', {value: state, configurable: true, writable: true});
+  return true;
+}"""
+
 # Resolves once the document has gone ``quiet`` ms without a DOM mutation, or after ``cap`` ms.
-DOM_QUIET = """([quiet, cap]) => new Promise(resolve => {
+# With ``unchanged`` > 0 and a watch that counted no mutation since the action began, it resolves
+# sooner: once both the next animation frame and a task after it have run (rAF-batched renderers
+# draw then) and ``unchanged`` ms have passed (short timers, message-channel tasks, a worker's
+# answer). A mutation meanwhile switches back to the full window. A tab that draws no frames
+# (hidden) still ends at the ``quiet`` window.
+DOM_QUIET = """([quiet, cap, unchanged]) => new Promise(resolve => {
+  const known = window.__webhandQuiet && unchanged > 0;
+  if (!window.__webhandQuiet) (""" + WATCH_DOM + """)(false);
+  const state = window.__webhandQuiet;
   let timer = 0;
-  const finish = () => { observer.disconnect(); clearTimeout(timer); clearTimeout(limit); resolve(true); };
-  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(finish, quiet); });
-  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-  timer = setTimeout(finish, quiet);
+  const finish = () => {
+    state.observer.disconnect(); clearTimeout(timer); clearTimeout(limit);
+    if (window.__webhandQuiet === state) delete window.__webhandQuiet;
+    resolve(true);
+  };
   const limit = setTimeout(finish, cap);
+  state.onMutation = () => { clearTimeout(timer); timer = setTimeout(finish, quiet); };
+  state.onMutation();
+  if (known && state.mutations === 0) {
+    let waits = 2;
+    const one = () => { if (--waits === 0 && state.mutations === 0) finish(); };
+    requestAnimationFrame(() => setTimeout(one, 0));
+    setTimeout(one, unchanged);
+  }
 })"""
 
 LOADED = """() => document.readyState === 'complete' ||
@@ -179,7 +219,20 @@ class ActionWatch:
         self.navigation: TrackedRequest | None = None  # a main-frame navigation not yet committed or ended
         self.committed = False
         self.refusals_seen = tracker.refusals.count if tracker.refusals else 0
+        self.dom_watched = False  # watch_dom counted the DOM's mutations since before the action
         tracker.watch = self  # the newest action's watch gets the events
+
+    async def watch_dom(self, *, typing: bool = False) -> None:
+        """Count the main document's mutations from now on, before the action: then settling can
+        end early when the action changed nothing (``SettleCaps.dom_unchanged_ms``). Best effort:
+        without it, settling waits the full quiet window."""
+        if self.caps.dom_unchanged_ms <= 0 or self.tracker.probe.closed:
+            return
+        try:
+            self.dom_watched = bool(await asyncio.wait_for(self.tracker.probe.main_evaluate(WATCH_DOM, typing),
+                                                           self.caps.dom_cap + 0.5))
+        except (TimeoutError, PageGone, DocumentReplaced):
+            pass
 
     # fed by the tracker ------------------------------------------------------------------------
     def started(self, request: TrackedRequest) -> None:
@@ -208,8 +261,10 @@ class ActionWatch:
         unfinished: list[str] = []
         # Watching a loaded page for requests it starts on its own takes two rounds per wave
         # (one sees the requests start, the next waits for them); the deadlines bound the time.
-        for _ in range(_MAX_ROUNDS + (2 if caps.load_quiet > 0 else 0)):
-            state = await self._dom_quiet()
+        for round_number in range(_MAX_ROUNDS + (2 if caps.load_quiet > 0 else 0)):
+            # Only the first round knows what happened since before the action; later rounds follow
+            # a response or a navigation, which usually changes the DOM: the full window.
+            state = await self._dom_quiet(caps.dom_unchanged_ms if round_number == 0 and self.dom_watched else 0)
             if state == "gone":
                 break
             waited = False
@@ -246,7 +301,7 @@ class ActionWatch:
             self.refusals_seen = self.tracker.refusals.count
         return Settled(list(self.failures), unfinished, navigation_unfinished)
 
-    async def _dom_quiet(self) -> str:
+    async def _dom_quiet(self, unchanged_ms: int = 0) -> str:
         """'quiet' when the DOM went quiet (or hit its cap), 'navigated' if the document was replaced,
         'gone' if the page closed or is blocked (e.g. by an open alert)."""
         probe, caps = self.tracker.probe, self.caps
@@ -255,7 +310,7 @@ class ActionWatch:
         if caps.dom_cap <= 0 or caps.dom_quiet_ms <= 0:
             return "quiet"
         try:
-            await asyncio.wait_for(probe.main_evaluate(DOM_QUIET, [caps.dom_quiet_ms, caps.dom_cap * 1000]), caps.dom_cap + 0.5)
+            await asyncio.wait_for(probe.main_evaluate(DOM_QUIET, [caps.dom_quiet_ms, caps.dom_cap * 1000, unchanged_ms]), caps.dom_cap + 0.5)
         except TimeoutError:
             return "gone"  # the page's JavaScript is blocked (a dialog is open): nothing more will settle
         except PageGone:

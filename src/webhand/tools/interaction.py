@@ -46,9 +46,9 @@ def target(args: Any) -> str:
     return args.ref or repr(args.selector)
 
 
-async def act(session: Session, response: Response, perform: Perform, args: ToolArgs) -> None:
-    """Run one action and reply with what it did and what it changed."""
-    before = await observe(session)
+async def act(session: Session, response: Response, perform: Perform, args: ToolArgs, *, typing: bool = False) -> None:
+    """Run one action and reply with what it did and what it changed (``typing``: see ``observe``)."""
+    before = await observe(session, typing=typing)
     response.add(await perform(session, args))
     await report(session, before, response)
 
@@ -110,7 +110,8 @@ async def perform_type(session: Session, args: TypeArgs) -> str:
 @tool("browser_type", destructive=True)
 async def type_text(session: Session, args: TypeArgs, response: Response) -> None:
     """Type text into an editable element (replacing its text unless clear=false)."""
-    await act(session, response, perform_type, args)
+    # Enter usually submits: that reply waits the full quiet window, like any other key press.
+    await act(session, response, perform_type, args, typing=not args.submit)
 
 
 # keys ------------------------------------------------------------------------------------------
