@@ -12,10 +12,10 @@ import base64
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp import keyboard
-from webhand.engine.cdp.actionability import CHECK, CHECKED, DESCRIBE, FILL_PREPARE, SCROLL_INTO_VIEW, SELECT
+from webhand.engine.cdp.actionability import CHECK, CHECKED, DESCRIBE, SCROLL_INTO_VIEW, SELECT
 from webhand.engine.cdp.connection import CdpClosed, guarded
 from webhand.engine.cdp.frames import FrameState
-from webhand.engine.page_scripts import KIND, OPTIONS
+from webhand.engine.page_scripts import FILL_PREPARE, KIND, OPTIONS
 from webhand.engine.settle import PageGone
 from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
 
@@ -103,7 +103,6 @@ class CdpElement:
 
     async def fill(self, text: str, *, timeout: float) -> None:
         doing = f"Typing into {self.ref}"
-        await self._actionable(doing, timeout, enabled=False, pointer=False)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:

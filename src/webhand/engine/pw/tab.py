@@ -246,7 +246,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
                 raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
             raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
                               SNAPSHOT_AGAIN)
-        return PlaywrightElement(element, ref)
+        return PlaywrightElement(element, ref, self._session)
 
     async def stable_selector(self, ref: str, *, timeout: float) -> str:
         match = _REF.match(ref.strip())
@@ -268,7 +268,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
             raise RefNotFound(f"The selector {selector!r} is not valid: {str(error).splitlines()[0]}",
                               "Use a CSS selector, or a ref from browser_snapshot.") from None
         assert handle is not None
-        return PlaywrightElement(handle, selector)
+        return PlaywrightElement(handle, selector, self._session)
 
     # CDP ----------------------------------------------------------------------------------------
     async def _session(self) -> CDPSession:
