@@ -65,8 +65,9 @@ class SettleCaps:
     # After a page load (browser_navigate): how long no request may start before the page counts
     # as ready. A client-rendered page fetches its content after "load"; 0 waits for none of that.
     load_quiet: float = 0.0
-    # When a watch started before the action saw it change nothing in the DOM: settled one
-    # animation frame and this many ms later instead of ``dom_quiet_ms`` (0: always the full window).
+    # Typing: when the page's mutation count (settle.WATCH_DOM, started as the field is focused) saw
+    # nothing change but the field, settled after one animation frame and at least this many ms
+    # instead of ``dom_quiet_ms`` (0: always the full window).
     dom_unchanged_ms: int = 0
 
 
@@ -92,11 +93,6 @@ class ActionWatch(Protocol):
     """Started before an action; ``settle`` waits for what the action set off (may be called again)."""
 
     async def settle(self) -> Settled: ...
-
-    async def watch_dom(self, *, typing: bool = False) -> None:
-        """Before the action: count the DOM's mutations, so that settling can end early when the
-        action changed nothing (``typing``: the typed field's own change does not count)."""
-        ...
 
 
 @dataclass(frozen=True)

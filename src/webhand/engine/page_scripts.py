@@ -1,5 +1,7 @@
 """Small scripts that run in the page for element and tab actions, the same for every driver."""
 
+from webhand.engine.settle import WATCH_DOM
+
 # What a select offers, and which of the wanted values or labels it lacks.
 OPTIONS = """(e, wanted) => {
   if (e.tagName !== 'SELECT') return {not_select: e.tagName.toLowerCase() + (e.type ? ' type=' + e.type : '')};
@@ -12,8 +14,10 @@ OPTIONS = """(e, wanted) => {
 # Can `fill` type into it (then it is focused and its text selected: typing replaces it), or does it
 # take its value directly (date, color, range …: then it is set here)? `this` is the element. One
 # call: visible, enabled and editable are all a fill needs (no stable box, no pointer), as
-# Playwright's fill checks; focusing brings the field into view.
+# Playwright's fill checks; focusing brings the field into view. It first starts counting the
+# document's mutations, so that the reply knows whether typing changed anything but the field.
 FILL_PREPARE = """function (value) {
+  (""" + WATCH_DOM + """)(true);
   const e = this;
   if (!e.isConnected) return {error: 'removed'};
   const box = e.getBoundingClientRect();

@@ -35,14 +35,15 @@ _MAX_ROUNDS = 3
 #: Requests that stay open by design (server-sent events): waiting for them to finish only costs the cap.
 STREAMS = {"eventsource", "websocket"}
 
-# Counts the main document's mutations from before an action (``ActionWatch.watch_dom``), so that
-# settling knows whether the action changed anything. With ``typing``, the typed field's own change
-# (a framework mirroring its value into the attribute, the text of a contenteditable) is the action
-# itself, not the page reacting to it, and is not counted. Non-enumerable: the page's own code
-# listing window's keys does not see it.
+# Counts the document's mutations from the start of an action: typing runs it first, in the script
+# that focuses the field (page_scripts.FILL_PREPARE), so that settling knows whether typing changed
+# anything. Only the main frame's count is read: typing in a child frame waits the full window.
+# With ``typing``, the typed field's own change (a framework mirroring its value into the attribute,
+# the text of a contenteditable) is the action itself, not the page reacting to it, and is not
+# counted. Non-enumerable: the page's own code listing window's keys does not see it.
 WATCH_DOM = """(typing) => {
   const old = window.__webhandQuiet;
-  if (old) old.observer.disconnect();
+  try { if (old && old.observer instanceof MutationObserver) old.observer.disconnect(); } catch (_) {}
   const state = {mutations: 0, onMutation: null};
   const own = (r, typed) => typed && (r.target === typed ? r.attributeName === 'value'
     : typed.isContentEditable && r.type !== 'attributes' && typed.contains(r.target));
@@ -53,8 +54,9 @@ WATCH_DOM = """(typing) => {
     if (counted && state.onMutation) state.onMutation();
   });
   state.observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-  Object.defineProperty(window, '__webhandQuiet', {value: state, configurable: true, writable: true});
-  return true;
+  try { Object.defineProperty(window, '__webhandQuiet', {value: state, configurable: true, writable: true}); }
+  catch (_) {}  // a page that took the name: settling then waits the full window
+  return state;
 }"""
 
 # Resolves once the document has gone ``quiet`` ms without a DOM mutation, or after ``cap`` ms.
@@ -64,19 +66,18 @@ WATCH_DOM = """(typing) => {
 # answer). A mutation meanwhile switches back to the full window. A tab that draws no frames
 # (hidden) still ends at the ``quiet`` window.
 DOM_QUIET = """([quiet, cap, unchanged]) => new Promise(resolve => {
-  const known = window.__webhandQuiet && unchanged > 0;
-  if (!window.__webhandQuiet) (""" + WATCH_DOM + """)(false);
-  const state = window.__webhandQuiet;
-  let timer = 0;
+  let state = window.__webhandQuiet, timer = 0;
+  const known = !!state && state.observer instanceof MutationObserver && typeof state.mutations === 'number';
+  if (!known) state = (""" + WATCH_DOM + """)(false);
   const finish = () => {
     state.observer.disconnect(); clearTimeout(timer); clearTimeout(limit);
-    if (window.__webhandQuiet === state) delete window.__webhandQuiet;
+    try { if (window.__webhandQuiet === state) delete window.__webhandQuiet; } catch (_) {}
     resolve(true);
   };
   const limit = setTimeout(finish, cap);
   state.onMutation = () => { clearTimeout(timer); timer = setTimeout(finish, quiet); };
   state.onMutation();
-  if (known && state.mutations === 0) {
+  if (known && unchanged > 0 && state.mutations === 0) {
     let waits = 2;
     const one = () => { if (--waits === 0 && state.mutations === 0) finish(); };
     requestAnimationFrame(() => setTimeout(one, 0));
@@ -219,20 +220,7 @@ class ActionWatch:
         self.navigation: TrackedRequest | None = None  # a main-frame navigation not yet committed or ended
         self.committed = False
         self.refusals_seen = tracker.refusals.count if tracker.refusals else 0
-        self.dom_watched = False  # watch_dom counted the DOM's mutations since before the action
         tracker.watch = self  # the newest action's watch gets the events
-
-    async def watch_dom(self, *, typing: bool = False) -> None:
-        """Count the main document's mutations from now on, before the action: then settling can
-        end early when the action changed nothing (``SettleCaps.dom_unchanged_ms``). Best effort:
-        without it, settling waits the full quiet window."""
-        if self.caps.dom_unchanged_ms <= 0 or self.tracker.probe.closed:
-            return
-        try:
-            self.dom_watched = bool(await asyncio.wait_for(self.tracker.probe.main_evaluate(WATCH_DOM, typing),
-                                                           self.caps.dom_cap + 0.5))
-        except (TimeoutError, PageGone, DocumentReplaced):
-            pass
 
     # fed by the tracker ------------------------------------------------------------------------
     def started(self, request: TrackedRequest) -> None:
@@ -264,7 +252,7 @@ class ActionWatch:
         for round_number in range(_MAX_ROUNDS + (2 if caps.load_quiet > 0 else 0)):
             # Only the first round knows what happened since before the action; later rounds follow
             # a response or a navigation, which usually changes the DOM: the full window.
-            state = await self._dom_quiet(caps.dom_unchanged_ms if round_number == 0 and self.dom_watched else 0)
+            state = await self._dom_quiet(caps.dom_unchanged_ms if round_number == 0 else 0)
             if state == "gone":
                 break
             waited = False

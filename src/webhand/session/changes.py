@@ -12,7 +12,6 @@ each capped, see Settings) and then says what changed. A batch calls ``settle`` 
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 from webhand.engine.driver import ActionWatch, SettleCaps, Settled
@@ -32,27 +31,21 @@ class Observation:
     watch: ActionWatch | None = None
 
 
-def caps(session: Session, *, page_load: bool = False) -> SettleCaps:
-    """The settle caps; ``page_load`` adds the quiet window a freshly loaded page is watched for."""
+def caps(session: Session, *, page_load: bool = False, typing: bool = False) -> SettleCaps:
+    """The settle caps; ``page_load`` adds the quiet window a freshly loaded page is watched for;
+    ``typing`` lets the wait end early when typing changed nothing but the field (the field's
+    preparation counts the page's mutations, see ``settle.WATCH_DOM``)."""
     settings = session.settings
     return SettleCaps(settings.navigation_settle_cap, settings.request_settle_cap,
                       settings.dom_quiet_ms, settings.dom_quiet_cap,
-                      settings.load_quiet_ms / 1000 if page_load else 0.0, settings.dom_unchanged_ms)
+                      settings.load_quiet_ms / 1000 if page_load else 0.0,
+                      settings.dom_unchanged_ms if typing else 0)
 
 
 async def observe(session: Session, *, typing: bool = False) -> Observation:
-    """What the page is before an action, and the start of the watch on what the action sets off.
-
-    ``typing``: the DOM's mutations are counted from now (in the same moment as the title is read),
-    so that when typing changes nothing but the field, the reply need not wait the whole quiet window.
-    """
+    """What the page is before an action, and the start of the watch on what it sets off."""
     tab = await session.tab()
-    watch = tab.watch(caps(session))
-    if typing:
-        title, _ = await asyncio.gather(tab.title(), watch.watch_dom(typing=True))
-    else:
-        title = await tab.title()
-    return Observation(tab.url, title, session.console_seen, watch)
+    return Observation(tab.url, await tab.title(), session.console_seen, tab.watch(caps(session, typing=typing)))
 
 
 async def settle(before: Observation) -> Settled | None:
