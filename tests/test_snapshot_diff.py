@@ -100,3 +100,11 @@ async def test_typing_replies_with_how_the_page_reacted(tools, site, field, show
     shot = (await tools.call("browser_snapshot", {})).text
     typed = await tools.call("browser_type", {"ref": ref(shot, f'textbox "{field}"'), "text": "ada"})
     assert f"+ status: {shown}" in typed.text, typed.text
+
+
+async def test_typing_works_on_a_page_that_took_the_name_of_the_typing_watch(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("actions/squatter.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    typed = await tools.call("browser_type", {"ref": ref(shot, 'textbox "Name"'), "text": "ada"})
+    assert not typed.is_error, typed.text
+    assert "status: hello ada" in typed.text, typed.text
