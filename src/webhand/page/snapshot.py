@@ -7,6 +7,7 @@ and reports how much was left out. It talks to the Tab interface only.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -71,6 +72,15 @@ class Snapshot:
 async def take_snapshot(tab: Tab, *, mode: Mode = "page", scope: str | None = None,
                         depth: int | None = None, max_refs: int | None = 200, records: bool = False) -> Snapshot:
     """Snapshot every frame of ``tab`` (or the part ``scope`` names) and nest them into one outline."""
+    title = asyncio.ensure_future(tab.title())  # read meanwhile: one round trip less to wait for
+    try:
+        return await _take(tab, title, mode, scope, depth, max_refs, records)
+    finally:
+        title.cancel()
+
+
+async def _take(tab: Tab, title: "asyncio.Future[str]", mode: Mode, scope: str | None, depth: int | None,
+                max_refs: int | None, records: bool) -> Snapshot:
     frames = await tab.frames()
     scope_arg = _scope_argument(scope)
     root = _scope_frame(scope) if scope_arg else ""
@@ -132,7 +142,7 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "page", scope: str | None = No
         splice(root, 0)
     found = list(results.values())
     return Snapshot(
-        "\n".join(out), sum(r["refs"] for r in found), sum(r["omitted"] for r in found), tab.url, await tab.title(),
+        "\n".join(out), sum(r["refs"] for r in found), sum(r["omitted"] for r in found), tab.url, await title,
         SnapshotOptions(mode, scope, depth, max_refs), tab.index,
         [rec for r in found for rec in (r.get("records") or [])])
 
