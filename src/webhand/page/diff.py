@@ -93,12 +93,13 @@ def _same_document(old: Snapshot, new: Snapshot) -> bool:
     return old.url == new.url
 
 
-async def report_snapshot_changes(session: Session, response: Response) -> None:
+async def report_snapshot_changes(session: Session, response: Response, *, title: str | None = None) -> None:
     """Add what the action changed on the page, in the form ``Settings.snapshot_diff`` asks for.
 
     ``diff``: the changed lines, or the new page's snapshot after a navigation; nothing when the
     model has not looked at the page yet. ``full``: the whole snapshot. ``none``: nothing.
     Never fails the action: a page that cannot be read right now only costs the model a note.
+    ``title``: the tab's title, when the caller has just read it.
     """
     form = session.settings.snapshot_diff
     last: Snapshot | None = session.last_snapshot
@@ -108,11 +109,11 @@ async def report_snapshot_changes(session: Session, response: Response) -> None:
     options = last.options if last is not None and last.tab == tab.index else SnapshotOptions()
     try:
         new = await take_snapshot(tab, mode=options.mode, scope=options.scope, depth=options.depth,
-                                  max_refs=options.max_refs)
+                                  max_refs=options.max_refs, title=title)
     except WebhandError:
         try:
             options = SnapshotOptions()  # the scope went away with the change: look at the whole page
-            new = await take_snapshot(tab, max_refs=options.max_refs)
+            new = await take_snapshot(tab, max_refs=options.max_refs, title=title)
         except WebhandError:
             response.add("The page could not be read after the action; call browser_snapshot to see it.")
             return

@@ -69,14 +69,19 @@ class Snapshot:
         return self.text.splitlines()
 
 
-async def take_snapshot(tab: Tab, *, mode: Mode = "page", scope: str | None = None,
-                        depth: int | None = None, max_refs: int | None = 200, records: bool = False) -> Snapshot:
-    """Snapshot every frame of ``tab`` (or the part ``scope`` names) and nest them into one outline."""
-    title = asyncio.ensure_future(tab.title())  # read meanwhile: one round trip less to wait for
+async def take_snapshot(tab: Tab, *, mode: Mode = "page", scope: str | None = None, depth: int | None = None,
+                        max_refs: int | None = 200, records: bool = False, title: str | None = None) -> Snapshot:
+    """Snapshot every frame of ``tab`` (or the part ``scope`` names) and nest them into one outline.
+    ``title``: the tab's title, when the caller has just read it."""
+    if title is None:
+        reading = asyncio.ensure_future(tab.title())  # read meanwhile: one round trip less to wait for
+    else:
+        reading = asyncio.get_running_loop().create_future()
+        reading.set_result(title)
     try:
-        return await _take(tab, title, mode, scope, depth, max_refs, records)
+        return await _take(tab, reading, mode, scope, depth, max_refs, records)
     finally:
-        title.cancel()
+        reading.cancel()
 
 
 async def _take(tab: Tab, title: "asyncio.Future[str]", mode: Mode, scope: str | None, depth: int | None,

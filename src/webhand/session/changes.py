@@ -12,6 +12,7 @@ each capped, see Settings) and then says what changed. A batch calls ``settle`` 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from webhand.engine.driver import ActionWatch, SettleCaps, Settled
@@ -26,7 +27,9 @@ _MAX_REQUEST_LINES = 5
 @dataclass(frozen=True)
 class Observation:
     url: str
-    title: str
+    # The title before the action, read while the action starts: its request goes out before the
+    # action's, so it is the title from before, and nobody waits for its round trip meanwhile.
+    title_read: asyncio.Future[str]
     console_seen: int
     watch: ActionWatch | None = None
 
@@ -45,7 +48,9 @@ def caps(session: Session, *, page_load: bool = False, typing: bool = False) -> 
 async def observe(session: Session, *, typing: bool = False) -> Observation:
     """What the page is before an action, and the start of the watch on what it sets off."""
     tab = await session.tab()
-    return Observation(tab.url, await tab.title(), session.console_seen, tab.watch(caps(session, typing=typing)))
+    title = asyncio.ensure_future(tab.title())
+    title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by report
+    return Observation(tab.url, title, session.console_seen, tab.watch(caps(session, typing=typing)))
 
 
 async def settle(before: Observation) -> Settled | None:
@@ -63,7 +68,7 @@ async def report(session: Session, before: Observation, response: Response) -> N
             response.add(f"Title: {title}")
     else:
         title = await tab.title()
-        if title != before.title:
+        if title != await before.title_read:
             response.add(f"Title changed to: {title}")
     new_entries = session.console_seen - before.console_seen
     if new_entries > 0:
@@ -75,7 +80,7 @@ async def report(session: Session, before: Observation, response: Response) -> N
             response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
     if settled is not None:
         report_requests(settled, response)
-    await report_snapshot_changes(session, response)
+    await report_snapshot_changes(session, response, title=title)
 
 
 def report_requests(settled: Settled, response: Response) -> None:

@@ -8,6 +8,7 @@ browser_interact and browser_fill_form (batch.py) run the same coroutines, step 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -39,7 +40,19 @@ async def element_of(session: Session, ref: str | None, selector: str | None,
     try:
         yield element
     finally:
-        await element.dispose()
+        # Let go of the element meanwhile: nothing waits for it, and the reply need not either.
+        letting_go = asyncio.ensure_future(element.dispose())
+        _letting_go.add(letting_go)
+        letting_go.add_done_callback(_let_go)
+
+
+_letting_go: set[asyncio.Future[None]] = set()  # held until done (the loop keeps only weak references)
+
+
+def _let_go(done: asyncio.Future[None]) -> None:
+    _letting_go.discard(done)
+    if not done.cancelled():
+        done.exception()  # the page or browser went away first: nothing left to release
 
 
 def target(args: Any) -> str:
