@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections import Counter
+from contextlib import asynccontextmanager
 
 import anyio
 import mcp_types
@@ -91,10 +92,18 @@ main(["mcp"])
 """
 
 
-async def start_server(tmp_path, *args: str):
+@asynccontextmanager
+async def running_server(tmp_path, *args: str):
+    """A ``python ARGS`` server with piped stdio; whatever it still runs at the end is ended, by pid."""
     env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path)}
-    return await asyncio.create_subprocess_exec(sys.executable, *args, env=env, stdin=asyncio.subprocess.PIPE,
-                                                stdout=asyncio.subprocess.PIPE)
+    server = await asyncio.create_subprocess_exec(sys.executable, *args, env=env, stdin=asyncio.subprocess.PIPE,
+                                                  stdout=asyncio.subprocess.PIPE)
+    try:
+        yield server
+    finally:
+        if server.returncode is None:  # the test failed before the server stopped: end it
+            server.kill()
+            await server.wait()
 
 
 async def read_message(server) -> dict:
@@ -104,20 +113,14 @@ async def read_message(server) -> dict:
 
 
 async def stop(server) -> None:
+    """Close its stdin, as a client that leaves does: the server must exit cleanly."""
     server.stdin.close()
-    try:
-        assert await asyncio.wait_for(server.wait(), 30) == 0
-    finally:
-        if server.returncode is None:  # the server we started did not stop: end it (by pid), then fail
-            server.kill()
-            await server.wait()
+    assert await asyncio.wait_for(server.wait(), 30) == 0
 
 
 async def test_initialize_is_answered_while_the_mcp_sdk_is_still_loading(tmp_path, site):
     gate = tmp_path / "let-the-sdk-load"
-    server = await start_server(tmp_path, "-c", HELD_IMPORT, str(gate))
-    browsers = []
-    try:
+    async with running_server(tmp_path, "-c", HELD_IMPORT, str(gate)) as server:
         server.stdin.write((json.dumps(initialize(1)) + "\n").encode())
         reply = await read_message(server)  # the SDK cannot load until the gate file exists
         assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "webhand"
@@ -129,10 +132,6 @@ async def test_initialize_is_answered_while_the_mcp_sdk_is_still_loading(tmp_pat
         assert reply["id"] == 2 and not reply["result"]["isError"], reply
         browsers = browsers_of_child_processes()
         await stop(server)
-    finally:
-        if server.returncode is None:
-            server.kill()
-            await server.wait()
     assert browsers and await wait_until_gone_async(browsers) == []
 
 
@@ -142,19 +141,13 @@ async def test_a_client_that_sends_everything_at_once_gets_one_answer_per_reques
                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
     if opening != "initialize":  # a request before the handshake: the SDK answers it, then the handshake
         messages.insert(0, {"jsonrpc": "2.0", "id": 0, "method": "tools/list"})
-    server = await start_server(tmp_path, "-m", "webhand", "mcp")
-    browsers = []
-    try:
+    async with running_server(tmp_path, "-m", "webhand", "mcp") as server:
         server.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())  # one write, pipelined
         answers = []
         while not answers or answers[-1].get("id") != 2:
             answers.append(await read_message(server))
         browsers = browsers_of_child_processes()
         await stop(server)
-    finally:
-        if server.returncode is None:
-            server.kill()
-            await server.wait()
     assert await wait_until_gone_async(browsers) == []
     counts = Counter(a.get("id") for a in answers)
     assert counts == Counter({m["id"]: 1 for m in messages if "id" in m}), answers

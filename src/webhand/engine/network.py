@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from webhand.engine.driver import NetworkConditions
+from webhand.engine.driver import NetworkConditions, RequestDetail
 from webhand.errors import ActionTimeout, InvalidArgument
 
 T = TypeVar("T")
@@ -35,6 +35,25 @@ def response_source(response: dict[str, Any], served_from_memory: bool) -> str:
 def unknown_request(request_id: int) -> InvalidArgument:
     return InvalidArgument(f"Request {request_id} is not known: its tab was closed, or it is older than the "
                            "requests kept.", "Call browser_network_requests for the ids of the requests kept.")
+
+
+class RequestsInFull:
+    """A context's requests in full, read from the log of the tab that made them (each driver's tab
+    has a ``network_log`` with ``requests``, ``detail`` and ``body``)."""
+
+    tabs: Any
+
+    def _log_of(self, request_id: int) -> Any:
+        for tab in self.tabs:
+            if request_id in tab.network_log.requests:
+                return tab
+        raise unknown_request(request_id)
+
+    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
+        return await self._log_of(request_id).network_log.detail(request_id, timeout=timeout)
+
+    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
+        return await self._log_of(request_id).network_log.body(request_id, timeout=timeout)
 
 
 def no_response(request_id: int, failure: str) -> InvalidArgument:

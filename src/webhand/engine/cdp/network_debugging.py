@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.interception import Interception
 from webhand.engine.driver import NetworkConditions, RequestDetail, RouteRule
-from webhand.engine.network import emulation_params, unknown_request
+from webhand.engine.network import RequestsInFull, emulation_params
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.policy import CdpPolicy
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 _APPLY_SECONDS = 30.0
 
 
-class ContextNetworkMixin:
+class ContextNetworkMixin(RequestsInFull):
     connection: CdpConnection
     policy: CdpPolicy | None
     tabs: list[CdpTab]
@@ -83,19 +83,6 @@ class ContextNetworkMixin:
 
         async with guarded(doing, _APPLY_SECONDS):
             await asyncio.gather(*(one(session) for session in self._sessions(tabs_only=tabs_only)))
-
-    # requests in full --------------------------------------------------------------------------
-    def _log_of(self, request_id: int) -> CdpTab:
-        for tab in self.tabs:
-            if request_id in tab.network_log.requests:
-                return tab
-        raise unknown_request(request_id)
-
-    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
-        return await self._log_of(request_id).network_log.detail(request_id, timeout=timeout)
-
-    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
-        return await self._log_of(request_id).network_log.body(request_id, timeout=timeout)
 
     # network emulation -------------------------------------------------------------------------
     async def set_network_conditions(self, conditions: NetworkConditions) -> None:

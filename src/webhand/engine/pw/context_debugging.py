@@ -17,14 +17,14 @@ from playwright.async_api import Route
 from webhand.engine.driver import ConsoleEntry, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.shared_workers import SharedWorkerConsole
-from webhand.engine.network import unknown_request
+from webhand.engine.network import RequestsInFull
 
 if TYPE_CHECKING:
     from webhand.engine.pw.policy import OriginPolicy
     from webhand.engine.pw.tab import PlaywrightTab
 
 
-class ContextDebugging:
+class ContextDebugging(RequestsInFull):
     context: PWContext
     events: TabEvents
     policy: "OriginPolicy | None"
@@ -61,19 +61,6 @@ class ContextDebugging:
             self._shared_workers = SharedWorkerConsole(self.context, info["targetInfo"]["browserContextId"],
                                                        lambda entry: self.events.console and self.events.console(entry))
             await self._shared_workers.start()
-
-    # requests in full ------------------------------------------------------------------------
-    def _log_of(self, request_id: int) -> "PlaywrightTab":
-        for tab in self.tabs:
-            if request_id in tab.network_log.requests:
-                return tab
-        raise unknown_request(request_id)
-
-    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
-        return await self._log_of(request_id).network_log.detail(request_id, timeout=timeout)
-
-    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
-        return await self._log_of(request_id).network_log.body(request_id, timeout=timeout)
 
     # network emulation -----------------------------------------------------------------------
     async def set_network_conditions(self, conditions: NetworkConditions) -> None:
