@@ -53,6 +53,14 @@ async def test_content_fetched_after_load_is_in_the_first_snapshot(tools, site):
     assert 'button "The fetched article"' in page
 
 
+async def test_content_a_page_fetches_as_it_mounts_after_a_frame_is_in_the_first_snapshot(tools, site):
+    # The load window ends when the page is idle, not after a fixed time: a mount that runs in the
+    # next animation frame, then fetches from a task, is still waited for.
+    ok(await tools.call("browser_navigate", {"url": site.url("loading/mount_after_frame.html")}))
+    page = ok(await tools.call("browser_snapshot", {}))
+    assert 'button "The mounted article"' in page
+
+
 async def test_navigate_names_a_request_that_never_finishes(tools, site):
     reply = ok(await tools.call("browser_navigate", {"url": site.url("loading/endless_request.html")}))
     assert "Opened " + site.url("loading/endless_request.html") in reply

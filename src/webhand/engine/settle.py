@@ -89,6 +89,14 @@ LOADED = """() => document.readyState === 'complete' ||
   new Promise(resolve => window.addEventListener('load', () => resolve(true), {once: true}))"""
 
 
+#: Resolves once the page's main thread is idle: its pending tasks (a timer set at "load", a
+#: framework's mount and the fetches it starts) have run. Capped on our side by the load window.
+IDLE = """() => new Promise(resolve => requestIdleCallback(() => resolve(true)))"""
+#: After the page said it is idle, how long a request it started may take to show in our events
+#: (they are ordered before the answer on CDP; through Playwright's interception they may trail).
+_IDLE_GRACE = 0.02
+
+
 class DocumentReplaced(Exception):
     """The main frame's document went away while a script ran in it (a navigation)."""
 
@@ -277,7 +285,7 @@ class ActionWatch:
                 # window since its last request or its "load"; a client-rendered page fetches
                 # its content in that time, and then that request is waited for.
                 window = min(self.tracker.quiet_since + caps.load_quiet, requests_deadline) - loop.time()
-                waited = window > 0 and await self.tracker.until(lambda: bool(self.pending) or self.committed, window)
+                waited = window > 0 and await self._until_request_or_idle(window)
             if not waited:
                 break
         else:
@@ -288,6 +296,27 @@ class ActionWatch:
                 self.failed(FailedRequest(method, url, reason))
             self.refusals_seen = self.tracker.refusals.count
         return Settled(list(self.failures), unfinished, navigation_unfinished)
+
+    async def _until_request_or_idle(self, window: float) -> bool:
+        """True when the page starts a request or navigates within ``window``; False once it is
+        idle with none started (then after a short grace) or at the window's end. A static page
+        is idle at once, so it does not pay the whole window; one that fetches as it mounts does
+        so before it is idle."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + window
+        started = lambda: bool(self.pending) or self.committed  # noqa: E731
+        idle = asyncio.ensure_future(self.tracker.probe.main_evaluate(IDLE))
+        watch = asyncio.ensure_future(self.tracker.until(started, window))
+        try:
+            await asyncio.wait({idle, watch}, timeout=window, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            idle.cancel()
+            watch.cancel()
+        if started():
+            return True
+        if idle.done() and not idle.cancelled() and idle.exception() is None:
+            return await self.tracker.until(started, max(0.0, min(_IDLE_GRACE, deadline - loop.time())))
+        return False
 
     async def _dom_quiet(self, unchanged_ms: int = 0) -> str:
         """'quiet' when the DOM went quiet (or hit its cap), 'navigated' if the document was replaced,
