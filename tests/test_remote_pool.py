@@ -97,8 +97,12 @@ async def test_sessions_of_a_killed_endpoint_start_afresh_elsewhere_and_the_othe
         doomed.kill()
 
 
+@pytest.mark.parametrize("death", ["the server", "only its browser"])
 async def test_a_call_running_when_its_endpoint_dies_says_so_and_the_next_call_runs_elsewhere(
-        tmp_path_factory, tmp_path, servers, site):
+        tmp_path_factory, tmp_path, servers, site, death):
+    # When only the browser dies, the server outlives it and closes the connection saying "Browser
+    # closed": every call on it fails with that reason one event-loop turn before the browser
+    # reports its disconnect; the session must still be told once and start afresh elsewhere.
     doomed = PlaywrightServer(tmp_path)
     try:
         settings = settings_for_tests(tmp_path_factory, pool=pool_of([doomed, servers[0]], capacity=1))
@@ -111,33 +115,10 @@ async def test_a_call_running_when_its_endpoint_dies_says_so_and_the_next_call_r
             while not site.received_paths("/slow"):  # the call is under way (polled, capped)
                 assert time.monotonic() < deadline
                 await asyncio.sleep(0.02)
-            doomed.kill()
-            reply = await running
-            assert reply.is_error and "endpoint 'pw1' of this session was lost while the call ran" in reply.text
-            after = await tools.call("browser_navigate", {"url": site.url("login.html")})
-            assert not after.is_error and "lost" not in after.text, after.text
-            assert wh.sessions.endpoint_of("busy") == "pw2"
-    finally:
-        doomed.kill()
-
-
-async def test_a_server_whose_browser_died_loses_its_sessions_once_and_they_start_afresh_elsewhere(
-        tmp_path_factory, tmp_path, servers, site):
-    # The server outlives its browser and closes the connection saying "Browser closed": every call
-    # on it fails with that reason one event-loop turn before the browser reports its disconnect.
-    doomed = PlaywrightServer(tmp_path)
-    try:
-        settings = settings_for_tests(tmp_path_factory, pool=pool_of([doomed, servers[0]], capacity=1))
-        async with Webhand(settings) as wh:
-            tools = wh.context("busy")
-            assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
-            assert wh.sessions.endpoint_of("busy") == "pw1"
-            running = asyncio.ensure_future(tools.call("browser_navigate", {"url": site.url("slow?ms=8000")}))
-            deadline = time.monotonic() + 10
-            while not site.received_paths("/slow"):  # the call is under way (polled, capped)
-                assert time.monotonic() < deadline
-                await asyncio.sleep(0.02)
-            doomed.kill_descendants()
+            if death == "the server":
+                doomed.kill()
+            else:
+                doomed.kill_descendants()
             reply = await running
             assert reply.is_error and "endpoint 'pw1' of this session was lost while the call ran" in reply.text, \
                 reply.text
