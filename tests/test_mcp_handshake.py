@@ -76,16 +76,33 @@ def test_only_a_well_formed_initialize_is_answered_early(line):
 
 
 # A child that runs the real entry point with the MCP SDK's import held until the test lets it go:
-# whatever the client gets meanwhile was answered without the SDK.
+# whatever the client gets meanwhile was answered without the SDK. The hold is in the loader, not
+# the finder: Python holds its global import lock while finders run, which would stall every other
+# import of the process, as no real import does.
 HELD_IMPORT = """
-import importlib.abc, os, sys, time
+import importlib.abc, importlib.util, os, sys, time
 gate = sys.argv[1]
+class Gate(importlib.abc.Loader):
+    def __init__(self, real):
+        self.real = real
+    def create_module(self, spec):
+        return self.real.create_module(spec)
+    def exec_module(self, module):
+        while not os.path.exists(gate):
+            time.sleep(0.01)
+        self.real.exec_module(module)
 class Hold(importlib.abc.MetaPathFinder):
+    finding = False
     def find_spec(self, name, path=None, target=None):
-        if name == "mcp" or name == "mcp_types":
-            while not os.path.exists(gate):
-                time.sleep(0.01)
-        return None
+        if name not in ("mcp", "mcp_types") or self.finding:
+            return None
+        self.finding = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.finding = False
+        spec.loader = Gate(spec.loader)
+        return spec
 sys.meta_path.insert(0, Hold())
 from webhand.surfaces.cli import main
 main(["mcp"])

@@ -9,8 +9,15 @@ import os
 import sys
 
 from webhand.errors import ConfigError, WebhandError
-from webhand.surfaces.cli_tools import (BUILTINS, add_common_options, add_tool_commands, find_command,
-                                        forward_to_running_daemon, load_specs, run_tool_command)
+from webhand.surfaces.cli_tools import (
+    BUILTINS,
+    add_common_options,
+    add_tool_commands,
+    find_command,
+    forward_to_running_daemon,
+    load_specs,
+    run_tool_command,
+)
 
 TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
 if TYPE_CHECKING:
@@ -83,17 +90,18 @@ def config_origin(args: argparse.Namespace) -> str:
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     if args.port is None:
-        from webhand.surfaces.handshake import EarlyHandshake
+        from webhand.surfaces.stdio_wire import StdioWire
 
-        # Answer the client's `initialize` while the settings, the browser and the MCP SDK load.
-        handshake = EarlyHandshake(args.tool_style).start()
+        # Own the client's pipe now: `initialize` is answered while the settings, the browser and
+        # the catalog load (surfaces/stdio.py tells the order).
+        wire = StdioWire(args.tool_style).start()
         from webhand.engine.subreaper import adopt_orphans
 
         adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/subreaper.py)
         settings = _settings(args)
         from webhand.surfaces.stdio import serve
 
-        _run(serve(settings, style=args.tool_style, handshake=handshake))
+        _run(serve(settings, wire, style=args.tool_style))
         return 0
     from webhand.engine.subreaper import adopt_orphans
 

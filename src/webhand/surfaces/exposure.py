@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from webhand.host import ToolContext
-from webhand.response import ToolResult
-from webhand.surfaces.single_tool import SingleTool
-from webhand.tools import Tool
+if TYPE_CHECKING:  # the catalog is imported by whoever passes its tools: not before they are needed
+    from webhand.host import ToolContext
+    from webhand.response import ToolResult
+    from webhand.tools import Tool
 
 ToolStyle = Literal["multi", "single"]
 TOOL_STYLES: tuple[str, ...] = ("multi", "single")
@@ -72,6 +72,8 @@ def _catalog_tool(tool: Tool, hidden: set[str]) -> ExposedTool:
 
 
 def _single_tool(tools: list[Tool], hidden: set[str]) -> ExposedTool:
+    from webhand.surfaces.single_tool import SingleTool
+
     single = SingleTool(tools, hidden_fields=hidden)
     return ExposedTool(single.name, single.description(), for_model(single.input_schema()), None,
                        single.read_only, single.destructive, single.call)
@@ -86,3 +88,16 @@ def exposed_tools(tools: Iterable[Tool], style: str = "multi") -> list[ExposedTo
     tools = list(tools)
     hidden = hidden_fields(tools)
     return [_single_tool(tools, hidden)] if style == "single" else [_catalog_tool(t, hidden) for t in tools]
+
+
+def served_tools(tools: Callable[[], Iterable[Tool]], style: str = "multi") -> Callable[[], dict[str, ExposedTool]]:
+    """The exposed tools by name, built on first use and kept: not before ``initialize`` is
+    answered, since the catalog's import is the larger part of webhand's own start-up."""
+    served: dict[str, ExposedTool] = {}
+
+    def by_name() -> dict[str, ExposedTool]:
+        if not served:
+            served.update((t.name, t) for t in exposed_tools(tools(), style))
+        return served
+
+    return by_name

@@ -2,27 +2,20 @@
 
 The official SDK takes about 0.6 s of CPU to import (its pydantic models for every protocol
 version), and ``initialize`` needs none of it: its answer is fixed by the server's name, version,
-instructions and capabilities. So ``webhand mcp`` over stdio reads the client's first message off
-fd 0 in a thread as soon as it starts, and when it is a well-formed ``initialize`` it answers at
-once. The browser starts meanwhile; the SDK loads after.
-
-The SDK still owns the session: the same message is replayed to it first (``stdio_replay``), so it
-negotiates and records the client's capabilities exactly as if it had answered, and its own answer,
-which must equal ours, is dropped. Anything else (another method, a malformed or pipelined
-request) is left to the SDK untouched. This module imports only the standard library.
+instructions and capabilities. So ``webhand mcp`` over stdio answers the client's first line as
+soon as it is read (``stdio_wire``), when it is a well-formed ``initialize``; the browser starts
+meanwhile. The SDK, loaded later, is given the same line first, so it negotiates and records the
+client's capabilities exactly as if it had answered, and its own answer, which must equal ours,
+is dropped. Anything else as a first line (another method, a malformed request) is left to the
+SDK untouched. This module imports only the standard library.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import os
-import threading
 from typing import Any
 
 from webhand import __version__
-
-log = logging.getLogger("webhand.mcp")
 
 INSTRUCTIONS = (
     "A real headless Chromium. Call browser_navigate, then browser_snapshot to see the page: elements you can act "
@@ -64,57 +57,3 @@ def early_answer(line: bytes, style: str) -> tuple[int | str, dict[str, Any]] | 
             and isinstance(client, dict) and isinstance(client.get("name"), str) and isinstance(client.get("version"), str)):
         return None
     return request_id, initialize_result(style, params["protocolVersion"])
-
-
-class EarlyHandshake:
-    """Reads the client's first line off fd 0 in a thread and answers it on fd 1 when it is an
-    ``initialize``. ``wait()`` before anything else touches fd 0 or fd 1."""
-
-    def __init__(self, style: str, *, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
-        self.style = style
-        self.line = b""  # the first line as read (newline included), replayed to the SDK
-        self.answered: tuple[int | str, dict[str, Any]] | None = None
-        self._fds = (stdin_fd, stdout_fd)
-        self._thread = threading.Thread(target=self._run, name="webhand-handshake", daemon=True)
-
-    def start(self) -> EarlyHandshake:
-        self._thread.start()
-        return self
-
-    def wait(self) -> None:
-        """Until the first line is read (or stdin closed) and answered; a client sends it at once."""
-        self._thread.join()
-
-    def _run(self) -> None:
-        stdin_fd, stdout_fd = self._fds
-        self.line = _read_line(stdin_fd)
-        answer = early_answer(self.line, self.style)
-        if answer is None:
-            return
-        request_id, result = answer
-        reply = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":")) + "\n"
-        try:
-            _write_all(stdout_fd, reply.encode())
-        except OSError as error:  # the client left: the SDK sees stdin's end and stops
-            log.debug("could not answer initialize early: %s", error)
-            return
-        self.answered = answer
-
-
-def _read_line(fd: int) -> bytes:
-    """One line, read a byte at a time: never a byte past the newline, which belongs to the SDK's
-    own reader of the same descriptor (a few hundred reads, well under a millisecond)."""
-    data = bytearray()
-    while True:
-        byte = os.read(fd, 1)
-        if not byte:
-            break
-        data += byte
-        if byte == b"\n":
-            break
-    return bytes(data)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data):]

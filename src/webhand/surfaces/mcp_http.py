@@ -185,11 +185,10 @@ def build_app(webhand: Webhand, options: HttpOptions, on_ready: Callable[[], Non
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         # Browsers start with the server and die with it; MCP sessions end first, so each
         # conversation is closed by its own session's teardown before the rest are shut down.
-        async with webhand:
-            async with server.session_manager.run():
-                if on_ready:
-                    on_ready()
-                yield
+        async with webhand, server.session_manager.run():
+            if on_ready:
+                on_ready()
+            yield
 
     from webhand.surfaces.dashboard import OPEN_PATHS, dashboard_mount
 

@@ -95,10 +95,9 @@ class ToolDispatcher:
         if self.format == "anthropic":
             result = await self.call(_field(tool_call, "name"), _field(tool_call, "input"))
             return anthropic_reply(_field(tool_call, "id"), result)
-        from webhand.surfaces.mcp import mcp_result
+        from webhand.surfaces.mcp_json import call_result
 
-        result = await self.call(_field(tool_call, "name"), _field(tool_call, "arguments"))
-        return mcp_result(result).model_dump(by_alias=True, exclude_none=True, mode="json")
+        return call_result(await self.call(_field(tool_call, "name"), _field(tool_call, "arguments")))
 
 
 def openai_reply(call_id: str | None, result: ToolResult) -> list[dict[str, Any]]:

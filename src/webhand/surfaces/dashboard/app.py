@@ -148,7 +148,7 @@ class Dashboard:
                 while not session.closed and not await request.is_disconnected():
                     try:
                         frame = await asyncio.wait_for(queue.get(), _FOLLOW_SECONDS)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         await view.follow_active_tab()  # the agent may have switched tabs
                         yield b": still here\n\n"
                         continue
