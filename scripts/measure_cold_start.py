@@ -58,10 +58,19 @@ async def one_run(command: list[str], url: str) -> dict[str, float]:
             reply = await session.call_tool("browser_navigate", {"url": url})
             navigated = time.perf_counter()
             assert not reply.is_error, reply.content
+            own = server.cpu_times()
+            tree_cpu = own.user + own.system
+            for child in server.children(recursive=True):
+                try:
+                    t = child.cpu_times()
+                    tree_cpu += t.user + t.system
+                except psutil.Error:
+                    pass
             await asyncio.sleep(1.0)  # let the page settle its memory
             pss, count = browser_pss_mb(server.pid)
     return {"initialize_ms": (initialized - started) * 1000, "server_cpu_to_initialize_ms": (cpu.user + cpu.system) * 1000,
             "tools_listed_ms": (listed - started) * 1000, "first_page_ms": (navigated - started) * 1000,
+            "server_cpu_to_first_page_ms": (own.user + own.system) * 1000, "tree_cpu_to_first_page_ms": tree_cpu * 1000,
             "browser_pss_mb": pss, "browser_processes": count}
 
 
