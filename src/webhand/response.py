@@ -13,13 +13,15 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhand import secrets
 from webhand.config import Settings
 from webhand.errors import WebhandError
-from webhand.images import ModelImage, for_model
 from webhand.paths import ConversationFiles
+
+if TYPE_CHECKING:  # Pillow loads with the first image, not with every server's start
+    from webhand.images import ModelImage
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class Response:
 
     def image(self, png: bytes, *, kind: str = "screenshot", directory: Path | None = None) -> tuple[ModelImage, Path]:
         """Save the full image to disk and attach a model-sized copy; return both."""
+        from webhand.images import for_model
+
         path = self.files.write((directory or self.files.screenshots) / f"{kind}-{_stamp()}.png", png)
         fitted = for_model(png, max_side=self.settings.image_max_side, max_pixels=self.settings.image_max_pixels)
         self._images.append(ImageBlock(fitted.data, fitted.mime_type, str(path)))
