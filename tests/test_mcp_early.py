@@ -198,3 +198,20 @@ async def test_a_call_result_is_what_the_sdk_writes_for_it(result):
     tool = ExposedTool("t", "A tool.", {"type": "object"}, None, read_only=True, destructive=False, run=run)
     sdk = await sdk_answers("multi", call(2, "t"), exposed=lambda: {"t": tool})
     assert sdk == [{"jsonrpc": "2.0", "id": 2, "result": call_result(result)}]
+
+
+async def test_a_tool_that_raises_gets_the_error_the_sdk_would_send():
+    async def run(context: object, arguments: dict) -> ToolResult:
+        raise RuntimeError("a bug")
+
+    tool = ExposedTool("t", "A tool.", {"type": "object"}, None, read_only=True, destructive=False, run=run)
+    early = EarlyOnPipes()
+    early.server = EarlyServer(early.wire, None, lambda: {"t": tool})
+    try:
+        serving = asyncio.ensure_future(early.server.serve(asyncio.Event()))
+        early.write(INITIALIZED, call(2, "t"))
+        answer = await early.read()
+    finally:
+        early.close()
+    await serving
+    assert [answer] == await sdk_answers("multi", call(2, "t"), exposed=lambda: {"t": tool})

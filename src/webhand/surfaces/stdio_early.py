@@ -126,11 +126,14 @@ class EarlyServer:
 
     async def _call(self, request_id: int | str, name: str, arguments: dict[str, Any]) -> None:
         tool = self._exposed().get(name)
-        if tool is None:
-            result = unknown_tool_result(name, list(self._exposed()))
+        try:
+            result = unknown_tool_result(name, list(self._exposed())) if tool is None else \
+                call_result(await tool.run(self._context, arguments))
+        except Exception as error:  # noqa: BLE001 - a tool never raises; if one did, answer as the SDK would
+            log.exception("tool %s raised", name)
+            await self._wire.send({"jsonrpc": "2.0", "id": request_id, "error": {"code": 0, "message": str(error)}})
         else:
-            result = call_result(await tool.run(self._context, arguments))
-        await self._answer(request_id, result)
+            await self._answer(request_id, result)
         self.wants_sdk.set()  # the first page is out: the SDK's import delays nothing now
 
     async def _answer(self, request_id: int | str, result: dict[str, Any]) -> None:
