@@ -215,3 +215,30 @@ async def test_a_tool_that_raises_gets_the_error_the_sdk_would_send():
         early.close()
     await serving
     assert [answer] == await sdk_answers("multi", call(2, "t"), exposed=lambda: {"t": tool})
+
+
+async def test_a_cancelled_early_call_ends_and_gets_no_answer():
+    started, ended = asyncio.Event(), asyncio.Event()
+
+    async def run(context: object, arguments: dict) -> ToolResult:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # a call that would never finish by itself
+        finally:
+            ended.set()
+
+    tool = ExposedTool("slow", "A tool.", {"type": "object"}, None, read_only=True, destructive=False, run=run)
+    early = EarlyOnPipes()
+    early.server = EarlyServer(early.wire, None, lambda: {"slow": tool})
+    try:
+        serving = asyncio.ensure_future(early.server.serve(asyncio.Event()))
+        early.write(INITIALIZED, call(2, "slow"))
+        await asyncio.wait_for(started.wait(), 30)
+        early.write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}},
+                    request(3, "tools/list"))
+        answer = await early.read()
+        await asyncio.wait_for(ended.wait(), 30)
+    finally:
+        early.close()
+    await serving
+    assert answer["id"] == 3 and [t["name"] for t in answer["result"]["tools"]] == ["slow"]
