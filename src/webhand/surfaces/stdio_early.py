@@ -129,7 +129,7 @@ class EarlyServer:
         try:
             result = unknown_tool_result(name, list(self._exposed())) if tool is None else \
                 call_result(await tool.run(self._context, arguments))
-        except Exception as error:  # noqa: BLE001 - a tool never raises; if one did, answer as the SDK would
+        except Exception as error:  # a tool never raises; if one did, answer as the SDK would
             log.exception("tool %s raised", name)
             await self._wire.send({"jsonrpc": "2.0", "id": request_id, "error": {"code": 0, "message": str(error)}})
         else:
