@@ -242,3 +242,26 @@ async def test_a_cancelled_early_call_ends_and_gets_no_answer():
         early.close()
     await serving
     assert answer["id"] == 3 and [t["name"] for t in answer["result"]["tools"]] == ["slow"]
+
+
+@pytest.mark.parametrize("cut", [1, 7, 65536, 100_000], ids=lambda cut: f"writes of {cut} bytes")
+async def test_the_wire_reads_the_same_lines_however_the_client_writes_fall(cut):
+    lines = [b"first\n", b"x" * 150_000 + b"\n", b"\n", b'{"a": 1}\n', b"last without newline"]
+    server_in, client_out = os.pipe()
+    server_out, client_in = os.pipe()
+    wire = StdioWire("multi", stdin_fd=server_in, stdout_fd=server_out).start()
+
+    def write() -> None:
+        data = b"".join(lines)
+        for at in range(0, len(data), cut):
+            os.write(client_out, data[at:at + cut])
+        os.close(client_out)
+
+    writing = asyncio.ensure_future(asyncio.to_thread(write))
+    read = []
+    while (line := await asyncio.wait_for(wire.next_line(), 30)) is not None:
+        read.append(line)
+    await writing
+    for fd in (server_in, server_out, client_in):  # the reader thread stopped at the end of stdin
+        os.close(fd)
+    assert [wire.opening, *read] == lines

@@ -69,7 +69,7 @@ class StdioWire:
     # -- reading ---------------------------------------------------------------------------
 
     def _read(self) -> None:
-        buffer = b""
+        buffer = bytearray()
         opening = True
         while True:
             try:
@@ -79,17 +79,20 @@ class StdioWire:
                 chunk = b""
             if not chunk:
                 if buffer:  # a last line without its newline is still a line
-                    self._arrive(buffer, opening)
+                    self._arrive(bytes(buffer), opening)
                     opening = False
                 if opening:
                     self._opened.set()
                 self._arrive(None, False)
                 return
+            searched = len(buffer)  # a long line's earlier chunks hold no newline: look only at the new one
             buffer += chunk
-            while (end := buffer.find(b"\n")) >= 0:
-                line, buffer = buffer[:end + 1], buffer[end + 1:]
-                self._arrive(line, opening)
+            start = 0
+            while (end := buffer.find(b"\n", max(start, searched))) >= 0:
+                self._arrive(bytes(buffer[start:end + 1]), opening)
                 opening = False
+                start = end + 1
+            del buffer[:start]
 
     def _arrive(self, line: bytes | None, opening: bool) -> None:
         if opening and line is not None:
