@@ -69,6 +69,9 @@ class SettleCaps:
     # nothing change but the field, settled after one animation frame and at least this many ms
     # instead of ``dom_quiet_ms`` (0: always the full window).
     dom_unchanged_ms: int = 0
+    # The action was a page load the driver already waited for ("load" fired): the settle starts
+    # from there instead of with a DOM-quiet window (see settle.ActionWatch.settle).
+    page_load: bool = False
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,11 @@ the current watch, so the watch knows exactly which navigation and requests the 
 
 and repeats once more if step 2 or 3 waited on anything, since a response usually changes the
 DOM and may start more requests. On a static page that is one quiet window and nothing else.
+
+After a page load (``SettleCaps.page_load``: the driver already waited for "load") the first round
+has no quiet window: step 3 waits for the loading's own requests, and the load window
+(``_until_request_or_idle``) watches, until the page's next frame and idle time, for a request the
+page starts as it mounts. Only when something was waited for does a quiet window follow.
 """
 
 from __future__ import annotations
@@ -89,12 +94,13 @@ LOADED = """() => document.readyState === 'complete' ||
   new Promise(resolve => window.addEventListener('load', () => resolve(true), {once: true}))"""
 
 
-#: Resolves once the page's main thread is idle: its pending tasks (a timer set at "load", a
-#: framework's mount and the fetches it starts) have run. Capped on our side by the load window.
-IDLE = """() => new Promise(resolve => requestIdleCallback(() => resolve(true)))"""
-#: After the page said it is idle, how long a request it started may take to show in our events
-#: (they are ordered before the answer on CDP; through Playwright's interception they may trail).
-_IDLE_GRACE = 0.02
+#: Resolves once the page has drawn its next animation frame, run the tasks that frame posted, and
+#: gone idle (requestIdleCallback): a framework that mounts in a frame (or a task), and the fetches
+#: its mount starts, have run by then. Waiting for the frame matters: Chromium may run idle callbacks
+#: before a frame already requested. Capped on our side by the load window (a tab that draws no
+#: frames ends there).
+IDLE = """() => new Promise(resolve =>
+  requestAnimationFrame(() => setTimeout(() => requestIdleCallback(() => resolve(true)), 0)))"""
 
 
 class DocumentReplaced(Exception):
@@ -114,6 +120,11 @@ class PageProbe(Protocol):
 
     @property
     def closed(self) -> bool: ...
+
+    async def events_caught_up(self) -> None:
+        """Return once the page events the browser sent before this call have reached the tracker
+        (at once where they come in order with a script's answer, as on one CDP session)."""
+        ...
 
     async def main_evaluate(self, script: str, arg: Any = None) -> Any:
         """Call ``script`` (a function) with ``arg`` in the main frame; ``DocumentReplaced`` if the
@@ -258,9 +269,17 @@ class ActionWatch:
         # Watching a loaded page for requests it starts on its own takes two rounds per wave
         # (one sees the requests start, the next waits for them); the deadlines bound the time.
         for round_number in range(_MAX_ROUNDS + (2 if caps.load_quiet > 0 else 0)):
-            # Only the first round knows what happened since before the action; later rounds follow
-            # a response or a navigation, which usually changes the DOM: the full window.
-            state = await self._dom_quiet(caps.dom_unchanged_ms if round_number == 0 else 0)
+            if round_number == 0 and caps.page_load:
+                # The driver waited for "load": the page's loading and its own DOM work are done,
+                # and its navigation with them (a later one keeps ``navigation`` set). What the
+                # page does next, the load window below watches; no DOM-quiet window first.
+                state = "quiet"
+                if self.navigation is None:
+                    self.committed = False
+            else:
+                # Only the first round knows what happened since before the action; later rounds
+                # follow a response or a navigation, which usually changes the DOM: the full window.
+                state = await self._dom_quiet(caps.dom_unchanged_ms if round_number == 0 else 0)
             if state == "gone":
                 break
             waited = False
@@ -299,8 +318,8 @@ class ActionWatch:
 
     async def _until_request_or_idle(self, window: float) -> bool:
         """True when the page starts a request or navigates within ``window``; False once it is
-        idle with none started (then after a short grace) or at the window's end. A static page
-        is idle at once, so it does not pay the whole window; one that fetches as it mounts does
+        idle (``IDLE``) with none started, or at the window's end. A static page is idle after
+        its next frame, so it does not pay the whole window; one that fetches as it mounts does
         so before it is idle."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + window
@@ -315,8 +334,12 @@ class ActionWatch:
         if started():
             return True
         if idle.done() and not idle.cancelled() and idle.exception() is None:
-            return await self.tracker.until(started, max(0.0, min(_IDLE_GRACE, deadline - loop.time())))
-        return False
+            # A request the page started before it went idle may still be on its way to us.
+            try:
+                await asyncio.wait_for(self.tracker.probe.events_caught_up(), max(0.0, deadline - loop.time()))
+            except (TimeoutError, PageGone):
+                pass
+        return started()
 
     async def _dom_quiet(self, unchanged_ms: int = 0) -> str:
         """'quiet' when the DOM went quiet (or hit its cap), 'navigated' if the document was replaced,

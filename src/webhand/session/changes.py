@@ -42,7 +42,7 @@ def caps(session: Session, *, page_load: bool = False, typing: bool = False) -> 
     return SettleCaps(settings.navigation_settle_cap, settings.request_settle_cap,
                       settings.dom_quiet_ms, settings.dom_quiet_cap,
                       settings.load_quiet_ms / 1000 if page_load else 0.0,
-                      settings.dom_unchanged_ms if typing else 0)
+                      settings.dom_unchanged_ms if typing else 0, page_load)
 
 
 async def observe(session: Session, *, typing: bool = False) -> Observation:

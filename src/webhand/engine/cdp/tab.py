@@ -233,6 +233,10 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
             return await self.frame_tree.evaluate(state, script, timeout=3600)
         return await self.frame_tree.evaluate(state, script, arg, timeout=3600)
 
+    async def events_caught_up(self) -> None:
+        """At once: the page's events (a request it starts) come on its session before the answer
+        to a script that ran after them."""
+
     async def next_event(self, cap: float) -> None:
         """Wait for any page event, at most ``cap`` seconds (a retry loop's pause)."""
         self.tracker.activity.clear()

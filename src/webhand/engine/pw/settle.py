@@ -7,8 +7,10 @@ events onto the shared ``RequestTracker``, and runs its scripts through ``page.e
 from __future__ import annotations
 
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Request as PWRequest
@@ -27,12 +29,24 @@ PlaywrightActionWatch = ActionWatch
 
 
 class PlaywrightProbe:
-    def __init__(self, page: PWPage) -> None:
+    def __init__(self, page: PWPage, session: Callable[[], Awaitable[CDPSession]] | None = None) -> None:
         self.page = page
+        self._session = session  # the tab's CDP session (None: a one-off probe that waits for no event)
 
     @property
     def closed(self) -> bool:
         return self.page.is_closed()
+
+    async def events_caught_up(self) -> None:
+        """One round trip to the browser: with requests intercepted (routes, the origin policy),
+        Playwright announces a request once the browser paused it, which may come after the answer
+        to a script that ran later; the browser sends that pause before it answers this."""
+        if self._session is None:
+            return
+        try:
+            await (await self._session()).send("Page.getNavigationHistory")
+        except PWError:
+            raise PageGone() from None
 
     async def main_evaluate(self, script: str, arg: Any = None) -> Any:
         try:
@@ -46,9 +60,10 @@ class PlaywrightProbe:
 class RequestTracker(settle.RequestTracker):
     """The shared tracker, listening to one Playwright page for its whole life."""
 
-    def __init__(self, page: PWPage, policy: "OriginPolicy | None") -> None:
+    def __init__(self, page: PWPage, policy: "OriginPolicy | None",
+                 session: Callable[[], Awaitable[CDPSession]]) -> None:
         refusals = policy.log_for(page.context) if policy is not None and policy.active else None
-        super().__init__(PlaywrightProbe(page), policy, refusals)
+        super().__init__(PlaywrightProbe(page, session), policy, refusals)
         self.page = page
         self._tracked: weakref.WeakKeyDictionary[PWRequest, TrackedRequest] = weakref.WeakKeyDictionary()
         page.on("request", self._on_request)

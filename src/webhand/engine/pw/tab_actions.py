@@ -36,7 +36,7 @@ class TabActions:
 
     def _start_tracking(self, policy: "OriginPolicy | None") -> None:
         self._policy = policy
-        self._tracker = RequestTracker(self.page, policy)
+        self._tracker = RequestTracker(self.page, policy, self._session)  # type: ignore[attr-defined]  # PlaywrightTab's
         self._redirect_guard = asyncio.ensure_future(policy.guard_redirects(self.page)) \
             if policy is not None and policy.active else None
 
