@@ -72,7 +72,8 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
     # after "load", the page counts as ready once they finished and no new one started for a while.
     watch = tab.watch(caps(session, page_load=True)) if args.wait_until == "load" else None
     result = await tab.navigate(normalize_url(args.url), wait_until=args.wait_until,
-                                timeout=args.timeout or session.settings.timeout)
+                                timeout=args.timeout or session.settings.timeout,
+                                title=watch is None)  # read after the settle below
     if result.download:  # the URL was a file: the tab stays put and the download line follows
         response.add(f"{args.url} is a file download, not a page; the tab stays at {result.url}.")
         response.data({"url": result.url, "title": result.title, "status": result.status})

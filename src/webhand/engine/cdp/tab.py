@@ -269,7 +269,8 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
     async def warm_up(self) -> None:
         """Nothing to prepare: the session is open from the start."""
 
-    async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float) -> NavigationResult:
+    async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float,
+                       title: bool = True) -> NavigationResult:
         await self._before_navigation(url)  # the origin policy refuses before anything loads
         commits, downloads = self.tracker.commits, self._context.downloads_begun
         loop = asyncio.get_running_loop()
@@ -302,7 +303,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
             raise PolicyRefused(f"Navigation to {url} was refused: {refused}.", POLICY_HINT)
         if not url.lower().startswith(("http:", "https:")):
             status = None  # data:, about:, file: documents have no HTTP status (as Playwright reports)
-        return NavigationResult(self.url, status, await self.title())
+        return NavigationResult(self.url, status, await self.title() if title else "")
 
     def _answered_with_file(self, loader: str) -> bool:
         _, headers = self._document_responses.get(loader, (None, {}))

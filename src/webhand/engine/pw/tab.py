@@ -109,7 +109,8 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         """Open the tab's CDP session ahead of need (the warm reserve calls this)."""
         await self._session()
 
-    async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float) -> NavigationResult:
+    async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float,
+                       title: bool = True) -> NavigationResult:
         await self._before_navigation(url)  # the origin policy refuses before anything loads
         await self.devtools.ready  # so that the sources of this page's responses are heard
         answered_with_file = False
@@ -140,7 +141,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         refused = self._policy.refused_response(response.url, response.headers) if response and self._policy else None
         if refused:  # the policy proxy answered in the server's place (settle.py names it for other requests)
             raise PolicyRefused(f"Navigation to {url} was refused: {refused}.", POLICY_HINT)
-        return NavigationResult(self.page.url, response.status if response else None, await self.title())
+        return NavigationResult(self.page.url, response.status if response else None, await self.title() if title else "")
 
     async def _error_page_shown(self, commits: int, timeout: float) -> None:
         """Wait (capped) for the error page Chromium shows after a network failure.
