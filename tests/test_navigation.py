@@ -71,6 +71,12 @@ async def test_content_a_page_fetches_in_its_first_frame_after_load_is_in_the_fi
         assert 'button "The framed article"' in page
 
 
+async def test_navigate_does_not_report_the_browsers_own_icon_request(tools, site):
+    # The test site has no /favicon.ico (404): the browser's request for it is not the page's.
+    reply = ok(await tools.call("browser_navigate", {"url": site.url("actions/nav.html")}))
+    assert "favicon" not in reply and "Request failed" not in reply
+
+
 async def test_navigate_names_a_request_that_never_finishes(tools, site):
     reply = ok(await tools.call("browser_navigate", {"url": site.url("loading/endless_request.html")}))
     assert "Opened " + site.url("loading/endless_request.html") in reply

@@ -82,6 +82,7 @@ class TabEventsMixin:
 
     def _start_events(self) -> None:
         self._requests: dict[tuple[str, str], tuple[TrackedRequest, dict[str, Any]]] = {}
+        self._favicons: set[tuple[str, str]] = set()  # the browser's own icon requests, not tracked
         self.on_window_open: Any = None
         self.network_log = CdpNetworkLog(self.connection)  # requests in full (browser_network_request)
 
@@ -139,6 +140,12 @@ class TabEventsMixin:
             self._done(key, "")
         request = params["request"]
         resource = str(params.get("type", "Other")).lower()
+        if key in self._favicons or (resource == "other" and request["url"].endswith("/favicon.ico")):
+            # The browser's own request for the tab's icon, after "load": not the page's. Nothing
+            # waits for it and no reply names it (a site without one answers 404); Playwright
+            # hides it the same way. Its redirects keep its request id.
+            self._favicons.add(key)
+            return
         main = resource == "document" and params.get("frameId") == self.frame_tree.main_id \
             and params.get("loaderId") == params["requestId"] and session_id == self.session_id
         tracked = TrackedRequest(request["url"] + request.get("urlFragment", ""), request.get("method", "GET"), resource, main)
@@ -164,9 +171,11 @@ class TabEventsMixin:
         self.tracker.response(tracked, status, headers)
 
     def _on_finished(self, params: dict[str, Any], session_id: str) -> None:
+        self._favicons.discard((session_id, params["requestId"]))
         self._done((session_id, params["requestId"]), "")
 
     def _on_failed(self, params: dict[str, Any], session_id: str) -> None:
+        self._favicons.discard((session_id, params["requestId"]))
         reason = params.get("errorText") or "failed"
         if params.get("blockedReason") and "BLOCKED" not in reason:
             reason = f"{reason} ({params['blockedReason']})"
