@@ -23,12 +23,16 @@ import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 import psutil
 
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
 from webhand.locations import runtime_dir
+
+if TYPE_CHECKING:
+    from webhand.config import Settings
 
 CANDIDATE_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "msedge")
 CANDIDATE_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/opt/google/chrome/chrome")
@@ -244,6 +248,36 @@ def _die_with_parent() -> None:
             pass
 
 
+#: Profile preferences of a browser launched under an origin policy. WebRTC would otherwise send
+#: UDP (STUN, TURN) straight to any address a page names, around every proxy; with this it only
+#: uses connections through the context's policy proxy. Chromium honours it as a preference only:
+#: the --force-webrtc-ip-handling-policy switch is ignored (measured on Chromium 156).
+POLICY_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
+
+
+def launch_plan(settings: Settings, *, policy_active: bool) -> dict[str, Any]:
+    """How a browser for these settings is launched, as data (``ChromeProcess.launch``'s
+    arguments): both drivers launch from it, and a stdio server remembers it (launch_memo.py)."""
+    from webhand.engine.stealth import LAUNCH_FLAGS as STEALTH_FLAGS
+
+    return {"executable": find_chromium(settings.executable_path), "headless": settings.headless,
+            "width": settings.viewport.width, "height": settings.viewport.height,
+            "extra_args": settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
+            "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if policy_active else None}
+
+
+async def discard_launch(starting: asyncio.Future[ChromeProcess]) -> None:
+    """End a browser launched ahead that no one will take: cancelled mid-launch, the launch kills
+    its own half-started process group; launched, it is closed."""
+    if not starting.done():
+        starting.cancel()
+    try:
+        chrome = await starting
+    except BaseException:  # noqa: BLE001 - cancelled, or failed to launch: nothing is left running
+        return
+    await chrome.close()
+
+
 @dataclass
 class ChromeProcess:
     """A Chromium that webhand launched and owns; ``close`` kills its whole process group."""
@@ -258,6 +292,11 @@ class ChromeProcess:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    @classmethod
+    async def launch_planned(cls, plan: dict[str, Any], *, spawned: asyncio.Event | None = None) -> "ChromeProcess":
+        """Launch from a ``launch_plan``."""
+        return await cls.launch(spawned=spawned, **plan)
 
     @classmethod
     async def launch(cls, executable: str, *, headless: bool = True, width: int = 1280, height: int = 720,

@@ -476,6 +476,13 @@ class Engine(Protocol):
     def prelaunch(self) -> None:
         """Start a local browser process now, in the background, for the next ``launch`` to take:
         it boots while the driver starts and the host imports the rest of itself."""
+    def launch_plan(self) -> dict[str, Any]:
+        """How ``launch`` starts a local browser, as data (``chrome.launch_plan``)."""
+        ...
+    def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
+        """Take a browser launched before this engine existed, from a plan equal to ``launch_plan()``
+        (``engine/launch_memo.py``): the next ``launch`` uses it."""
+        ...
     async def launch(self) -> Browser: ...
     async def connect(self, url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
                       timeout: float | None = None) -> Browser: ...

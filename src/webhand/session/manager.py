@@ -19,7 +19,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
@@ -163,6 +163,15 @@ class SessionManager:
         browser webhand launches: with a pool, or ``cdp_url``, the pool says where sessions go)."""
         if self.pool is None and not self._stopping:
             self.engine.prelaunch()
+
+    def launch_plan(self) -> dict[str, Any] | None:
+        """How the next browser webhand launches is launched; None when sessions go where a pool
+        (or ``cdp_url``) says, and webhand launches none (``engine/launch_memo.py``)."""
+        return self.engine.launch_plan() if self.pool is None else None
+
+    def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
+        """The next browser is ``starting``, launched from a plan equal to ``launch_plan()``."""
+        self.engine.adopt_prelaunched(starting)
 
     async def browser_spawned(self) -> None:
         """Once the browser ``prelaunch`` started has its process (or could not start one; capped by

@@ -98,10 +98,12 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         from webhand.engine.subreaper import adopt_orphans
 
         adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/subreaper.py)
-        settings = _settings(args)
+        from webhand.engine.launch_memo import memo_key
         from webhand.surfaces.stdio import serve
 
-        _run(serve(settings, wire, style=args.tool_style))
+        started_as = {name: value for name, value in vars(args).items() if not callable(value)}
+        _run(serve(lambda: _settings(args), wire, style=args.tool_style,
+                   memo_key=memo_key([json.dumps(started_as, sort_keys=True)], os.getcwd(), dict(os.environ))))
         return 0
     from webhand.engine.subreaper import adopt_orphans
 

@@ -8,7 +8,9 @@ Start-up order (each step measured, see docs/design.md "Cold start"):
 
 1. The client's ``initialize`` is answered from its first line before anything heavy loads
    (``stdio_wire``, ``handshake``).
-2. The settings load, and the browser's process is spawned.
+2. The settings load, and the browser's process is spawned. When this server was started as the
+   last one was (same command line, directory, variables), its browser is launched first, as that
+   one launched it, and the settings confirm it or it is replaced (``engine/launch_memo``).
 3. While Chromium boots on the other core, the client's first ``tools/list`` and ``tools/call``
    are served without the MCP SDK (``stdio_early``): the catalog loads at the first list.
 4. The SDK is imported once the first call was answered (or at once, for a line only it can
@@ -22,19 +24,39 @@ import logging
 import os
 import signal
 import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from webhand.config import Settings
-from webhand.host import Webhand
+from webhand.engine import launch_memo
+from webhand.engine.chrome import ChromeProcess, discard_launch
+from webhand.engine.launch_memo import Plan
+from webhand.errors import WebhandError
 from webhand.surfaces.exposure import served_tools
 from webhand.surfaces.stdio_early import EarlyServer
 from webhand.surfaces.stdio_wire import SdkInput, SdkOutput, StdioWire
 
+if TYPE_CHECKING:  # both load after the remembered browser is launched: they are most of the start-up's CPU
+    from webhand.config import Settings
+    from webhand.host import Webhand
+
 log = logging.getLogger("webhand.mcp")
 
 
-async def serve(settings: Settings, wire: StdioWire, *, style: str = "multi") -> None:
-    """Serve one conversation over the client's pipe until it closes it, or a signal."""
+async def serve(load_settings: Callable[[], Settings], wire: StdioWire, *, style: str = "multi",
+                memo_key: str | None = None) -> None:
+    """Serve one conversation over the client's pipe until it closes it, or a signal. ``memo_key``:
+    what this server was started with, under which its browser's launch is remembered."""
+    guess = await _launch_remembered(memo_key)
+    try:
+        settings = load_settings()
+    except BaseException:
+        if guess is not None:
+            await discard_launch(guess[1])
+        raise
+    from webhand.host import Webhand
+
     webhand = Webhand(settings.model_copy(update={"warm_reserve": False}))
+    await _confirm_launch(webhand, memo_key, guess)
     conversation_id = f"stdio-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     async with webhand:
         _close_on_signals(webhand)
@@ -57,6 +79,37 @@ async def serve(settings: Settings, wire: StdioWire, *, style: str = "multi") ->
         finally:
             loading.cancel()
             await early.stop()
+
+
+async def _launch_remembered(memo_key: str | None) -> tuple[Plan, asyncio.Future[ChromeProcess]] | None:
+    """Launch the browser the last server started the same way launched, before the settings load
+    (``engine/launch_memo.py``); returns once its process exists, or its launch failed."""
+    plan = launch_memo.recall(memo_key) if memo_key else None
+    if plan is None:
+        return None
+    spawned = asyncio.Event()
+    starting = asyncio.ensure_future(ChromeProcess.launch_planned(plan, spawned=spawned))
+    waiting = asyncio.ensure_future(spawned.wait())
+    await asyncio.wait((starting, waiting), return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    return plan, starting
+
+
+async def _confirm_launch(webhand: Webhand, memo_key: str | None, guess: tuple[Plan, asyncio.Future[ChromeProcess]] | None) -> None:
+    """Keep the browser launched from memory when the settings launch it the same way; else end it.
+    Remember how these settings launch, for the next start."""
+    try:
+        plan = webhand.sessions.launch_plan()
+    except WebhandError:  # no Chromium found, say: the session's launch reports it
+        plan = None
+    if guess is not None:
+        if guess[0] == plan:
+            webhand.sessions.adopt_prelaunched(guess[1])
+        else:
+            log.info("the browser launched as last time does not fit the settings now: launching it again")
+            await discard_launch(guess[1])
+    if memo_key is not None and plan != (guess[0] if guess else None):
+        await asyncio.to_thread(launch_memo.remember, memo_key, plan)
 
 
 async def _load_sdk(wanted: asyncio.Event, loaded: asyncio.Event) -> None:

@@ -22,10 +22,9 @@ from webhand.config import Settings
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
-from webhand.engine.cdp.stealth import LAUNCH_FLAGS as STEALTH_FLAGS
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
-from webhand.engine.chrome import ChromeProcess, find_chromium
+from webhand.engine.chrome import ChromeProcess, discard_launch, launch_plan
 from webhand.engine.driver import TabEvents
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
@@ -33,9 +32,6 @@ from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed
 
 __all__ = ["CdpBrowser", "CdpEngine"]
-
-#: See engine/pw/__init__.py: WebRTC only through the context's proxy under an origin policy.
-_POLICY_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
 
 
 class CdpBrowser:
@@ -198,14 +194,16 @@ class CdpEngine:
         if self._early_chrome is None:
             self._early_chrome = asyncio.ensure_future(self._start_chrome())
 
+    def launch_plan(self) -> dict[str, Any]:
+        return launch_plan(self.settings, policy_active=self.policy.active)
+
+    def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        if self._early_chrome is None:
+            self._early_chrome = starting
+        self.browser_spawned.set()
+
     async def _start_chrome(self) -> ChromeProcess:
-        settings = self.settings
-        return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
-                                          width=settings.viewport.width, height=settings.viewport.height,
-                                          extra_args=settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
-                                          timeout=settings.launch_timeout,
-                                          preferences=_POLICY_PREFERENCES if self.policy.active else None,
-                                          spawned=self.browser_spawned)
+        return await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
 
     async def launch(self) -> CdpBrowser:
         settings = self.settings
@@ -251,15 +249,8 @@ class CdpEngine:
         """No driver process to stop (each browser closes its own connection); a browser launched
         ahead for a session that never came is ended."""
         early, self._early_chrome = self._early_chrome, None
-        if early is None:
-            return
-        if not early.done():
-            early.cancel()  # a launch cancelled midway kills its own half-started process group
-        try:
-            chrome = await early
-        except BaseException:  # noqa: BLE001 - cancelled, or failed to launch: nothing is left running
-            return
-        await chrome.close()
+        if early is not None:
+            await discard_launch(early)
 
 
 def _websocket_url(cdp_url: str, timeout: float, headers: dict[str, str]) -> str:

@@ -20,24 +20,17 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
-from webhand.engine.chrome import ChromeProcess, find_chromium
+from webhand.engine.chrome import ChromeProcess, discard_launch, launch_plan
 from webhand.engine.driver import TabEvents
 from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.policy import OriginPolicy, RefusalLog
-from webhand.engine.pw.stealth import LAUNCH_FLAGS as STEALTH_FLAGS
 from webhand.engine.pw.stealth import PlaywrightStealth
 from webhand.errors import BrowserLaunchFailed
 
 __all__ = ["PlaywrightBrowser", "PlaywrightEngine", "redacted_url"]
-
-#: Profile preferences of a browser launched under an origin policy. WebRTC would otherwise send
-#: UDP (STUN, TURN) straight to any address a page names, around every proxy; with this it only
-#: uses connections through the context's policy proxy. Chromium honours it as a preference only:
-#: the --force-webrtc-ip-handling-policy switch is ignored (measured on Chromium 156).
-_POLICY_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
 
 
 class PlaywrightBrowser:
@@ -174,14 +167,16 @@ class PlaywrightEngine:
         if self._early_chrome is None:
             self._early_chrome = asyncio.ensure_future(self._start_chrome())
 
+    def launch_plan(self) -> dict[str, Any]:
+        return launch_plan(self.settings, policy_active=self.policy.active)
+
+    def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        if self._early_chrome is None:
+            self._early_chrome = starting
+        self.browser_spawned.set()
+
     async def _start_chrome(self) -> ChromeProcess:
-        settings = self.settings
-        extra_args = settings.extra_args + (STEALTH_FLAGS if settings.stealth else [])
-        return await ChromeProcess.launch(find_chromium(settings.executable_path), headless=settings.headless,
-                                          width=settings.viewport.width, height=settings.viewport.height,
-                                          extra_args=extra_args, timeout=settings.launch_timeout,
-                                          preferences=_POLICY_PREFERENCES if self.policy.active else None,
-                                          spawned=self.browser_spawned)
+        return await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
 
     async def launch(self) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side
@@ -190,7 +185,7 @@ class PlaywrightEngine:
         try:
             await self.start()
         except BaseException:
-            await asyncio.shield(_discard(starting))
+            await asyncio.shield(discard_launch(starting))
             raise
         assert self._playwright is not None
         settings = self.settings
@@ -234,7 +229,7 @@ class PlaywrightEngine:
     async def stop(self) -> None:
         early, self._early_chrome = self._early_chrome, None
         if early is not None:  # launched ahead for a session that never came
-            await _discard(early)
+            await discard_launch(early)
         if self._driver_start is not None and not self._driver_start.done():
             # The driver is mid-start: let it finish (capped) so that exiting ends its process.
             with contextlib.suppress(Exception):
@@ -245,15 +240,3 @@ class PlaywrightEngine:
             except Exception:  # noqa: BLE001 - the driver process may already be gone at exit
                 pass
             self._manager = self._playwright = self._driver_start = None
-
-
-async def _discard(starting: "asyncio.Task[ChromeProcess]") -> None:
-    """End a browser launched ahead that no one will take: cancelled mid-launch, the launch
-    kills its own half-started process group; launched, it is closed."""
-    if not starting.done():
-        starting.cancel()
-    try:
-        chrome = await starting
-    except BaseException:  # noqa: BLE001 - cancelled, or failed to launch: nothing is left running
-        return
-    await chrome.close()

@@ -1,0 +1,81 @@
+"""How the last ``webhand mcp`` started with the same command line launched its browser.
+
+A host starts ``webhand mcp`` afresh for every conversation, always the same way. Its browser can
+only be launched once the settings are known, and they cost about a fifth of a second of CPU to
+load (pydantic, the config models, the host). So a stdio server remembers its launch (a "plan":
+the browser binary and what ``ChromeProcess.launch`` was given), keyed by what it was started
+with (the command line, the working directory, the ``WEBHAND_*`` variables and webhand's
+version), and the next server started the same way launches that browser before its settings load.
+
+A plan is only a guess, checked before use: once the settings are loaded, the engine's own plan
+is compared with it, and a browser launched from a plan that differs (the config file changed,
+say) is killed at once and the right one launched. A plan is read only from a file of this user's
+that nobody else can write, as the config file is. Standard library only: it runs before anything
+heavy is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from typing import Any
+
+from webhand import __version__
+
+log = logging.getLogger("webhand")
+
+#: A plan is what ``ChromeProcess.launch`` takes, with JSON values (``chrome.launch_plan``).
+Plan = dict[str, Any]
+PLAN_KEYS = frozenset({"executable", "headless", "width", "height", "extra_args", "timeout", "preferences"})
+
+
+def memo_key(argv: list[str], cwd: str, env: dict[str, str]) -> str:
+    """What a launch plan depends on, besides the config file (which the check after loading covers)."""
+    variables = sorted((name, value) for name, value in env.items() if name.startswith("WEBHAND_"))
+    facts = [__version__, argv, cwd, variables, env.get("HOME", ""), env.get("XDG_CONFIG_HOME", "")]
+    return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:32]
+
+
+def memo_dir(env: dict[str, str] | None = None) -> str:
+    env = os.environ if env is None else env  # type: ignore[assignment]
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "webhand", "launches")
+
+
+def recall(key: str, *, directory: str | None = None) -> Plan | None:
+    """The plan remembered for ``key``; None when there is none, or its file is not this user's
+    alone (a plan names a program to run)."""
+    path = os.path.join(directory or memo_dir(), f"{key}.json")
+    try:
+        with open(path, "rb") as file:
+            status = os.fstat(file.fileno())
+            if status.st_uid != os.getuid() or status.st_mode & 0o022:
+                log.warning("ignoring the launch memo %s: it is not this user's alone", path)
+                return None
+            plan = json.loads(file.read())
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(plan, dict) and set(plan) == PLAN_KEYS and isinstance(plan["executable"], str)):
+        return None
+    return plan
+
+
+def remember(key: str, plan: Plan | None, *, directory: str | None = None) -> None:
+    """Keep ``plan`` for the next start with ``key`` (None: forget it). Never fails the caller."""
+    directory = directory or memo_dir()
+    path = os.path.join(directory, f"{key}.json")
+    try:
+        if plan is None:
+            if os.path.exists(path):
+                os.unlink(path)
+            return
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")  # 0600
+        with os.fdopen(handle, "w") as file:
+            json.dump(plan, file)
+        os.replace(temporary, path)
+    except OSError as error:
+        log.debug("could not keep the launch memo %s: %s", path, error)
