@@ -6,6 +6,8 @@ cross-origin. Plain helpers (the server, settings, process checks) are in helper
 
 from __future__ import annotations
 
+import os
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -14,6 +16,10 @@ import pytest
 from corpus_site import CorpusSite
 from helpers import Cli, Site, own_browser_processes, own_registry_entries, settings_for_tests, wait_until_gone
 from webhand import Webhand
+
+# The servers the tests start remember their browser's launch (engine/launch_memo.py) in the user's
+# cache: keep that out of the home directory of whoever runs the tests.
+os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="webhand-tests-cache-"))
 
 
 @pytest.fixture(scope="session")
