@@ -57,6 +57,19 @@ def test_a_plan_is_remembered_and_recalled(tmp_path):
     assert launch_memo.recall("k", directory=str(tmp_path)) is None
 
 
+@pytest.mark.parametrize("extra_args", [["--proxy-server=http://user:secret@127.0.0.1:3128"], ["--lang=de"]])
+def test_a_plan_with_the_users_own_browser_flags_is_not_written_down(tmp_path, extra_args):
+    launch_memo.remember("k", PLAN, directory=str(tmp_path))
+    launch_memo.remember("k", {**PLAN, "extra_args": extra_args}, directory=str(tmp_path))
+    assert list(tmp_path.iterdir()) == []  # and what was kept before is forgotten
+
+
+def test_a_plan_with_only_webhands_own_flags_is_kept(tmp_path):
+    plan = {**PLAN, "extra_args": ["--disable-blink-features=AutomationControlled"]}  # stealth's
+    launch_memo.remember("k", plan, directory=str(tmp_path))
+    assert launch_memo.recall("k", directory=str(tmp_path)) == plan
+
+
 @pytest.mark.parametrize(("content", "mode"), [
     (json.dumps(PLAN), 0o664),                                       # others of the group may write it
     (json.dumps(PLAN), 0o646),                                       # anyone may write it

@@ -63,12 +63,22 @@ def recall(key: str, *, directory: str | None = None) -> Plan | None:
     return plan
 
 
+def keepable(plan: Plan | None) -> bool:
+    """Whether ``plan`` may be written down: not when it carries browser flags of the user's
+    (``extra_args``), which can hold a credential (a proxy's, say) that must not land in a second
+    file. webhand's own flags (stealth's) are fine."""
+    from webhand.engine.stealth import LAUNCH_FLAGS
+
+    return plan is not None and all(flag in LAUNCH_FLAGS for flag in plan.get("extra_args", []))
+
+
 def remember(key: str, plan: Plan | None, *, directory: str | None = None) -> None:
-    """Keep ``plan`` for the next start with ``key`` (None: forget it). Never fails the caller."""
+    """Keep ``plan`` for the next start with ``key``; forget what was kept when there is no plan
+    or it must not be written down (``keepable``). Never fails the caller."""
     directory = directory or memo_dir()
     path = os.path.join(directory, f"{key}.json")
     try:
-        if plan is None:
+        if not keepable(plan):
             if os.path.exists(path):
                 os.unlink(path)
             return
