@@ -86,12 +86,13 @@ def test_a_memo_that_is_not_a_plan_of_this_users_alone_is_not_used(tmp_path, con
     assert launch_memo.recall("k", directory=str(tmp_path)) is None
 
 
-def test_the_key_is_what_the_server_was_started_with():
-    base = launch_memo.memo_key(["mcp"], "/a", {"WEBHAND_CAPS": "all", "PATH": "/bin"})
-    assert base == launch_memo.memo_key(["mcp"], "/a", {"WEBHAND_CAPS": "all", "PATH": "/usr/bin"})
-    assert base != launch_memo.memo_key(["mcp", "--chrome", "/x"], "/a", {"WEBHAND_CAPS": "all"})
-    assert base != launch_memo.memo_key(["mcp"], "/b", {"WEBHAND_CAPS": "all"})
-    assert base != launch_memo.memo_key(["mcp"], "/a", {"WEBHAND_CAPS": "core"})
+def test_the_key_is_the_command_line_the_directory_and_the_user():
+    base = launch_memo.memo_key(["mcp"], "/a", {"HOME": "/root", "WEBHAND_OUTPUT_DIR": "/tmp/one"})
+    # a host that gives each conversation its own folder still finds its memo (the check covers variables)
+    assert base == launch_memo.memo_key(["mcp"], "/a", {"HOME": "/root", "WEBHAND_OUTPUT_DIR": "/tmp/two"})
+    assert base != launch_memo.memo_key(["mcp", "--chrome", "/x"], "/a", {"HOME": "/root"})
+    assert base != launch_memo.memo_key(["mcp"], "/b", {"HOME": "/root"})
+    assert base != launch_memo.memo_key(["mcp"], "/a", {"HOME": "/home/other"})
 
 
 def chromium_pids_of(server: asyncio.subprocess.Process) -> set[int]:

@@ -4,8 +4,8 @@ A host starts ``webhand mcp`` afresh for every conversation, always the same way
 only be launched once the settings are known, and they cost about a fifth of a second of CPU to
 load (pydantic, the config models, the host). So a stdio server remembers its launch (a "plan":
 the browser binary and what ``ChromeProcess.launch`` was given), keyed by what it was started
-with (the command line, the working directory, the ``WEBHAND_*`` variables and webhand's
-version), and the next server started the same way launches that browser before its settings load.
+with (the command line, the working directory, the user and webhand's version), and the next
+server started the same way launches that browser before its settings load.
 
 A plan is only a guess, checked before use: once the settings are loaded, the engine's own plan
 is compared with it, and a browser launched from a plan that differs (the config file changed,
@@ -33,9 +33,10 @@ PLAN_KEYS = frozenset({"executable", "headless", "width", "height", "extra_args"
 
 
 def memo_key(argv: list[str], cwd: str, env: dict[str, str]) -> str:
-    """What a launch plan depends on, besides the config file (which the check after loading covers)."""
-    variables = sorted((name, value) for name, value in env.items() if name.startswith("WEBHAND_"))
-    facts = [__version__, argv, cwd, variables, env.get("HOME", ""), env.get("XDG_CONFIG_HOME", "")]
+    """Which memo a start reads: one per command line, directory and user. The variables and the
+    config file are left out on purpose: the check after the settings load covers them, and a
+    host that gives each conversation its own ``WEBHAND_OUTPUT_DIR`` must still find its memo."""
+    facts = [__version__, argv, cwd, env.get("HOME", ""), env.get("XDG_CONFIG_HOME", "")]
     return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:32]
 
 
