@@ -2,7 +2,7 @@
 spawn → ``initialize`` answered, spawn → first ``browser_navigate`` answered, and the browser
 processes' memory (PSS) with that one session open.
 
-    .venv/bin/python scripts/measure_cold_start.py [--runs 5] [--command '.venv/bin/webhand mcp'] [--vs 'OTHER']
+    .venv/bin/python scripts/measure_cold_start.py [--runs 5] [--command '.venv/bin/webhand mcp'] [--vs 'OTHER'] [--first-start]
 
 Prints medians (milliseconds, MB); with ``--vs`` the two commands run in turn (A B A B ...) and
 each figure's A/B ratio is taken pair by pair, which holds on a busy machine. The side-by-side
@@ -42,8 +42,10 @@ def browser_pss_mb(server_pid: int) -> tuple[float, int]:
     return total / 1e6, count
 
 
-async def one_run(command: list[str], url: str) -> dict[str, float]:
+async def one_run(command: list[str], url: str, first_start: bool = False) -> dict[str, float]:
     env = {**os.environ, "WEBHAND_OUTPUT_DIR": tempfile.mkdtemp(prefix="cold-start-")}
+    if first_start:  # no launch memo from an earlier start (engine/launch_memo.py)
+        env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="cold-start-cache-")
     before = {p.pid for p in psutil.Process().children()}
     started = time.perf_counter()
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
@@ -74,12 +76,12 @@ async def one_run(command: list[str], url: str) -> dict[str, float]:
             "browser_pss_mb": pss, "browser_processes": count}
 
 
-async def main(runs: int, commands: list[list[str]]) -> None:
+async def main(runs: int, commands: list[list[str]], first_start: bool = False) -> None:
     samples: list[dict[str, list[float]]] = [{} for _ in commands]
     with serve_demo_site() as url:
         for _ in range(runs):
             for command, own in zip(commands, samples, strict=True):  # interleaved: A B A B ...
-                for key, value in (await one_run(command, url)).items():
+                for key, value in (await one_run(command, url, first_start)).items():
                     own.setdefault(key, []).append(value)
     print(f"load average {os.getloadavg()[0]:.1f}; {runs} runs each")
     for key in samples[0]:
@@ -95,5 +97,7 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--command", default=f"{sys.executable} -m webhand mcp", help="the server to spawn (A)")
     parser.add_argument("--vs", help="a second server (B), run in turn with A")
+    parser.add_argument("--first-start", action="store_true",
+                        help="give every start an empty cache: webhand's first start, with no launch memo")
     options = parser.parse_args()
-    asyncio.run(main(options.runs, [shlex.split(c) for c in (options.command, options.vs) if c]))
+    asyncio.run(main(options.runs, [shlex.split(c) for c in (options.command, options.vs) if c], options.first_start))
