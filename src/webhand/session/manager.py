@@ -31,6 +31,7 @@ from webhand.session import placing
 from webhand.session.control import agent_turn
 from webhand.session.recording import CallRecord, record_call
 from webhand.session.session import Session, SessionKey
+from webhand.session.shutdown import Steps, within_cap
 
 if TYPE_CHECKING:
     from webhand.response import Response
@@ -103,7 +104,6 @@ class SessionManager:
         self._boot: asyncio.Task[None] | None = None
         self._refills: set[asyncio.Task[None]] = set()
         self._closing: set[asyncio.Task[None]] = set()  # sessions whose browser died, being cleaned up
-        self._dying: set[Session] = set()
         # Sessions the idle reaper closed, and what to tell the next call that reaches for them
         # (oldest dropped first: a conversation that never comes back must not grow this forever).
         self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
@@ -182,46 +182,44 @@ class SessionManager:
                 await asyncio.wait_for(self.engine.browser_spawned.wait(), self.settings.launch_timeout)
 
     async def shutdown_all(self) -> None:
-        """Close every session and every browser webhand started. Safe to call twice."""
+        """Close every session and every browser webhand started, within the ``timeout`` cap
+        (session/shutdown.py: what overruns is logged, and the browsers are killed by pid).
+        Safe to call twice."""
         self._stopping = True
-        if self._boot is not None:
-            with contextlib.suppress(Exception):  # let a boot under way finish, so nothing half-started is left
-                await self._boot
-        if self._reaper:
-            self._reaper.cancel()
-        for refill in list(self._refills):
-            refill.cancel()
-        tasks = list(self._creating.values())
-        for task in tasks:
-            task.cancel()
-        sessions = list(self._sessions.values())
-        self._sessions.clear()
-        await asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True)
-        await self._discard_reserve()
-        if self._shared is not None:
-            await self._shared.close()
-            self._shared = None
-        if self.pool is not None:
-            await self.pool.close()
-        await self.engine.stop()
-        self._boot = None
-        self._stopping = False
+        try:
+            await within_cap(self._close_everything, self.engine, self.settings.timeout)
+        finally:
+            self._boot = None
+            self._stopping = False
         guard, self._loop_guard = self._loop_guard, None
         if guard is not None:
             await guard.aclose()  # nothing left for it to do
 
-    def _kill_at_exit(self) -> None:
-        """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own."""
-        for session in [*self._sessions.values(), *self._dying]:
-            if session.owns_browser:
-                session.browser.kill_now()
-        if self._reserve is not None and self._reserve.done() and not self._reserve.cancelled() \
-                and self._reserve.exception() is None:
-            prepared = self._reserve.result()
-            if prepared.owns_browser:
-                prepared.browser.kill_now()
+    async def _close_everything(self, steps: Steps) -> None:
+        if self._boot is not None:  # let a boot under way finish, so nothing half-started is left
+            await steps.run("waiting for the start-up under way", self._boot)
+        if self._reaper:
+            self._reaper.cancel()
+        for refill in list(self._refills):
+            refill.cancel()
+        for task in list(self._creating.values()):
+            task.cancel()
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        await steps.run(f"closing {len(sessions)} session{'' if len(sessions) == 1 else 's'}",
+                        asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True))
+        await steps.run("closing the warm reserve", self._discard_reserve())
         if self._shared is not None:
-            self._shared.kill_now()
+            shared, self._shared = self._shared, None
+            await steps.run("closing the shared browser", shared.close())
+        if self.pool is not None:
+            await steps.run("disconnecting from the pool", self.pool.close())
+        await steps.run("stopping the driver", self.engine.stop())
+
+    def _kill_at_exit(self) -> None:
+        """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own (by
+        pid: every browser the engine launched that was not closed, sessions and reserve included)."""
+        self.engine.kill_now()
 
     # -- sessions ------------------------------------------------------------------------------
     async def get_or_create(self, conversation_id: str, name: str | None = None) -> Session:
@@ -251,13 +249,11 @@ class SessionManager:
         """Clean up after a session whose browser died (what is left of its process group, its
         user-data dir) without holding up the call that replaces it: that took seconds on a busy
         machine, and the call must answer within its own timeout."""
-        self._dying.add(session)
         task = asyncio.create_task(session.close(), name="webhand-close-dead-session")
         self._closing.add(task)
 
         def done(finished: asyncio.Task[None]) -> None:
             self._closing.discard(finished)
-            self._dying.discard(session)
             if not finished.cancelled() and finished.exception() is not None:
                 log.warning("cleaning up after a dead browser failed: %s", finished.exception())
 
