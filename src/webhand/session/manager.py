@@ -17,9 +17,9 @@ import atexit
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
@@ -28,13 +28,8 @@ from webhand.engine.pool import Placement
 from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
 from webhand.session import placing
-from webhand.session.control import agent_turn
-from webhand.session.recording import CallRecord, record_call
 from webhand.session.session import Session, SessionKey
 from webhand.session.shutdown import Steps, within_cap
-
-if TYPE_CHECKING:
-    from webhand.response import Response
 
 log = logging.getLogger("webhand.sessions")
 
@@ -77,6 +72,12 @@ def make_engine(settings: Settings) -> Engine:
     from webhand.engine.pw import PlaywrightEngine
 
     return PlaywrightEngine(settings)
+
+
+def _shutting_down() -> SessionClosed:
+    """What a call gets whose session was still opening when shutdown began."""
+    return SessionClosed("The browser session was not opened: webhand is shutting down.",
+                         "No further call can run here; start webhand again to go on.")
 
 
 def _validate_name(name: str | None) -> str:
@@ -202,12 +203,16 @@ class SessionManager:
             self._reaper.cancel()
         for refill in list(self._refills):
             refill.cancel()
-        for task in list(self._creating.values()):
+        opening = list(self._creating.values())
+        for task in opening:
             task.cancel()
         sessions = list(self._sessions.values())
         self._sessions.clear()
+        # Sessions cut short while opening unwind here too (closing what they launched), so that
+        # nothing is still being closed after shutdown returns.
         await steps.run(f"closing {len(sessions)} session{'' if len(sessions) == 1 else 's'}",
-                        asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True))
+                        asyncio.gather(*(s.close() for s in sessions), *self._closing, *opening,
+                                       return_exceptions=True))
         await steps.run("closing the warm reserve", self._discard_reserve())
         if self._shared is not None:
             shared, self._shared = self._shared, None
@@ -279,7 +284,13 @@ class SessionManager:
             task = asyncio.create_task(self._open(key, viewport))
             self._creating[key] = task
             task.add_done_callback(lambda _: self._creating.pop(key, None))
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and not (current is not None and current.cancelling()):
+                raise _shutting_down() from None  # only shutdown_all cancels an opening session
+            raise
 
     async def _open(self, key: SessionKey, viewport: Viewport | None = None) -> Session:
         await self.ready()
@@ -288,6 +299,12 @@ class SessionManager:
         # The warm reserve has the default viewport; another size needs its own context.
         custom = viewport is not None and viewport != self.settings.viewport
         prepared = await self._prepare(viewport) if custom else await self._take_prepared()
+        if self._stopping:
+            # Shutdown cancelled this opening, but the cancellation can be lost on the way (Python
+            # 3.11's asyncio.wait_for returns a result that arrives with it): registered now, the
+            # session would come after shutdown cleared the list, and its browser would outlive it.
+            await self._close_prepared(prepared)
+            raise _shutting_down()
         # The context was made before anyone asked for it (the warm reserve): it learns its
         # conversation's download folder only now.
         prepared.context.downloads_dir = files.downloads
@@ -442,6 +459,10 @@ class SessionManager:
             prepared = await reserve
         except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it was never handed out
             return
+        await self._close_prepared(prepared)
+
+    @staticmethod
+    async def _close_prepared(prepared: _Prepared) -> None:
         await prepared.context.close()
         if prepared.owns_browser:
             await prepared.browser.close()
@@ -469,54 +490,3 @@ class SessionManager:
             f"(idle_timeout is {self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone.")
         while len(self._closed_for_idleness) > _IDLE_NOTICES_KEPT:
             self._closed_for_idleness.popitem(last=False)
-
-
-class ConversationSessions:
-    """The sessions of one conversation, for the tools that manage them (browser_session_*).
-
-    Bound to the conversation by the host, so a tool can never name another conversation's sessions.
-    """
-
-    def __init__(self, manager: SessionManager, conversation_id: str) -> None:
-        self._manager = manager
-        self.conversation_id = conversation_id
-        self.settings = manager.settings
-
-    async def create(self, name: str, viewport: Viewport | None = None) -> Session:
-        return await self._manager.create(self.conversation_id, name, viewport=viewport)
-
-    def list(self) -> list[SessionInfo]:
-        return self._manager.list(self.conversation_id)
-
-    async def run(self, name: str | None, work: Callable[[Session], Awaitable[None]], response: Response, *,
-                  during_dialog: bool = False, timeout: float, record: CallRecord | None = None) -> None:
-        """Run ``work`` on the named session (the default one when None), started when needed: one
-        call at a time per session, with its notices first, through ``Session.run`` so that a
-        dialog, a crash or a hung page can never hang the call."""
-        session = await self._manager.get_or_create(self.conversation_id, name)
-        # Waits while a person has control in the dashboard (session/control.py), within the call's timeout.
-        async with agent_turn(session, timeout, response):
-            session.touch()
-            for notice in session.notices:
-                response.add(notice)
-            session.notices.clear()
-            try:
-                # A host's call is recorded in the session's history (session/recording.py).
-                async with record_call(session, record, response) if record else contextlib.nullcontext():
-                    await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
-            except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)
-                raise await placing.explain_closed(session, error) from None
-            finally:
-                session.touch()
-                session.first_call_done.set()
-
-    async def open_default(self) -> Session:
-        """The conversation's default session, started now when it is not open yet."""
-        return await self._manager.get_or_create(self.conversation_id)
-
-    def find(self, name: str | None) -> Session | None:
-        """This conversation's open session of that name (the default one for None), if any."""
-        return self._manager.find(self.conversation_id, name)
-
-    async def destroy(self, name: str) -> bool:
-        return await self._manager.kill_session(self.conversation_id, name)
