@@ -403,6 +403,10 @@ class LaunchedBrowsers:
         self._chromes = [c for c in self._chromes if not c.ended] + [chrome]
         return chrome
 
+    def add_when_launched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        """Track a browser launched elsewhere (the stdio server starts one before the engine exists)."""
+        starting.add_done_callback(lambda done: done.cancelled() or done.exception() or self.add(done.result()))
+
     def kill_now(self) -> list[int]:
         """SIGKILL every one still running (its whole group, and its crash handler); their pids."""
         left, self._chromes = [c for c in self._chromes if not c.ended], []

@@ -174,6 +174,7 @@ class PlaywrightEngine:
         return launch_plan(self.settings, policy_active=self.policy.active)
 
     def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        self.launched.add_when_launched(starting)
         if self._early_chrome is None:
             self._early_chrome = starting
         self.browser_spawned.set()
