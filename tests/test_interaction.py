@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from urllib.parse import quote
 
 import pytest
 
@@ -53,6 +54,17 @@ async def test_click_waits_for_a_slow_navigation_it_started_from_a_timer(tools, 
     await open_page(tools, site, "nav.html")
     reply = ok(await tools.call("browser_click", {"selector": "#later"}))
     assert f"Navigated to {site.url('slow?ms=800')}" in reply
+    assert "Title: Slow" in reply
+
+
+async def test_click_on_a_link_waits_for_a_navigation_whose_server_answers_late(tools, site):
+    # The server answers after the DOM's quiet window and its cap (dom_quiet_cap + 0.5 s): meanwhile
+    # the browser holds every script sent to the page, so the wait is for the navigation, not the DOM.
+    late = "slow?ms=2000"
+    page = f'<title>Start</title><a id="late" href="/{late}">a slow page</a>'
+    ok(await tools.call("browser_navigate", {"url": site.url(f"slow?ms=0&body={quote(page)}")}))
+    reply = ok(await tools.call("browser_click", {"selector": "#late"}))
+    assert f"Navigated to {site.url(late)}" in reply
     assert "Title: Slow" in reply
 
 

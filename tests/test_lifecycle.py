@@ -5,6 +5,8 @@ These tests use process isolation (each session its own Chromium) and check real
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -86,6 +88,39 @@ async def test_shutdown_all_leaves_no_browser(process_settings, site):
     await wh.close()
     assert await wait_until_gone_async(groups) == []
     assert not [f for f in _registry_dir().glob("*.json") if json.loads(f.read_text())["pid"] in pids]
+
+
+async def test_closing_webhand_with_a_frozen_browser_returns_and_kills_it(tmp_path_factory, site, driver):
+    """A browser that stops answering (frozen here by SIGSTOP) must not hang shutdown: closing the
+    context waits for an answer that never comes, and webhand kills the browser by pid instead."""
+    settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", warm_reserve=False, timeout=3)
+    wh = await Webhand(settings).start()
+    tools = wh.context("frozen")
+    assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
+    [pid] = wh.sessions.browser_pids()
+    group = _group(pid)
+    os.killpg(pid, signal.SIGSTOP)  # the browser webhand started, by its pid (its group: renderers too)
+    try:
+        # A guard far beyond the cap (timeout 3 s), so that a hang fails the test instead of stalling the run.
+        async with asyncio.timeout(90):
+            await wh.close()
+        assert await wait_until_gone_async(group) == []
+        assert not [f for f in _registry_dir().glob("*.json") if json.loads(f.read_text())["pid"] == pid]
+    finally:
+        for process in _processes([p.pid for p in group]):  # whatever is left of that group, by pid
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.send_signal(signal.SIGKILL)
+                process.send_signal(signal.SIGCONT)
+
+
+async def test_a_call_still_opening_its_session_at_close_gets_an_error_reply(process_settings, site):
+    wh = await Webhand(process_settings).start()
+    call = asyncio.create_task(wh.context("late").call("browser_navigate", {"url": site.url("login.html")}))
+    await wh.sessions.browser_spawned()  # its browser is launching: the session is still opening
+    await wh.close()
+    reply = await call  # a reply, never a cancellation out of ToolContext.call
+    assert reply.is_error and "shutting down" in reply.text, reply.text
+    assert wh.sessions.browser_pids() == []
 
 
 async def test_two_conversations_do_not_share_cookies_or_storage(tmp_path_factory, site, driver):

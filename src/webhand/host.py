@@ -19,7 +19,8 @@ from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
 from webhand.paths import ConversationFiles
 from webhand.response import Response, ToolResult
-from webhand.session.manager import ConversationSessions, SessionManager
+from webhand.session.conversation import ConversationSessions
+from webhand.session.manager import SessionManager
 from webhand.session.recording import CallRecord
 
 if TYPE_CHECKING:

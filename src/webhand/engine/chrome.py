@@ -288,6 +288,7 @@ class ChromeProcess:
     entry: RegistryEntry
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=30))
     _drain: asyncio.Task[None] | None = None
+    ended: bool = False  # closed or killed: its pid is no longer ours to signal
 
     @property
     def pid(self) -> int:
@@ -376,16 +377,42 @@ class ChromeProcess:
             self._drain.cancel()
         self.entry.remove()
         shutil.rmtree(self.user_data_dir, ignore_errors=True)
+        self.ended = True
 
     def kill_now(self) -> None:
-        """Synchronous last resort (interpreter exit): SIGKILL the group, clean up."""
+        """Synchronous last resort (interpreter exit, a shutdown that overran): SIGKILL the group, clean up."""
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        _kill_outside_group(self.user_data_dir)
+        _kill_outside_group(self.user_data_dir)  # its stderr drain ends by itself, at the pipe's end
         self.entry.remove()
         shutil.rmtree(self.user_data_dir, ignore_errors=True)
+        self.ended = True
+
+
+class LaunchedBrowsers:
+    """The browsers one engine launched and nobody has closed yet. Shutdown kills these by pid
+    when closing them overran its cap, or when no session or reserve held them any more: a
+    close that hung on the browser's answer, or was cancelled midway, never strands one."""
+
+    def __init__(self) -> None:
+        self._chromes: list[ChromeProcess] = []
+
+    def add(self, chrome: ChromeProcess) -> ChromeProcess:
+        self._chromes = [c for c in self._chromes if not c.ended] + [chrome]
+        return chrome
+
+    def add_when_launched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        """Track a browser launched elsewhere (the stdio server starts one before the engine exists)."""
+        starting.add_done_callback(lambda done: done.cancelled() or done.exception() or self.add(done.result()))
+
+    def kill_now(self) -> list[int]:
+        """SIGKILL every one still running (its whole group, and its crash handler); their pids."""
+        left, self._chromes = [c for c in self._chromes if not c.ended], []
+        for chrome in left:
+            chrome.kill_now()
+        return [chrome.pid for chrome in left]
 
 
 async def _read_devtools_endpoint(process: asyncio.subprocess.Process, tail: deque[str]) -> str:

@@ -18,6 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+#: How long closing a context may wait for the browser's answer. Disposing a context takes well under
+#: a second; a browser silent this long is frozen or gone, and the session's close goes on without
+#: it (killing the process group when webhand launched the browser).
+CLOSE_TIMEOUT_SECONDS = 10.0
+
 WaitUntil = Literal["load", "domcontentloaded", "networkidle", "commit"]
 MouseButton = Literal["left", "right", "middle"]
 
@@ -487,3 +492,6 @@ class Engine(Protocol):
     async def connect(self, url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
                       timeout: float | None = None) -> Browser: ...
     async def stop(self) -> None: ...
+    def kill_now(self) -> list[int]:
+        """SIGKILL, by pid, every browser this engine launched that nobody closed (and a driver
+        process): shutdown's last resort. Returns the pids."""

@@ -349,14 +349,25 @@ class ActionWatch:
             return "gone"
         if caps.dom_cap <= 0 or caps.dom_quiet_ms <= 0:
             return "quiet"
+        answer = asyncio.ensure_future(probe.main_evaluate(DOM_QUIET, [caps.dom_quiet_ms, caps.dom_cap * 1000,
+                                                                       unchanged_ms]))
         try:
-            await asyncio.wait_for(probe.main_evaluate(DOM_QUIET, [caps.dom_quiet_ms, caps.dom_cap * 1000, unchanged_ms]), caps.dom_cap + 0.5)
+            async with asyncio.timeout(caps.dom_cap + 0.5):
+                held = await answer_or_held_navigation(answer, self.tracker)
         except TimeoutError:
             return "gone"  # the page's JavaScript is blocked (a dialog is open): nothing more will settle
-        except PageGone:
-            return "gone"
-        except DocumentReplaced:
+        if held is not None:
+            # A main-frame navigation waits for its server: the browser holds our script until the
+            # new document commits, so the DOM's answer would come only after the cap ("gone"), and
+            # a click on a link to a slow page would report nothing. The navigation is what to wait for.
+            return "quiet"
+        error = answer.exception()
+        if isinstance(error, DocumentReplaced):
             return "gone" if probe.closed else "navigated"
+        if error is not None:
+            if isinstance(error, PageGone):
+                return "gone"
+            raise error
         return "quiet"
 
 

@@ -17,9 +17,9 @@ import atexit
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
@@ -28,12 +28,8 @@ from webhand.engine.pool import Placement
 from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
 from webhand.session import placing
-from webhand.session.control import agent_turn
-from webhand.session.recording import CallRecord, record_call
 from webhand.session.session import Session, SessionKey
-
-if TYPE_CHECKING:
-    from webhand.response import Response
+from webhand.session.shutdown import Steps, within_cap
 
 log = logging.getLogger("webhand.sessions")
 
@@ -78,6 +74,12 @@ def make_engine(settings: Settings) -> Engine:
     return PlaywrightEngine(settings)
 
 
+def _shutting_down() -> SessionClosed:
+    """What a call gets whose session was still opening when shutdown began."""
+    return SessionClosed("The browser session was not opened: webhand is shutting down.",
+                         "No further call can run here; start webhand again to go on.")
+
+
 def _validate_name(name: str | None) -> str:
     if name is None or name == "":
         return "default"
@@ -103,7 +105,6 @@ class SessionManager:
         self._boot: asyncio.Task[None] | None = None
         self._refills: set[asyncio.Task[None]] = set()
         self._closing: set[asyncio.Task[None]] = set()  # sessions whose browser died, being cleaned up
-        self._dying: set[Session] = set()
         # Sessions the idle reaper closed, and what to tell the next call that reaches for them
         # (oldest dropped first: a conversation that never comes back must not grow this forever).
         self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
@@ -182,46 +183,48 @@ class SessionManager:
                 await asyncio.wait_for(self.engine.browser_spawned.wait(), self.settings.launch_timeout)
 
     async def shutdown_all(self) -> None:
-        """Close every session and every browser webhand started. Safe to call twice."""
+        """Close every session and every browser webhand started, within the ``timeout`` cap
+        (session/shutdown.py: what overruns is logged, and the browsers are killed by pid).
+        Safe to call twice."""
         self._stopping = True
-        if self._boot is not None:
-            with contextlib.suppress(Exception):  # let a boot under way finish, so nothing half-started is left
-                await self._boot
-        if self._reaper:
-            self._reaper.cancel()
-        for refill in list(self._refills):
-            refill.cancel()
-        tasks = list(self._creating.values())
-        for task in tasks:
-            task.cancel()
-        sessions = list(self._sessions.values())
-        self._sessions.clear()
-        await asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True)
-        await self._discard_reserve()
-        if self._shared is not None:
-            await self._shared.close()
-            self._shared = None
-        if self.pool is not None:
-            await self.pool.close()
-        await self.engine.stop()
-        self._boot = None
-        self._stopping = False
+        try:
+            await within_cap(self._close_everything, self.engine, self.settings.timeout)
+        finally:
+            self._boot = None
+            self._stopping = False
         guard, self._loop_guard = self._loop_guard, None
         if guard is not None:
             await guard.aclose()  # nothing left for it to do
 
-    def _kill_at_exit(self) -> None:
-        """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own."""
-        for session in [*self._sessions.values(), *self._dying]:
-            if session.owns_browser:
-                session.browser.kill_now()
-        if self._reserve is not None and self._reserve.done() and not self._reserve.cancelled() \
-                and self._reserve.exception() is None:
-            prepared = self._reserve.result()
-            if prepared.owns_browser:
-                prepared.browser.kill_now()
+    async def _close_everything(self, steps: Steps) -> None:
+        if self._boot is not None:  # let a boot under way finish, so nothing half-started is left
+            await steps.run("waiting for the start-up under way", self._boot)
+        if self._reaper:
+            self._reaper.cancel()
+        for refill in list(self._refills):
+            refill.cancel()
+        opening = list(self._creating.values())
+        for task in opening:
+            task.cancel()
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        # Sessions cut short while opening unwind here too (closing what they launched), so that
+        # nothing is still being closed after shutdown returns.
+        await steps.run(f"closing {len(sessions)} session{'' if len(sessions) == 1 else 's'}",
+                        asyncio.gather(*(s.close() for s in sessions), *self._closing, *opening,
+                                       return_exceptions=True))
+        await steps.run("closing the warm reserve", self._discard_reserve())
         if self._shared is not None:
-            self._shared.kill_now()
+            shared, self._shared = self._shared, None
+            await steps.run("closing the shared browser", shared.close())
+        if self.pool is not None:
+            await steps.run("disconnecting from the pool", self.pool.close())
+        await steps.run("stopping the driver", self.engine.stop())
+
+    def _kill_at_exit(self) -> None:
+        """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own (by
+        pid: every browser the engine launched that was not closed, sessions and reserve included)."""
+        self.engine.kill_now()
 
     # -- sessions ------------------------------------------------------------------------------
     async def get_or_create(self, conversation_id: str, name: str | None = None) -> Session:
@@ -251,13 +254,11 @@ class SessionManager:
         """Clean up after a session whose browser died (what is left of its process group, its
         user-data dir) without holding up the call that replaces it: that took seconds on a busy
         machine, and the call must answer within its own timeout."""
-        self._dying.add(session)
         task = asyncio.create_task(session.close(), name="webhand-close-dead-session")
         self._closing.add(task)
 
         def done(finished: asyncio.Task[None]) -> None:
             self._closing.discard(finished)
-            self._dying.discard(session)
             if not finished.cancelled() and finished.exception() is not None:
                 log.warning("cleaning up after a dead browser failed: %s", finished.exception())
 
@@ -283,7 +284,13 @@ class SessionManager:
             task = asyncio.create_task(self._open(key, viewport))
             self._creating[key] = task
             task.add_done_callback(lambda _: self._creating.pop(key, None))
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and not (current is not None and current.cancelling()):
+                raise _shutting_down() from None  # only shutdown_all cancels an opening session
+            raise
 
     async def _open(self, key: SessionKey, viewport: Viewport | None = None) -> Session:
         await self.ready()
@@ -292,6 +299,12 @@ class SessionManager:
         # The warm reserve has the default viewport; another size needs its own context.
         custom = viewport is not None and viewport != self.settings.viewport
         prepared = await self._prepare(viewport) if custom else await self._take_prepared()
+        if self._stopping:
+            # Shutdown cancelled this opening, but the cancellation can be lost on the way (Python
+            # 3.11's asyncio.wait_for returns a result that arrives with it): registered now, the
+            # session would come after shutdown cleared the list, and its browser would outlive it.
+            await self._close_prepared(prepared)
+            raise _shutting_down()
         # The context was made before anyone asked for it (the warm reserve): it learns its
         # conversation's download folder only now.
         prepared.context.downloads_dir = files.downloads
@@ -446,6 +459,10 @@ class SessionManager:
             prepared = await reserve
         except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it was never handed out
             return
+        await self._close_prepared(prepared)
+
+    @staticmethod
+    async def _close_prepared(prepared: _Prepared) -> None:
         await prepared.context.close()
         if prepared.owns_browser:
             await prepared.browser.close()
@@ -473,54 +490,3 @@ class SessionManager:
             f"(idle_timeout is {self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone.")
         while len(self._closed_for_idleness) > _IDLE_NOTICES_KEPT:
             self._closed_for_idleness.popitem(last=False)
-
-
-class ConversationSessions:
-    """The sessions of one conversation, for the tools that manage them (browser_session_*).
-
-    Bound to the conversation by the host, so a tool can never name another conversation's sessions.
-    """
-
-    def __init__(self, manager: SessionManager, conversation_id: str) -> None:
-        self._manager = manager
-        self.conversation_id = conversation_id
-        self.settings = manager.settings
-
-    async def create(self, name: str, viewport: Viewport | None = None) -> Session:
-        return await self._manager.create(self.conversation_id, name, viewport=viewport)
-
-    def list(self) -> list[SessionInfo]:
-        return self._manager.list(self.conversation_id)
-
-    async def run(self, name: str | None, work: Callable[[Session], Awaitable[None]], response: Response, *,
-                  during_dialog: bool = False, timeout: float, record: CallRecord | None = None) -> None:
-        """Run ``work`` on the named session (the default one when None), started when needed: one
-        call at a time per session, with its notices first, through ``Session.run`` so that a
-        dialog, a crash or a hung page can never hang the call."""
-        session = await self._manager.get_or_create(self.conversation_id, name)
-        # Waits while a person has control in the dashboard (session/control.py), within the call's timeout.
-        async with agent_turn(session, timeout, response):
-            session.touch()
-            for notice in session.notices:
-                response.add(notice)
-            session.notices.clear()
-            try:
-                # A host's call is recorded in the session's history (session/recording.py).
-                async with record_call(session, record, response) if record else contextlib.nullcontext():
-                    await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
-            except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)
-                raise await placing.explain_closed(session, error) from None
-            finally:
-                session.touch()
-                session.first_call_done.set()
-
-    async def open_default(self) -> Session:
-        """The conversation's default session, started now when it is not open yet."""
-        return await self._manager.get_or_create(self.conversation_id)
-
-    def find(self, name: str | None) -> Session | None:
-        """This conversation's open session of that name (the default one for None), if any."""
-        return self._manager.find(self.conversation_id, name)
-
-    async def destroy(self, name: str) -> bool:
-        return await self._manager.kill_session(self.conversation_id, name)

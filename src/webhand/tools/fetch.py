@@ -20,7 +20,7 @@ from webhand.fetching import Fetched, fetch, needs_browser
 from webhand.origins import OriginRules
 from webhand.page.readable import html_to_markdown
 from webhand.response import Response
-from webhand.session.manager import ConversationSessions
+from webhand.session.conversation import ConversationSessions
 from webhand.session.session import Session
 from webhand.tools.definition import ToolArgs, tool
 from webhand.tools.navigation import NavigateArgs, navigate, normalize_url

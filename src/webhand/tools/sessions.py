@@ -20,7 +20,7 @@ from webhand.config import Viewport
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument, shorten
 from webhand.response import Response
-from webhand.session.manager import ConversationSessions
+from webhand.session.conversation import ConversationSessions
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, ToolArgs, tool
 from webhand.tools.storage import read_storage_state

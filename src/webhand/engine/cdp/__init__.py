@@ -24,7 +24,7 @@ from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
-from webhand.engine.chrome import ChromeProcess, discard_launch, launch_plan
+from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch, launch_plan
 from webhand.engine.driver import TabEvents
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
@@ -185,9 +185,15 @@ class CdpEngine:
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
         self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process
+        self.launched = LaunchedBrowsers()  # what kill_now ends by pid
 
     async def start(self) -> None:
         """Nothing to start: no driver process."""
+
+    def kill_now(self) -> list[int]:
+        """SIGKILL, by pid, the browsers this engine launched that nobody closed: shutdown's last
+        resort when closing them overran its cap. Returns the pids."""
+        return self.launched.kill_now()
 
     def prelaunch(self) -> None:
         """Start the next browser now, in the background, for ``launch`` to take."""
@@ -198,12 +204,14 @@ class CdpEngine:
         return launch_plan(self.settings, policy_active=self.policy.active)
 
     def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        self.launched.add_when_launched(starting)
         if self._early_chrome is None:
             self._early_chrome = starting
         self.browser_spawned.set()
 
     async def _start_chrome(self) -> ChromeProcess:
-        return await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
+        chrome = await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
+        return self.launched.add(chrome)
 
     async def launch(self) -> CdpBrowser:
         settings = self.settings

@@ -15,7 +15,7 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarde
 from webhand.engine.cdp.network_debugging import ContextNetworkMixin
 from webhand.engine.cdp.tab import CdpTab
 from webhand.engine.cdp.workers import ContextWorkersMixin
-from webhand.engine.driver import Cookie, Download, TabEvents
+from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, TabEvents
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.errors import ActionTimeout
 
@@ -112,7 +112,7 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
         elif self.owns_context:
             try:
                 await asyncio.wait_for(self.connection.send.Target.disposeBrowserContext(
-                    params={"browserContextId": self.context_id}), 10)
+                    params={"browserContextId": self.context_id}), CLOSE_TIMEOUT_SECONDS)
             except (TimeoutError, *PROTOCOL_ERRORS):
                 pass
         else:

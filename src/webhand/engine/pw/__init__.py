@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +22,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
-from webhand.engine.chrome import ChromeProcess, discard_launch, launch_plan
+from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch, launch_plan
 from webhand.engine.driver import TabEvents
 from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
@@ -155,6 +157,7 @@ class PlaywrightEngine:
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
         self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process
         self._driver_start: asyncio.Future[Playwright] | None = None
+        self.launched = LaunchedBrowsers()  # what kill_now ends by pid
 
     async def start(self) -> None:
         # One driver however many callers start it at once (the boot and an early launch).
@@ -171,12 +174,14 @@ class PlaywrightEngine:
         return launch_plan(self.settings, policy_active=self.policy.active)
 
     def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        self.launched.add_when_launched(starting)
         if self._early_chrome is None:
             self._early_chrome = starting
         self.browser_spawned.set()
 
     async def _start_chrome(self) -> ChromeProcess:
-        return await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
+        chrome = await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
+        return self.launched.add(chrome)
 
     async def launch(self) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side
@@ -240,3 +245,24 @@ class PlaywrightEngine:
             except Exception:  # noqa: BLE001 - the driver process may already be gone at exit
                 pass
             self._manager = self._playwright = self._driver_start = None
+
+    def kill_now(self) -> list[int]:
+        """SIGKILL, by pid, the browsers this engine launched that nobody closed, and the Node
+        driver: shutdown's last resort when closing them overran its cap. Every Playwright call
+        still waiting on either then fails at once. Returns the pids."""
+        pids = self.launched.kill_now()
+        # Playwright keeps the driver's process private (its client's pipe transport); the version
+        # is pinned in constraints.txt, and another layout finds nothing here (the driver then
+        # exits by itself once its pipe closes).
+        transport = getattr(getattr(self._manager, "_client", None), "_transport", None)
+        driver = getattr(transport, "_proc", None)
+        if isinstance(driver, asyncio.subprocess.Process) and driver.returncode is None:
+            # The transport then reports "connection closed" on a future nobody reads: read it here.
+            lost = getattr(transport, "on_error_future", None)
+            if isinstance(lost, asyncio.Future):
+                lost.add_done_callback(lambda future: future.cancelled() or future.exception())
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(driver.pid, signal.SIGKILL)
+                pids.append(driver.pid)
+        return pids
+

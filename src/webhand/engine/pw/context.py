@@ -14,7 +14,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Response as PWResponse
 
-from webhand.engine.driver import Cookie, Download, TabEvents
+from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, TabEvents
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.context_debugging import ContextDebugging
 from webhand.engine.pw.errors import translated
@@ -82,6 +82,14 @@ class PlaywrightContext(ContextDebugging):
         return self._adopt(page)
 
     async def close(self) -> None:
+        # Playwright waits for the browser's answer to a close without any timeout: a frozen
+        # browser would hang the session's close, and the host's shutdown, for good.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._close_in_browser(), CLOSE_TIMEOUT_SECONDS)
+        if self.proxy is not None and not self.attached:
+            await self.proxy.close()
+
+    async def _close_in_browser(self) -> None:
         if self._shared_workers is not None:
             await self._shared_workers.close()
         if self.attached:
@@ -89,12 +97,8 @@ class PlaywrightContext(ContextDebugging):
                 with contextlib.suppress(PWError):
                     await tab.page.close()
             return
-        try:
+        with contextlib.suppress(PWError):
             await self.context.close()
-        except PWError:
-            pass
-        if self.proxy is not None:
-            await self.proxy.close()
 
     # downloads --------------------------------------------------------------------------------
     def _on_response(self, response: PWResponse) -> None:

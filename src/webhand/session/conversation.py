@@ -1,0 +1,69 @@
+"""ConversationSessions: the sessions of one conversation, as its tools see them (manager.py holds all)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from webhand.config import Viewport
+from webhand.errors import SessionClosed
+from webhand.session import placing
+from webhand.session.control import agent_turn
+from webhand.session.recording import CallRecord, record_call
+from webhand.session.session import Session
+
+if TYPE_CHECKING:
+    from webhand.response import Response
+    from webhand.session.manager import SessionInfo, SessionManager
+
+
+class ConversationSessions:
+    """The sessions of one conversation, for the tools that manage them (browser_session_*).
+
+    Bound to the conversation by the host, so a tool can never name another conversation's sessions.
+    """
+
+    def __init__(self, manager: SessionManager, conversation_id: str) -> None:
+        self._manager = manager
+        self.conversation_id = conversation_id
+        self.settings = manager.settings
+
+    async def create(self, name: str, viewport: Viewport | None = None) -> Session:
+        return await self._manager.create(self.conversation_id, name, viewport=viewport)
+
+    def list(self) -> list[SessionInfo]:
+        return self._manager.list(self.conversation_id)
+
+    async def run(self, name: str | None, work: Callable[[Session], Awaitable[None]], response: Response, *,
+                  during_dialog: bool = False, timeout: float, record: CallRecord | None = None) -> None:
+        """Run ``work`` on the named session (the default one when None), started when needed: one
+        call at a time per session, with its notices first, through ``Session.run`` so that a
+        dialog, a crash or a hung page can never hang the call."""
+        session = await self._manager.get_or_create(self.conversation_id, name)
+        # Waits while a person has control in the dashboard (session/control.py), within the call's timeout.
+        async with agent_turn(session, timeout, response):
+            session.touch()
+            for notice in session.notices:
+                response.add(notice)
+            session.notices.clear()
+            try:
+                # A host's call is recorded in the session's history (session/recording.py).
+                async with record_call(session, record, response) if record else contextlib.nullcontext():
+                    await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
+            except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)
+                raise await placing.explain_closed(session, error) from None
+            finally:
+                session.touch()
+                session.first_call_done.set()
+
+    async def open_default(self) -> Session:
+        """The conversation's default session, started now when it is not open yet."""
+        return await self._manager.get_or_create(self.conversation_id)
+
+    def find(self, name: str | None) -> Session | None:
+        """This conversation's open session of that name (the default one for None), if any."""
+        return self._manager.find(self.conversation_id, name)
+
+    async def destroy(self, name: str) -> bool:
+        return await self._manager.kill_session(self.conversation_id, name)
