@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from helpers import browsers_of_child_processes, wait_until_gone_async
-from test_mcp_handshake import initialize, read_message, running_server, stop
+from test_mcp_handshake import held_import_script, initialize, read_message, running_server, stop
 from webhand.engine import launch_memo
 
 PLAN = {"executable": "/usr/lib/chromium/chromium", "headless": True, "width": 1280, "height": 720,
@@ -19,34 +19,7 @@ PLAN = {"executable": "/usr/lib/chromium/chromium", "headless": True, "width": 1
 
 # The real entry point, with the config module's execution held until the test lets it go: a
 # browser that runs meanwhile was launched before the settings were known.
-HELD_SETTINGS = """
-import importlib.abc, importlib.util, os, sys, time
-gate = sys.argv[1]
-class Gate(importlib.abc.Loader):
-    def __init__(self, real):
-        self.real = real
-    def create_module(self, spec):
-        return self.real.create_module(spec)
-    def exec_module(self, module):
-        while not os.path.exists(gate):
-            time.sleep(0.01)
-        self.real.exec_module(module)
-class Hold(importlib.abc.MetaPathFinder):
-    finding = False
-    def find_spec(self, name, path=None, target=None):
-        if name != "webhand.config" or self.finding:
-            return None
-        self.finding = True
-        try:
-            spec = importlib.util.find_spec(name)
-        finally:
-            self.finding = False
-        spec.loader = Gate(spec.loader)
-        return spec
-sys.meta_path.insert(0, Hold())
-from webhand.surfaces.cli import main
-main(["mcp", "--config", sys.argv[2]])
-"""
+HELD_SETTINGS = held_import_script(("webhand.config",), '["mcp", "--config", sys.argv[2]]')
 
 
 def test_a_plan_is_remembered_and_recalled(tmp_path):

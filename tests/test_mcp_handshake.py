@@ -79,7 +79,10 @@ def test_only_a_well_formed_initialize_is_answered_early(line):
 # whatever the client gets meanwhile was answered without the SDK. The hold is in the loader, not
 # the finder: Python holds its global import lock while finders run, which would stall every other
 # import of the process, as no real import does.
-HELD_IMPORT = """
+def held_import_script(modules: tuple[str, ...], main_args: str) -> str:
+    """A child script that runs ``main(MAIN_ARGS)`` with the execution of ``modules`` held until
+    the file ``sys.argv[1]`` exists."""
+    return f"""
 import importlib.abc, importlib.util, os, sys, time
 gate = sys.argv[1]
 class Gate(importlib.abc.Loader):
@@ -94,7 +97,7 @@ class Gate(importlib.abc.Loader):
 class Hold(importlib.abc.MetaPathFinder):
     finding = False
     def find_spec(self, name, path=None, target=None):
-        if name not in ("mcp", "mcp_types") or self.finding:
+        if name not in {modules!r} or self.finding:
             return None
         self.finding = True
         try:
@@ -105,8 +108,11 @@ class Hold(importlib.abc.MetaPathFinder):
         return spec
 sys.meta_path.insert(0, Hold())
 from webhand.surfaces.cli import main
-main(["mcp"])
+main({main_args})
 """
+
+
+HELD_IMPORT = held_import_script(("mcp", "mcp_types"), '["mcp"]')
 
 
 @asynccontextmanager

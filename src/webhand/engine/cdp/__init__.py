@@ -24,8 +24,9 @@ from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
-from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch, launch_plan
+from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch
 from webhand.engine.driver import TabEvents
+from webhand.engine.local_launch import LocalLaunches
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pool import redacted_url
@@ -175,7 +176,7 @@ class CdpBrowser:
                                   "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
 
 
-class CdpEngine:
+class CdpEngine(LocalLaunches):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.policy = CdpPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
@@ -194,24 +195,6 @@ class CdpEngine:
         """SIGKILL, by pid, the browsers this engine launched that nobody closed: shutdown's last
         resort when closing them overran its cap. Returns the pids."""
         return self.launched.kill_now()
-
-    def prelaunch(self) -> None:
-        """Start the next browser now, in the background, for ``launch`` to take."""
-        if self._early_chrome is None:
-            self._early_chrome = asyncio.ensure_future(self._start_chrome())
-
-    def launch_plan(self) -> dict[str, Any]:
-        return launch_plan(self.settings, policy_active=self.policy.active)
-
-    def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
-        self.launched.add_when_launched(starting)
-        if self._early_chrome is None:
-            self._early_chrome = starting
-        self.browser_spawned.set()
-
-    async def _start_chrome(self) -> ChromeProcess:
-        chrome = await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
-        return self.launched.add(chrome)
 
     async def launch(self) -> CdpBrowser:
         settings = self.settings

@@ -22,8 +22,9 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
-from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch, launch_plan
+from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch
 from webhand.engine.driver import TabEvents
+from webhand.engine.local_launch import LocalLaunches
 from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
@@ -147,7 +148,7 @@ def _first_line(error: Exception, url: str) -> str:
     return line.replace(url, redacted_url(url))
 
 
-class PlaywrightEngine:
+class PlaywrightEngine(LocalLaunches):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._playwright: Playwright | None = None
@@ -165,23 +166,6 @@ class PlaywrightEngine:
             self._manager = async_playwright()
             self._driver_start = asyncio.ensure_future(self._manager.start())
         self._playwright = await asyncio.shield(self._driver_start)
-
-    def prelaunch(self) -> None:
-        if self._early_chrome is None:
-            self._early_chrome = asyncio.ensure_future(self._start_chrome())
-
-    def launch_plan(self) -> dict[str, Any]:
-        return launch_plan(self.settings, policy_active=self.policy.active)
-
-    def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
-        self.launched.add_when_launched(starting)
-        if self._early_chrome is None:
-            self._early_chrome = starting
-        self.browser_spawned.set()
-
-    async def _start_chrome(self) -> ChromeProcess:
-        chrome = await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
-        return self.launched.add(chrome)
 
     async def launch(self) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side
