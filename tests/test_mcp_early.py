@@ -8,7 +8,7 @@ import asyncio
 import json
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import mcp_types
@@ -100,15 +100,21 @@ async def sdk_answers(style: str, *messages: dict, exposed: Callable[[], dict[st
     return replies[1:]
 
 
+def a_tool(name: str, run: Callable[[object, dict], Awaitable[ToolResult]]) -> ExposedTool:
+    return ExposedTool(name, "A tool.", {"type": "object"}, None, read_only=True, destructive=False, run=run)
+
+
 class EarlyOnPipes:
     """An early server on pipes instead of fd 0 and 1, with an ``initialize`` already answered."""
 
-    def __init__(self, style: str = "multi") -> None:
+    def __init__(self, style: str = "multi", tools: dict[str, ExposedTool] | None = None) -> None:
+        """``tools``: served instead of webhand's own."""
         self._client_in, server_out = os.pipe()
         server_in, self._client_out = os.pipe()
         self.wire = StdioWire(style, stdin_fd=server_in, stdout_fd=server_out).start()
         webhand = Webhand(Settings())
-        self.server = EarlyServer(self.wire, webhand.context("early"), served_tools(lambda: webhand.tools.values(), style))
+        exposed = (lambda: tools) if tools is not None else served_tools(lambda: webhand.tools.values(), style)
+        self.server = EarlyServer(self.wire, webhand.context("early"), exposed)
         self._reader = os.fdopen(self._client_in, "rb")
         self.write(initialize(0))
         assert self.wire.wait_opening(30) and json.loads(self._reader.readline())["id"] == 0
@@ -195,7 +201,7 @@ async def test_a_call_result_is_what_the_sdk_writes_for_it(result):
     async def run(context: object, arguments: dict) -> ToolResult:
         return result
 
-    tool = ExposedTool("t", "A tool.", {"type": "object"}, None, read_only=True, destructive=False, run=run)
+    tool = a_tool("t", run)
     sdk = await sdk_answers("multi", call(2, "t"), exposed=lambda: {"t": tool})
     assert sdk == [{"jsonrpc": "2.0", "id": 2, "result": call_result(result)}]
 
@@ -204,9 +210,8 @@ async def test_a_tool_that_raises_gets_the_error_the_sdk_would_send():
     async def run(context: object, arguments: dict) -> ToolResult:
         raise RuntimeError("a bug")
 
-    tool = ExposedTool("t", "A tool.", {"type": "object"}, None, read_only=True, destructive=False, run=run)
-    early = EarlyOnPipes()
-    early.server = EarlyServer(early.wire, None, lambda: {"t": tool})
+    tool = a_tool("t", run)
+    early = EarlyOnPipes(tools={"t": tool})
     try:
         serving = asyncio.ensure_future(early.server.serve(asyncio.Event()))
         early.write(INITIALIZED, call(2, "t"))
@@ -227,9 +232,7 @@ async def test_a_cancelled_early_call_ends_and_gets_no_answer():
         finally:
             ended.set()
 
-    tool = ExposedTool("slow", "A tool.", {"type": "object"}, None, read_only=True, destructive=False, run=run)
-    early = EarlyOnPipes()
-    early.server = EarlyServer(early.wire, None, lambda: {"slow": tool})
+    early = EarlyOnPipes(tools={"slow": a_tool("slow", run)})
     try:
         serving = asyncio.ensure_future(early.server.serve(asyncio.Event()))
         early.write(INITIALIZED, call(2, "slow"))
