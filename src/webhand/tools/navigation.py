@@ -101,6 +101,10 @@ async def _history(session: Session, args: HistoryArgs, response: Response, step
     timeout = args.timeout or session.settings.timeout
     before = await observe(session)
     if step == "reload":
+        # A reload keeps the URL, so the reply tells a new title by comparing titles: the one from
+        # before must be read before the reload starts. (Through Playwright the read, left to run
+        # beside the action, could reach the reloaded page first, and the change went unsaid.)
+        await before.title_read
         result = await tab.reload(timeout=timeout)
         response.add(f"Reloaded {result.url}" + (f" (HTTP {result.status})" if result.status else ""))
     else:
