@@ -27,7 +27,8 @@ _QUOTED = r'"(?:[^"\\]|\\.)*"'
 _CONTROL = re.compile(rf"(?P<role>[a-z][a-z-]*)(?: (?P<name>{_QUOTED}))? \[(?P<ref>(?:f\d+)?e\d+)\](?P<states>.*)")
 _CONTEXT = re.compile(rf"(?P<role>[a-z][a-z-]*)(?: (?P<name>{_QUOTED}))?(?: \[(?P<states>[a-z0-9= ]+)\])?")
 # One state: a word, or key=value (a JSON string, <hidden>, a slider's `5 (0..100)`, or one bare word).
-_STATE = re.compile(rf" (?P<key>[a-z][a-z-]*)(?:=(?P<value>{_QUOTED}|<hidden>|[^\s\"]+(?: \([^\s()]*\.\.[^\s()]*\))?))?")
+_STATE = re.compile(rf" (?P<key>[a-z][a-z-]*)"
+                    rf"(?:=(?P<value>{_QUOTED}|<hidden>|[^\s\"]+(?: \([^\s()]*\.\.[^\s()]*\))?))?")
 #: The words a dialog's or group's brackets may hold: text in brackets is not a state.
 _CONTEXT_STATES = {"focused", "expanded", "disabled", "selected", "pressed", "checked", "mixed", "current",
                    "required", "invalid", "readonly", "level"}
@@ -109,7 +110,8 @@ def _state_changes(old: States, new: States) -> list[str]:
     before = {key: value for key, value in old if key != "focused"}
     after = {key: value for key, value in new if key != "focused"}
     said: list[str] = []
-    for key in sorted(dict.fromkeys([k for k, _ in old] + [k for k, _ in new]), key=lambda key: _ORDER.get(key, len(_ORDER))):
+    keys = dict.fromkeys([k for k, _ in old] + [k for k, _ in new])
+    for key in sorted(keys, key=lambda key: _ORDER.get(key, len(_ORDER))):
         if key == "focused" or (key in before and key in after and before[key] == after[key]):
             continue
         if key in _CHECKED:
@@ -226,14 +228,14 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> SnapshotDiff:
 def _pair_look_alikes(new_lines: list[Line], added: list[int], removed: list[Line], pairs: dict[int, Line]) -> None:
     """Pair added and removed lines of one role and name (both taken apart), first with first;
     what is paired leaves ``added`` and ``removed``."""
-    by_identity: dict[tuple[str | None, str | None], list[Line]] = {}
+    by_identity: dict[tuple[str | None, str | None, bool], list[Line]] = {}
     for line in removed:
         if line.states is not None:
-            by_identity.setdefault(line.identity, []).append(line)
+            by_identity.setdefault((*line.identity, line.ref is None), []).append(line)
     paired: list[int] = []
     for at in added:
         line = new_lines[at]
-        twins = by_identity.get(line.identity) if line.states is not None else None
+        twins = by_identity.get((*line.identity, line.ref is None)) if line.states is not None else None
         if twins:
             pairs[at] = twins.pop(0)
             paired.append(at)
@@ -298,7 +300,8 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     elif not same_tab:
         heading = f"Tab {tab.index} (not the one of your last snapshot); its snapshot:"
     elif same_document and new.options != last.options:
-        heading = f"The part you last looked at ({response.clip(last.options.scope or '', 80)}) is gone; the whole page now:"
+        scope = response.clip(last.options.scope or "", 80)
+        heading = f"The part you last looked at ({scope}) is gone; the whole page now:"
     elif changes is not None and changes.size <= MAX_DIFF_LINES:  # the whole page is shorter than its changes
         heading = "The page changed; its snapshot now:"
     elif same_document:
