@@ -163,6 +163,16 @@ async def test_a_dialog_that_only_gained_focus_is_one_change_line(tools, site):
     assert change_lines(clicked.text) == ['~ dialog "Confirm booking": focused'], clicked.text
 
 
+async def test_focus_moved_by_a_key_is_said_and_focus_a_click_gave_its_element_is_not(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("snapshot/agreement.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    unlock = ref(shot, 'button "Unlock agreement"')
+    pressed = await tools.call("browser_press_key", {"key": "Tab"})  # the disabled checkbox is skipped
+    assert change_lines(pressed.text) == [f'~ button "Unlock agreement" [{unlock}]: focused'], pressed.text
+    clicked = await tools.call("browser_click", {"ref": ref(shot, 'button "Book now"')})  # it does nothing
+    assert "The page did not change since the last snapshot." in clicked.text, clicked.text
+
+
 async def test_a_field_whose_value_changed_shows_its_old_value_and_a_password_stays_hidden(tools, site):
     await tools.call("browser_navigate", {"url": site.url("snapshot/values.html")})
     shot = (await tools.call("browser_snapshot", {})).text
