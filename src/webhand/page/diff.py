@@ -9,26 +9,149 @@ action's reply calls last (see session/changes.py); ``Settings.snapshot_diff`` p
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 from webhand.errors import WebhandError
-from webhand.page.snapshot import Snapshot, SnapshotOptions, omitted_notice, take_snapshot
+from webhand.page.snapshot import Snapshot, SnapshotOptions, add_snapshot, omitted_notice, take_snapshot
 from webhand.response import Response
 from webhand.session.session import Session
 
 _REF = re.compile(r"\[(?:f\d+)?e\d+\]")
-# Focus moves with every click; on its own it is not news, so it is left out of the comparison.
-_FOCUS = re.compile(r" focused(?= |$)")
 #: Beyond this many changed lines the model is better served by a fresh snapshot.
 MAX_DIFF_LINES = 40
+
+# A snapshot line, as snapshot.js writes it: `role "name" [ref] states` for a control, `role "name"
+# [states]` for a dialog or group. Names and text values are JSON strings, so a page's text cannot
+# end one early; a line that does not parse is compared as plain text.
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_CONTROL = re.compile(rf"(?P<role>[a-z][a-z-]*)(?: (?P<name>{_QUOTED}))? \[(?P<ref>(?:f\d+)?e\d+)\](?P<states>.*)")
+_CONTEXT = re.compile(rf"(?P<role>[a-z][a-z-]*)(?: (?P<name>{_QUOTED}))?(?: \[(?P<states>[a-z0-9= ]+)\])?")
+# One state: a word, or key=value (a JSON string, <hidden>, a slider's `5 (0..100)`, or one bare word).
+_STATE = re.compile(rf" (?P<key>[a-z][a-z-]*)"
+                    rf"(?:=(?P<value>{_QUOTED}|<hidden>|[^\s\"]+(?: \([^\s()]*\.\.[^\s()]*\))?))?")
+#: The words a dialog's or group's brackets may hold: text in brackets is not a state.
+_CONTEXT_STATES = {"focused", "expanded", "disabled", "selected", "pressed", "checked", "mixed", "current",
+                   "required", "invalid", "readonly", "level"}
+#: How a state reads when it is not there (`disabled → enabled`).
+_NOT = {"disabled": "enabled", "expanded": "collapsed", "required": "optional", "invalid": "valid",
+        "readonly": "editable", "focused": "unfocused"}
+_CHECKED = ("checked", "mixed")
+#: States in the order snapshot.js writes them (roles.js statesOf); others after them.
+_ORDER = {key: at for at, key in enumerate(
+    ("level", "disabled", "checked", "mixed", "expanded", "selected", "pressed", "current", "required", "invalid",
+     "readonly", "focused", "value", "placeholder", "files", "url", "hint"))}
+
+States = tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One snapshot line, taken apart where it can be."""
+
+    text: str  # without its indentation
+    role: str | None = None
+    name: str | None = None  # as shown: a JSON string
+    ref: str | None = None
+    states: States | None = None  # in line order; None: not a control or dialog line
+
+    @property
+    def focused(self) -> bool:
+        return self.states is not None and ("focused", None) in self.states
+
+    @property
+    def plain(self) -> str:
+        """The line without its focus: focus is compared on its own (it moves with every click)."""
+        if not self.focused:
+            return self.text
+        return _render_head(self) + _render_states(self, [s for s in self.states or () if s[0] != "focused"])
+
+    @property
+    def identity(self) -> tuple[str | None, str | None]:
+        return self.role, self.name
+
+
+def _parse_states(text: str) -> States | None:
+    states, at = [], 0
+    while at < len(text):
+        match = _STATE.match(text, at)
+        if not match:
+            return None
+        states.append((match["key"], match["value"]))
+        at = match.end()
+    return tuple(states)
+
+
+def parse_line(raw: str) -> Line:
+    text = raw.strip()
+    if match := _CONTROL.fullmatch(text):
+        return Line(text, match["role"], match["name"], match["ref"], _parse_states(match["states"]))
+    if _REF.search(text):
+        return Line(text, ref=_REF.search(text).group(0)[1:-1])  # a control line that does not parse
+    if match := _CONTEXT.fullmatch(text):
+        states = _parse_states(" " + match["states"]) if match["states"] else ()
+        if states is not None and all(key in _CONTEXT_STATES for key, _ in states):
+            return Line(text, match["role"], match["name"], None, states)
+    return Line(text)
+
+
+def _render_head(line: Line) -> str:
+    return (line.role or "") + (f" {line.name}" if line.name else "") + (f" [{line.ref}]" if line.ref else "")
+
+
+def _render_states(line: Line, states: list[tuple[str, str | None]]) -> str:
+    words = [key if value is None else f"{key}={value}" for key, value in states]
+    if line.ref:
+        return "".join(" " + word for word in words)
+    return f" [{' '.join(words)}]" if words else ""
+
+
+def _state_changes(old: States, new: States) -> list[str]:
+    """What differs between two lines' states, as `disabled → enabled`, `value="a" → "b"`."""
+    before = {key: value for key, value in old if key != "focused"}
+    after = {key: value for key, value in new if key != "focused"}
+    said: list[str] = []
+    keys = dict.fromkeys([k for k, _ in old] + [k for k, _ in new])
+    for key in sorted(keys, key=lambda key: _ORDER.get(key, len(_ORDER))):
+        if key == "focused" or (key in before and key in after and before[key] == after[key]):
+            continue
+        if key in _CHECKED:
+            was = next((k for k in _CHECKED if k in before), "unchecked")
+            now = next((k for k in _CHECKED if k in after), "unchecked")
+            if was != now and f"{was} → {now}" not in said:
+                said.append(f"{was} → {now}")
+        elif before.get(key) is None and after.get(key) is None:  # a word state, gained or lost
+            absent = _NOT.get(key, f"not {key}")
+            said.append(f"{absent} → {key}" if key in after else f"{key} → {absent}")
+        elif key == "placeholder" and ("value" in before) != ("value" in after):
+            continue  # a placeholder shows while the field is empty: the value's change says it
+        else:
+            empty = '""' if key == "value" else "none"
+            said.append(f"{key}={before.get(key) or empty} → {after.get(key) or empty}")
+    return said
+
+
+def describe_change(old: Line, new: Line, *, gained_focus: bool = False) -> str:
+    """One `~` line: the element as it is now, what it was called before, and each state that changed."""
+    if old.states is None or new.states is None or old.role is None or new.role is None:
+        return f"{new.text} (was: {old.text})"
+    was = []
+    if old.ref and new.ref and old.ref != new.ref:
+        was.append(old.ref)  # the page replaced the element: its old ref no longer works
+    if old.role != new.role:
+        was.append(old.role + (f" {old.name}" if old.name else ""))
+    elif old.name != new.name:
+        was.append(old.name or "unnamed")
+    said = _state_changes(old.states, new.states) + (["focused"] if gained_focus else [])
+    if not was and not said:
+        return new.plain
+    return _render_head(new) + (f" (was {' '.join(was)})" if was else "") + (": " + ", ".join(said) if said else "")
 
 
 @dataclass(frozen=True)
 class SnapshotDiff:
     added: list[str]
     removed: list[str]
-    changed: list[str]  # the new form of lines whose ref stayed but whose text changed
+    changed: list[str]  # `~` lines: the element now, and what changed
 
     @property
     def size(self) -> int:
@@ -46,51 +169,95 @@ class SnapshotDiff:
         return "\n".join([head, *lines])
 
 
-def _ref(line: str) -> str | None:
-    match = _REF.search(line)
-    return match.group(0) if match else None
-
-
 def diff_snapshots(old: Snapshot, new: Snapshot) -> SnapshotDiff:
-    """Lines with refs are matched by ref (so a changed state is one ``~`` line); the rest by text."""
-    old_lines = [_FOCUS.sub("", line.strip()) for line in old.lines]
-    new_lines = [_FOCUS.sub("", line.strip()) for line in new.lines]
-    old_by_ref = {ref: line for line in old_lines if (ref := _ref(line))}
-    new_by_ref = {ref: line for line in new_lines if (ref := _ref(line))}
-    old_text = Counter(line for line in old_lines if not _ref(line))
-    new_text = Counter(line for line in new_lines if not _ref(line))
-    more, fewer = new_text - old_text, old_text - new_text  # text lines that appeared / went away
-    added: list[str] = []
-    changed: list[str] = []
-    removed: list[str] = []
-    for line in new_lines:  # page order
-        ref = _ref(line)
-        if ref is None:
-            if more[line] > 0:
-                added.append(line)
-                more[line] -= 1
-        elif ref not in old_by_ref:
-            added.append(line)
-        elif old_by_ref[ref] != line:
-            changed.append(line)
+    """Compare two snapshots of one document.
+
+    Lines with refs are matched by ref, so a changed state is one ``~`` line; a dialog's or group's
+    line by its role and name; other lines by text. An element the page replaced by a look-alike
+    (same role and name, new ref) is one ``~`` line giving the new ref. Focus is said once, on the
+    element that gained it, unless it went where the last pointer press went (the click's own
+    focus) or the element's line says a change already (typing focuses its field).
+    """
+    old_lines = [parse_line(line) for line in old.lines]
+    new_lines = [parse_line(line) for line in new.lines]
+    old_order = {id(line): at for at, line in enumerate(old_lines)}
+    old_by_ref = {line.ref: line for line in old_lines if line.ref}
+    new_refs = {line.ref for line in new_lines if line.ref}
+    pairs: dict[int, Line] = {}  # index in new_lines -> its line in the old snapshot
+    added: list[int] = []
+    for at, line in enumerate(new_lines):
+        if line.ref:
+            if line.ref in old_by_ref:
+                pairs[at] = old_by_ref[line.ref]
+            else:
+                added.append(at)
+    removed = [line for line in old_lines if line.ref and line.ref not in new_refs]
+
+    # Lines without refs: the same text (focus aside) is the same line; then a dialog whose states changed.
+    waiting: dict[str, list[Line]] = {}
     for line in old_lines:
-        ref = _ref(line)
-        if ref is None:
-            if fewer[line] > 0:
-                removed.append(line)
-                fewer[line] -= 1
-        elif ref not in new_by_ref:
-            removed.append(line)
-    return SnapshotDiff(added, removed, changed)
+        if not line.ref:
+            waiting.setdefault(line.plain, []).append(line)
+    unmatched: list[int] = []
+    for at, line in enumerate(new_lines):
+        if not line.ref:
+            if waiting.get(line.plain):
+                pairs[at] = waiting[line.plain].pop(0)
+            else:
+                unmatched.append(at)
+    gone = [line for lines in waiting.values() for line in lines]
+    _pair_look_alikes(new_lines, unmatched, gone, pairs)
+    added += unmatched
+    removed += gone
+    # An element the page replaced by a look-alike: the same role and name under a new ref.
+    _pair_look_alikes(new_lines, added, removed, pairs)
+
+    focus_at = next((at for at, line in enumerate(new_lines) if line.focused), None)
+    changed: list[str] = []
+    for at in sorted(pairs):
+        old_line, line = pairs[at], new_lines[at]
+        gained_focus = at == focus_at and not old_line.focused and not new.focus_followed_press
+        if old_line.plain != line.plain or old_line.ref != line.ref:
+            changed.append(describe_change(old_line, line))
+        elif gained_focus:
+            changed.append(describe_change(old_line, line, gained_focus=True))
+    return SnapshotDiff([new_lines[at].plain if at != focus_at else new_lines[at].text for at in sorted(added)],
+                        [line.plain for line in sorted(removed, key=lambda line: old_order[id(line)])], changed)
+
+
+def _pair_look_alikes(new_lines: list[Line], added: list[int], removed: list[Line], pairs: dict[int, Line]) -> None:
+    """Pair added and removed lines of one role and name (both taken apart), first with first;
+    what is paired leaves ``added`` and ``removed``."""
+    by_identity: dict[tuple[str | None, str | None, bool], list[Line]] = {}
+    for line in removed:
+        if line.states is not None:
+            by_identity.setdefault((*line.identity, line.ref is None), []).append(line)
+    paired: list[int] = []
+    for at in added:
+        line = new_lines[at]
+        twins = by_identity.get((*line.identity, line.ref is None)) if line.states is not None else None
+        if twins:
+            pairs[at] = twins.pop(0)
+            paired.append(at)
+    used = {id(pairs[at]) for at in paired}
+    added[:] = [at for at in added if at not in pairs]
+    removed[:] = [line for line in removed if id(line) not in used]
 
 
 def _same_document(old: Snapshot, new: Snapshot) -> bool:
-    """Whether a diff means anything: some ref survived (refs never outlive their document)."""
-    old_refs = {r for line in old.lines if (r := _ref(line))}
+    """Whether the two snapshots are of one document (the page agent's identity), so a diff means something."""
+    if old.document and new.document:
+        return old.document == new.document
+    old_refs = {r for line in old.lines if (r := _ref(line))}  # without it: some ref survived
     new_refs = {r for line in new.lines if (r := _ref(line))}
     if old_refs:
         return bool(old_refs & new_refs)
     return old.url == new.url
+
+
+def _ref(line: str) -> str | None:
+    match = _REF.search(line)
+    return match.group(0) if match else None
 
 
 async def report_snapshot_changes(session: Session, response: Response, *, title: str | None = None) -> None:
@@ -118,7 +285,11 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
             response.add("The page could not be read after the action; call browser_snapshot to see it.")
             return
     session.last_snapshot = new
-    if form == "diff" and last is not None and last.tab == tab.index and _same_document(last, new):
+    same_tab = last is not None and last.tab == tab.index
+    # One document, whatever happened to its elements; a new document is a new page, whatever its URL.
+    same_document = same_tab and _same_document(last, new)
+    changes = None
+    if form == "diff" and same_document and new.options == last.options:
         changes = diff_snapshots(last, new)
         text = changes.render()
         if changes.size <= MAX_DIFF_LINES and len(text) < len(new.text):
@@ -126,14 +297,18 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
             return
     if form == "full":
         heading = "Snapshot of the page now:"
-    elif last is not None and last.tab != tab.index:
+    elif not same_tab:
         heading = f"Tab {tab.index} (not the one of your last snapshot); its snapshot:"
-    elif last is not None and _same_document(last, new):
+    elif same_document and new.options != last.options:
+        scope = response.clip(last.options.scope or "", 80)
+        heading = f"The part you last looked at ({scope}) is gone; the whole page now:"
+    elif changes is not None and changes.size <= MAX_DIFF_LINES:  # the whole page is shorter than its changes
+        heading = "The page changed; its snapshot now:"
+    elif same_document:
         heading = "The page changed a lot; its snapshot now:"
     else:
         heading = "A new page (old refs no longer work); its snapshot:"
     response.add(f"{heading} ({new.url})")
-    response.large(new.text or "(no visible content)", what="snapshot", limit=session.settings.snapshot_max_chars,
-                   hint="Call browser_snapshot with scope (a ref or CSS selector) to see part of it.")
+    add_snapshot(response, new, limit=session.settings.snapshot_max_chars)
     if new.omitted:
         response.add(omitted_notice(new))

@@ -17,6 +17,20 @@ const refOf = new WeakMap();
 const byRef = new Map();
 const frameMarkers = new WeakMap();
 let frameSeq = 0;
+// Which document this agent serves: an action's reply says "a new page" only when it changed
+// (page/diff.py), not when a page re-rendered every element in place.
+// A page that broke `crypto` or `addEventListener` must not break the snapshot: it only costs the
+// diff its precision.
+const documentId = (() => {
+  try { return Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join('.'); }
+  catch (e) { return Math.random().toString(36).slice(2) + '.' + performance.timeOrigin; }
+})();
+// Where the last real pointer press went (its composed path): focus that landed there is the
+// click's own, not news for the diff.
+let pressedPath = [];
+try { addEventListener('pointerdown', (e) => { if (e.isTrusted) pressedPath = e.composedPath(); }, true); } catch (e) {}
+const followedPress = (el) => !!el && el !== document.body
+  && pressedPath.some((n) => n === el || (n.tagName === 'LABEL' && n.control === el));
 // Controls whose children are choices a model may want (the rest: children are the name).
 const DESCEND_INTO = new Set(['listbox', 'menu', 'menubar', 'tree', 'tablist', 'grid', 'radiogroup']);
 // Live regions with nothing in them yet say nothing.
@@ -313,7 +327,8 @@ function snapshot(opts) {
     here = null;
   }
   flush(true);
-  return { lines, nextRef: state.nextRef, refs: state.refs, omitted: state.omitted, records };
+  return { lines, nextRef: state.nextRef, refs: state.refs, omitted: state.omitted, records,
+    document: documentId, focusFollowedPress: followedPress(focused) };
 }
 
 function resolve(ref) {

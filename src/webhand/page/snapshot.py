@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound, WebhandError
+from webhand.response import Response
 
 Mode = Literal["page", "interactive", "full"]
 
@@ -63,6 +64,11 @@ class Snapshot:
     options: SnapshotOptions = SnapshotOptions()
     tab: int = 0
     records: list[dict[str, Any]] = field(default_factory=list)  # per ref'd element, when asked for
+    #: The walked document's identity (the page agent's, one per document): a diff compares only
+    #: snapshots of one document; a new one means a new page, whatever its URL.
+    document: str | None = None
+    #: The focused element is where the last real pointer press went: the click's own focus.
+    focus_followed_press: bool = False
 
     @property
     def lines(self) -> list[str]:
@@ -146,10 +152,12 @@ async def _take(tab: Tab, title: "asyncio.Future[str]", mode: Mode, scope: str |
     if root in results:
         splice(root, 0)
     found = list(results.values())
+    top = results.get(root, {})
     return Snapshot(
         "\n".join(out), sum(r["refs"] for r in found), sum(r["omitted"] for r in found), tab.url, await title,
         SnapshotOptions(mode, scope, depth, max_refs), tab.index,
-        [rec for r in found for rec in (r.get("records") or [])])
+        [rec for r in found for rec in (r.get("records") or [])],
+        top.get("document"), any(r.get("focusFollowedPress") for r in found))
 
 
 def omitted_notice(shot: Snapshot) -> str:
@@ -159,6 +167,46 @@ def omitted_notice(shot: Snapshot) -> str:
     return (f"{shot.omitted} more elements with refs were left out ({limits}): call browser_find with what you "
             'look for (e.g. "link Pricing") to get its ref, browser_snapshot with scope (a ref or CSS selector) '
             "to see one part, or a larger max_refs or depth.")
+
+
+#: The lines a snapshot past the reply limit keeps: headings, and controls (lines with a ref).
+_OUTLINE_LINE = re.compile(r"^\s*#{1,6} |\[(?:f\d+)?e\d+\]")
+#: Room left under the limit for the note that follows the kept lines.
+_NOTE_ROOM = 600
+
+
+def add_snapshot(response: Response, shot: Snapshot, *, limit: int) -> None:
+    """Put ``shot`` in the reply. Past ``limit`` bytes it goes whole to a file, and the reply keeps
+    its headings and controls with their refs, in page order up to the limit: on a big page the
+    model still sees where it is and what it can act on, and reaches the rest with browser_find."""
+    text = shot.text or "(no visible content)"
+    size = len(response.masked(text).encode())  # measured as the reply will be: masked
+    if size <= limit:
+        response.add(text)
+        return
+    path = response.write_file(text, "snapshot", ".txt")
+    lines = text.splitlines()
+    chosen = [line for line in lines if _OUTLINE_LINE.search(line)]
+    what = "its headings and controls"
+    if not chosen:  # nothing to act on: its text, from the top
+        chosen, what = lines, "its first lines"
+    budget = max(limit - _NOTE_ROOM, 200)
+    kept: list[str] = []
+    used = 0
+    for line in chosen:
+        used += len(line.encode()) + 1
+        if used > budget:
+            break
+        kept.append(line)
+    if not kept:  # one line longer than the limit
+        kept = [response.clip(chosen[0], budget)]
+    rest = "" if len(kept) == len(chosen) else \
+        f" up to the limit ({len(kept):,} of {len(chosen):,} lines; the rest are in the file)"
+    response.add("\n".join(kept))
+    response.add(f"The snapshot is {size:,} bytes, more than the {limit:,}-byte reply limit: saved to {path}. "
+                 f"Above are {what}{rest}. Call browser_find to get the ref of one element "
+                 '(e.g. "link Next"), browser_snapshot with scope (a ref or CSS selector) to see one part, '
+                 "or read the file.")
 
 
 async def _iframe_slot(frame: Frame, parent: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from webhand.annotate import annotated_screenshot
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.page.find import find
-from webhand.page.snapshot import omitted_notice, take_snapshot
+from webhand.page.snapshot import add_snapshot, omitted_notice, take_snapshot
 from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -32,10 +32,7 @@ async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> 
     shot = await take_snapshot(tab, mode=args.mode, scope=args.scope, depth=args.depth, max_refs=args.max_refs)
     session.last_snapshot = shot  # an action's reply tells what changed since this (page/diff.py)
     response.add(f"Page: {shot.url}" + (f" — {shot.title}" if shot.title else ""))
-    body = shot.text or "(no visible content)"
-    response.large(body, what="snapshot", limit=session.settings.snapshot_max_chars, suffix=".txt",
-                   hint="Call browser_find to get the ref of one element, browser_snapshot with scope (a ref or "
-                        "CSS selector of one part) or a smaller depth to see part of it, or read the file.")
+    add_snapshot(response, shot, limit=session.settings.snapshot_max_chars)
     if shot.omitted:
         response.add(omitted_notice(shot))
 
