@@ -54,7 +54,7 @@ CONFORMANCE_FILES = {
     "test_interaction.py", "test_javascript.py", "test_named_sessions.py", "test_navigation.py", "test_network.py",
     "test_policy.py", "test_reading.py", "test_snapshot.py", "test_snapshot_diff.py", "test_storage.py",
     "test_tabs.py", "test_waiting.py", "test_lifecycle.py", "test_hostile_faults.py", "test_dashboard.py",
-    "test_session_history.py", "test_export.py", "test_screenshot_compare.py", "test_performance.py",
+    "test_session_history.py", "test_export.py", "test_names.py", "test_screenshot_compare.py", "test_performance.py",
     "test_network_debugging.py", "test_pwa.py", "test_console_sources.py", "test_stealth.py",
 }
 #: What the raw-CDP driver does not do yet: these files' tests (or one test, "file::test") are reported
