@@ -64,6 +64,9 @@ async def test_break_hints_are_in_no_name_value_text_diff_or_find_result(tools, 
     assert "/store/order/{orderId}" in pasted.text, pasted.text
     assert not HINTS.search(found.text + pasted.text)
 
+    waited = await tools.call("browser_wait_for", {"text": "/store/order/{orderId}", "timeout": 5})  # as the model read it
+    assert not waited.is_error, waited.text
+
     text = await tools.call("browser_text", {})
     assert "/store/order/{orderId}" in text.text and "supercalifragilistic" in text.text, text.text
     assert not HINTS.search(without_emoji_joiners(text.text))

@@ -78,11 +78,10 @@ function nativeRole(el) {
   return '';
 }
 
-// Break hints say where a line may break or how letters join (<wbr> is one as an element): a
-// reader sees no character, and a model copying a name with one ("/pet\u200b/findByStatus") into a
-// URL or a search gets it wrong. They are dropped from every name, value and text line. A zero-width
-// joiner between two emoji is kept: it makes them one picture (👩‍👩‍👧).
-const BREAK_HINTS = /[\u00AD\u200B\u200C\u2060\uFEFF]|\u200D(?![\u{1F000}-\u{1FAFF}\u2600-\u27BF])|(?<![\u{1F000}-\u{1FAFF}\u2600-\u27BF\uFE0F])\u200D/gu;
+// Break hints (<wbr> as an element, zero-width spaces, joiners, soft hyphens: BREAK_HINTS, spliced
+// in from page/text.py, one rule for Python and the page) show no character to a reader, and a
+// model copying a name with one ("/pet\u200b/findByStatus") into a URL or a search gets it wrong:
+// they are dropped from every name, value and text line.
 const unhinted = (s) => (s || '').replace(BREAK_HINTS, '');
 const squash = (s) => unhinted(s).replace(/\s+/g, ' ').trim();
 // Cut at a word boundary when there is one in the second half: a cut word reads as another ("wit…").

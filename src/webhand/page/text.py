@@ -2,18 +2,35 @@
 
 ``<wbr>``, zero-width spaces (U+200B), zero-width non-joiners and joiners (U+200C, U+200D), word
 joiners (U+2060), soft hyphens (U+00AD) and byte-order marks (U+FEFF) show nothing to a reader,
-but a model that copies "/pet\u200b/findByStatus" into a URL or a search gets it wrong. The page
-agent drops them from names, values and text lines (``BREAK_HINTS`` in roles.js, the same rule);
-this is the rule for the text Python reads from a page (readable text, web_fetch, find queries).
-A zero-width joiner between two emoji is kept: it makes them one picture.
+but a model that copies "/pet\u200b/findByStatus" into a URL or a search gets it wrong. They are
+dropped from what a model reads: here for the text Python reads from a page (readable text,
+web_fetch, find queries), and in the page through ``JS_BREAK_HINTS``, the same rule written for
+JavaScript (the page agent's names, values and text lines; text a wait looks for). A zero-width
+joiner between two emoji is kept: it makes them one picture.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-_EMOJI = "\U0001F000-\U0001FAFF\u2600-\u27BF"
-_BREAK_HINTS = re.compile(f"[\u00AD\u200B\u200C\u2060\uFEFF]|\u200D(?![{_EMOJI}])|(?<![{_EMOJI}\uFE0F])\u200D")
+_HINTS = "\u00ad\u200b\u200c\u2060\ufeff"
+_JOINER = 0x200D
+_EMOJI = ((0x1F000, 0x1FAFF), (0x2600, 0x27BF))  # pictographs and dingbats a joiner can join
+_VARIATION = 0xFE0F  # "as an emoji", between a pictograph and the joiner (❤️‍🔥)
+
+
+def _pattern(char: Callable[[int], str]) -> str:
+    """The rule, with each code point written by ``char`` (Python's or JavaScript's way)."""
+    emoji = "".join(f"{char(low)}-{char(high)}" for low, high in _EMOJI)
+    hints = "".join(char(ord(c)) for c in _HINTS)
+    joiner = char(_JOINER)
+    return f"[{hints}]|{joiner}(?![{emoji}])|(?<![{emoji}{char(_VARIATION)}]){joiner}"
+
+
+_BREAK_HINTS = re.compile(_pattern(chr))
+#: The same rule as a JavaScript regular expression literal (global, Unicode).
+JS_BREAK_HINTS = "/" + _pattern(lambda code: f"\\u{{{code:X}}}") + "/gu"
 
 
 def without_break_hints(text: str) -> str:
