@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from webhand.export import steps_of
+
 # Break hints: soft hyphen, zero-width space, non-joiner, joiner, word joiner, byte-order mark.
 HINTS = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
 
@@ -37,8 +39,9 @@ async def test_icon_controls_chromium_leaves_unnamed_are_named_by_the_icon_insid
     assert re.search(r'^link "Choose a Time" \[e\d+\] url=#$', shot, re.M), shot
     assert re.search(r'^link "Settings" \[e\d+\] url=/settings$', shot, re.M), shot
     assert re.search(r'^button "Close panel" \[e\d+\]$', shot, re.M), shot
-    # Nothing to read at all: told apart by its icon's class or an id that reads as words, as a state.
+    # Nothing to read at all: told apart by its icon's class or file, or an id that reads as words, as a state.
     assert re.search(r'^button \[e\d+\] icon="fa-trash-can"$', shot, re.M), shot
+    assert re.search(r'^button \[e\d+\] icon="dot.png"$', shot, re.M), shot
     assert re.search(r'^button \[e\d+\] id="refresh-list"$', shot, re.M), shot
 
 
@@ -57,9 +60,14 @@ async def test_break_hints_are_in_no_name_value_text_diff_or_find_result(tools, 
     assert "+ status: Next: /pet/{petId}" in clicked.text, clicked.text
     assert not HINTS.search(clicked.text)
 
+    button = ref(shot, 'button "get /pet/findByStatus"')
+    assert not (await tools.call("browser_click", {"ref": button})).is_error
+    history = tools.webhand.sessions.find(tools.conversation_id).history.all()
+    assert steps_of(history)[-1]["target"] == "button 'get /pet/findByStatus'"  # what an export says it acted on
+
     found = await tools.call("browser_find", {"query": "get /pet/findByStatus"})
     assert not found.is_error, found.text
-    assert re.search(r'^button "get /pet/findByStatus" \[e\d+\]$', found.text, re.M), found.text
+    assert re.search(r'^button "get /pet/findByStatus" \[e\d+\]', found.text, re.M), found.text
     pasted = await tools.call("browser_find", {"query": "/store\u200b/order"})  # a query copied with its hints
     assert "/store/order/{orderId}" in pasted.text, pasted.text
     assert not HINTS.search(found.text + pasted.text)

@@ -153,7 +153,9 @@ function labelsOf(el) {
 }
 
 function nameOf(el, role) {
-  const name = chromiumName(el, role) || (role === 'clickable' || INTERACTIVE.has(role) ? fallbackName(el) : '');
+  // Only controls named by their content: a text field's content is its value, never its name.
+  const fromContent = role === 'clickable' || (INTERACTIVE.has(role) && (NAME_FROM_CONTENT.has(role) || LINK_ROLES.has(role)));
+  const name = chromiumName(el, role) || (fromContent ? fallbackName(el) : '');
   return saidOnce(name);
 }
 
@@ -200,8 +202,9 @@ const WORDLIKE = /^[A-Za-z][A-Za-z_-]*[A-Za-z]\d{0,3}$/;
 function identity(el) {
   for (const inner of [el, ...el.querySelectorAll('img[src], use, [class]')]) {
     if (inner.localName === 'img') {
-      const file = decodeURIComponent((inner.getAttribute('src') || '').split(/[?#]/)[0].split('/').pop() || '');
-      if (!/^data:/.test(inner.getAttribute('src')) && /^[\w-]{3,40}\.\w+$/.test(file)) return 'icon=' + JSON.stringify(file);
+      // The file name as written (a %-escaped name does not read as words, and decoding may throw).
+      const file = (inner.getAttribute('src') || '').split(/[?#]/)[0].split('/').pop();
+      if (/^[\w-]{3,40}\.\w+$/.test(file)) return 'icon=' + JSON.stringify(file);
     } else if (inner.localName === 'use') {
       const ref = (inner.getAttribute('href') || inner.getAttribute('xlink:href') || '').split('#')[1] || '';
       if (WORDLIKE.test(ref)) return 'icon=' + JSON.stringify(ref);
