@@ -1,4 +1,6 @@
-"""On real pages, every ref'd element's role and name are exactly what Chromium's own accessibility tree says.
+"""On real pages, every ref'd element's role and name are exactly what Chromium's own accessibility tree says,
+except where the snapshot differs on purpose (break hints, icon controls Chromium leaves unnamed, a
+phrase said twice: docs/design.md, "Names are Chromium's"; tests/corpus_truth.py allows exactly these).
 
 The corpus (corpus_site.py): a dozen MiniWoB++ tasks after START, Python's HTML docs, and Swagger UI
 (rendered, and with an operation expanded). Chromium's role and name for the very element each ref

@@ -9,12 +9,15 @@ import fnmatch
 from webhand.engine.driver import WaitCondition
 from webhand.engine.settle import RequestTracker
 from webhand.errors import shorten
+from webhand.page.text import JS_BREAK_HINTS
 
 #: The network counts as idle after this long with no request in flight (Playwright's definition).
 NETWORK_IDLE_SECONDS = 0.5
 
-TEXT_SHOWN = "t => !!document.body && document.body.innerText.includes(t)"
-TEXT_GONE = "t => !document.body || !document.body.innerText.includes(t)"
+# The page's text as the snapshot shows it, without break hints: a model waits for text it read there.
+_SHOWN_TEXT = f"document.body.innerText.replace({JS_BREAK_HINTS}, '').includes(t.replace({JS_BREAK_HINTS}, ''))"
+TEXT_SHOWN = f"t => !!document.body && {_SHOWN_TEXT}"
+TEXT_GONE = f"t => !document.body || !{_SHOWN_TEXT}"
 
 _WHAT = {
     "text": "the text {!r} to appear",

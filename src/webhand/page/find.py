@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from webhand.engine.driver import Tab
 from webhand.page.snapshot import take_snapshot
+from webhand.page.text import without_break_hints
 
 # Words a person uses for a role, mapped to the roles the snapshot prints.
 _ROLE_WORDS: dict[str, set[str]] = {
@@ -59,7 +60,7 @@ def _words(text: str) -> list[str]:
 
 def rank(lines: list[str], query: str, limit: int) -> list[Match]:
     """The ``limit`` lines that best match ``query``; lines with refs win ties over plain text."""
-    words = _words(query)
+    words = _words(without_break_hints(query))  # a name copied with its break hints still matches
     roles = set().union(*(_ROLE_WORDS[w] for w in words if w in _ROLE_WORDS)) if words else set()
     terms = [w for w in words if w not in _STOP_WORDS and w not in _ROLE_WORDS] or \
         [w for w in words if w not in _STOP_WORDS]

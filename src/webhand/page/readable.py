@@ -14,6 +14,7 @@ from typing import Any
 
 from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound
+from webhand.page.text import without_break_hints
 
 _REF = re.compile(r"^(f\d+)?(e\d+)$")
 
@@ -65,7 +66,8 @@ async def read_html(tab: Tab, *, selector: str | None = None, ref: str | None = 
     if error:
         raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
                           "Call browser_snapshot and use the new refs.")
-    return Extract(result["html"], result["text"])
+    # The HTML stays as the page has it; the text is what a reader sees, without break hints.
+    return Extract(result["html"], without_break_hints(result["text"]))
 
 
 def _frame(frames: list[Frame], key: str, ref: str | None) -> Frame:
@@ -103,14 +105,14 @@ def html_to_markdown(html: str, url: str) -> Document:
     except (ValueError, lxml.etree.ParserError):  # an empty or undecodable document
         return Document("", "", "")
     tree.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
-    title = " ".join((tree.findtext(".//title") or "").split())
+    title = " ".join(without_break_hints(tree.findtext(".//title") or "").split())
     for hidden in tree.xpath("//script|//style|//noscript|//template"):
         hidden.drop_tree()
     body = tree.find("body")
-    text = re.sub(r"\n\s*\n+", "\n\n", (body if body is not None else tree).text_content()).strip()
+    text = re.sub(r"\n\s*\n+", "\n\n", without_break_hints((body if body is not None else tree).text_content())).strip()
     # The parsed tree goes to trafilatura as it is (no second parse), and without its fallback
     # extractors (fast): on Python's docs the text was the same and a quarter quicker.
-    markdown = _markdown(tree, url, links=True, fast=True).strip()
+    markdown = without_break_hints(_markdown(tree, url, links=True, fast=True)).strip()
     return Document(title, markdown, text)
 
 
@@ -118,7 +120,7 @@ async def readable_markdown(tab: Tab, *, selector: str | None = None, ref: str |
     """The main text as Markdown, and whether it is the article (False: the visible text instead)."""
     page = await read_html(tab, selector=selector, ref=ref)
     # trafilatura is CPU work on a possibly large document: off the event loop, so other sessions go on.
-    markdown = await asyncio.to_thread(_markdown, page.html, tab.url)
+    markdown = without_break_hints(await asyncio.to_thread(_markdown, page.html, tab.url))
     if markdown.strip():
         return markdown.strip(), True
     visible = re.sub(r"\n\s*\n+", "\n\n", page.text).strip()

@@ -78,8 +78,20 @@ function nativeRole(el) {
   return '';
 }
 
-const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
-const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+// Break hints (<wbr> as an element, zero-width spaces, joiners, soft hyphens: BREAK_HINTS, and
+// ANY_BREAK_HINT for a quick test, spliced in from page/text.py, one rule for Python and the page)
+// show no character to a reader, and a model copying a name with one ("/pet\u200b/findByStatus")
+// into a URL or a search gets it wrong: they are dropped from every name, value and text line.
+const unhinted = (s) => (s && ANY_BREAK_HINT.test(s) ? s.replace(BREAK_HINTS, '') : s || '');
+const squash = (s) => unhinted(s).replace(/\s+/g, ' ').trim();
+// Cut at a word boundary when there is one in the second half: a cut word reads as another ("wit…").
+function clip(s, n) {
+  if (s.length <= n) return s;
+  let cut = s.slice(0, n - 1);
+  const space = /\s/.test(s.charAt(n - 1)) ? cut.length : cut.search(/\s\S*$/);
+  if (space > n / 2) cut = cut.slice(0, space).replace(/[\s,;:]+$/, '');
+  return cut + '…';
+}
 
 function textOf(node, budget) {
   // Rendered-ish text of a subtree (through shadow roots and slots, with img alt), bounded so a
@@ -107,9 +119,10 @@ function textOf(node, budget) {
 
 // Chromium's name sources beyond accname: CSS generated content counts, an unlabelled field is
 // named by its placeholder, and words are kept apart where Chromium sees a break that accname's
-// `display` test misses: a <wbr> (`/pet<wbr>/{id}` is named "/pet /{id}") and a replaced element
-// such as an inline <svg> or <img> (an atomic box). accname sees them through a style that says so.
-const ATOMIC = new Set(['wbr', 'svg', 'img', 'canvas', 'video', 'audio', 'object', 'embed']);
+// `display` test misses: a replaced element such as an inline <svg> or <img> (an atomic box).
+// accname sees them through a style that says so. Not a <wbr>: Chromium puts a space there
+// ("/pet /{id}"), but it is a break hint, not a word break (see BREAK_HINTS).
+const ATOMIC = new Set(['svg', 'img', 'canvas', 'video', 'audio', 'object', 'embed']);
 const atomicStyle = (style) => ({ getPropertyValue: (p) => (p === 'display' ? 'inline-block' : style.getPropertyValue(p)) });
 const NAME_OPTIONS = {
   computedStyleSupportsPseudoElements: true,
@@ -140,6 +153,13 @@ function labelsOf(el) {
 }
 
 function nameOf(el, role) {
+  // Only controls named by their content: a text field's content is its value, never its name.
+  const fromContent = role === 'clickable' || (INTERACTIVE.has(role) && (NAME_FROM_CONTENT.has(role) || LINK_ROLES.has(role)));
+  const name = chromiumName(el, role) || (fromContent ? fallbackName(el) : '');
+  return saidOnce(name);
+}
+
+function chromiumName(el, role) {
   // An element clickable without a role has no accessible name: we show its tooltip or text.
   if (role === 'clickable') return squash(el.getAttribute('title') || '') || textOf(el, 300);
   let name = '';
@@ -154,6 +174,60 @@ function nameOf(el, role) {
     name = squash(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
   }
   return name;
+}
+
+// A control Chromium leaves unnamed (an icon link) is named as the accname rules name it and as a
+// sighted reader sees it: the tooltip of an icon inside (`<span title="Choose a Date">`), an image's
+// alt, a drawing's <svg><title>, in the order they come; also when the icon is aria-hidden.
+function fallbackName(el) {
+  for (const inner of el.querySelectorAll('[title], img[alt], svg title')) {
+    const shown = inner.localName === 'title' ? inner.parentElement : inner;
+    if (!shown || (shown.checkVisibility && !shown.checkVisibility({ visibilityProperty: true }))) continue;
+    const text = squash(inner.localName === 'title' ? inner.textContent
+      : inner.localName === 'img' ? inner.getAttribute('alt') || inner.getAttribute('title') : inner.getAttribute('title'));
+    if (text) return text;
+  }
+  return '';
+}
+
+// A button with no name at all (an icon with nothing to read) is still told apart: by its icon's
+// file or class ("icon-trash.svg", `fa-trash`), else by its `name` or `id` when they read as words.
+// Shown as a state, never as a name: the page did not give it this name. Buttons and the like only:
+// a link shows its address, a field the text beside it (its hint).
+const IDENTIFIED = new Set(['button', 'menuitem', 'tab', 'clickable']);
+const ICON_CLASS = /^(?:fa|bi|mdi|icon|glyphicon|octicon|codicon|ti|ri|lucide)-([a-z][\w-]*)$/;
+const ICON_MODIFIER = /^(?:solid|regular|light|thin|duotone|brands|fw|xs|sm|lg|xl|\dx|spin|pulse|border|inverse|flip-.*|rotate-.*|fill)$/;
+const WORDLIKE = /^[A-Za-z][A-Za-z_-]*[A-Za-z]\d{0,3}$/;
+
+function identity(el) {
+  for (const inner of [el, ...el.querySelectorAll('img[src], use, [class]')]) {
+    if (inner.localName === 'img') {
+      // The file name as written (a %-escaped name does not read as words, and decoding may throw).
+      const file = (inner.getAttribute('src') || '').split(/[?#]/)[0].split('/').pop();
+      if (/^[\w-]{3,40}\.\w+$/.test(file)) return 'icon=' + JSON.stringify(file);
+    } else if (inner.localName === 'use') {
+      const ref = (inner.getAttribute('href') || inner.getAttribute('xlink:href') || '').split('#')[1] || '';
+      if (WORDLIKE.test(ref)) return 'icon=' + JSON.stringify(ref);
+    }
+    for (const token of inner.classList || []) {
+      const icon = ICON_CLASS.exec(token);
+      if (icon && !ICON_MODIFIER.test(icon[1])) return 'icon=' + JSON.stringify(token);
+    }
+  }
+  for (const key of ['name', 'id']) {
+    const value = el.getAttribute(key) || '';
+    if (WORDLIKE.test(value) && value.length <= 40) return key + '=' + JSON.stringify(value);
+  }
+  return '';
+}
+
+// A name that is one phrase said twice ("Python 3 (ipykernel) Python 3 (ipykernel)": an icon's alt
+// and the label beside it) is said once. Only a phrase of two words or more: "Bora Bora" stays.
+function saidOnce(name) {
+  const half = (name.length - 1) / 2;
+  const phrase = name.slice(0, half);
+  return Number.isInteger(half) && name.charAt(half) === ' ' && phrase.includes(' ') && name.slice(half + 1) === phrase
+    ? phrase : name;
 }
 
 // The text a CSS ::before/::after rule adds (`content: "["`), which Chromium counts in names.
@@ -194,16 +268,19 @@ function currentPlace() {
 
 function shortUrl(href) {
   try {
+    // A bare "#" is a link scripts handle: it goes nowhere, and says so.
+    if (href.trim() === '#') return '#';
     const place = currentPlace();
     const url = new URL(href, place.href);
     if (url.protocol === 'javascript:') return '';
     if (url.origin !== place.origin) return clip(url.href, 80);
     // As short as it stays unambiguous on this page: "#part", "other.html", "/path", then full.
-    // A link to this very page is its fragment; a bare "#" (a link scripts handle) stays "#".
-    if (url.pathname === place.pathname && url.search === place.search) return clip(url.hash || '#', 80);
+    // A link to a part of this very page is its fragment; a link to the page itself (a menu's
+    // current entry) is its address, never "#", which would read as a link to nowhere.
+    if (url.pathname === place.pathname && url.search === place.search && url.hash) return clip(url.hash, 80);
     const folder = place.folder;
     const rest = url.pathname.startsWith(folder) && folder !== '/' ? url.pathname.slice(folder.length) : url.pathname;
-    return clip((rest || './') + url.search + url.hash, 80);
+    return clip((rest || url.pathname) + url.search + url.hash, 80);
   } catch (e) { return ''; }
 }
 
@@ -249,9 +326,9 @@ function statesOf(el, role, focused, name) {
     const type = (el.getAttribute('type') || '').toLowerCase();
     if (!NO_TEXT_VALUE.includes(type) && el.value) {
       // A password's value never leaves the page: the model only learns that it is filled.
-      s.push(type === 'password' ? 'value=<hidden>' : 'value=' + JSON.stringify(clip(el.value, 100)));
-    } else if (!el.value && el.placeholder && el.placeholder !== name) {
-      s.push('placeholder=' + JSON.stringify(clip(el.placeholder, 60)));
+      s.push(type === 'password' ? 'value=<hidden>' : 'value=' + JSON.stringify(clip(unhinted(el.value), 100)));
+    } else if (!el.value && squash(el.placeholder) && squash(el.placeholder) !== name) {
+      s.push('placeholder=' + JSON.stringify(clip(squash(el.placeholder), 60)));
     }
     // A slider's range is needed to move it; a number field takes typed text and says invalid if out of range.
     if (type === 'range') s.push('value=' + el.value + ' (' + (el.min || '0') + '..' + (el.max || '100') + ')');
@@ -263,12 +340,13 @@ function statesOf(el, role, focused, name) {
     const text = textOf(el, 100);
     if (text) s.push('value=' + JSON.stringify(clip(text, 100)));
   } else if (aria('valuenow')) {
-    s.push('value=' + (aria('valuetext') ? JSON.stringify(clip(aria('valuetext'), 60)) : aria('valuenow')));
+    s.push('value=' + (aria('valuetext') ? JSON.stringify(clip(squash(aria('valuetext')), 60)) : aria('valuenow')));
   } else if (role === 'combobox') {
     const text = textOf(el, 100);  // a custom combobox shows its current choice as its content
     if (text && text !== name) s.push('value=' + JSON.stringify(clip(text, 100)));
   }
   if (role === 'link') { const u = shortUrl(el.getAttribute('href') || ''); if (u) s.push('url=' + u); }
+  if (!name && IDENTIFIED.has(role)) { const id = identity(el); if (id) s.push(id); }
   return s;
 }
 
