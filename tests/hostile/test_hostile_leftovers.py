@@ -2,9 +2,11 @@
 
 Each row starts browsers, ends them one way (a session closed, an idle session, webhand closed,
 the server SIGKILLed and a new start that reaps after it) and counts what stayed behind: the
-user-data dir, and the folder holding Chromium's singleton socket (``org.chromium.Chromium.*``,
-made in its TMPDIR). Only this test's own browsers are counted, by the paths their registry
-entries and their ``SingletonSocket`` link name: other programs run browsers on this machine too.
+user-data dir, the folder holding Chromium's singleton socket (``org.chromium.Chromium.*``,
+made in its TMPDIR), and anything else in the temporary folder. Only this test's own are
+counted: other programs run browsers on this machine too. So each row runs webhand with a
+temporary folder of its own (TMPDIR), which must be empty at the end, and finds its browsers'
+user-data dirs and socket folders by what their registry entries and ``SingletonSocket`` links say.
 
 The counts are printed by the last test; run ``pytest -s tests/hostile/test_hostile_leftovers.py``.
 """
@@ -14,9 +16,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -26,8 +31,20 @@ from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
 from webhand.engine.chrome import _registry_dir
 
-#: ending -> (browsers started, user-data dirs left, singleton folders left)
-OUTCOMES: dict[str, tuple[int, int, int]] = {}
+#: ending -> (browsers started, user-data dirs left, singleton folders left, other things left in TMPDIR)
+OUTCOMES: dict[str, tuple[int, int, int, int]] = {}
+
+
+@pytest.fixture
+def private_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A temporary folder for this row alone (TMPDIR, and ``tempfile``'s). Short: Chromium's
+    socket path inside it must fit in 107 bytes, which pytest's own folders would not."""
+    tmp_path_factory.getbasetemp()  # pytest's folders stay where they are
+    folder = Path(tempfile.mkdtemp(prefix="wh-"))
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _browser_paths(registry: Path, owner: int, seen: set[str]) -> list[tuple[int, Path, Path]]:
@@ -57,17 +74,20 @@ async def _until(condition, cap: float = 30.0) -> bool:
     return condition()
 
 
-def _record(ending: str, browsers: list[tuple[int, Path, Path]]) -> None:
+def _record(ending: str, browsers: list[tuple[int, Path, Path]], temporary: Path) -> None:
     data_left = [str(u) for _, u, _ in browsers if u.exists()]
     sockets_left = [str(s) for _, _, s in browsers if s.exists()]
-    OUTCOMES[ending] = (len(browsers), len(data_left), len(sockets_left))
+    others_left = [name for name in os.listdir(temporary) if str(temporary / name) not in data_left + sockets_left]
+    OUTCOMES[ending] = (len(browsers), len(data_left), len(sockets_left), len(others_left))
     assert browsers, f"{ending}: no browser was started"
+    assert all(u.is_relative_to(temporary) for _, u, _ in browsers), "the browsers used the row's TMPDIR"
     assert not data_left, f"{ending}: user-data dirs left: {data_left}"
     assert not sockets_left, f"{ending}: Chromium singleton folders left: {sockets_left}"
+    assert not others_left, f"{ending}: left in TMPDIR: {others_left}"
 
 
 @pytest.mark.parametrize("engine", ["cdp", "playwright"])
-async def test_a_closed_session_leaves_nothing(tmp_path_factory, site, engine):
+async def test_a_closed_session_leaves_nothing(tmp_path_factory, site, engine, private_tmp):
     seen: set[str] = set()
     browsers = []
     settings = settings_for_tests(tmp_path_factory, driver=engine, isolation="process", warm_reserve=False)
@@ -78,10 +98,10 @@ async def test_a_closed_session_leaves_nothing(tmp_path_factory, site, engine):
             browsers += _browser_paths(_registry_dir(), os.getpid(), seen)
             assert not (await tools.call("browser_close", {})).is_error
         assert await _until(lambda: not any(u.exists() for _, u, _ in browsers))
-        _record(f"session closed ({engine})", browsers)
+        _record(f"session closed ({engine})", browsers, private_tmp)
 
 
-async def test_an_idle_session_leaves_nothing(tmp_path_factory, site):
+async def test_an_idle_session_leaves_nothing(tmp_path_factory, site, private_tmp):
     seen: set[str] = set()
     settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False, idle_timeout=0.5,
                                   idle_check_interval=0.1)
@@ -91,17 +111,17 @@ async def test_an_idle_session_leaves_nothing(tmp_path_factory, site):
         browsers = _browser_paths(_registry_dir(), os.getpid(), seen)
         assert await _until(lambda: not wh.sessions.list("idle")), "the idle reaper closed the session"
         assert await _until(lambda: not any(u.exists() for _, u, _ in browsers))
-        _record("idle timeout", browsers)
+        _record("idle timeout", browsers, private_tmp)
 
 
-async def test_closing_webhand_leaves_nothing(tmp_path_factory, site):
+async def test_closing_webhand_leaves_nothing(tmp_path_factory, site, private_tmp):
     seen: set[str] = set()
     settings = settings_for_tests(tmp_path_factory, isolation="context", warm_reserve=True)
     async with Webhand(settings) as wh:
         for name in ("one", "two"):
             assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
         browsers = _browser_paths(_registry_dir(), os.getpid(), seen)
-    _record("webhand closed", browsers)
+    _record("webhand closed", browsers, private_tmp)
 
 
 # A server that opens a session, says so, then waits to be killed.
@@ -134,7 +154,7 @@ asyncio.run(main())
 """
 
 
-async def test_a_sigkilled_server_leaves_nothing_once_the_next_start_reaps(tmp_path, site):
+async def test_a_sigkilled_server_leaves_nothing_once_the_next_start_reaps(tmp_path, site, private_tmp):
     runtime = tmp_path / "run"  # its own registry: the reaper touches only this test's browsers
     runtime.mkdir(mode=0o700)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -154,7 +174,7 @@ async def test_a_sigkilled_server_leaves_nothing_once_the_next_start_reaps(tmp_p
     next_start = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", _NEXT_START, str(tmp_path / "out")],
                                          env=env, capture_output=True, text=True, timeout=120)
     assert next_start.returncode == 0, next_start.stderr
-    _record("server SIGKILLed, next start reaps", browsers)
+    _record("server SIGKILLed, next start reaps", browsers, private_tmp)
 
 
 def _group_of(process: psutil.Process) -> int | None:
@@ -168,9 +188,9 @@ def test_leftovers_table_summary():
     """Prints the table's counts (run with -s): every ending ran and left nothing."""
     if not OUTCOMES:
         pytest.skip("run with the table rows to get the summary")
-    print("\nleftovers table (ending: browsers / user-data dirs left / singleton folders left)")
-    for ending, (started, data_left, sockets_left) in OUTCOMES.items():
-        print(f"  {ending:40} {started:3} / {data_left:3} / {sockets_left:3}")
+    print("\nleftovers table (ending: browsers / user-data dirs / singleton folders / other things left in TMPDIR)")
+    for ending, (started, data_left, sockets_left, others_left) in OUTCOMES.items():
+        print(f"  {ending:40} {started:3} / {data_left:3} / {sockets_left:3} / {others_left:3}")
     print(f"leftovers table: {len(OUTCOMES)} endings, {sum(o[0] for o in OUTCOMES.values())} browsers, "
-          f"{sum(o[1] + o[2] for o in OUTCOMES.values())} folders left")
-    assert len(OUTCOMES) == 5 and all(o[1] == o[2] == 0 for o in OUTCOMES.values())
+          f"{sum(sum(o[1:]) for o in OUTCOMES.values())} things left")
+    assert len(OUTCOMES) == 5 and all(sum(o[1:]) == 0 for o in OUTCOMES.values())
