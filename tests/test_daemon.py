@@ -56,3 +56,26 @@ def test_the_socket_is_private_to_the_user(cli):
     assert stat.S_IMODE(socket_file.parent.stat().st_mode) == 0o700
     assert "already" not in cli("daemon", "start").stdout  # a second start finds the running one
     assert len({cli.status()["pid"], cli.status()["pid"]}) == 1
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_a_command_right_after_daemon_stop_starts_a_new_daemon(cli, site):
+    """`daemon stop` returns once the daemon has exited: before, the next command often found the
+    old one still holding its lock and failed ("did not start (it said 'already-running')")."""
+    pids = []
+    for _ in range(4):
+        assert "Title: Sign in" in cli("navigate", site.url("login.html")).stdout
+        pid = int((cli.runtime / "webhand" / "daemon.lock").read_text())
+        processes = cli.processes()
+        assert "stopped" in cli("daemon", "stop").stdout
+        assert not _running(pid), "stop returned while the daemon still ran"
+        assert not (cli.runtime / "webhand" / "daemon.sock").exists()
+        assert psutil.wait_procs(processes, timeout=30)[1] == []
+        pids.append(pid)
+    assert len(set(pids)) == 4, "each command after a stop started a new daemon"

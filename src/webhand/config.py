@@ -7,7 +7,6 @@ file and per-agent profiles build on :func:`Settings.from_sources`.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from webhand.durations import to_seconds
 from webhand.errors import ConfigError
-from webhand.locations import CONFIG_FILE_NAME, find_config_file, user_config_dir  # noqa: F401 - re-exported
+from webhand.locations import CONFIG_FILE_NAME, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
 from webhand.origins import OriginRule
 
 
 def _default_output_dir() -> Path:
-    return Path(os.environ.get("WEBHAND_OUTPUT_DIR") or Path(tempfile.gettempdir()) / "webhand-output")
+    # Never a fixed name in the shared temporary folder: another user could create it first.
+    return Path(os.environ.get("WEBHAND_OUTPUT_DIR") or default_output_dir())
 
 
 class Viewport(BaseModel):

@@ -88,7 +88,8 @@ async def _check_endpoints(settings: Settings, report: _Report) -> None:
 
 
 async def run_doctor(settings: Settings) -> int:
-    from webhand.engine.chrome import find_chromium, runtime_dir
+    from webhand.engine.chrome import find_chromium
+    from webhand.locations import private_folder, runtime_dir
     from webhand.host import Webhand
 
     report = _Report()
@@ -104,14 +105,13 @@ async def run_doctor(settings: Settings) -> int:
     try:
         report.ok("runtime dir", str(runtime_dir()))
     except (OSError, WebhandError) as error:
-        report.fail("runtime dir", f"{error} Set XDG_RUNTIME_DIR to a dir you own.")
+        report.fail("runtime dir", str(error))
     try:
-        settings.output_dir.mkdir(parents=True, exist_ok=True)
-        if not os.access(settings.output_dir, os.W_OK):
-            raise PermissionError(f"{settings.output_dir} is not writable")
-        report.ok("output dir", str(settings.output_dir))
-    except OSError as error:
-        report.fail("output dir", f"{error}. Set output_dir (WEBHAND_OUTPUT_DIR) to a writable folder.")
+        # The same check as a conversation's first file (paths.py): the user's, and nobody else's to change.
+        report.ok("output dir", private_folder(settings.output_dir.expanduser(), "Set output_dir (WEBHAND_OUTPUT_DIR) to "
+                                               "a folder of your own that only you can write."))
+    except WebhandError as error:
+        report.fail("output dir", str(error))
 
     how = "set" if "driver" in settings.model_fields_set else (
         "picked: these settings need Playwright" if settings.needs_playwright() else "the default")

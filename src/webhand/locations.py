@@ -1,5 +1,5 @@
 """Where webhand's files are: the config file, the per-user runtime dir (the daemon's socket, the
-browser registry). Standard library only: the CLI's call to a running daemon needs these and
+browser registry), the default output folder; and the one check every private folder passes. Standard library only: the CLI's call to a running daemon needs these and
 nothing heavier.
 """
 
@@ -11,7 +11,7 @@ TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must st
 if TYPE_CHECKING:
     from pathlib import Path
 
-from webhand.errors import BrowserLaunchFailed, ConfigError
+from webhand.errors import ConfigError, FileNotWritable, WebhandError
 
 CONFIG_FILE_NAME = "webhand.toml"
 
@@ -42,7 +42,7 @@ def find_config_file(explicit: str | Path | None = None, *, env: dict[str, str] 
 
 
 def runtime_dir() -> Path:
-    """The per-user runtime dir (``$XDG_RUNTIME_DIR/webhand``, else a 0700 dir in /tmp)."""
+    """The per-user runtime dir: the daemon's socket, lock and log, the browser registry."""
     from pathlib import Path
 
     return Path(runtime_dir_name())
@@ -50,24 +50,130 @@ def runtime_dir() -> Path:
 
 def runtime_dir_name() -> str:
     """``runtime_dir`` as a string, with ``os`` alone: a warm CLI call needs only this (pathlib and
-    tempfile would cost it a third of its time)."""
+    tempfile would cost it a third of its time). ``$XDG_RUNTIME_DIR/webhand`` when that dir is
+    private (the login manager makes it, 0700), else ``$XDG_STATE_HOME/webhand`` (``~/.local/state``):
+    never a fixed name in a shared folder like /tmp, which another user could create first."""
     base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isdir(base):
-        path = os.path.join(base, "webhand")
-    else:
-        path = os.path.join(_temp_dir(), f"webhand-{os.getuid()}")
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    if os.stat(path).st_uid != os.getuid():
-        raise BrowserLaunchFailed(f"{path} belongs to another user.", "Set XDG_RUNTIME_DIR to a dir of your own.")
-    return path
+    if base and os.path.isabs(base) and is_private_folder(base):
+        return private_folder(os.path.join(base, "webhand"), _RUNTIME_HINT)
+    return private_folder(os.path.join(state_home(), "webhand"), _RUNTIME_HINT)
 
 
-def _temp_dir() -> str:
-    """``tempfile.gettempdir()``'s answer in the usual cases (TMPDIR, TEMP, TMP, then /tmp),
-    without importing tempfile; anything unusual is left to tempfile itself."""
-    for candidate in (os.environ.get("TMPDIR"), os.environ.get("TEMP"), os.environ.get("TMP"), "/tmp"):
-        if candidate and os.path.isdir(candidate):
-            return os.path.abspath(candidate)
-    import tempfile
+_RUNTIME_HINT = "Set XDG_RUNTIME_DIR (or XDG_STATE_HOME) to a folder of your own that only you can write (mode 0700)."
 
-    return tempfile.gettempdir()
+
+def state_home() -> str:
+    return os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+
+
+def cache_home() -> str:
+    return os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+
+
+def default_output_dir() -> str:
+    """Where conversations' files go unless ``output_dir`` says otherwise: the user's cache, not
+    the shared temporary folder (files a user keeps, a download, may be large: not the runtime dir,
+    a small tmpfs cleared at logout)."""
+    return os.path.join(cache_home(), "webhand", "output")
+
+
+# ---------------------------------------------------------------------------------------------
+# The one check every folder webhand keeps private things in goes through
+
+
+def private_folder(path: str | os.PathLike[str], hint: str, *, create: bool = True) -> str:
+    """``path`` as a real path, once it is safe to keep private things in; made (0700, with any
+    missing parent) when missing and ``create``. Safe means: a real folder (not a symlink) of this
+    user's that neither its group nor others may write, reached only through folders that nobody
+    but this user and root can change: a parent others may write (like /tmp) must be sticky, or
+    they could rename the folder and put their own in its place. Else ``FileNotWritable`` saying
+    which folder and why, then ``hint`` (what to configure instead)."""
+    import stat
+
+    wanted = os.path.join(os.getcwd(), os.fspath(path))  # not normalised: ".." after a symlink is the kernel's
+    pending = [part for part in wanted.split("/") if part not in ("", ".")]
+    current, hops = "/", 0
+    _check_folder("/", os.lstat("/"), wanted, hint, last=not pending)
+    while pending:
+        name = pending.pop(0)
+        if name == "..":
+            current = os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, name)
+        try:
+            info = os.lstat(candidate)
+        except FileNotFoundError:
+            if not create:
+                raise _unsafe(wanted, candidate, "does not exist", hint) from None
+            try:
+                os.mkdir(candidate, 0o700)
+            except FileExistsError:
+                pass  # someone made it meanwhile: what it is gets checked below
+            except OSError as error:
+                raise _unsafe(wanted, candidate, f"cannot be created ({error.strerror or error})", hint) from None
+            info = os.lstat(candidate)
+        except OSError as error:
+            raise _unsafe(wanted, candidate, f"cannot be read ({error.strerror or error})", hint) from None
+        if stat.S_ISLNK(info.st_mode):
+            if not pending:
+                raise _unsafe(wanted, candidate, "is a symbolic link (whoever can change the link chooses the folder)",
+                              hint)
+            hops += 1
+            if hops > 40:
+                raise _unsafe(wanted, candidate, "is a loop of symbolic links", hint)
+            target = os.readlink(candidate)
+            pending[:0] = [part for part in target.split("/") if part not in ("", ".")]
+            if target.startswith("/"):
+                current = "/"
+            continue  # the link's own folder (current) was checked; its target is checked as it is walked
+        _check_folder(candidate, info, wanted, hint, last=not pending)
+        current = candidate
+    return current
+
+
+def is_private_folder(path: str) -> bool:
+    """Whether ``path`` exists and passes ``private_folder``'s check."""
+    try:
+        private_folder(path, "", create=False)
+    except (OSError, WebhandError):
+        return False
+    return True
+
+
+def _check_folder(folder: str, info: os.stat_result, wanted: str, hint: str, *, last: bool) -> None:
+    import stat
+
+    if not stat.S_ISDIR(info.st_mode):
+        raise _unsafe(wanted, folder, "is not a folder", hint)
+    me = os.getuid()
+    writable = info.st_mode & 0o022
+    if last:
+        if info.st_uid != me:
+            raise _unsafe(wanted, folder, f"belongs to {_user(info.st_uid)}, not to you ({_user(me)})", hint)
+        if writable:
+            raise _unsafe(wanted, folder, f"can be written by {_writers(info.st_mode)} (mode {stat.S_IMODE(info.st_mode):04o})",
+                          hint)
+    elif info.st_uid not in (me, 0):
+        raise _unsafe(wanted, folder, f"belongs to {_user(info.st_uid)}, who could replace what is inside", hint)
+    elif writable and not info.st_mode & stat.S_ISVTX:
+        raise _unsafe(wanted, folder, f"can be written by {_writers(info.st_mode)} and is not sticky (mode "
+                                      f"{stat.S_IMODE(info.st_mode):04o}), so they could put their own folder in "
+                                      "place of what is inside", hint)
+
+
+def _unsafe(wanted: str, folder: str, reason: str, hint: str) -> FileNotWritable:
+    where = folder if folder == wanted else f"{folder} (on the way to {wanted})"
+    return FileNotWritable(f"webhand will not use the folder {where}: it {reason}.", hint)
+
+
+def _writers(mode: int) -> str:
+    return " and ".join(who for who, bit in (("its group", 0o020), ("every user", 0o002)) if mode & bit)
+
+
+def _user(uid: int) -> str:
+    import pwd
+
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"

@@ -20,6 +20,7 @@ from secrets import token_hex
 
 from webhand.config import Settings
 from webhand.errors import FileNotReadable, FileNotWritable, InvalidArgument, PolicyRefused
+from webhand.locations import private_folder
 
 #: Longest path Linux takes (PATH_MAX counts the final NUL) and longest name in it (NAME_MAX).
 MAX_PATH_BYTES = 4095
@@ -93,17 +94,17 @@ class ConversationFiles:
 
     # -- writing -------------------------------------------------------------------------------
     def ensure(self) -> None:
-        """Create the conversation's own folders, owner-only, before anything is written there."""
+        """Create the conversation's own folders, owner-only, before anything is written there. The
+        folders that hold them (``output_dir`` and the like) are checked first: a folder another user
+        made, or could rename, would let them swap a conversation's folder for their own."""
         if self._made:
             return
+        hint = "Set output_dir (WEBHAND_OUTPUT_DIR), or screenshot_dir / download_dir, to a folder of your own that only you can write."
+        for area in (self.settings.output_dir, self.settings.screenshot_dir, self.settings.download_dir):
+            if area is not None:  # as configured, not resolved: a symlink there is refused, not followed
+                private_folder(Path(area).expanduser(), hint)
         for own in self.own_folders():
-            try:
-                own.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # 0700 too if webhand makes the output folder
-                own.mkdir(mode=0o700, exist_ok=True)
-                os.chmod(own, 0o700)  # mkdir's mode is reduced by the umask; this is exact
-            except OSError as error:
-                raise FileNotWritable(f"Cannot create the conversation's folder {own}: {error.strerror or error}.",
-                                      "Set output_dir (WEBHAND_OUTPUT_DIR) to a writable folder.") from None
+            private_folder(own, hint)
         self._made = True
 
     def write(self, path: Path, data: bytes) -> Path:

@@ -29,7 +29,7 @@ from pathlib import Path
 import psutil
 
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
-from webhand.locations import runtime_dir
+from webhand.locations import private_folder, runtime_dir
 
 if TYPE_CHECKING:
     from webhand.config import Settings
@@ -129,9 +129,7 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
 
 
 def _registry_dir() -> Path:
-    path = runtime_dir() / "browsers"
-    path.mkdir(mode=0o700, exist_ok=True)
-    return path
+    return Path(private_folder(runtime_dir() / "browsers", "Set XDG_RUNTIME_DIR (or XDG_STATE_HOME) to a folder of your own."))
 
 
 def _process_start_time(pid: int) -> float | None:
@@ -238,6 +236,36 @@ def _group_members(entry: RegistryEntry) -> list[psutil.Process]:
 # ---------------------------------------------------------------------------------------------
 # One launched browser
 
+#: The longest path of a Unix socket (sun_path holds 108 bytes with the final NUL). Chromium
+#: aborts when its singleton socket's path is longer.
+_MAX_SOCKET_PATH = 107
+#: What Chromium adds to TMPDIR for its singleton socket.
+_SINGLETON_SOCKET = "/org.chromium.Chromium.XXXXXX/SingletonSocket"
+
+
+def _new_user_data_dir() -> str:
+    """A fresh user-data dir, with the folder Chromium gets as TMPDIR inside it, so that removing
+    the one dir (at close, or the reaper after a crash) leaves nothing of the browser on disk.
+    It is a random-named 0700 dir (``mkdtemp``) in the temporary folder, which is checked to be
+    one that nobody else can rename things in (sticky when shared); that keeps the singleton
+    socket's path short enough for Chromium."""
+    base = tempfile.gettempdir()
+    user_data_dir = tempfile.mkdtemp(prefix=USER_DATA_PREFIX, dir=base)
+    try:
+        private_folder(user_data_dir, "Set TMPDIR to a folder of your own, or a shared one that is sticky like /tmp.",
+                       create=False)
+        temporary = os.path.join(user_data_dir, "tmp")
+        if len(os.fsencode(temporary + _SINGLETON_SOCKET)) > _MAX_SOCKET_PATH:
+            raise BrowserLaunchFailed(f"The temporary folder {base} has too long a path: Chromium's socket in it would "
+                                      f"be over the {_MAX_SOCKET_PATH} bytes a socket path may have.",
+                                      "Set TMPDIR to a shorter folder, e.g. /tmp.")
+        os.mkdir(temporary, 0o700)
+    except BaseException:
+        shutil.rmtree(user_data_dir, ignore_errors=True)
+        raise
+    return user_data_dir
+
+
 
 def _die_with_parent() -> None:
     """Runs in the child before exec: SIGKILL it when the launching thread dies (Linux only)."""
@@ -315,7 +343,7 @@ class ChromeProcess:
     async def _launch(cls, executable: str, headless: bool, width: int, height: int, extra_args: list[str] | None,
                       timeout: float, preferences: dict[str, object] | None,
                       spawned: asyncio.Event | None) -> "ChromeProcess":
-        user_data_dir = tempfile.mkdtemp(prefix=USER_DATA_PREFIX)
+        user_data_dir = _new_user_data_dir()
         if preferences:
             os.makedirs(os.path.join(user_data_dir, "Default"))
             with open(os.path.join(user_data_dir, "Default", "Preferences"), "w", encoding="utf-8") as file:
@@ -324,7 +352,10 @@ class ChromeProcess:
         # Crashpad's handler double-forks out of our process group. Pointing the config home
         # into the user-data dir puts that dir on the handler's command line (--database=…),
         # which is how close() and the reaper recognise it as ours.
-        env = {**os.environ, "XDG_CONFIG_HOME": os.path.join(user_data_dir, "config")}
+        # Chromium makes its singleton socket's folder (org.chromium.Chromium.*) in TMPDIR, and a
+        # killed browser leaves it there: inside the user-data dir, it goes with that dir.
+        env = {**os.environ, "XDG_CONFIG_HOME": os.path.join(user_data_dir, "config"),
+               "TMPDIR": os.path.join(user_data_dir, "tmp")}
         try:
             process = await asyncio.create_subprocess_exec(
                 executable, *args, env=env,

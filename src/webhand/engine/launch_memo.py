@@ -24,6 +24,8 @@ import tempfile
 from typing import Any
 
 from webhand import __version__
+from webhand.errors import FileNotWritable
+from webhand.locations import private_folder
 
 log = logging.getLogger("webhand")
 
@@ -46,10 +48,24 @@ def memo_dir(env: dict[str, str] | None = None) -> str:
     return os.path.join(base, "webhand", "launches")
 
 
+def _checked(directory: str, *, create: bool) -> str | None:
+    """``directory`` if it is a private folder of this user's (``locations.private_folder``): a
+    folder someone else could change could hand us a plan, a program to run."""
+    try:
+        return private_folder(directory, "", create=create)
+    except FileNotWritable as error:
+        if create or os.path.lexists(directory):
+            log.warning("not using the launch memo: %s", error.message)
+        return None
+
+
 def recall(key: str, *, directory: str | None = None) -> Plan | None:
     """The plan remembered for ``key``; None when there is none, or its file is not this user's
     alone (a plan names a program to run)."""
-    path = os.path.join(directory or memo_dir(), f"{key}.json")
+    folder = _checked(directory or memo_dir(), create=False)
+    if folder is None:
+        return None
+    path = os.path.join(folder, f"{key}.json")
     try:
         with open(path, "rb") as file:
             status = os.fstat(file.fileno())
@@ -83,7 +99,8 @@ def remember(key: str, plan: Plan | None, *, directory: str | None = None) -> No
             if os.path.exists(path):
                 os.unlink(path)
             return
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if _checked(directory, create=True) is None:
+            return
         handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")  # 0600
         with os.fdopen(handle, "w") as file:
             json.dump(plan, file)

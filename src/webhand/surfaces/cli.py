@@ -192,14 +192,15 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
                                       launch_timeout=settings.launch_timeout)
         print(f"webhand daemon running (pid {reply['status']['pid']}, socket {reply['status']['socket']}).")
         return 0
+    if args.action == "stop":  # returns once the daemon has exited: the next command starts a new one
+        print("webhand daemon stopped; its browsers are closed." if daemon_client.stop() else "webhand daemon is not running.")
+        return 0
     try:
         reply = daemon_client.request({"op": args.action}, timeout=30.0)
     except daemon_client.DaemonUnavailable:
         print("webhand daemon is not running.")
-        return 0 if args.action == "stop" else 3
-    if args.action == "stop":
-        print("webhand daemon stopped; its browsers are closed.")
-    elif args.json:
+        return 3
+    if args.json:
         print(json.dumps(reply["status"], indent=1))
     else:
         status = reply["status"]

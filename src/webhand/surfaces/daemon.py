@@ -148,7 +148,7 @@ class Daemon:
                 return {"ok": False, "error": str(error)}
         if op == "stop":
             self.stopping.set()
-            return {"ok": True}
+            return {"ok": True, "pid": os.getpid()}  # the CLI waits for this pid to exit
         return {"ok": False, "error": f"Unknown op {op!r}. Use call, argv, status, history, dashboard or stop."}
 
     async def _call(self, session: Any, tool: str, arguments: dict[str, Any], origin: str) -> dict[str, Any]:

@@ -76,6 +76,63 @@ def request(payload: dict[str, Any], *, timeout: float, start: list[str] | None 
     return json.loads(reply)
 
 
+#: How long ``stop`` waits for the daemon to close its browsers and exit.
+STOP_TIMEOUT = 60.0
+
+
+def stop(timeout: float = STOP_TIMEOUT) -> bool:
+    """Stop the daemon; return once it has exited (its socket and lock gone with it), so that the
+    next command starts a new one. False when none was running."""
+    try:
+        reply = request({"op": "stop"}, timeout=30.0)
+    except DaemonUnavailable:
+        return False
+    pid = reply.get("pid")
+    if isinstance(pid, int) and not _exited(pid, timeout):
+        raise DaemonUnavailable(f"The webhand daemon (pid {pid}) was asked to stop but still runs after {timeout:g} s.",
+                                f"End it with `kill {pid}` (its browsers end with it); see {log_path()}.")
+    return True
+
+
+def _exited(pid: int, timeout: float) -> bool:
+    """Wait for ``pid`` (not our child) to exit: its pidfd becomes readable then (an event); where
+    there is none (Linux before 5.3), poll, capped too."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    except (AttributeError, OSError):
+        handle = None
+    if handle is not None:
+        try:
+            return bool(select.select([handle], [], [], timeout)[0])
+        finally:
+            os.close(handle)
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while _running(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+    return True
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            return file.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
 def _read_line(sock: socket.socket, timeout: float) -> bytes:
     chunks: list[bytes] = []
     size = 0

@@ -115,7 +115,8 @@ class CdpBrowser:
         try:
             created = await asyncio.wait_for(self.connection.send.Target.createBrowserContext(params=params), 30)  # type: ignore[arg-type]
             context = CdpContext(self.connection, created["browserContextId"], events, width=width, height=height,
-                                 downloads_dir=downloads_dir, policy=self.policy, proxy=proxy)
+                                 downloads_dir=downloads_dir, policy=self.policy, proxy=proxy,
+                                 staging_parent=self.chrome.user_data_dir if self.chrome is not None else None)
             if proxy is not None and self.policy is not None:
                 self.policy.log_for(context, refusals)
             context.stealth = self.stealth

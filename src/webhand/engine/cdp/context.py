@@ -33,7 +33,7 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
 
     def __init__(self, connection: CdpConnection, context_id: str, events: TabEvents, *, width: int, height: int,
                  downloads_dir: str | None, policy: CdpPolicy | None, proxy: PolicyProxy | None,
-                 owns_context: bool = True) -> None:
+                 owns_context: bool = True, staging_parent: str | None = None) -> None:
         self.connection = connection
         self.context_id = context_id
         self.events = events
@@ -52,7 +52,9 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
         self._announced_tabs: list[float] = []
         self._downloads: dict[str, tuple[Download, asyncio.Future[None]]] = {}
         self.downloads_begun = 0
-        self._staging = tempfile.mkdtemp(prefix="webhand-cdp-downloads-")
+        # Inside a launched browser's user-data dir when there is one: what a killed server leaves
+        # there goes with that dir (engine/chrome.py).
+        self._staging = tempfile.mkdtemp(prefix="webhand-cdp-downloads-", dir=staging_parent)
         self._reserved_names: set[str] = set()
         self._origins: set[str] = set()
         self.closed = False
