@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from webhand.errors import ActionTimeout, DocumentTooLarge
+from webhand.errors import ActionTimeout, DocumentTooLarge, WebhandError
 
 #: Most ``<`` a document may have to be converted (open and close tags, comments): ~75,000
 #: elements, which trafilatura reads in well under the default 15 s timeout on one core.
@@ -74,11 +74,15 @@ async def _convert(job: str, html: str, url: str, timeout: float, narrower: str)
         _end(worker)  # also when the call is cancelled: the work stops with it
         _workers.refill()
     answer = json.loads(output) if output else {}
+    if answer.get("error") == "memory" or (worker.returncode or 0) < 0:
+        # A failed allocation (MemoryError), or a crash on one in lxml's C code (SIGSEGV, SIGABRT).
+        raise DocumentTooLarge(f"The document ({len(html):,} characters) could not be converted to text: it needs "
+                               f"more than the {MEMORY_BUDGET_BYTES >> 20:,} MB of memory webhand gives a conversion.",
+                               narrower)
     if "result" not in answer:
-        # The worker died: its memory limit (an allocation failed in lxml or trafilatura) or a crash.
-        why = "it needs more than {:,} MB of memory".format(MEMORY_BUDGET_BYTES >> 20) if answer.get("error") == "memory" \
-            or worker.returncode not in (0, None) else "the converter failed"
-        raise DocumentTooLarge(f"The document ({len(html):,} characters) could not be converted to text: {why}.", narrower)
+        raise WebhandError(f"Converting the document to text failed: the converter process exited with status "
+                           f"{worker.returncode} and no answer.", "This is a webhand bug (is trafilatura installed?); "
+                           "read the page with browser_snapshot meanwhile.")
     return answer["result"]
 
 
