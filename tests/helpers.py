@@ -35,6 +35,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     /echo?type=<mime>        the request (method, path, headers, body), as plain text or the type given
     /set-cookie?name=v       sets a cookie
     /cacheable/<name>        a small script the browser may cache for an hour
+    /tiny-elements?count=<n> a page of n tiny elements (<i>x</i>), 8 bytes each (&hidden=1: in a hidden div)
     """
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -83,6 +84,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             name = url.path.rsplit("/", 1)[1]
             self._send(200, f"window.cached = {name!r};\n".encode(), "text/javascript",
                        {"Cache-Control": "max-age=3600"})
+        elif url.path == "/tiny-elements":
+            count, hidden = int(query.get("count", "1000")), query.get("hidden") == "1"
+            self._send(200, b"<!doctype html><html><head><title>Tiny elements</title></head><body><p>Tiny elements</p>"
+                       + (b"<div hidden>" if hidden else b"") + b"<i>x</i>" * count + b"</body></html>")
         elif url.path == "/set-cookie":
             cookies = [f"{k}={v}; Path=/" for k, v in query.items()]
             self.send_response(200)

@@ -154,12 +154,8 @@ async def test_an_early_answer_is_exactly_the_sdks(style, message):
     request(2, "tools/call", {"name": "browser_snapshot", "arguments": [1]}),
     request(2, "tools/call", {"name": "browser_snapshot", "task": {"ttl": 1000}}),   # a task-augmented call
     request(2, "tools/list", {"cursor": 3}),
-    request(True, "tools/list"),
     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},  # not a call of ours
     {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
-    [request(2, "tools/list")],                                     # a batch
-    b"not json\n",
-    b"\n",
 ], ids=lambda line: json.dumps(line)[:60] if not isinstance(line, bytes) else repr(line))
 async def test_a_line_only_the_sdk_can_answer_hands_the_session_over(line):
     early = EarlyOnPipes()
@@ -175,6 +171,24 @@ async def test_a_line_only_the_sdk_can_answer_hands_the_session_over(line):
         ["initialize", "notifications/initialized"]
     assert handover.replay[2:] == [raw] and not handover.ended
     assert early.server.wants_sdk.is_set()
+
+
+@pytest.mark.parametrize("line", [request(True, "tools/list"), [request(2, "tools/list")], b"not json\n", b"\n"],
+                         ids=["a boolean id", "a batch", "not JSON", "an empty line"])
+async def test_a_malformed_line_is_answered_by_the_wire_and_the_early_server_goes_on(line):
+    early = EarlyOnPipes()
+    try:
+        serving = asyncio.ensure_future(early.server.serve(asyncio.Event()))
+        early.write(INITIALIZED, line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n",
+                    request(3, "tools/list"))
+        answers = [await early.read() for _ in range(1 if line == b"\n" else 2)]  # an empty line is dropped
+    finally:
+        early.close()
+    handover = await serving
+    if line != b"\n":
+        assert answers[0]["id"] is None and answers[0]["error"]["code"] in (-32700, -32600), answers
+    assert answers[-1]["id"] == 3 and answers[-1]["result"]["tools"], answers  # served early: no handover
+    assert handover.ended and len(handover.replay) == 2
 
 
 async def test_the_early_server_stops_reading_once_the_sdk_is_loaded():
@@ -249,7 +263,8 @@ async def test_a_cancelled_early_call_ends_and_gets_no_answer():
 
 @pytest.mark.parametrize("cut", [1, 7, 65536, 100_000], ids=lambda cut: f"writes of {cut} bytes")
 async def test_the_wire_reads_the_same_lines_however_the_client_writes_fall(cut):
-    lines = [b"first\n", b"x" * 150_000 + b"\n", b"\n", b'{"a": 1}\n', b"last without newline"]
+    lines = [b'{"jsonrpc":"2.0","method":"first"}\n', b'{"jsonrpc":"2.0","method":"long","params":{"x":"' + b"x" * 150_000
+             + b'"}}\n', b'{"jsonrpc":"2.0","method":"a"}\n', b'{"jsonrpc":"2.0","method":"last without newline"}']
     server_in, client_out = os.pipe()
     server_out, client_in = os.pipe()
     wire = StdioWire("multi", stdin_fd=server_in, stdout_fd=server_out).start()

@@ -152,3 +152,7 @@ class HumanInControl(WebhandError):
 
 class PoolFull(SessionLimitReached):
     """Every pool endpoint a new session may use is full (or down), and the wait for a place ended."""
+
+
+class DocumentTooLarge(WebhandError):
+    """A document is too large to convert to text within webhand's bounds (tags, memory)."""

@@ -1,19 +1,19 @@
 """Readable text of a page: the article as Markdown, not the menus; and a page's HTML.
 
 trafilatura finds the main content of the page's rendered HTML (what scripts built, not what
-the server first sent). When it finds no article (a form, an app), the page's visible text is
-returned instead, so the model always gets something it can read.
+the server first sent), in a worker process bounded in size, time and memory (``convert``).
+When it finds no article (a form, an app), the page's visible text is returned instead, so the
+model always gets something it can read.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound
+from webhand.page.convert import article_markdown
 from webhand.page.text import without_break_hints
 
 _REF = re.compile(r"^(f\d+)?(e\d+)$")
@@ -77,50 +77,14 @@ def _frame(frames: list[Frame], key: str, ref: str | None) -> Frame:
     raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", "Call browser_snapshot and use the new refs.")
 
 
-def _markdown(html: Any, url: str, links: bool = False, fast: bool = False) -> str:
-    import trafilatura  # imported on first use: it costs ~0.5 s, which every CLI call would pay
-
-    return trafilatura.extract(html, url=url or None, output_format="markdown", include_formatting=True,
-                               include_links=links, include_tables=True, include_comments=False, fast=fast) or ""
-
-
-@dataclass(frozen=True)
-class Document:
-    title: str
-    markdown: str  # the article; empty when none was found
-    text: str  # all the visible text, for pages without an article
-
-
-def html_to_markdown(html: str, url: str) -> Document:
-    """The article of an HTML document as Markdown with its links (absolute), and its title.
-
-    For web_fetch, which has HTML but no browser. trafilatura resolves a relative link against
-    the site's root only ("marshal.html" on /docs/library/ became /marshal.html), so links are
-    made absolute against the page's own URL first.
-    """
-    import lxml.html
-
-    try:
-        tree = lxml.html.document_fromstring(html)
-    except (ValueError, lxml.etree.ParserError):  # an empty or undecodable document
-        return Document("", "", "")
-    tree.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
-    title = " ".join(without_break_hints(tree.findtext(".//title") or "").split())
-    for hidden in tree.xpath("//script|//style|//noscript|//template"):
-        hidden.drop_tree()
-    body = tree.find("body")
-    text = re.sub(r"\n\s*\n+", "\n\n", without_break_hints((body if body is not None else tree).text_content())).strip()
-    # The parsed tree goes to trafilatura as it is (no second parse), and without its fallback
-    # extractors (fast): on Python's docs the text was the same and a quarter quicker.
-    markdown = without_break_hints(_markdown(tree, url, links=True, fast=True)).strip()
-    return Document(title, markdown, text)
-
-
-async def readable_markdown(tab: Tab, *, selector: str | None = None, ref: str | None = None) -> tuple[str, bool]:
-    """The main text as Markdown, and whether it is the article (False: the visible text instead)."""
+async def readable_markdown(tab: Tab, *, timeout: float, selector: str | None = None,
+                            ref: str | None = None) -> tuple[str, bool]:
+    """The main text as Markdown, and whether it is the article (False: the visible text instead).
+    The conversion runs in a worker process, bounded in time (``timeout``) and memory (``convert``)."""
     page = await read_html(tab, selector=selector, ref=ref)
-    # trafilatura is CPU work on a possibly large document: off the event loop, so other sessions go on.
-    markdown = without_break_hints(await asyncio.to_thread(_markdown, page.html, tab.url))
+    narrower = ("Read one part: browser_text with a selector (such as 'main' or 'article'), browser_snapshot with "
+                "scope, or browser_find to locate text.")
+    markdown = without_break_hints(await article_markdown(page.html, tab.url, timeout=timeout, narrower=narrower))
     if markdown.strip():
         return markdown.strip(), True
     visible = re.sub(r"\n\s*\n+", "\n\n", page.text).strip()

@@ -6,8 +6,8 @@ instructions and capabilities. So ``webhand mcp`` over stdio answers the client'
 soon as it is read (``stdio_wire``), when it is a well-formed ``initialize``; the browser starts
 meanwhile. The SDK, loaded later, is given the same line first, so it negotiates and records the
 client's capabilities exactly as if it had answered, and its own answer, which must equal ours,
-is dropped. Anything else as a first line (another method, a malformed request) is left to the
-SDK untouched. This module imports only the standard library.
+is dropped. Anything else as a first line (another method, params the SDK must refuse) is left
+to the SDK untouched; a malformed message never gets here (``stdio_wire`` answers it). This module imports only the standard library.
 """
 
 from __future__ import annotations

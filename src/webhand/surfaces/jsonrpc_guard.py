@@ -6,6 +6,7 @@ client waits for a reply that never comes. Other malformed messages (a batch, a 
 ``jsonrpc``, no ``method``, ``params`` that are not an object) get a pydantic validation dump,
 Python reprs included. This guard checks the envelope first and answers those with a short
 JSON-RPC error (HTTP 400); everything else, unparsable JSON included, goes to the SDK unchanged.
+The checks themselves are shared with the stdio server (``jsonrpc_envelope``).
 """
 
 from __future__ import annotations
@@ -18,50 +19,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
+from webhand.surfaces.jsonrpc_envelope import envelope_problem, error_reply, valid_id
 
 
 def jsonrpc_error_response(request_id: Any, code: int, message: str, *, status_code: int = 400,
                            headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
-                        status_code=status_code, headers=headers)
-
-
-def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def envelope_problem(message: Any) -> tuple[int, str] | None:
-    """What is wrong with one parsed JSON-RPC message, as (error code, text); None if nothing."""
-    if isinstance(message, list):
-        return INVALID_REQUEST, ("JSON-RPC batches are not supported (MCP has no batching since protocol "
-                                 "2025-06-18): send each message in its own request.")
-    if not isinstance(message, dict):
-        return INVALID_REQUEST, "The body must be one JSON-RPC message: a JSON object."
-    if message.get("jsonrpc") != "2.0":
-        return INVALID_REQUEST, 'The message must have "jsonrpc": "2.0".'
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return INVALID_REQUEST, 'The "method" must be a string.'
-        if "id" in message and not _valid_id(message["id"]):
-            return INVALID_REQUEST, ('The "id" of a request must be a string or an integer (not null, a fraction, '
-                                     'a boolean, an array or an object); a notification has no "id" at all.')
-        if message.get("params") is not None and not isinstance(message["params"], dict):
-            return (INVALID_PARAMS if "id" in message else INVALID_REQUEST), 'The "params" must be a JSON object.'
-        return None
-    if "result" in message or "error" in message:
-        if "result" in message and "error" in message:
-            return INVALID_REQUEST, 'A response has either "result" or "error", not both.'
-        if "result" in message and not (_valid_id(message.get("id")) and isinstance(message["result"], dict)):
-            return INVALID_REQUEST, 'A response needs a string or integer "id" and an object "result".'
-        error = message.get("error", {})
-        if "error" in message and not (isinstance(error, dict) and isinstance(error.get("code"), int)
-                                       and isinstance(error.get("message"), str)):
-            return INVALID_REQUEST, 'An error response needs an "error" object with an integer "code" and a string "message".'
-        return None
-    return INVALID_REQUEST, ('The message has no "method" (needed by a request or a notification) and no '
-                             '"result" or "error" (needed by a response).')
+    return JSONResponse(error_reply(request_id, code, message), status_code=status_code, headers=headers)
 
 
 async def read_body(receive: Receive) -> list[Message]:
@@ -104,5 +67,5 @@ class JsonRpcGuard:
             await self.app(scope, replay, send)
             return
         code, text = problem
-        request_id = parsed.get("id") if isinstance(parsed, dict) and _valid_id(parsed.get("id")) else None
+        request_id = parsed.get("id") if isinstance(parsed, dict) and valid_id(parsed.get("id")) else None
         await jsonrpc_error_response(request_id, code, text)(scope, replay, send)

@@ -10,6 +10,10 @@ the session to the SDK later without losing or reordering a byte:
 - One thread reads the client's lines. The first is answered in that thread when it is a
   well-formed ``initialize``, before the event loop even exists; the rest are queued for the
   event loop.
+- Every line is checked before anyone reads it (``jsonrpc_envelope.check_line``): a malformed
+  message (not JSON, too deep, a batch, a bad id, a line over ``MAX_LINE_BYTES``) is answered with
+  the JSON-RPC error here, or dropped when it is a notification, so that neither the early server
+  nor the SDK can fail on it and the client never waits for an answer that will not come.
 - Whole lines are written under a lock, so answers from the early server and from the SDK never
   interleave.
 - The SDK reads and writes through ``SdkInput`` and ``SdkOutput`` (given to its ``stdio_server``
@@ -33,6 +37,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from webhand.surfaces.handshake import early_answer
+from webhand.surfaces.jsonrpc_envelope import MAX_LINE_BYTES, check_line, oversized
 
 log = logging.getLogger("webhand.mcp")
 
@@ -71,6 +76,7 @@ class StdioWire:
     def _read(self) -> None:
         buffer = bytearray()
         opening = True
+        skipped = 0  # bytes of a line longer than MAX_LINE_BYTES dropped so far (never buffered whole)
         while True:
             try:
                 chunk = os.read(self._fds[0], _READ_SIZE)
@@ -78,9 +84,8 @@ class StdioWire:
                 log.debug("stdin failed: %s", error)
                 chunk = b""
             if not chunk:
-                if buffer:  # a last line without its newline is still a line
-                    self._arrive(bytes(buffer), opening)
-                    opening = False
+                if buffer or skipped:  # a last line without its newline is still a line
+                    opening = self._take(bytes(buffer), opening, skipped)
                 if opening:
                     self._opened.set()
                 self._arrive(None, False)
@@ -89,10 +94,26 @@ class StdioWire:
             buffer += chunk
             start = 0
             while (end := buffer.find(b"\n", max(start, searched))) >= 0:
-                self._arrive(bytes(buffer[start:end + 1]), opening)
-                opening = False
+                opening = self._take(bytes(buffer[start:end + 1]), opening, skipped)
+                skipped = 0
                 start = end + 1
             del buffer[:start]
+            if len(buffer) > MAX_LINE_BYTES:
+                skipped += len(buffer)
+                buffer.clear()
+
+    def _take(self, line: bytes, opening: bool, skipped: int) -> bool:
+        """Pass one line on, or answer (or drop) it here when it is malformed (``jsonrpc_envelope``):
+        neither the early server nor the SDK ever reads a line the guard refused. Returns whether
+        the opening line is still to come (a refused line is not the client's opening)."""
+        refusal = oversized(skipped + len(line)) if skipped else check_line(line)
+        if refusal is None:
+            self._arrive(line, opening)
+            return False
+        log.warning("stdio: %s the client's message: %s", "answered" if refusal.reply else "dropped", refusal.reason)
+        if refusal.reply is not None:
+            self.write_message(refusal.reply)
+        return opening
 
     def _arrive(self, line: bytes | None, opening: bool) -> None:
         if opening and line is not None:

@@ -9,7 +9,6 @@ says so.
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from pydantic import Field
@@ -18,7 +17,7 @@ from webhand.durations import Timeout
 from webhand.errors import ActionTimeout, InvalidArgument
 from webhand.fetching import Fetched, fetch, needs_browser
 from webhand.origins import OriginRules
-from webhand.page.readable import html_to_markdown
+from webhand.page.convert import html_document
 from webhand.response import Response
 from webhand.session.conversation import ConversationSessions
 from webhand.session.session import Session
@@ -56,12 +55,12 @@ async def web_fetch(sessions: ConversationSessions, args: FetchArgs, response: R
         left = max(1.0, timeout - (time.monotonic() - started))
         await _in_browser(sessions, args, page, reason, response, left)
         return
-    await _reply(page, response, settings.text_max_chars)
+    await _reply(page, response, settings.text_max_chars, max(1.0, timeout - (time.monotonic() - started)))
     if reason:
         response.add(f"[Not opened in the browser (fallback=false), though {reason}.]")
 
 
-async def _reply(page: Fetched, response: Response, limit: int) -> None:
+async def _reply(page: Fetched, response: Response, limit: int, timeout: float) -> None:
     size = f"{len(page.body):,} bytes" + (", cut at fetch_max_bytes" if page.truncated else "")
     response.add(f"Fetched {page.url} (HTTP {page.status}, {page.content_type or 'no content type'}, {size}) "
                  "without the browser.")
@@ -75,8 +74,10 @@ async def _reply(page: Fetched, response: Response, limit: int) -> None:
         return
     title = ""
     if page.is_html:
-        # trafilatura is CPU work on a possibly large document: off the event loop, so other calls go on.
-        document = await asyncio.to_thread(html_to_markdown, page.text, page.url)
+        # In a worker process, bounded in time (what is left of the call's) and memory (page/convert.py).
+        document = await html_document(page.text, page.url, timeout=timeout, narrower=(
+            "Open it with browser_navigate and read one part with browser_text and a selector, or browser_find; "
+            "or fetch a smaller page."))
         title, body = document.title, document.markdown or document.text
         if title:
             response.add(f"Title: {title}")

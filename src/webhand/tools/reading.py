@@ -25,7 +25,7 @@ class TextArgs(PageArgs):
 async def text(session: Session, args: TextArgs, response: Response) -> None:
     """Read the page's main text (the article, not the menus) as Markdown. Cheaper than a snapshot for reading."""
     tab = await session.tab()
-    markdown, is_article = await readable_markdown(tab, selector=args.selector)
+    markdown, is_article = await readable_markdown(tab, selector=args.selector, timeout=session.settings.timeout)
     response.add(f"Page: {tab.url}")
     if not is_article:
         response.add("No article found; this is the visible text:" if markdown else "The page shows no text.")
