@@ -42,7 +42,7 @@ async def test_clicking_an_option_of_a_drop_down_chooses_it(tools, site):
     # The browser draws a drop-down's options itself (a snapshot shows only the value): the click chooses.
     await open_page(tools, site, "listbox.html")
     await snapshot_refs(tools)
-    reply = ok(await tools.call("browser_click", {"selector": "#size option[value=m]", "timeout": 2}))
+    reply = ok(await tools.call("browser_click", {"selector": "#size option[value=m]"}))
     assert 'combobox "Size"' in reply and 'value="Medium"' in reply
     assert "status: size = m" in reply
     assert await page_value(tools, "document.querySelector('#events').textContent") == "events: input:size change:size"
@@ -51,7 +51,7 @@ async def test_clicking_an_option_of_a_drop_down_chooses_it(tools, site):
 async def test_an_option_scrolled_away_inside_boxes_scrolled_away_inside_boxes(tools, site):
     await open_page(tools, site, "nested_scroll.html")
     refs = await snapshot_refs(tools)
-    reply = ok(await tools.call("browser_click", {"ref": refs["Fruit 12"], "timeout": 2}))
+    reply = ok(await tools.call("browser_click", {"ref": refs["Fruit 12"]}))
     assert f'option "Fruit 12" [{refs["Fruit 12"]}] selected' in reply
     assert "status: fruit = f12" in reply
     assert await page_value(tools, "[...document.querySelector('#fruit').selectedOptions].map(o => o.value)") == ["f12"]
@@ -64,7 +64,7 @@ async def test_a_button_far_down_a_frame_of_another_site_far_down_the_page(tools
     refs = await snapshot_refs(tools)
     button = refs["Far button"]
     assert button.startswith("f")
-    reply = ok(await tools.call("browser_click", {"ref": button, "timeout": 2}))
+    reply = ok(await tools.call("browser_click", {"ref": button}))
     assert f'button "Pressed" [{button}]' in reply
 
 
@@ -72,11 +72,11 @@ async def test_a_slider_thumb_under_its_own_track_takes_the_click(tools, site):
     await open_page(tools, site, "slider.html")
     refs = await snapshot_refs(tools)
     # The track is drawn over the thumb: the click lands on the track at the thumb's place.
-    reply = ok(await tools.call("browser_click", {"ref": refs["Volume"], "timeout": 2}))
+    reply = ok(await tools.call("browser_click", {"ref": refs["Volume"]}))
     assert "covered" not in reply
     assert "status: Volume pressed at 50" in reply
     # A range slider's thumbs let the pointer through to the slider; the other thumb is its own too.
-    reply = ok(await tools.call("browser_click", {"ref": refs["Highest price"], "timeout": 2}))
+    reply = ok(await tools.call("browser_click", {"ref": refs["Highest price"]}))
     assert "status: Highest price pressed at 80" in reply
     reply = ok(await tools.call("browser_press_key", {"ref": refs["Volume"], "key": "ArrowRight"}))
     assert "status: Volume set to 51" in reply
@@ -84,7 +84,8 @@ async def test_a_slider_thumb_under_its_own_track_takes_the_click(tools, site):
 
 async def test_a_modal_overlay_is_a_cover_and_the_advice_is_to_close_it(tools, site):
     await open_page(tools, site, "modal.html")
-    reply = await tools.call("browser_click", {"selector": "#delete", "timeout": 2})
+    refs = await snapshot_refs(tools)
+    reply = await tools.call("browser_click", {"ref": refs["Delete account"], "timeout": 2})
     assert reply.is_error
     assert 'covered by a dialog or overlay, <div id="backdrop"' in reply.text
     assert "Close it first" in reply.text
@@ -99,7 +100,8 @@ async def test_a_modal_overlay_is_a_cover_and_the_advice_is_to_close_it(tools, s
 async def test_a_tooltip_over_a_button_is_named_and_the_advice_fits_it(tools, site):
     await open_page(tools, site, "modal.html")
     ok(await tools.call("browser_click", {"selector": "#cancel"}))
-    reply = await tools.call("browser_click", {"selector": "#bold", "timeout": 2})
+    refs = await snapshot_refs(tools)
+    reply = await tools.call("browser_click", {"ref": refs["Bold"], "timeout": 2})
     assert reply.is_error
     assert 'covered by <div id="tip">' in reply.text
     assert "browser_snapshot" in reply.text and "browser_press_key" in reply.text
@@ -110,5 +112,5 @@ async def test_a_button_under_a_sticky_header_is_scrolled_clear_of_it(tools, sit
     await open_page(tools, site, "sticky.html")
     assert await page_value(tools, "scrollTo(0, document.querySelector('#order').offsetTop - 30); scrollY") > 0
     await snapshot_refs(tools)
-    reply = ok(await tools.call("browser_click", {"selector": "#order", "timeout": 2}))
+    reply = ok(await tools.call("browser_click", {"selector": "#order"}))
     assert "status: ordered" in reply
