@@ -78,11 +78,13 @@ _HELPERS = r"""(() => {
     }
     return hit;
   };
+  // A short name of an element for an error: its tag and three telling attributes, on one line
+  // (page text must not shape the reply).
   const describe = (n) => {
     const first = ['id', 'role', 'aria-label', 'aria-modal', 'class', 'name', 'title'];
     const rank = (a) => { const i = first.indexOf(a.name); return i < 0 ? first.length : i; };
     const attrs = [...n.attributes].sort((a, b) => rank(a) - rank(b)).slice(0, 3)
-      .map(a => a.name + '="' + a.value.slice(0, 40) + '"').join(' ');
+      .map(a => a.name + '="' + a.value.replace(/[\s"<>]+/g, ' ').slice(0, 40) + '"').join(' ');
     return '<' + n.tagName.toLowerCase() + (attrs ? ' ' + attrs : '') + '>';
   };
   const CONTROLS = 'a[href], button, input:not([type=hidden]), select, textarea, summary, iframe, ' +

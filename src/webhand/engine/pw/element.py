@@ -124,8 +124,9 @@ class PlaywrightElement:
     async def set_checked(self, checked: bool, *, timeout: float) -> None:
         doing = f"{'Checking' if checked else 'Unchecking'} {self.ref}"
         try:
-            async with translated(doing, timeout):
-                await self.handle.set_checked(checked, timeout=timeout * 1000)
+            async with self._pointer_errors(doing, timeout):
+                force = await self.handle.evaluate(PREPARE) == "widget"  # as for a click
+                await self.handle.set_checked(checked, force=force, timeout=timeout * 1000)
         except WebhandError as error:
             if "not a checkbox" in str(error).lower():
                 raise ElementNotActionable(f"{doing} failed: it is not a checkbox or radio button.",
