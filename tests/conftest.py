@@ -69,6 +69,7 @@ CONFORMANCE_FILES = {
     "test_network.py",
     "test_network_debugging.py",
     "test_performance.py",
+    "test_pointer_targets.py",
     "test_policy.py",
     "test_pwa.py",
     "test_reading.py",

@@ -4,58 +4,43 @@ the way Playwright's own checks retry; the last reason it was not ready goes int
 
 from __future__ import annotations
 
-# `this` is the element. Returns {x, y} (its centre, in its frame's viewport) when it can be
-# acted on, or {wait: reason, by?} when not yet, or {error: reason} when it never will be.
-CHECK = """async function (needEnabled, needPointer) {
+from webhand.engine.pointer import helpers
+
+# `this` is the element. Returns {x, y} (its click point, in its frame's viewport) when it can be
+# acted on, {dropdown: true} for an option of a drop-down when `optionClick` (it is chosen, not
+# clicked: pointer.PICK_OPTION), {wait: reason, by?, kind?} when not yet, or {error: reason} when it
+# never will be. Scrolling and the hit test are pointer.py's, shared with the Playwright driver.
+CHECK = """async function (needEnabled, needPointer, optionClick) {
+  const P = """ + helpers() + """;
   const e = this;
   if (!e.isConnected) return {error: 'removed'};
+  if (optionClick && P.dropdownOf(e)) return {dropdown: true};
   const box = () => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; };
-  const style = getComputedStyle(e);
-  let [left, top, width, height] = box();
-  if (width === 0 || height === 0 || style.visibility !== 'visible') return {wait: 'not visible'};
-  if (needEnabled) {
-    const disabled = (el) => {
-      for (let n = el; n; n = n.parentElement) {
-        if (['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP', 'FIELDSET'].includes(n.tagName) && n.disabled)
-          return n === el || n.tagName === 'FIELDSET' || n.tagName === 'OPTGROUP';
-        if (n.getAttribute && n.getAttribute('aria-disabled') === 'true') return true;
-      }
-      return false;
-    };
-    if (disabled(e)) return {wait: 'not enabled'};
-  }
-  const frame = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
-  await frame();
+  const [left, top, width, height] = box();
+  if (width === 0 || height === 0 || getComputedStyle(e).visibility !== 'visible') return {wait: 'not visible'};
+  if (needEnabled && P.disabled(e)) return {wait: 'not enabled'};
+  await new Promise(resolve => requestAnimationFrame(() => resolve()));
   const again = box();
   if (again[0] !== left || again[1] !== top || again[2] !== width || again[3] !== height) return {wait: 'not stable'};
-  const view = [window.innerWidth, window.innerHeight];
-  if (left < 0 || top < 0 || left + width > view[0] || top + height > view[1]) {
-    e.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-    [left, top, width, height] = box();
-  }
-  const rects = e.getClientRects();
-  const first = rects.length ? rects[0] : {left, top, width, height};
-  const x = first.left + first.width / 2, y = first.top + first.height / 2;
+  let [x, y] = P.reveal(e);
   if (!needPointer) return {x, y};
-  let hit = document.elementFromPoint(x, y);
-  while (hit && hit.shadowRoot) {
-    const inner = hit.shadowRoot.elementFromPoint(x, y);
-    if (!inner || inner === hit) break;
-    hit = inner;
+  let cover = P.cover(e, x, y);
+  if (cover && cover.kind === 'pinned') {  // under a sticky header or a bar: in the middle of the view it may be clear
+    P.centre(e);
+    [x, y] = P.point(e);
+    cover = P.cover(e, x, y);
   }
-  const inside = (n) => { for (let c = n; c; c = c.parentNode || c.host) if (c === e) return true; return false; };
-  if (hit && !inside(hit)) {
-    if (e.labels && [...e.labels].some(l => l.contains(hit))) return {x, y};  // its label covers it: a click there is a click on it
-    const attrs = [...hit.attributes].slice(0, 3).map(a => a.name + '="' + a.value.slice(0, 40) + '"').join(' ');
-    return {wait: 'covered', by: '<' + hit.tagName.toLowerCase() + (attrs ? ' ' + attrs : '') + '>'};
-  }
+  if (cover) return {wait: 'covered', by: cover.by, kind: cover.kind};
   return {x, y};
 }"""
 
-# The content box of an iframe element, in its own frame's viewport: where its document starts.
-FRAME_OFFSET = """function () {
+# Where an iframe element's document starts in its own frame's viewport (its content box), and
+# whether the point (x, y) of that document shows through the boxes that clip the iframe there.
+FRAME_POINT = """function (x, y) {
+  const P = """ + helpers() + """;
   const r = this.getBoundingClientRect(), s = getComputedStyle(this);
-  return [r.left + this.clientLeft + parseFloat(s.paddingLeft), r.top + this.clientTop + parseFloat(s.paddingTop)];
+  const left = r.left + this.clientLeft + parseFloat(s.paddingLeft), top = r.top + this.clientTop + parseFloat(s.paddingTop);
+  return [left, top, P.shown(this, left + x, top + y)];
 }"""
 
 SELECT = """function (wanted) {
@@ -78,12 +63,19 @@ CHECKED = """function () {
 DESCRIBE = """function () { const e = this; const t = (e.innerText || e.value || e.getAttribute('aria-label') || '').trim().slice(0, 40);
   return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (t ? ' "' + t + '"' : ''); }"""
 
-SCROLL_INTO_VIEW = """function () { const e = this; if (!e.isConnected) return 'removed';
+# Scrolls the element into the middle of every scroller above it, the frames above included.
+CENTRE = "function () { this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'}); }"
+
+# Scrolls the element into view inside every scroller that hides it; its point as CHECK gives it.
+SCROLL_INTO_VIEW = """function () {
+  const P = """ + helpers() + """;
+  const e = this;
+  if (!e.isConnected) return {error: 'removed'};
   const r = e.getBoundingClientRect();
-  if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility !== 'visible') return 'not visible';
-  if (r.top < 0 || r.left < 0 || r.bottom > window.innerHeight || r.right > window.innerWidth)
-    e.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-  return ''; }"""
+  if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility !== 'visible') return {error: 'not visible'};
+  const [x, y] = P.reveal(e);
+  return {x, y};
+}"""
 
 # Waits until an element matching the selector is in the document (open shadow roots too).
 QUERY = """(selector, ms) => new Promise((resolve, reject) => {

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp import keyboard
-from webhand.engine.cdp.actionability import CHECK, CHECKED, DESCRIBE, SCROLL_INTO_VIEW, SELECT
+from webhand.engine.cdp.actionability import CENTRE, CHECK, CHECKED, DESCRIBE, SCROLL_INTO_VIEW, SELECT
 from webhand.engine.cdp.connection import CdpClosed, guarded
 from webhand.engine.cdp.frames import FrameState
 from webhand.engine.page_scripts import FILL_PREPARE, KIND, OPTIONS
+from webhand.engine.pointer import PICK_OPTION, covered
 from webhand.engine.settle import PageGone
 from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
 
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 _WHY = {"not visible": "the element is not visible", "not enabled": "the element is disabled",
         "not editable": "the element is not editable", "not stable": "the element kept moving",
-        "removed": "the element was removed from the page", "not a text field": "the element is not a text field"}
+        "removed": "the element was removed from the page", "not a text field": "the element is not a text field",
+        "out of view": "the element stayed out of view after scrolling to it"}
 _BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
 
@@ -52,8 +55,9 @@ class CdpElement:
             raise WebhandError(f"Acting on {self.ref} failed: {what.splitlines()[0]}", "Call browser_snapshot to see the page state.")
         return reply["result"].get("value") if by_value else reply["result"]
 
-    async def _actionable(self, doing: str, timeout: float, *, enabled: bool = True, pointer: bool = True) -> tuple[float, float]:
-        """Wait until the element can take a pointer action; its centre in the tab's viewport."""
+    async def _until_ready(self, doing: str, timeout: float, attempt: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """Make attempts until one no longer says to wait, retrying on page events up to
+        ``timeout``; the last reason to wait goes into the error."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         last: dict[str, Any] = {}
@@ -63,16 +67,41 @@ class CdpElement:
                 break
             try:
                 async with guarded(doing, remaining):
-                    last = await self._call(CHECK, enabled, pointer)
+                    last = await attempt()
             except ActionTimeout:
                 break
             if "error" in last:
                 raise _not_actionable(doing, last)
-            if "x" in last:
-                offset_x, offset_y = await self.tab.frame_offset(self.frame)
-                return last["x"] + offset_x, last["y"] + offset_y
+            if "wait" not in last:
+                return last
             await self.tab.next_event(min(0.1, max(0.0, deadline - loop.time())))
         raise _not_actionable(doing, last, timeout)
+
+    async def _ready(self, doing: str, timeout: float, *, enabled: bool = True, pointer: bool = True,
+                     option_click: bool = False) -> dict[str, Any]:
+        """Wait until the element can take a pointer action: {x, y}, its click point in the tab's
+        viewport; with ``option_click``, {dropdown: true} for an option of a drop-down (it is to be
+        chosen, not clicked)."""
+        # A frame of another site scrolled out of view draws no animation frames, and the check
+        # waits for one: an element in a child frame is brought into view first.
+        scrolled = not self.frame.parent_id or self.frame.frame_id == self.tab.frame_tree.main_id
+
+        async def attempt() -> dict[str, Any]:
+            nonlocal scrolled
+            if not scrolled:
+                scrolled = "x" in await self._into_view()
+            state = await self._call(CHECK, enabled, pointer, option_click)
+            if "x" not in state:
+                return state
+            x, y, shown = await self.tab.frame_point(self.frame, state["x"], state["y"])
+            return {"x": x, "y": y} if shown else {"wait": "out of view"}
+
+        return await self._until_ready(doing, timeout, attempt)
+
+    async def _actionable(self, doing: str, timeout: float, *, enabled: bool = True, pointer: bool = True) -> tuple[float, float]:
+        """Wait until the element can take a pointer action; its click point in the tab's viewport."""
+        ready = await self._ready(doing, timeout, enabled=enabled, pointer=pointer)
+        return ready["x"], ready["y"]
 
     async def _mouse(self, kind: str, x: float, y: float, *, button: str = "none", click_count: int = 0,
                      modifiers: int = 0) -> None:
@@ -86,7 +115,11 @@ class CdpElement:
     async def click(self, *, button: str = "left", click_count: int = 1, modifiers: list[str] | None = None,
                     timeout: float) -> None:
         doing = f"Clicking {self.ref}"
-        x, y = await self._actionable(doing, timeout)
+        ready = await self._ready(doing, timeout, option_click=button == "left")
+        if ready.get("dropdown"):  # an option of a drop-down: the browser draws those, and a click on one chooses it
+            await self._until_ready(doing, timeout, lambda: self._call(PICK_OPTION))
+            return
+        x, y = ready["x"], ready["y"]
         bits = 0
         for name in modifiers or []:
             bits |= keyboard.MODIFIER_BITS.get(keyboard._ALIASES.get(name, name), 0)
@@ -105,16 +138,7 @@ class CdpElement:
         doing = f"Typing into {self.ref}"
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while True:
-            async with guarded(doing, max(0.1, deadline - loop.time())):
-                state = await self._call(FILL_PREPARE, text)
-            if "error" in state:
-                raise _not_actionable(doing, state)
-            if "wait" not in state:
-                break
-            if loop.time() >= deadline:
-                raise _not_actionable(doing, state, timeout)
-            await self.tab.next_event(min(0.1, max(0.0, deadline - loop.time())))
+        state = await self._until_ready(doing, timeout, lambda: self._call(FILL_PREPARE, text))
         if state.get("done"):
             return
         async with guarded(doing, max(0.1, deadline - loop.time())):
@@ -175,12 +199,20 @@ class CdpElement:
             raise ElementNotActionable(f"{doing} failed: clicking it did not change its state.",
                                        "Call browser_snapshot to see the page; the page may handle it differently.")
 
+    async def _into_view(self) -> dict[str, Any]:
+        """Scroll the element into view inside every scroller that hides it, the frames above
+        included: its point in its frame, or {error: why not}."""
+        state: dict[str, Any] = await self._call(SCROLL_INTO_VIEW)
+        if "x" in state and not (await self.tab.frame_point(self.frame, state["x"], state["y"]))[2]:
+            await self._call(CENTRE)  # an iframe above hides it: this scrolls the frames above too
+        return state
+
     async def scroll_into_view(self, *, timeout: float) -> None:
         doing = f"Scrolling {self.ref} into view"
         async with guarded(doing, timeout):
-            why = await self._call(SCROLL_INTO_VIEW)
-        if why:
-            raise _not_actionable(doing, {"error": why})
+            state = await self._into_view()
+        if "error" in state:
+            raise _not_actionable(doing, state)
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         async with guarded(f"Scrolling inside {self.ref}", timeout):
@@ -208,7 +240,7 @@ class CdpElement:
         async with guarded(doing, timeout):
             left, top, width, height = await self._call(
                 "function () { const r = this.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
-            offset_x, offset_y = await self.tab.frame_offset(self.frame)
+            offset_x, offset_y, _ = await self.tab.frame_point(self.frame, 0, 0)
             metrics = await self.tab.connection.send.Page.getLayoutMetrics(session_id=self.tab.session_id)
             viewport = metrics["cssVisualViewport"]
             shot = await self.tab.connection.send.Page.captureScreenshot(params={
@@ -228,8 +260,7 @@ class CdpElement:
 def _not_actionable(doing: str, state: dict[str, Any], timeout: float | None = None) -> WebhandError:
     reason = state.get("error") or state.get("wait") or ""
     if reason == "covered":
-        return ElementNotActionable(f"{doing} failed: the element is covered by {str(state.get('by', ''))[:120]}.",
-                                    "Close or scroll away what covers it (e.g. a dialog or banner), then try again.")
+        return covered(doing, state)
     if reason == "not a number":
         return InvalidArgument(f"{doing} failed: the field takes a number.", "Call again with a number.")
     if reason == "malformed":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from webhand.engine.cdp.actionability import FRAME_OFFSET, QUERY
+from webhand.engine.cdp.actionability import FRAME_POINT, QUERY
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded, message
 from webhand.engine.cdp.element import SNAPSHOT_AGAIN, CdpElement
 from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
@@ -36,9 +36,10 @@ class TabRefsMixin:
             "backendNodeId": owner["backendNodeId"], "executionContextId": context_id}, session_id=parent.session_id)
         return parent.session_id, node["object"]["objectId"]
 
-    async def frame_offset(self, state: FrameState) -> tuple[float, float]:
-        """Where the frame's viewport starts in the tab's viewport (the sum of its iframes' content boxes)."""
-        x = y = 0.0
+    async def frame_point(self, state: FrameState, x: float, y: float) -> tuple[float, float, bool]:
+        """The point (x, y) of the frame's viewport in the tab's viewport (plus the content boxes of
+        the iframes above it), and whether it shows through every box that clips those iframes."""
+        shown = True
         while state.parent_id and state.frame_id != self.frame_tree.main_id:
             owner = await self.frame_owner(state)
             parent = self.frame_tree.frames.get(state.parent_id)
@@ -46,11 +47,12 @@ class TabRefsMixin:
                 break
             session, object_id = owner
             reply = await self.connection.send.Runtime.callFunctionOn(params={
-                "functionDeclaration": FRAME_OFFSET, "objectId": object_id, "returnByValue": True}, session_id=session)
+                "functionDeclaration": FRAME_POINT, "objectId": object_id, "returnByValue": True,
+                "arguments": [{"value": x}, {"value": y}]}, session_id=session)
             await self.release(session, object_id)
-            dx, dy = reply["result"]["value"]
-            x, y, state = x + dx, y + dy, parent
-        return x, y
+            dx, dy, here = reply["result"]["value"]
+            x, y, shown, state = x + dx, y + dy, shown and here, parent
+        return x, y, shown
 
     async def release(self, session_id: str, object_id: str) -> None:
         try:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -12,6 +13,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Frame as PWFrame
 
 from webhand.engine.page_scripts import FILL_PREPARE, KIND, OPTIONS
+from webhand.engine.pointer import COVER, PREPARE, covered
 from webhand.engine.pw.errors import translate, translated
 from webhand.engine.pw.tab_actions import unknown_key
 from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
@@ -29,9 +31,37 @@ class PlaywrightElement:
 
     async def click(self, *, button: str = "left", click_count: int = 1, modifiers: list[str] | None = None,
                     timeout: float) -> None:
-        async with translated(f"Clicking {self.ref}", timeout):
+        doing = f"Clicking {self.ref}"
+        async with self._pointer_errors(doing, timeout):
+            how = await self.handle.evaluate(PREPARE)
+            if how == "dropdown" and button == "left":
+                # An option of a drop-down: the browser draws those, and a click on one chooses it.
+                # Playwright's click waits for the option to be visible, which it never is.
+                select = (await self.handle.evaluate_handle("e => e.closest('select')")).as_element()
+                assert select is not None  # PREPARE found it
+                try:
+                    await select.select_option(element=self.handle, timeout=timeout * 1000)
+                finally:
+                    await select.dispose()
+                return
             await self.handle.click(button=button, click_count=click_count, modifiers=modifiers or None,  # type: ignore[arg-type]
-                                    timeout=timeout * 1000)
+                                    force=how == "widget", timeout=timeout * 1000)
+
+    @asynccontextmanager
+    async def _pointer_errors(self, doing: str, timeout: float) -> AsyncIterator[None]:
+        """Playwright's errors as webhand's; for an element something covers, what covers it is
+        looked at, so that the error says what it is and what to do (pointer.covered)."""
+        try:
+            yield
+        except PWError as error:
+            if "intercepts pointer events" in str(error):
+                try:
+                    cover = await self.handle.evaluate(COVER)
+                except PWError:
+                    cover = None
+                if cover:
+                    raise covered(doing, cover) from None
+            raise translate(error, doing, timeout) from None
 
     async def fill(self, text: str, *, timeout: float) -> None:
         async with translated(f"Typing into {self.ref}", timeout):
@@ -64,8 +94,13 @@ class PlaywrightElement:
             raise unknown_key(key, error) or translate(error, f"Pressing {key} on {self.ref}", timeout) from None
 
     async def hover(self, *, timeout: float) -> None:
-        async with translated(f"Hovering {self.ref}", timeout):
-            await self.handle.hover(timeout=timeout * 1000)
+        async with self._pointer_errors(f"Hovering {self.ref}", timeout):
+            await self._hover(timeout)
+
+    async def _hover(self, timeout: float) -> None:
+        # "widget": the pointer lands on another part of the element's own widget (pointer.PREPARE).
+        force = await self.handle.evaluate(PREPARE) == "widget"
+        await self.handle.hover(force=force, timeout=timeout * 1000)
 
     async def focus(self, *, timeout: float) -> None:
         async with translated(f"Focusing {self.ref}", timeout):
@@ -89,8 +124,9 @@ class PlaywrightElement:
     async def set_checked(self, checked: bool, *, timeout: float) -> None:
         doing = f"{'Checking' if checked else 'Unchecking'} {self.ref}"
         try:
-            async with translated(doing, timeout):
-                await self.handle.set_checked(checked, timeout=timeout * 1000)
+            async with self._pointer_errors(doing, timeout):
+                force = await self.handle.evaluate(PREPARE) == "widget"  # as for a click
+                await self.handle.set_checked(checked, force=force, timeout=timeout * 1000)
         except WebhandError as error:
             if "not a checkbox" in str(error).lower():
                 raise ElementNotActionable(f"{doing} failed: it is not a checkbox or radio button.",
@@ -111,8 +147,8 @@ class PlaywrightElement:
 
     async def drag_to(self, target: "PlaywrightElement", *, timeout: float) -> None:  # type: ignore[override]
         """Press on this element, move onto ``target`` in steps, release: mouse drags and HTML5 drag and drop."""
-        async with translated(f"Dragging {self.ref} onto {target.ref}", timeout):
-            await self.handle.hover(timeout=timeout * 1000)
+        async with self._pointer_errors(f"Dragging {self.ref} onto {target.ref}", timeout):
+            await self._hover(timeout)
             frame = await self.handle.owner_frame()
             if frame is None:
                 raise ElementNotActionable(f"{self.ref} was removed from the page.", "Call browser_snapshot and use the new refs.")

@@ -10,6 +10,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine.net_errors import net_failure
+from webhand.engine.pointer import covered
 from webhand.errors import (ActionTimeout, ElementNotActionable, PageCrashed, SessionClosed,
                             WebhandError)
 
@@ -29,15 +30,15 @@ def translate(error: Exception, doing: str, timeout: float | None = None) -> Web
         return SessionClosed(f"{doing} failed: the page or browser was closed.",
                              "Call the tool again to start a fresh browser, or browser_tabs to pick another tab.")
     covering = re.search(r"(<[^\n]*?>)(?:[^\n]*?) intercepts pointer events", text)
-    if covering:
-        return ElementNotActionable(f"{doing} failed: the element is covered by {covering.group(1)[:120]}.",
-                                    "Close or scroll away what covers it (e.g. a dialog or banner), then try again.")
+    if covering:  # what it is was not seen (the element went away first): no advice about its kind
+        return covered(doing, {"by": covering.group(1)})
     for needle, why in (("not attached to the dom", "the element was removed from the page"),
                         ("element is not visible", "the element is not visible"),
                         ("element is not enabled", "the element is disabled"),
                         ("element is not editable", "the element is not editable"),
                         ("not an <input>", "the element is not a text field"),
                         ("element is not a <select>", "the element is not a select"),
+                        ("option being selected is not enabled", "the option is disabled"),
                         ("outside of the viewport", "the element is outside the viewport")):
         if needle in lowered:
             hint = SNAPSHOT_AGAIN if "removed" in why else "Call browser_snapshot to see its state, then choose another element or wait."

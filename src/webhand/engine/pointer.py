@@ -1,0 +1,193 @@
+"""Where a pointer action lands, the same for both drivers: the element scrolled into view inside
+every box that clips it, what sits at the point a click goes to, and what an error about it says.
+
+A click goes to the centre of the element's first box. Before that point is hit-tested, it must
+show through every scrolled or clipping ancestor (a list box's own scroller included) and the
+viewport; when it does not, the element is scrolled into the middle of each (``scrollIntoView``
+scrolls every ancestor, the frames above included). What is found there then counts as covering
+the element only when it is not part of the element's own widget, decided by DOM relations:
+
+- the element itself, something inside it, or one of its labels: the click is the element's;
+- otherwise, the nearest element holding both the element and what was hit is its widget's root
+  when it is not the page (``html``/``body``), nothing fixed or sticky lies between it and the hit
+  (overlays, headers, banners are), and it holds no focusable control but the element (and
+  controls of the element's own role: a range slider's second thumb). A slider's track drawn over
+  its thumb, or a thumb that lets the pointer through to its root, is such a widget: the click
+  goes there, as a person's would.
+
+A real cover is told by what it is, so that the advice fits: a dialog or overlay (close it), a
+fixed or sticky bar (it stays as the page scrolls), the element's own container that takes the
+click it lets through, or something else (look at it in a snapshot, or use keys).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webhand.errors import ElementNotActionable
+
+# A JavaScript expression: an object of helpers, each taking the element the action is on.
+_HELPERS = r"""(() => {
+  const up = (n) => n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
+  const within = (outer, n) => { for (let c = n; c; c = up(c)) if (c === outer) return true; return false; };
+  // Where a click on e goes: the centre of its first box (a link that wraps: its first line).
+  const point = (e) => {
+    const rects = e.getClientRects(), r = rects.length ? rects[0] : e.getBoundingClientRect();
+    return [r.left + r.width / 2, r.top + r.height / 2];
+  };
+  // Whether (x, y) shows through every box that clips e (scrolled or clipped ancestors, a list box's
+  // scroller) and its frame's viewport.
+  const shown = (e, x, y) => {
+    const doc = e.ownerDocument, view = doc.defaultView;
+    if (x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) return false;
+    const propagated = view.getComputedStyle(doc.documentElement).overflow === 'visible';  // body's overflow is the viewport's
+    for (let a = up(e); a && a !== doc.documentElement; a = up(a)) {
+      if (a === doc.body && propagated) continue;
+      if (a.tagName !== 'SELECT') {
+        const s = view.getComputedStyle(a);
+        if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+      }
+      const r = a.getBoundingClientRect(), left = r.left + a.clientLeft, top = r.top + a.clientTop;
+      if (x < left || y < top || x >= left + a.clientWidth || y >= top + a.clientHeight) return false;
+    }
+    return true;
+  };
+  // Whether e is disabled: itself, by a disabled fieldset or optgroup around it, or by aria-disabled.
+  const disabled = (e) => {
+    for (let n = e; n; n = n.parentElement) {
+      if (['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP', 'FIELDSET'].includes(n.tagName) && n.disabled)
+        return n === e || n.tagName === 'FIELDSET' || n.tagName === 'OPTGROUP';
+      if (n.getAttribute && n.getAttribute('aria-disabled') === 'true') return true;
+    }
+    return false;
+  };
+  const centre = (e) => e.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  // Scrolls e into the middle of whatever hides its click point; returns the point.
+  const reveal = (e) => {
+    const [x, y] = point(e);
+    if (shown(e, x, y)) return [x, y];
+    centre(e);
+    return point(e);
+  };
+  const hitAt = (e, x, y) => {
+    let hit = e.ownerDocument.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  };
+  // A short name of an element for an error: its tag and three telling attributes, on one line
+  // (page text must not shape the reply).
+  const describe = (n) => {
+    const first = ['id', 'role', 'aria-label', 'aria-modal', 'class', 'name', 'title'];
+    const rank = (a) => { const i = first.indexOf(a.name); return i < 0 ? first.length : i; };
+    const attrs = [...n.attributes].sort((a, b) => rank(a) - rank(b)).slice(0, 3)
+      .map(a => a.name + '="' + a.value.replace(/[\s"<>]+/g, ' ').slice(0, 40) + '"').join(' ');
+    return '<' + n.tagName.toLowerCase() + (attrs ? ' ' + attrs : '') + '>';
+  };
+  const CONTROLS = 'a[href], button, input:not([type=hidden]), select, textarea, summary, iframe, ' +
+                   '[contenteditable=""], [contenteditable=true], [tabindex]:not([tabindex^="-"])';
+  // Whether root holds no focusable control but e, what is inside e, and controls of e's own role.
+  const onlyControl = (root, e) => {
+    const role = e.getAttribute('role');
+    for (const c of root.querySelectorAll(CONTROLS)) {
+      if (within(e, c) || (role && c.getAttribute('role') === role) || !c.getClientRects().length) continue;
+      return false;
+    }
+    return true;
+  };
+  const DIALOG = 'dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]';
+  // What keeps a click at (x, y) from reaching e: null when nothing does (it lands on e, inside it,
+  // on one of its labels or on another part of e's own widget), else {by, kind}.
+  const cover = (e, x, y) => {
+    const hit = hitAt(e, x, y);
+    if (!hit || within(e, hit)) return null;
+    if (e.labels && [...e.labels].some(l => within(l, hit))) return null;
+    let root = hit;
+    while (root && !within(root, e)) root = up(root);
+    const doc = e.ownerDocument, view = doc.defaultView;
+    const page = !root || root === doc.documentElement || root === doc.body;
+    let pinned = null, dialog = null;  // the outermost fixed or sticky element, a dialog, between the hit and root
+    for (let n = hit; n && n !== root; n = up(n)) {
+      const position = view.getComputedStyle(n).position;
+      if (position === 'fixed' || position === 'sticky') pinned = n;
+      if (!dialog && n.matches(DIALOG)) dialog = n;
+    }
+    if (!page && !pinned && onlyControl(root, e)) return null;
+    if (root === hit) return {by: describe(hit), kind: 'container'};
+    const top = pinned || hit;
+    if (!dialog && top.querySelector(DIALOG)) dialog = top;
+    const box = top.getBoundingClientRect();
+    const seen = Math.max(0, Math.min(box.right, view.innerWidth) - Math.max(box.left, 0)) *
+                 Math.max(0, Math.min(box.bottom, view.innerHeight) - Math.max(box.top, 0));
+    if (dialog || (pinned && seen >= view.innerWidth * view.innerHeight / 2)) return {by: describe(dialog && !pinned ? dialog : top), kind: 'dialog'};
+    if (pinned) return {by: describe(pinned), kind: 'pinned'};
+    return {by: describe(hit), kind: 'other'};
+  };
+  // The select of an option shown as a drop-down (not a list box): its options are drawn by the
+  // browser's own popup, so a click on one is a choice of it.
+  const dropdownOf = (e) => {
+    if (e.tagName !== 'OPTION') return null;
+    const select = e.closest('select');
+    return select && !select.multiple && select.size <= 1 ? select : null;
+  };
+  return {within, point, shown, disabled, reveal, centre, hitAt, cover, dropdownOf};
+})()"""
+
+# `this` is an <option>: select it the way Playwright's selectOption does (its select's input and
+# change events follow), once the select is visible and neither is disabled.
+PICK_OPTION = """function () {
+  const P = """ + _HELPERS + """;
+  const o = this, s = P.dropdownOf(o);
+  if (!o.isConnected || !s) return {error: 'removed'};
+  const box = s.getBoundingClientRect();
+  if (box.width === 0 || box.height === 0 || getComputedStyle(s).visibility !== 'visible') return {wait: 'not visible'};
+  if (P.disabled(o) || P.disabled(s)) return {wait: 'not enabled'};
+  o.selected = true;
+  s.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  s.dispatchEvent(new Event('change', {bubbles: true}));
+  return {label: (o.label || o.textContent || '').trim()};
+}"""
+
+# For the Playwright driver, before its own click: "dropdown" (an option of a drop-down), "widget"
+# (the click point falls on another part of the element's own widget or on its label, which
+# Playwright's hit test refuses: the click is forced) or "click" (Playwright's own click: the
+# element is clear, not ready yet or covered, and Playwright waits and says why). It scrolls the
+# element into view inside every scroller first, as the CDP driver's checks do.
+PREPARE = """e => {
+  const P = """ + _HELPERS + """;
+  if (P.dropdownOf(e)) return 'dropdown';
+  const box = e.getBoundingClientRect();
+  if (!e.isConnected || box.width === 0 || box.height === 0 || getComputedStyle(e).visibility !== 'visible' || P.disabled(e)) return 'click';
+  const [x, y] = P.reveal(e), hit = P.hitAt(e, x, y);
+  return !hit || P.within(e, hit) || P.cover(e, x, y) ? 'click' : 'widget';
+}"""
+
+# What covers the element at its click point now, for the error once Playwright gave up: {by, kind} or null.
+COVER = "e => { const P = " + _HELPERS + "; const [x, y] = P.point(e); return P.cover(e, x, y); }"
+
+
+def helpers() -> str:
+    """The helpers' JavaScript expression, for scripts that build on them (the CDP checks)."""
+    return _HELPERS
+
+
+def covered(doing: str, cover: dict[str, Any]) -> ElementNotActionable:
+    """The error for an element something else sits on, with advice that fits what it is."""
+    by, kind = str(cover.get("by", ""))[:160], cover.get("kind")
+    if kind == "dialog":
+        return ElementNotActionable(f"{doing} failed: the element is covered by a dialog or overlay, {by}.",
+                                    "Close it first (its close or cancel button, or browser_press_key Escape), then try again.")
+    if kind == "pinned":
+        return ElementNotActionable(
+            f"{doing} failed: the element is covered by {by}, which stays in place when the page scrolls (a header, bar or banner).",
+            "Dismiss it if it is a banner, or scroll the page (browser_scroll) so that the element is clear of it, then try again.")
+    if kind == "container":
+        return ElementNotActionable(f"{doing} failed: the element lets the pointer through to {by} around it.",
+                                    "Call browser_snapshot to find the control that takes the click, or use keys on the element "
+                                    "(browser_press_key with its ref).")
+    return ElementNotActionable(f"{doing} failed: the element is covered by {by}.",
+                                "Call browser_snapshot to see what is on top of it (click that if it is what you meant), "
+                                "or use keys on the element (browser_press_key with its ref).")
