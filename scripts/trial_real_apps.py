@@ -115,10 +115,11 @@ class Agent:
         self.page = ""
         self.problems: list[str] = []
         self.steps = 0
+        self.fresh = False  # whether the last call was a look: only then is ``page`` the page before an action
 
     async def call(self, name: str, arguments: dict | None = None, *, changes_expected: bool | None = None) -> str:
         arguments = arguments or {}
-        before = self.page
+        before = self.page if self.fresh else ""
         started = time.monotonic()
         result = await self.tools.call(name, arguments)
         elapsed = (time.monotonic() - started) * 1000
@@ -127,7 +128,8 @@ class Agent:
         print(result.text if len(result.text) < 3000 else result.text[:3000] + f"\n… ({len(result.text)} chars)")
         if result.is_error:
             self.problems.append(f"{name} {arguments}: tool error: {result.text.splitlines()[0][:200]}")
-        if name == "browser_snapshot":
+        self.fresh = name == "browser_snapshot"
+        if self.fresh:
             self.page = result.text
         if any(marker in result.text for marker in NO_CHANGE) and before:
             # Look again a second later (the script's check, not product code): was the reply true?
@@ -136,7 +138,7 @@ class Agent:
             if _outline(later) != _outline(before):
                 self.problems.append(f"{name} {arguments}: the reply said nothing changed, but a second later "
                                      "the page had changed")
-            self.page = later
+            self.page, self.fresh = later, True
         elif changes_expected and not result.is_error and not _says_change(result.text):
             self.problems.append(f"{name} {arguments}: the action changed the page but the reply shows no change")
         return result.text
@@ -250,6 +252,7 @@ def jupyter_app(venv: Path, folder: Path) -> App:
     port = free_port()
     (folder / "home").mkdir()
     return App([str(venv / "bin" / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                *(["--allow-root"] if os.geteuid() == 0 else []),
                 "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=False",
                 f"--ServerApp.root_dir={folder / 'home'}", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
                 "jupyterlab.NeverCheckForUpdate"], folder, port, "/lab",
@@ -315,7 +318,10 @@ async def task_data_app_order(agent: Agent, app: App, venv: Path, folder: Path) 
     await agent.call("browser_navigate", {"url": app.url})
     await agent.call("browser_wait_for", {"text": "Place order", "timeout": 30})
     await agent.look()
-    await agent.call("browser_select_option", {"ref": agent.ref("combobox", re.compile("Flower")), "values": ["Orchid"]})
+    # Streamlit's select box is a combobox of its own (not a <select>): open it, then click the option.
+    opened = await agent.call("browser_click", {"ref": agent.ref("combobox", re.compile("Flower"))},
+                              changes_expected=True)
+    await agent.call("browser_click", {"ref": agent.ref("option", "Orchid", opened)}, changes_expected=True)
     await agent.look()
     await agent.call("browser_type", {"ref": agent.ref("spinbutton", re.compile("Quantity")), "text": "8",
                                       "submit": True})
