@@ -144,6 +144,7 @@ class Settings(BaseModel):
     allowed_origins: list[str] = Field(default_factory=list, description="Only these origins may load or be connected to (navigations, redirects, subresources, new tabs, workers, WebSockets); empty allows all. E.g. https://example.com, *.example.com, 127.0.0.1:8000.")
     blocked_origins: list[str] = Field(default_factory=list, description="These origins may never load; wins over allowed_origins.")
     allow_file_urls: bool = Field(False, description="Let the browser open file:// URLs.")
+    allow_internal_pages: bool = Field(False, description="Let the agent open the browser's own pages (chrome://, chrome-untrusted://, devtools://, chrome-extension:// ...). Off because some end the browser, which conversations may share.")
     secrets_file: Path | None = Field(None, description="File of NAME=value lines; the model types <secret>NAME</secret> and never sees the value.")
     # Waiting for an action's effects (by events, each capped)
     navigation_settle_cap: float = Field(10.0, gt=0, le=600, description="Seconds an action waits for a navigation it started to load.")

@@ -13,12 +13,20 @@ request layer in the browser (``engine/pw/policy.py``) with URLs, the network la
 
 from __future__ import annotations
 
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from webhand.hosts import InvalidHost, address, normalize_host, same_place
 
 # Schemes that never leave the browser, or that only name a document already allowed to load.
 ALWAYS_ALLOWED = ("data", "blob", "about", "chrome-error", "devtools", "chrome-extension")
+#: The browser's own pages. webhand never opens one unless ``allow_internal_pages`` is set:
+#: several (chrome://settings, chrome://history, chrome://crash ...) end a headless browser, and
+#: with context isolation that browser is every conversation's. Pages cannot open them anyway
+#: (Chromium refuses links and redirects there); only the agent's navigations and new tabs could.
+INTERNAL_SCHEMES = frozenset({"chrome", "chrome-untrusted", "devtools", "chrome-extension", "chrome-search",
+                              "chrome-native", "chrome-distiller", "chrome-devtools", "edge", "brave", "opera",
+                              "vivaldi", "about-internal"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _C0_AND_SPACE = "".join(chr(code) for code in range(0x21))
 _SAME_ORIGIN_SCHEME = {"ws": "http", "wss": "https", "http": "http", "https": "https"}
@@ -67,15 +75,36 @@ class OriginRule:
 
 
 class OriginRules:
-    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool) -> None:
+    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool,
+                 allow_internal_pages: bool = False) -> None:
         self.allowed = [OriginRule(r) for r in allowed if r.strip()]
         self.blocked = [OriginRule(r) for r in blocked if r.strip()]
         self.allow_file_urls = allow_file_urls
+        self.allow_internal_pages = allow_internal_pages
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Self:
+        return cls(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls,
+                   settings.allow_internal_pages)
 
     @property
     def active(self) -> bool:
         """Whether any origin rule is set; without one nothing is checked (no cost)."""
         return bool(self.allowed or self.blocked)
+
+    def check_navigation(self, url: str) -> str | None:
+        """Why the agent may not open ``url`` (a navigation or a new tab): an internal page of the
+        browser, or what ``check`` says."""
+        cleaned = _as_browser_reads(url)
+        scheme = cleaned.partition(":")[0].lower()
+        while scheme == "view-source":
+            cleaned = cleaned[len("view-source:"):]
+            scheme = cleaned.partition(":")[0].lower()
+        if scheme in INTERNAL_SCHEMES and not self.allow_internal_pages:
+            return (f"refused because {scheme}:// pages are the browser's own (settings, history, crash ...): some end "
+                    "the browser, which other conversations may share. Stay on web pages; if you truly need one, "
+                    "the user can set allow_internal_pages = true in the config (or WEBHAND_ALLOW_INTERNAL_PAGES=true)")
+        return self.check(url)
 
     def check(self, url: str) -> str | None:
         """Why ``url`` may not load, naming the rule; None when it may."""

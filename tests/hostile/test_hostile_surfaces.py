@@ -19,7 +19,10 @@ import stat
 import urllib.error
 import urllib.request
 
-from helpers import Cli
+import pytest
+
+from helpers import Cli, settings_for_tests
+from webhand import Webhand
 
 
 def _get(url: str, headers: dict[str, str] | None = None, data: bytes | None = None) -> int:
@@ -71,3 +74,42 @@ def test_the_daemon_dashboard_needs_the_users_token(tmp_path, site):
     finally:
         cli("daemon", "stop", check=False)
     assert os.path.exists(cli.runtime / "webhand" / "dashboard-token"), "the token is the user's, kept for next time"
+
+
+# -- internal pages ------------------------------------------------------------------------------
+
+INTERNAL_PAGES = ["chrome://settings", "chrome://history", "chrome://crash", "CHROME://settings/",
+                  "view-source:chrome://settings", "devtools://devtools/bundled/inspector.html",
+                  "chrome-untrusted://terminal/", "chrome-extension://mhjfbmdgcfjbbpaeojofohoefgiehjai/index.html",
+                  "chrome-search://local-ntp/local-ntp.html", "edge://settings"]
+
+
+@pytest.mark.parametrize("isolation", ["context", "process"])
+async def test_internal_pages_are_refused_and_the_other_conversation_keeps_its_page(
+        isolation, tmp_path_factory, driver, site):
+    settings = settings_for_tests(tmp_path_factory, driver=driver, isolation=isolation, warm_reserve=False)
+    async with Webhand(settings) as webhand:
+        bystander, hostile = webhand.context("bystander"), webhand.context("hostile")
+        page = site.url("login.html")
+        assert not (await bystander.call("browser_navigate", {"url": page})).is_error
+        table = []
+        for url in INTERNAL_PAGES:
+            for tool, arguments in (("browser_navigate", {"url": url}),
+                                    ("browser_tabs", {"action": "open", "url": url})):
+                reply = await hostile.call(tool, arguments)
+                table.append((tool, url, reply.is_error and "allow_internal_pages" in reply.text))
+        print(f"\n[{driver}, {isolation} isolation] tool              internal page                    refused")
+        for tool, url, refused in table:
+            print(f"  {tool:16} {url:48} {refused}")
+        print(f"{sum(r for *_, r in table)} of {len(table)} refused, saying how to opt in")
+        assert all(refused for *_, refused in table), [row for row in table if not row[2]]
+        kept = await bystander.call("browser_get_url", {})
+        assert not kept.is_error and page in kept.text, kept.text
+        assert not (await hostile.call("browser_navigate", {"url": page})).is_error, "the refusing one goes on too"
+
+
+async def test_internal_pages_open_when_the_user_opts_in(tmp_path_factory, driver):
+    settings = settings_for_tests(tmp_path_factory, driver=driver, allow_internal_pages=True, warm_reserve=False)
+    async with Webhand(settings) as webhand:
+        reply = await webhand.context("opted-in").call("browser_navigate", {"url": "chrome://version"})
+        assert not reply.is_error and "chrome://version" in reply.text, reply.text

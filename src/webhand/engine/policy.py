@@ -55,8 +55,9 @@ class RefusalLog:
 
 
 class OriginPolicy(OriginRules):
-    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool) -> None:
-        super().__init__(allowed, blocked, allow_file_urls)
+    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool,
+                 allow_internal_pages: bool = False) -> None:
+        super().__init__(allowed, blocked, allow_file_urls, allow_internal_pages)
         self._refused_redirects: OrderedDict[str, str] = OrderedDict()
         self._logs: weakref.WeakKeyDictionary[Any, RefusalLog] = weakref.WeakKeyDictionary()
 

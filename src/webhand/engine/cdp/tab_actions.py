@@ -34,7 +34,7 @@ class TabActionsMixin:
 
     # policy ----------------------------------------------------------------------------------
     async def _before_navigation(self, url: str) -> None:
-        reason = self._policy.check(url) if self._policy else None
+        reason = self._policy.check_navigation(url) if self._policy else None
         if reason:
             raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
 

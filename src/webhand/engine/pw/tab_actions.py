@@ -42,7 +42,7 @@ class TabActions:
 
     # policy ----------------------------------------------------------------------------------
     async def _before_navigation(self, url: str) -> None:
-        reason = self._policy.check(url) if self._policy else None
+        reason = self._policy.check_navigation(url) if self._policy else None
         if reason:
             raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
         if self._redirect_guard is not None:
