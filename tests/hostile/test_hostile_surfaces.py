@@ -17,7 +17,10 @@ import os
 import re
 import stat
 import urllib.error
+import urllib.parse
 import urllib.request
+import uuid
+from typing import Any
 
 import pytest
 
@@ -113,3 +116,150 @@ async def test_internal_pages_open_when_the_user_opts_in(tmp_path_factory, drive
     async with Webhand(settings) as webhand:
         reply = await webhand.context("opted-in").call("browser_navigate", {"url": "chrome://version"})
         assert not reply.is_error and "chrome://version" in reply.text, reply.text
+
+
+# -- pages reaching webhand's own endpoints ----------------------------------------------------------
+
+CHANNELS = "origins/channels.html"
+#: Each way a page (or the agent, led by one) could reach an endpoint: (name, how).
+REACH = [("navigate", "tool"), ("redirect", "redirect"), ("fetch", "channels.fetch(URL)"),
+         ("XHR", "channels.xhr(URL)"), ("WebSocket", "channels.ws(URL)"), ("iframe", "channels.iframe(URL)"),
+         ("window.open", "channels.popup(URL)")]
+#: What says, in what the agent saw, that the attempt was refused: the tools' replies name the
+#: rule; a page's own attempt fails as a page sees it (the fetch no-cors "failed" where a reached
+#: server gives "status 0"), with Chromium's blocked-frame page, or a popup on the error page or
+#: on the server's refusal (Playwright attaches to a popup after its first request has left).
+REFUSED_AS = {"navigate": ["webhand's own"], "redirect": ["webhand's own"], "fetch": ['"failed"'], "XHR": ['"failed"'],
+              "WebSocket": ['"failed"'], "iframe": ["blocked"],
+              "window.open": ["chrome-error://", "may never reach webhand's dashboard"]}
+
+
+def _refused_as(name: str, seen: str) -> bool:
+    return any(sign in seen for sign in REFUSED_AS[name])
+ENDPOINTS = ["/dashboard/", "/dashboard/api/sessions", "/mcp"]
+
+
+async def _reach(call: Any, site: Any, how: str, target: str) -> str:
+    """Everything the agent saw of one attempt: the replies, and the page afterwards."""
+    if how == "tool":
+        return await call("browser_navigate", {"url": target})
+    if how == "redirect":
+        return await call("browser_navigate", {"url": site.url("redirect?to=" + urllib.parse.quote(target, safe=""))})
+    seen = await call("browser_navigate", {"url": site.url(CHANNELS)})
+    if "ws" in how:
+        target = "ws" + target.removeprefix("http")
+    seen += await call("browser_eval", {"expression": "await " + how.replace("URL", json.dumps(target)), "timeout": 20})
+    opened = re.search(r"Opened tab (\d+)", seen)
+    if opened:  # the popup: what its tab shows, then close it
+        seen += await call("browser_tabs", {"action": "focus", "index": int(opened.group(1))})
+        seen += await call("browser_snapshot", {})
+        return seen + await call("browser_tabs", {"action": "close"})
+    return seen + await call("browser_snapshot", {})  # an iframe's document shows in the snapshot
+
+
+def _judge(table: list[tuple[str, str, str, bool, bool]], label: str) -> None:
+    print(f"\n[{label}] attempt      endpoint                  leaked  reply says refused")
+    for name, endpoint, _, leaked, said in table:
+        print(f"  {name:12} {endpoint:25} {leaked!s:7} {said}")
+    if os.environ.get("SHOW_REPLIES"):
+        for name, endpoint, seen, *_ in table:
+            print(f"--- {name} {endpoint}\n{seen}")
+    refused = sum(not leaked and said for *_, leaked, said in table)
+    print(f"{refused} of {len(table)} attempts refused, and the reply says so")
+    assert not [row[:2] for row in table if row[3]], "a page read webhand's own endpoint"
+    assert refused == len(table), [row[:3] for row in table if not row[4]]
+
+
+async def test_a_page_cannot_reach_the_http_servers_dashboard_or_mcp(tmp_path, site, driver):
+    from test_mcp_http import mcp_client, mcp_server
+
+    canary = uuid.uuid4().hex
+    with mcp_server(tmp_path, "--caps", "all", env={"WEBHAND_DRIVER": driver}) as server:
+        base = server.url.removesuffix("/mcp")
+        async with mcp_client(server.url) as victim, mcp_client(server.url) as agent:
+            await victim.call_tool("browser_navigate", {"url": site.url(f"login.html?canary={canary}")})
+
+            async def call(tool: str, arguments: dict[str, Any]) -> str:
+                result = await agent.call_tool(tool, arguments)
+                return "\n".join(getattr(part, "text", "") for part in result.content)
+
+            table = []
+            for name, how in REACH:
+                for endpoint in ENDPOINTS:
+                    seen = await _reach(call, site, how, base + endpoint)
+                    table.append((name, endpoint, seen, canary in seen, _refused_as(name, seen)))
+    _judge(table, f"HTTP server, {driver}")
+
+
+async def test_a_page_cannot_reach_the_daemons_dashboard(tmp_path, site, driver):
+    cli = Cli(tmp_path, WEBHAND_DRIVER=driver)
+    canary = uuid.uuid4().hex
+    try:
+        cli("navigate", site.url(f"login.html?canary={canary}"), "--session", "victim")
+        base = cli("dashboard").stdout.split()[2].split("/dashboard/")[0]
+
+        async def call(tool: str, arguments: dict[str, Any]) -> str:
+            command = {"browser_navigate": ["navigate", arguments.get("url", "")],
+                       "browser_eval": ["eval", arguments.get("expression", ""), "--timeout", "20"],
+                       "browser_snapshot": ["snapshot"],
+                       "browser_tabs": ["tabs", "--action", arguments.get("action", "list"),
+                                        *(["--index", str(arguments["index"])] if "index" in arguments else [])]}[tool]
+            done = cli(*command, "--session", "agent", check=False)
+            return done.stdout + done.stderr
+
+        table = []
+        for name, how in REACH:
+            for endpoint in ENDPOINTS[:2]:
+                seen = await _reach(call, site, how, base + endpoint)
+                table.append((name, endpoint, seen, canary in seen, _refused_as(name, seen)))
+    finally:
+        cli("daemon", "stop", check=False)
+    _judge(table, f"daemon's dashboard, {driver}")
+
+
+HEADLESS_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/140.0.0.0 Safari/537.36"
+
+
+async def test_the_session_browsers_marker_and_a_foreign_origin_are_refused_even_with_the_token(tmp_path_factory):
+    import httpx
+
+    webhand = Webhand(settings_for_tests(tmp_path_factory, warm_reserve=False))  # never started: no browser needed
+    from webhand.surfaces.dashboard import DashboardServer
+    from webhand.surfaces.mcp_http import HttpOptions
+
+    token = "surfaces-test-token-" + "x" * 20
+    server = DashboardServer(webhand, HttpOptions(host="127.0.0.1", port=0, token=token, require_token=True))
+    base = await server.start()
+    port = base.rsplit(":", 1)[1]
+    bearer = {"Authorization": f"Bearer {token}"}
+    attempts = [
+        ("headless browser's user agent", {**bearer, "User-Agent": HEADLESS_UA}, 403),
+        ("Origin of another local port", {**bearer, "Origin": "http://127.0.0.1:1"}, 403),
+        ("Origin of a web site", {**bearer, "Origin": "https://evil.example"}, 403),
+        ("cross-site fetch", {**bearer, "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"}, 403),
+        ("navigation to the API", {**bearer, "Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}, 403),
+        ("frame of the API", {**bearer, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate",
+                              "Sec-Fetch-Dest": "iframe"}, 403),
+        ("the dashboard page's own fetch", {**bearer, "Origin": f"http://127.0.0.1:{port}",
+                                            "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}, 200),
+        ("the same, as localhost", {**bearer, "Origin": f"http://localhost:{port}", "Host": f"localhost:{port}",
+                                    "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}, 200),
+        ("a program with the token", bearer, 200),
+    ]
+    table = []
+    try:
+        async with httpx.AsyncClient() as client:
+            for what, headers, expected in attempts:
+                reply = await client.get(f"{base}/dashboard/api/sessions", headers=headers)
+                table.append((what, reply.status_code, expected, reply.text))
+            page = await client.get(f"{base}/dashboard/", headers={"User-Agent": HEADLESS_UA})
+    finally:
+        await server.stop()
+    print("\nattempt (all with the token)         status")
+    for what, status, _, _ in table:
+        print(f"  {what:35} {status}")
+    wrong = [(what, status) for what, status, expected, _ in table if status != expected]
+    assert not wrong, wrong
+    assert all("may never reach webhand's dashboard" in text for _, status, _, text in table if status == 403)
+    assert page.status_code == 403, "the static page too is refused to a headless browser"
+    print(f"{sum(s == 403 for _, s, _, _ in table)} refused, {sum(s == 200 for _, s, _, _ in table)} served as they should")

@@ -49,6 +49,12 @@ class RefusalLog:
         self.entries.append((method, url, reason))
         self.count += 1
 
+    def led_to(self, count: int) -> str | None:
+        """The newest refusal logged after the ``count``-th, said as where a navigation led: what
+        a navigation failed on when the refused request was not its own URL (a redirect hop)."""
+        later = self.since(count)
+        return f"it led to {later[-1][1]}, {later[-1][2]}" if later else None
+
     def since(self, count: int) -> list[tuple[str, str, str]]:
         new = min(self.count - count, len(self.entries))
         return list(self.entries)[-new:] if new > 0 else []

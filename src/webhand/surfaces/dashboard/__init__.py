@@ -21,6 +21,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp
 
+from webhand.origins import OWN_ENDPOINTS
 from webhand.surfaces.dashboard.app import DASHBOARD_PATH, Dashboard
 
 if TYPE_CHECKING:
@@ -40,14 +41,14 @@ def dashboard_mount(webhand: Webhand, options: HttpOptions) -> Mount:
 
 def dashboard_app(webhand: Webhand, options: HttpOptions) -> ASGIApp:
     """A whole app serving only the dashboard, with the HTTP server's checks (token, Host, Origin, body cap)."""
-    from webhand.surfaces.mcp_http import BearerTokenGate, check_options
+    from webhand.surfaces.mcp_http import BearerTokenGate, SessionBrowserGate, check_options
 
     check_options(options)
     app: ASGIApp = RequestBodyLimitMiddleware(Starlette(routes=[dashboard_mount(webhand, options)]),
                                               options.max_body_bytes)
     if options.token:
         app = BearerTokenGate(app, options.token, open_paths=OPEN_PATHS)
-    return app
+    return SessionBrowserGate(app, options, open_paths=OPEN_PATHS)
 
 
 def link(base_url: str, public_id: str | None = None, token: str | None = None) -> str:
@@ -92,6 +93,7 @@ class DashboardServer:
         self.url = ""
         self._task: asyncio.Task[None] | None = None
         self._server: object = None
+        self._port = 0
 
     async def start(self) -> str:
         import uvicorn
@@ -102,6 +104,8 @@ class DashboardServer:
         port = sock.getsockname()[1]
         shown = f"[{self.options.host}]" if ":" in self.options.host else self.options.host
         self.url = f"http://{shown}:{port}"
+        self._port = port
+        OWN_ENDPOINTS.add(self.options.host, port)  # no page webhand drives may reach it
         config = uvicorn.Config(dashboard_app(self.webhand, self.options), log_level="warning", lifespan="off",
                                 ws="none", proxy_headers=False, server_header=False, timeout_graceful_shutdown=2)
         server = uvicorn.Server(config)
@@ -121,3 +125,4 @@ class DashboardServer:
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(self._task, 5)
         self._task = None
+        OWN_ENDPOINTS.remove(self._port)
