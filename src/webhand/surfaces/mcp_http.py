@@ -261,6 +261,7 @@ def build_app(webhand: Webhand, options: HttpOptions, on_ready: Callable[[], Non
     sessions = SessionReclaimer(
         server.session_manager.handle_request, path=MCP_PATH, max_sessions=settings.max_sessions,
         abandoned_after=settings.abandoned_after, idle_timeout=settings.idle_timeout,
+        queue_timeout=settings.queue_timeout,
         end_conversation=lambda session_id: webhand.end_conversation(conversation_of(session_id)))
     endpoint = RequestBodyLimitMiddleware(JsonRpcGuard(sessions, security), options.max_body_bytes)
 
