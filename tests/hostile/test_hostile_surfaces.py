@@ -141,10 +141,9 @@ ENDPOINTS = ["/dashboard/", "/dashboard/api/sessions", "/mcp"]
 
 async def _reach(call: Any, site: Any, how: str, target: str) -> str:
     """Everything the agent saw of one attempt: the replies, and the page afterwards."""
-    if how == "tool":
-        return await call("browser_navigate", {"url": target})
-    if how == "redirect":
-        return await call("browser_navigate", {"url": site.url("redirect?to=" + urllib.parse.quote(target, safe=""))})
+    if how in ("tool", "redirect"):  # then the agent reads the page it is on, as browser_text would
+        url = target if how == "tool" else site.url("redirect?to=" + urllib.parse.quote(target, safe=""))
+        return await call("browser_navigate", {"url": url}) + await call("browser_snapshot", {})
     seen = await call("browser_navigate", {"url": site.url(CHANNELS)})
     if "ws" in how:
         target = "ws" + target.removeprefix("http")

@@ -123,7 +123,10 @@ class SessionReclaimer:
                 self._changed()
 
     async def _serve_opening(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve a request that opens a session; when the server is full, make room and retry once."""
+        """Serve a request that opens a session. When the server is full, end an abandoned session and
+        retry; with none, wait (up to ``queue_timeout``) for a place to come free, then refuse. A
+        newcomer whose own client leaves while it waits still gets its session, which, never
+        streamed, is abandoned after ``abandoned_after``."""
         body = await read_body(receive)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.queue_timeout
