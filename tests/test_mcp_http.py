@@ -192,7 +192,8 @@ async def test_host_origin_and_body_size_are_checked(tmp_path):
             cross_site = await http.post(server.url, json=_initialize(), headers={**headers, "Origin": "http://evil.example"})
             assert cross_site.status_code == 403
             # Another local port is a page like any other (webhand's own test sites live there) unless allowed.
-            other_port = await http.post(server.url, json=_initialize(), headers={**headers, "Origin": "http://127.0.0.1:3001"})
+            other_port = await http.post(server.url, json=_initialize(),
+                                         headers={**headers, "Origin": "http://127.0.0.1:3001"})
             assert other_port.status_code == 403 and "is not this server's own" in other_port.text
             huge = _initialize() | {"padding": "x" * 10_000}
             assert (await http.post(server.url, json=huge, headers=headers)).status_code == 413

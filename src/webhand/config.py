@@ -174,7 +174,8 @@ class Settings(BaseModel):
     pool_labels: list[str] = Field(default_factory=list, description="This webhand's sessions go only to pool endpoints carrying all these labels.")
 
     @field_validator("timeout", "action_timeout", "launch_timeout", "idle_timeout", "idle_check_interval",
-                     "abandoned_after", "queue_timeout", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap", mode="before")
+                     "abandoned_after", "queue_timeout", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap",
+                     mode="before")
     @classmethod
     def _durations(cls, value: Any) -> Any:
         return to_seconds(value)  # "15s", "500ms" as well as 15 and 0.5

@@ -216,7 +216,8 @@ async def test_a_page_cannot_reach_the_daemons_dashboard(tmp_path, site, driver)
     _judge(table, f"daemon's dashboard, {driver}")
 
 
-HEADLESS_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/140.0.0.0 Safari/537.36"
+HEADLESS_UA = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/140.0.0.0 "
+               "Safari/537.36")
 
 
 async def test_the_session_browsers_marker_and_a_foreign_origin_are_refused_even_with_the_token(tmp_path_factory):
@@ -261,4 +262,5 @@ async def test_the_session_browsers_marker_and_a_foreign_origin_are_refused_even
     assert not wrong, wrong
     assert all("may never reach webhand's dashboard" in text for _, status, _, text in table if status == 403)
     assert page.status_code == 403, "the static page too is refused to a headless browser"
-    print(f"{sum(s == 403 for _, s, _, _ in table)} refused, {sum(s == 200 for _, s, _, _ in table)} served as they should")
+    refused, served = sum(s == 403 for _, s, _, _ in table), sum(s == 200 for _, s, _, _ in table)
+    print(f"{refused} refused, {served} served as they should")

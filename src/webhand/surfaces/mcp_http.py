@@ -166,7 +166,8 @@ class SessionBrowserGate:
         if not static and site is not None and site != b"same-origin" and not allowed:
             return f"a browser request from another site (Sec-Fetch-Site: {site.decode('latin-1')[:20]})"
         if not static and mode in (b"navigate", b"nested-navigate", b"no-cors"):
-            return f"browsers may only fetch this path, not load it as a page, frame or resource (Sec-Fetch-Mode: {mode.decode('latin-1')[:20]})"
+            return ("browsers may only fetch this path, not load it as a page, frame or resource "
+                    f"(Sec-Fetch-Mode: {mode.decode('latin-1')[:20]})")
         return None
 
     def _own(self, origin: str, scope: Scope) -> bool:

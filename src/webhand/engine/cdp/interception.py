@@ -5,9 +5,10 @@ lets everything else go on.
 
 Patterns: under a policy, every request at both stages (policy.py); with routes only, every request
 before it is sent (routes are globs Fetch's own wildcards cannot say, so they are matched here);
-with neither, only requests to loopback hosts while webhand listens on one (its dashboard or MCP
-server, which no page may reach: ``origins.OWN_ENDPOINTS``), else ``Fetch`` is off. A routed answer is never paused again at the response stage, and a
-redirect it gives is a new request, which the policy sees: a route cannot get around the policy.
+with neither, only requests to loopback hosts while webhand listens on one (its dashboard or
+MCP server, which no page may reach: ``origins.OWN_ENDPOINTS``), else ``Fetch`` is off. A routed
+answer is never paused again at the response stage, and a redirect it gives is a new request,
+which the policy sees: a route cannot get around the policy.
 """
 
 from __future__ import annotations
