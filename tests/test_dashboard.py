@@ -26,6 +26,7 @@ from webhand.surfaces.dashboard.live import LiveView
 from webhand.surfaces.mcp_http import HttpOptions
 
 TOKEN = "dashboard-test-token-5b1e"
+PERSON_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36"
 
 
 def viewer_processes() -> list[psutil.Process]:
@@ -65,7 +66,10 @@ async def agent(watched):
 async def viewer() -> AsyncIterator[Page]:
     """A person's browser: its own Chromium, separate from webhand's."""
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox"])
+        # A person's browser says Chrome, not HeadlessChrome (the dashboard refuses headless ones:
+        # webhand's own), in every request, a page's last keepalive one too: hence the flag.
+        browser = await playwright.chromium.launch(executable_path=find_chromium(),
+                                                   args=["--no-sandbox", f"--user-agent={PERSON_UA}"])
         processes = viewer_processes()
         assert processes, "the viewer's Chromium should be running"
         # The page forbids eval (its CSP); Playwright needs it for wait_for_function.

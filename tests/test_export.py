@@ -128,8 +128,9 @@ def test_cli_session_exports_through_the_daemon_and_replays(cli, site, tmp_path)
 def test_cli_dashboard_is_served_by_the_daemon_on_loopback(cli, site):
     cli("navigate", site.url("actions/form.html"))
     line = cli("dashboard").stdout
-    url = line.split()[2]
+    url, _, fragment = line.split()[2].partition("#token=")
     assert url.startswith("http://127.0.0.1:") and url.endswith("/dashboard/")
-    with urllib.request.urlopen(url + "api/sessions", timeout=30) as reply:
+    request = urllib.request.Request(url + "api/sessions", headers={"Authorization": f"Bearer {fragment}"})
+    with urllib.request.urlopen(request, timeout=30) as reply:
         sessions = json.loads(reply.read())["sessions"]
     assert [(s["conversation"], s["url"]) for s in sessions] == [("cli:default", site.url("actions/form.html"))]

@@ -184,13 +184,17 @@ def _initialize() -> dict[str, Any]:
 
 
 async def test_host_origin_and_body_size_are_checked(tmp_path):
-    with mcp_server(tmp_path, "--max-body-bytes", "4096") as server:
+    with mcp_server(tmp_path, "--max-body-bytes", "4096", "--allow-origin", "http://localhost:3000") as server:
         headers = {"Accept": "application/json, text/event-stream"}
         async with httpx2.AsyncClient() as http:
             rebinding = await http.post(server.url, json=_initialize(), headers={**headers, "Host": "evil.example"})
             assert rebinding.status_code == 421
             cross_site = await http.post(server.url, json=_initialize(), headers={**headers, "Origin": "http://evil.example"})
             assert cross_site.status_code == 403
+            # Another local port is a page like any other (webhand's own test sites live there) unless allowed.
+            other_port = await http.post(server.url, json=_initialize(),
+                                         headers={**headers, "Origin": "http://127.0.0.1:3001"})
+            assert other_port.status_code == 403 and "is not this server's own" in other_port.text
             huge = _initialize() | {"padding": "x" * 10_000}
             assert (await http.post(server.url, json=huge, headers=headers)).status_code == 413
             fine = await http.post(server.url, json=_initialize(), headers={**headers, "Origin": "http://localhost:3000"})

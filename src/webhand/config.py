@@ -119,6 +119,9 @@ class Settings(BaseModel):
     abandoned_after: float = Field(60.0, gt=0, description="HTTP MCP server: a session with no open stream and no "
                                    "request for this many seconds counts as abandoned; when the server is full, the "
                                    "longest-idle abandoned session is closed to admit a new client.")
+    queue_timeout: float = Field(30.0, ge=0, le=600, description="HTTP MCP server: seconds a new client waits for a "
+                                 "place when max_sessions are in use (one frees when a session ends, is abandoned, or "
+                                 "its client's connection closes) before it is refused.")
     create_named_sessions_implicitly: bool = Field(False, description="A page tool given a `session` name that is not open starts it, instead of refusing (a typo would start a fresh browser).")
     # Time
     timeout: float = Field(15.0, gt=0, le=600, description="Default timeout of one operation, in seconds.")
@@ -144,6 +147,7 @@ class Settings(BaseModel):
     allowed_origins: list[str] = Field(default_factory=list, description="Only these origins may load or be connected to (navigations, redirects, subresources, new tabs, workers, WebSockets); empty allows all. E.g. https://example.com, *.example.com, 127.0.0.1:8000.")
     blocked_origins: list[str] = Field(default_factory=list, description="These origins may never load; wins over allowed_origins.")
     allow_file_urls: bool = Field(False, description="Let the browser open file:// URLs.")
+    allow_internal_pages: bool = Field(False, description="Let the agent open the browser's own pages (chrome://, chrome-untrusted://, devtools://, chrome-extension:// ...). Off because some end the browser, which conversations may share.")
     secrets_file: Path | None = Field(None, description="File of NAME=value lines; the model types <secret>NAME</secret> and never sees the value.")
     # Waiting for an action's effects (by events, each capped)
     navigation_settle_cap: float = Field(10.0, gt=0, le=600, description="Seconds an action waits for a navigation it started to load.")
@@ -170,7 +174,8 @@ class Settings(BaseModel):
     pool_labels: list[str] = Field(default_factory=list, description="This webhand's sessions go only to pool endpoints carrying all these labels.")
 
     @field_validator("timeout", "action_timeout", "launch_timeout", "idle_timeout", "idle_check_interval",
-                     "abandoned_after", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap", mode="before")
+                     "abandoned_after", "queue_timeout", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap",
+                     mode="before")
     @classmethod
     def _durations(cls, value: Any) -> Any:
         return to_seconds(value)  # "15s", "500ms" as well as 15 and 0.5

@@ -13,15 +13,64 @@ request layer in the browser (``engine/pw/policy.py``) with URLs, the network la
 
 from __future__ import annotations
 
+from typing import Any, Self
 from urllib.parse import urlsplit
 
-from webhand.hosts import InvalidHost, address, normalize_host, same_place
+from webhand.hosts import InvalidHost, address, is_loopback, normalize_host, same_place
 
 # Schemes that never leave the browser, or that only name a document already allowed to load.
 ALWAYS_ALLOWED = ("data", "blob", "about", "chrome-error", "devtools", "chrome-extension")
+#: The browser's own pages. webhand never opens one unless ``allow_internal_pages`` is set:
+#: several (chrome://settings, chrome://history, chrome://crash ...) end a headless browser, and
+#: with context isolation that browser is every conversation's. Pages cannot open them anyway
+#: (Chromium refuses links and redirects there); only the agent's navigations and new tabs could.
+INTERNAL_SCHEMES = frozenset({"chrome", "chrome-untrusted", "devtools", "chrome-extension", "chrome-search",
+                              "chrome-native", "chrome-distiller", "chrome-devtools", "edge", "brave", "opera",
+                              "vivaldi", "about-internal"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _C0_AND_SPACE = "".join(chr(code) for code in range(0x21))
 _SAME_ORIGIN_SCHEME = {"ws": "http", "wss": "https", "http": "http", "https": "https"}
+
+
+class OwnEndpoints:
+    """The addresses webhand itself listens on in this process (the HTTP MCP server and its
+    dashboard, the CLI daemon's dashboard), registered as they are bound. No page webhand drives may
+    reach them, whatever the configuration: otherwise a page could send the agent's own tab there
+    and read or drive every conversation (issue 22). Matched by port: a loopback or wildcard bind
+    answers on every loopback spelling (``localhost``, ``127.0.0.1``, ``[::1]`` ...)."""
+
+    def __init__(self) -> None:
+        self._bound: dict[int, str] = {}  # port -> the host it was bound on, normalized
+
+    def add(self, host: str, port: int) -> None:
+        bare = host.strip("[]") or "0.0.0.0"  # "" binds every address
+        self._bound[port] = normalize_host(f"[{bare}]" if ":" in bare else bare)
+
+    def remove(self, port: int) -> None:
+        self._bound.pop(port, None)
+
+    def __bool__(self) -> bool:
+        return bool(self._bound)
+
+    def refusal(self, host: str, port: int | None) -> str | None:
+        """Why a request to ``host:port`` (host normalized) is refused: it is one of webhand's own."""
+        bound = self._bound.get(port) if port is not None else None
+        if bound is None:
+            return None
+        wildcard = bound in ("0.0.0.0", "[::]")
+        if host == bound or is_loopback(host) and (is_loopback(bound) or wildcard) or wildcard:
+            return (f"refused because {host}:{port} is webhand's own dashboard or MCP server: no page webhand drives "
+                    "may reach it, whatever the configuration (it would read and drive every conversation)")
+        return None
+
+
+#: The one registry of this process (``surfaces/mcp_http.py`` and ``surfaces/dashboard`` fill it).
+OWN_ENDPOINTS = OwnEndpoints()
+
+#: Fetch patterns that pause what could reach an own endpoint on a loopback address, when no origin
+#: policy pauses everything: only loopback requests pay for the check (engine/cdp/interception.py).
+OWN_ENDPOINT_PATTERNS = [{"urlPattern": f"{scheme}://{host}*", "requestStage": "Request"}
+                         for scheme in ("http", "https") for host in ("127.0.0.1", "localhost", "[::1]", "*.localhost")]
 
 
 class OriginRule:
@@ -67,15 +116,50 @@ class OriginRule:
 
 
 class OriginRules:
-    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool) -> None:
+    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool,
+                 allow_internal_pages: bool = False) -> None:
         self.allowed = [OriginRule(r) for r in allowed if r.strip()]
         self.blocked = [OriginRule(r) for r in blocked if r.strip()]
         self.allow_file_urls = allow_file_urls
+        self.allow_internal_pages = allow_internal_pages
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Self:
+        return cls(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls,
+                   settings.allow_internal_pages)
 
     @property
     def active(self) -> bool:
         """Whether any origin rule is set; without one nothing is checked (no cost)."""
         return bool(self.allowed or self.blocked)
+
+    def check_navigation(self, url: str) -> str | None:
+        """Why the agent may not open ``url`` (a navigation or a new tab): an internal page of the
+        browser, or what ``check`` says."""
+        cleaned = _as_browser_reads(url)
+        scheme = cleaned.partition(":")[0].lower()
+        while scheme == "view-source":
+            cleaned = cleaned[len("view-source:"):]
+            scheme = cleaned.partition(":")[0].lower()
+        if scheme in INTERNAL_SCHEMES and not self.allow_internal_pages:
+            return (f"refused because {scheme}:// pages are the browser's own (settings, history, crash ...): some end "
+                    "the browser, which other conversations may share. Stay on web pages; if you truly need one, "
+                    "the user can set allow_internal_pages = true in the config (or WEBHAND_ALLOW_INTERNAL_PAGES=true)")
+        return self.check(url)
+
+    def own_endpoint_refusal(self, url: str) -> str | None:
+        """Why ``url`` is refused as one of webhand's own endpoints (the one check that holds without
+        any origin rule); None for any other URL."""
+        if not OWN_ENDPOINTS:
+            return None
+        parts = urlsplit(_as_browser_reads(url))
+        scheme = _SAME_ORIGIN_SCHEME.get(parts.scheme.lower())
+        try:
+            if scheme is None or not parts.hostname:
+                return None
+            return OWN_ENDPOINTS.refusal(normalize_host(parts.hostname), parts.port or DEFAULT_PORTS[scheme])
+        except (InvalidHost, ValueError):
+            return None
 
     def check(self, url: str) -> str | None:
         """Why ``url`` may not load, naming the rule; None when it may."""
@@ -89,7 +173,7 @@ class OriginRules:
             return self.check(url[len("view-source:"):])
         if scheme == "file":
             return None if self.allow_file_urls else "file:// URLs are refused (allow_file_urls is off)"
-        if scheme in ALWAYS_ALLOWED or not scheme or not self.active:
+        if scheme in ALWAYS_ALLOWED or not scheme or not (self.active or OWN_ENDPOINTS):
             return None
         origin_scheme = _SAME_ORIGIN_SCHEME.get(scheme, scheme)
         try:
@@ -103,6 +187,9 @@ class OriginRules:
 
     def check_origin(self, scheme: str, host: str, port: int | None) -> str | None:
         """Why a request to ``scheme://host:port`` may not be made; ``host`` normalized."""
+        own = OWN_ENDPOINTS.refusal(host, port)
+        if own:
+            return own
         for rule in self.blocked:
             if rule.matches(scheme, host, port):
                 return f"refused by the blocked_origins rule '{rule.text}'"
@@ -115,6 +202,9 @@ class OriginRules:
         address, or is ``localhost`` and the address is loopback. Catches host names whose DNS
         points at a blocked address, which no rule on names can see."""
         ip_host = normalize_host(ip)
+        own = OWN_ENDPOINTS.refusal(ip_host, port)
+        if own:
+            return f"{own} ({host} resolves to {ip})"
         for rule in self.blocked:
             if rule.matches(scheme, ip_host, port):
                 return f"refused by the blocked_origins rule '{rule.text}' ({host} resolves to {ip})"

@@ -40,8 +40,10 @@ def recovery_summary(request: pytest.FixtureRequest) -> Iterator[dict[str, float
 
 @pytest.fixture(scope="module")
 async def faulty(tmp_path_factory: pytest.TempPathFactory, driver: str) -> AsyncIterator[Webhand]:
-    """Process isolation, so that each conversation's browser and renderers are its own to kill."""
-    settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", timeout=TIMEOUT, max_sessions=4)
+    """Process isolation, so that each conversation's browser and renderers are its own to kill
+    (chrome://crash crashes a renderer: internal pages are allowed here)."""
+    settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", timeout=TIMEOUT, max_sessions=4,
+                                  allow_internal_pages=True)
     async with Webhand(settings) as wh:
         yield wh
 

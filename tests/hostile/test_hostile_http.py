@@ -118,7 +118,7 @@ async def _initialize(http: httpx2.AsyncClient, url: str) -> httpx2.Response:
 
 
 async def test_a_session_that_holds_its_stream_open_is_never_closed_for_a_newcomer(tmp_path):
-    env = {"WEBHAND_MAX_SESSIONS": "1", "WEBHAND_ABANDONED_AFTER": "0.2"}
+    env = {"WEBHAND_MAX_SESSIONS": "1", "WEBHAND_ABANDONED_AFTER": "0.2", "WEBHAND_QUEUE_TIMEOUT": "0.3"}
     with mcp_server(tmp_path, env=env) as server:
         async with httpx2.AsyncClient(timeout=30) as http:
             opened = await _initialize(http, server.url)
@@ -191,3 +191,43 @@ async def test_an_error_quotes_at_most_200_characters_of_a_1_mb_argument_on_ever
         assert result.is_error and len(result.text) < 1000, f"{name}: {len(result.text):,} characters"
         assert "more characters)" in result.text, f"{name}: {result.text}"
         assert len(result.data["message"]) < 1000
+
+
+async def test_a_new_client_is_admitted_once_killed_clients_connections_close(tmp_path, site):
+    """The default abandoned_after (60 s) and no retry: the new client waits (queue_timeout) and is
+    admitted as soon as a killed client's stream is seen cut, not refused until a minute has passed."""
+    env = {"WEBHAND_MAX_SESSIONS": "3", "WEBHAND_QUEUE_TIMEOUT": "60"}
+    with mcp_server(tmp_path, env=env) as server:
+        clients = _start_clients(tmp_path, server.url, site.url("login.html"), 3)
+        abandoned_browsers = server.browsers()
+        for client in clients:  # their kernel closes their connections: no DELETE
+            os.kill(client.pid, signal.SIGKILL)
+        for client in clients:
+            client.wait(timeout=10)
+            client.stdout.close()  # type: ignore[union-attr]
+        killed_at = time.monotonic()
+        async with mcp_client(server.url) as fresh:  # one attempt: a refusal fails the test
+            await call(fresh, "browser_navigate", {"url": site.url("login.html")})
+        admitted_after = time.monotonic() - killed_at
+        left = [p for p in abandoned_browsers if _alive(p)]
+        assert len(left) == 2, "one killed client's session (and its browser) was closed to make room"
+        print(f"\n3 clients SIGKILLed, max_sessions=3, abandoned_after=60 s: a new client was admitted on its "
+              f"first attempt, {admitted_after:.1f} s later (refused at once before)")
+
+
+async def test_a_new_client_waits_for_a_place_and_gets_it_when_a_session_ends(tmp_path):
+    env = {"WEBHAND_MAX_SESSIONS": "1", "WEBHAND_QUEUE_TIMEOUT": "60"}
+    with mcp_server(tmp_path, env=env) as server:
+        async with httpx2.AsyncClient(timeout=90) as http:
+            opened = await _initialize(http, server.url)
+            session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": PROTOCOL}
+            newcomer = asyncio.ensure_future(_initialize(http, server.url))
+            deadline = time.monotonic() + 60
+            while "waits for a place" not in server.log():  # the server says it is holding the newcomer
+                assert time.monotonic() < deadline and not newcomer.done(), (server.log(), newcomer)
+                await asyncio.sleep(0.1)
+            assert not newcomer.done()
+            await http.delete(server.url, headers=session)  # the first client leaves
+            admitted = await newcomer
+            assert admitted.status_code == 200 and admitted.headers.get("mcp-session-id"), admitted.text
+            print("\nmax_sessions=1: a second client waited, and got the place when the first ended its session")

@@ -86,7 +86,8 @@ def _cmdline(process: psutil.Process) -> list[str]:
 
 
 async def test_the_mcp_server_reaps_what_its_browsers_leave_behind(tmp_path, site):
-    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path), "WEBHAND_WARM_RESERVE": "false"}
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path), "WEBHAND_WARM_RESERVE": "false",
+           "WEBHAND_ALLOW_INTERNAL_PAGES": "true"}  # chrome://crash crashes a renderer
     server = StdioServerParameters(command=sys.executable, args=["-c", _CARELESS_INIT], env=env)
     async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()

@@ -49,14 +49,21 @@ class RefusalLog:
         self.entries.append((method, url, reason))
         self.count += 1
 
+    def led_to(self, count: int) -> str | None:
+        """The newest refusal logged after the ``count``-th, said as where a navigation led: what
+        a navigation failed on when the refused request was not its own URL (a redirect hop)."""
+        later = self.since(count)
+        return f"it led to {later[-1][1]}, {later[-1][2]}" if later else None
+
     def since(self, count: int) -> list[tuple[str, str, str]]:
         new = min(self.count - count, len(self.entries))
         return list(self.entries)[-new:] if new > 0 else []
 
 
 class OriginPolicy(OriginRules):
-    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool) -> None:
-        super().__init__(allowed, blocked, allow_file_urls)
+    def __init__(self, allowed: list[str], blocked: list[str], allow_file_urls: bool,
+                 allow_internal_pages: bool = False) -> None:
+        super().__init__(allowed, blocked, allow_file_urls, allow_internal_pages)
         self._refused_redirects: OrderedDict[str, str] = OrderedDict()
         self._logs: weakref.WeakKeyDictionary[Any, RefusalLog] = weakref.WeakKeyDictionary()
 

@@ -180,15 +180,18 @@ class Daemon:
         return {"ok": True, "handled": True, "exit": code, "stdout": out, "stderr": err}
 
     async def _dashboard(self, port: Any) -> str:
-        """Serve the dashboard on loopback (started on the first request, then the same one)."""
-        from webhand.surfaces.dashboard import DashboardServer, link
+        """Serve the dashboard on loopback (started on the first request, then the same one), behind
+        the user's token: any local user can reach a loopback port, only this user the socket."""
+        from webhand.surfaces.dashboard import DashboardServer, link, user_token
         from webhand.surfaces.mcp_http import HttpOptions
 
+        token = user_token(runtime_dir())
         if self.dashboard is None:
-            server = DashboardServer(self.webhand, HttpOptions(host="127.0.0.1", port=int(port or 0)))
+            server = DashboardServer(self.webhand, HttpOptions(host="127.0.0.1", port=int(port or 0), token=token,
+                                                               require_token=True))
             await server.start()
             self.dashboard = server
-        return link(self.dashboard.url)
+        return link(self.dashboard.url, token=token)
 
     def status(self) -> dict[str, Any]:
         sessions = self.webhand.sessions.list()

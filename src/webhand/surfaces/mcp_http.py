@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import logging
 import signal
 import socket
@@ -21,6 +22,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import mcp_types as types
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
@@ -32,6 +34,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from webhand.config import Settings
 from webhand.errors import ConfigError
 from webhand.host import ToolContext, Webhand
+from webhand.hosts import InvalidHost, normalize_host, same_place
+from webhand.hosts import is_loopback as host_is_loopback
+from webhand.origins import OWN_ENDPOINTS
 from webhand.surfaces.http_sessions import SessionReclaimer
 from webhand.surfaces.jsonrpc_guard import JsonRpcGuard
 from webhand.surfaces.mcp import build_server
@@ -111,6 +116,85 @@ class BearerTokenGate:
         await self.app(scope, receive, send)
 
 
+#: What marks a request as coming from a browser webhand drives: every headless Chromium names
+#: itself in its user agent. A person's browser does not (stealth hides it from documents, not
+#: workers; a headful or stealth browser is kept out by the origin policy, ``origins.OWN_ENDPOINTS``).
+SESSION_BROWSER_MARKER = b"HeadlessChrome"
+
+
+class SessionBrowserGate:
+    """Refuses requests that a page could have made, before any token is looked at (a page never
+    holds one, but a person's logged-in dashboard tab could be framed or redirected to):
+
+    - any request whose user agent carries ``SESSION_BROWSER_MARKER`` (a browser webhand drives);
+    - an ``Origin`` other than this server's own (its port, on the address it listens on) or one the
+      operator allowed (``--allow-origin``);
+    - beyond the dashboard's static page, a browser request that is not a same-origin fetch: a
+      navigation, a frame, an image, a cross-site fetch (``Sec-Fetch-*``, which pages cannot forge).
+    """
+
+    def __init__(self, app: ASGIApp, options: HttpOptions, open_paths: frozenset[str] = frozenset()) -> None:
+        self.app = app
+        self.options = options
+        self.open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            why = self.refusal(scope)
+            if why:
+                body = json.dumps({"error": f"Refused: {why}. A page in a browser webhand drives may never reach "
+                                            "webhand's dashboard or MCP endpoint; open the dashboard in your own "
+                                            "browser, from the link webhand printed."}).encode()
+                log.warning("Refused %s %s: %s.", scope["method"], scope["path"], why)
+                await send({"type": "http.response.start", "status": 403,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+    def refusal(self, scope: Scope) -> str | None:
+        headers = dict(scope["headers"])
+        if SESSION_BROWSER_MARKER in headers.get(b"user-agent", b""):
+            return "the request comes from a headless browser (its user agent says HeadlessChrome)"
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        allowed = origin and (self._own(origin, scope) or _origin_allowed(origin, self.options.allowed_origins))
+        if origin and not allowed:
+            return f"its Origin {origin[:100]} is not this server's own"
+        static = scope["method"] == "GET" and (scope["path"] in self.open_paths or scope["path"] == "/favicon.ico")
+        site, mode = headers.get(b"sec-fetch-site"), headers.get(b"sec-fetch-mode")
+        if not static and site is not None and site != b"same-origin" and not allowed:
+            return f"a browser request from another site (Sec-Fetch-Site: {site.decode('latin-1')[:20]})"
+        if not static and mode in (b"navigate", b"nested-navigate", b"no-cors"):
+            return ("browsers may only fetch this path, not load it as a page, frame or resource "
+                    f"(Sec-Fetch-Mode: {mode.decode('latin-1')[:20]})")
+        return None
+
+    def _own(self, origin: str, scope: Scope) -> bool:
+        """Whether ``origin`` is this server's: http, its port, and the address it listens on (any
+        loopback spelling for a loopback or wildcard address)."""
+        server = scope.get("server") or (None, None)
+        try:
+            parts = urlsplit(origin)
+            port = parts.port or 80
+            host = normalize_host(parts.hostname or "")
+        except (ValueError, InvalidHost):
+            return False
+        bound = self.options.host.strip("[]")
+        bound_loopback = is_loopback(bound) or bound in ("0.0.0.0", "::", "")
+        return (parts.scheme == "http" and port == server[1]
+                and (host_is_loopback(host) if bound_loopback else host in same_place(normalize_host(
+                    f"[{bound}]" if ":" in bound else bound))))
+
+
+def _origin_allowed(origin: str, patterns: list[str]) -> bool:
+    """The SDK's rule for ``allowed_origins``: exact, or ``scheme://host:*`` for any port."""
+    for pattern in patterns:
+        if origin == pattern or pattern.endswith(":*") and origin.rsplit(":", 1)[0] == pattern[:-2]:
+            return True
+    return False
+
+
 def _security(options: HttpOptions) -> TransportSecuritySettings:
     hosts = list(_LOOPBACK_HOSTS) + list(options.allowed_hosts)
     origins = list(_LOOPBACK_ORIGINS) + list(options.allowed_origins)
@@ -178,6 +262,7 @@ def build_app(webhand: Webhand, options: HttpOptions, on_ready: Callable[[], Non
     sessions = SessionReclaimer(
         server.session_manager.handle_request, path=MCP_PATH, max_sessions=settings.max_sessions,
         abandoned_after=settings.abandoned_after, idle_timeout=settings.idle_timeout,
+        queue_timeout=settings.queue_timeout,
         end_conversation=lambda session_id: webhand.end_conversation(conversation_of(session_id)))
     endpoint = RequestBodyLimitMiddleware(JsonRpcGuard(sessions, security), options.max_body_bytes)
 
@@ -196,7 +281,7 @@ def build_app(webhand: Webhand, options: HttpOptions, on_ready: Callable[[], Non
                              lifespan=lifespan)
     if options.token:
         app = BearerTokenGate(app, options.token, open_paths=OPEN_PATHS)
-    return app
+    return SessionBrowserGate(app, options, open_paths=OPEN_PATHS)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -234,6 +319,7 @@ async def serve_http(webhand: Webhand, options: HttpOptions) -> None:
                   "server by another name or address need --allow-host NAME:PORT (or NAME:*).", file=sys.stderr, flush=True)
 
     app = build_app(webhand, options, ready)
+    OWN_ENDPOINTS.add(options.host, port)  # before any browser starts: none of its pages may reach it
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5,
                             ws="none", proxy_headers=False, server_header=False)
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal under the handler that
@@ -243,3 +329,4 @@ async def serve_http(webhand: Webhand, options: HttpOptions) -> None:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
+        OWN_ENDPOINTS.remove(port)

@@ -43,7 +43,7 @@ async def web_fetch(sessions: ConversationSessions, args: FetchArgs, response: R
     if not url.lower().startswith(("http://", "https://")):
         raise InvalidArgument(f"web_fetch reads http:// and https:// URLs only, not {url[:80]}.",
                               "Open other URLs with browser_navigate.")
-    rules = OriginRules(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
+    rules = OriginRules.from_settings(settings)
     started = time.monotonic()
     try:
         page = await fetch(url, rules, max_bytes=settings.fetch_max_bytes, timeout=timeout)

@@ -11,12 +11,15 @@ from pydantic import BaseModel, Field
 
 from webhand.durations import Timeout
 from webhand.errors import NavigationFailed
+from webhand.origins import INTERNAL_SCHEMES
 from webhand.response import Response
 from webhand.session.changes import caps, observe, report, report_requests
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
-_SCHEMES = ("http://", "https://", "about:", "data:", "file:", "chrome:", "view-source:", "blob:")
+#: The browser's own schemes pass too: the origin policy refuses them, saying how to opt in.
+_SCHEMES = ("http://", "https://", "about:", "data:", "file:", "view-source:", "blob:",
+            *(f"{scheme}:" for scheme in sorted(INTERNAL_SCHEMES)))
 
 
 class NavigateArgs(PageArgs):

@@ -180,7 +180,7 @@ class CdpBrowser:
 class CdpEngine(LocalLaunches):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.policy = CdpPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
+        self.policy = CdpPolicy.from_settings(settings)
         self.version: str | None = None
         # Where each response came from is told by the Network events every tab listens to anyway
         # (network_log.py): nothing more to ask for. Kept for the host, which sets it for either driver.

@@ -5,8 +5,10 @@ lets everything else go on.
 
 Patterns: under a policy, every request at both stages (policy.py); with routes only, every request
 before it is sent (routes are globs Fetch's own wildcards cannot say, so they are matched here);
-with neither, ``Fetch`` is off. A routed answer is never paused again at the response stage, and a
-redirect it gives is a new request, which the policy sees: a route cannot get around the policy.
+with neither, only requests to loopback hosts while webhand listens on one (its dashboard or
+MCP server, which no page may reach: ``origins.OWN_ENDPOINTS``), else ``Fetch`` is off. A routed
+answer is never paused again at the response stage, and a redirect it gives is a new request,
+which the policy sees: a route cannot get around the policy.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
 from webhand.engine.cdp.policy import POLICY_PATTERNS, at_request_stage
 from webhand.engine.driver import RouteRule
 from webhand.engine.url_glob import compiled
+from webhand.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.policy import CdpPolicy
@@ -32,6 +35,7 @@ class Interception:
     def __init__(self, connection: CdpConnection, policy: CdpPolicy | None, owner: Any) -> None:
         self._connection = connection
         self._policy = policy if policy is not None and policy.active else None
+        self._rules = policy  # without rules, still refuses webhand's own endpoints
         self._owner = owner  # the context, whose refusal log the policy writes to
         self.routes: list[RouteRule] = []
         self._unrouted: set[str] = set()  # service workers: routes do not see their requests (as in Playwright)
@@ -39,7 +43,9 @@ class Interception:
     def patterns(self, session_id: str) -> list[dict[str, str]] | None:
         if self._policy is not None:
             return POLICY_PATTERNS
-        return _ROUTE_PATTERNS if self.routes and session_id not in self._unrouted else None
+        if self.routes and session_id not in self._unrouted:
+            return _ROUTE_PATTERNS
+        return OWN_ENDPOINT_PATTERNS if OWN_ENDPOINTS and self._rules is not None else None
 
     def setup(self, session_id: str, *, routed: bool = True) -> list[Awaitable[Any]]:
         """The commands that start a new session's interception (none when nothing intercepts); the
@@ -64,7 +70,7 @@ class Interception:
     async def _paused(self, session_id: str, event: dict[str, Any]) -> None:
         send, params = self._connection.send.Fetch, {"requestId": event["requestId"]}
         try:
-            if self._policy is not None and self._policy.refuses(self._owner, event):
+            if self._policy is not None and self._policy.refuses(self._owner, event) or self._own_endpoint(event):
                 await send.failRequest(params={**params, "errorReason": "BlockedByClient"}, session_id=session_id)  # type: ignore[typeddict-item]
                 return
             routed = at_request_stage(event) and session_id not in self._unrouted
@@ -84,6 +90,17 @@ class Interception:
                 await send.fulfillRequest(params={**params, **_answer(rule)}, session_id=session_id)  # type: ignore[typeddict-item]
         except PROTOCOL_ERRORS:
             pass  # the page closed or the request was cancelled meanwhile
+
+    def _own_endpoint(self, event: dict[str, Any]) -> bool:
+        """Whether the request goes to webhand's own dashboard or MCP server (no rules set: the
+        policy checked nothing else); logged so that the reply names it."""
+        if self._policy is not None or self._rules is None or not at_request_stage(event):
+            return False
+        request = event["request"]
+        reason = self._rules.own_endpoint_refusal(request["url"])
+        if reason:
+            self._rules.log_for(self._owner).add(request["method"], request["url"], reason)
+        return bool(reason)
 
 
 def _answer(rule: RouteRule) -> dict[str, Any]:

@@ -73,7 +73,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
         self._document_responses: dict[str, tuple[int | None, dict[str, str]]] = {}
         self._stops: list[Any] = []
         self._start_events()
-        refusals = policy.log_for(context) if policy is not None and policy.active else None
+        refusals = policy.log_for(context) if policy is not None else None
         self.tracker = settle.RequestTracker(self, policy, refusals)
 
     @staticmethod

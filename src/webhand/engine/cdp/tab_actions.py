@@ -31,17 +31,21 @@ class TabActionsMixin:
     _policy: OriginPolicy | None
     _ended: bool
     _crashed: bool
+    _refusals_before = 0  # the refusal log's count when the current navigation began
 
     # policy ----------------------------------------------------------------------------------
     async def _before_navigation(self, url: str) -> None:
-        reason = self._policy.check(url) if self._policy else None
+        reason = self._policy.check_navigation(url) if self._policy else None
         if reason:
             raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
+        self._refusals_before = self.tracker.refusals.count if self.tracker.refusals is not None else 0
 
     def _refused(self, url: str, error_text: str) -> PolicyRefused | None:
         if self._policy is None or "ERR_BLOCKED_BY_CLIENT" not in error_text:
             return None
-        reason = self._policy.refusal(url)
+        refusals = self.tracker.refusals  # or what it ran into on its way (a redirect to webhand's own endpoint)
+        reason = self._policy.refusal(url) or (refusals.led_to(self._refusals_before)
+                                               if refusals is not None else None)
         return PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT) if reason else None
 
     # history ---------------------------------------------------------------------------------

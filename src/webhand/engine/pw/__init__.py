@@ -153,7 +153,7 @@ class PlaywrightEngine(LocalLaunches):
         self.settings = settings
         self._playwright: Playwright | None = None
         self._manager: Any = None
-        self.policy = OriginPolicy(settings.allowed_origins, settings.blocked_origins, settings.allow_file_urls)
+        self.policy = OriginPolicy.from_settings(settings)
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))  # the host may change it
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
         self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process

@@ -28,6 +28,7 @@ from playwright.async_api import Route
 
 from webhand.engine.policy import OriginPolicy as _SharedOriginPolicy
 from webhand.engine.policy import RefusalLog
+from webhand.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
 
 __all__ = ["OriginPolicy", "RefusalLog"]
 
@@ -55,21 +56,37 @@ class OriginPolicy(_SharedOriginPolicy):
 
         return route
 
-    async def guard_redirects(self, page: PWPage) -> None:
-        """Refuse redirects to refused origins on this page (see the module docstring)."""
+    async def guard(self, page: PWPage) -> None:
+        """This page's own CDP ``Fetch`` guard. Under rules: refuse redirects to refused origins
+        (see the module docstring). Without rules, while webhand listens on a loopback address:
+        refuse this page's requests to it (``origins.OWN_ENDPOINTS``), pausing loopback requests
+        only; a context route would do it too, but would turn the HTTP cache off for every request."""
+        if self.active:
+            patterns = [{"urlPattern": "*", "requestStage": "Response"}]
+        elif OWN_ENDPOINTS:
+            patterns = OWN_ENDPOINT_PATTERNS
+        else:
+            return
         try:
             session = await page.context.new_cdp_session(page)
             page_context = page.context
             session.on("Fetch.requestPaused", lambda event: asyncio.ensure_future(self._paused(session, page_context, event)))
-            await session.send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Response"}]})
+            await session.send("Fetch.enable", {"patterns": patterns})
         except PWError as error:
-            log.debug("redirect guard not installed: %s", error)
+            log.debug("policy guard not installed: %s", error)
 
     async def _paused(self, session: Any, page_context: Any, event: dict[str, Any]) -> None:
         request_id, status = event["requestId"], event.get("responseStatusCode") or 0
+        method, url = event["request"]["method"], event["request"]["url"]
         try:
-            headers = {h["name"].lower(): h["value"] for h in event.get("responseHeaders") or []}
-            if self.redirect_refusal(page_context, event["request"]["method"], event["request"]["url"], status, headers):
+            if "responseStatusCode" in event or "responseErrorReason" in event:
+                headers = {h["name"].lower(): h["value"] for h in event.get("responseHeaders") or []}
+                refused = self.redirect_refusal(page_context, method, url, status, headers)
+            else:
+                refused = self.own_endpoint_refusal(url)
+                if refused:
+                    self.log_for(page_context).add(method, url, refused)
+            if refused:
                 await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"})
                 return
             await session.send("Fetch.continueRequest", {"requestId": request_id})

@@ -62,7 +62,7 @@ class RequestTracker(settle.RequestTracker):
 
     def __init__(self, page: PWPage, policy: "OriginPolicy | None",
                  session: Callable[[], Awaitable[CDPSession]]) -> None:
-        refusals = policy.log_for(page.context) if policy is not None and policy.active else None
+        refusals = policy.log_for(page.context) if policy is not None else None
         super().__init__(PlaywrightProbe(page, session), policy, refusals)
         self.page = page
         self._tracked: weakref.WeakKeyDictionary[PWRequest, TrackedRequest] = weakref.WeakKeyDictionary()

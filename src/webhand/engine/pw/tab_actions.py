@@ -33,18 +33,19 @@ class TabActions:
     _policy: "OriginPolicy | None"
     _tracker: RequestTracker
     _redirect_guard: "asyncio.Future[None] | None"
+    _refusals_before = 0  # the refusal log's count when the current navigation began
 
     def _start_tracking(self, policy: "OriginPolicy | None") -> None:
         self._policy = policy
         self._tracker = RequestTracker(self.page, policy, self._session)  # type: ignore[attr-defined]  # PlaywrightTab's
-        self._redirect_guard = asyncio.ensure_future(policy.guard_redirects(self.page)) \
-            if policy is not None and policy.active else None
+        self._redirect_guard = asyncio.ensure_future(policy.guard(self.page)) if policy is not None else None
 
     # policy ----------------------------------------------------------------------------------
     async def _before_navigation(self, url: str) -> None:
-        reason = self._policy.check(url) if self._policy else None
+        reason = self._policy.check_navigation(url) if self._policy else None
         if reason:
             raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
+        self._refusals_before = self._tracker.refusals.count if self._tracker.refusals is not None else 0
         if self._redirect_guard is not None:
             await self._redirect_guard  # installed before this tab's first navigation can redirect
 
@@ -52,7 +53,9 @@ class TabActions:
         """The policy refusal behind a failed navigation (a refused redirect), if that is what it was."""
         if self._policy is None or "ERR_BLOCKED_BY_CLIENT" not in str(error):
             return None
-        reason = self._policy.refusal(url)
+        refusals = self._tracker.refusals  # or what it ran into on its way (a redirect to webhand's own endpoint)
+        reason = self._policy.refusal(url) or (refusals.led_to(self._refusals_before)
+                                               if refusals is not None else None)
         return PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT) if reason else None
 
     # history ---------------------------------------------------------------------------------
