@@ -44,6 +44,43 @@ class ToolResult:
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
+# Page text is data, never structure (docs/design.md, "Replies"). A page controls console text,
+# titles, URLs, names, dialog messages and download names; where one enters a reply it must not
+# end the line it stands on (\n, \r, VT, FF, NEL, U+2028/U+2029 all end lines somewhere), hide
+# what follows (other controls, ANSI escapes) or reorder what a reader sees (bidi controls).
+_OTHER_BREAKING = "\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNSAFE_IN_LINE = re.compile(f"[\x00-\x1f{_OTHER_BREAKING}]")
+# The same, once more over the whole reply, minus the \n and \t webhand itself writes: no reply
+# carries one of these raw, whatever line of it they came in by.
+_UNSAFE_IN_REPLY = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_BREAKING}]")
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+#: Longest page-made value quoted in a reply line; the rest is cut, and the note says how to read it whole.
+URL_LIMIT = 2_000
+TITLE_LIMIT = 300
+NAME_LIMIT = 300
+WHOLE_URL = "browser_eval location.href reads it whole"
+WHOLE_TITLE = "browser_eval document.title reads it whole"
+#: Room around the one snapshot a reply may hold (its header, notices): past snapshot_max_chars
+#: plus this, the whole reply goes to a file, as a snapshot does.
+REPLY_MARGIN = 4_000
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def page_line(text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
+    """Page-made ``text`` made fit to stand inside one reply line: every line break, control and bidi
+    character escaped (``\\n``, ``\\u2028``), then cut to ``limit`` characters, saying how many were left
+    out and (``whole``) how to read them. It can thus never start a line of webhand's own format.
+    Not masked: ``Response.page`` masks first (a cut through a secret would leave half of it)."""
+    text = _UNSAFE_IN_LINE.sub(_escape, text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text) - limit:,} more characters" + (f"; {whole}" if whole else "") + ")"
+
 
 def _stamp() -> str:
     now = time.time()
@@ -109,10 +146,15 @@ class Response:
         return path
 
     def clip(self, text: str, limit: int) -> str:
-        """``text`` cut to ``limit`` characters, secrets masked first: a cut through a secret would
-        leave its first part unmasked."""
-        text = self._finish(text)
+        """Page-made ``text`` on one line (``page_line``'s escapes), cut to ``limit`` characters,
+        secrets masked first: a cut through a secret would leave its first part unmasked."""
+        text = _UNSAFE_IN_LINE.sub(_escape, self._finish(text))
         return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def page(self, text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
+        """Page-made ``text`` (a URL, title, name, message) fit for one reply line: masked, escaped,
+        cut with a note (``page_line``). Every reply site that quotes a page value uses this."""
+        return page_line(self._finish(text), limit, whole)
 
     def summary(self) -> str:
         """The first line said so far, masked: what a history entry keeps of the reply."""
@@ -131,13 +173,25 @@ class Response:
         """The finished reply, text and structured data passed through ``masked``."""
         result = self._result()
         try:
-            result.text = self._finish(result.text)
+            result.text = self._bounded(_UNSAFE_IN_REPLY.sub(_escape, self._finish(result.text)))
             if result.data is not None:
                 result.data = self.masked(result.data)
         except WebhandError as error:  # the secrets file went away: nothing unchecked may leave (fail closed)
             return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True,
                               self._files)
         return result
+
+    def _bounded(self, text: str) -> str:
+        """The reply within one overall size cap: past it, the whole reply goes to a file and the
+        reply keeps its beginning, with the path (the same rule as a snapshot's)."""
+        limit = self.settings.snapshot_max_chars + REPLY_MARGIN
+        if len(text) <= limit:
+            return text
+        path = self._save(text, self.tool.replace("_", "-") + "-reply", ".txt")
+        head = text[: limit - 1_000]
+        head = head[: head.rfind("\n")] if "\n" in head else head
+        return (f"{head}\n… The reply is {len(text):,} characters, more than the {limit:,}-character limit: "
+                f"all of it is saved to {path}; read the file for the rest.")
 
     def masked(self, value: Any) -> Any:
         """``value`` (a string, or dicts and lists of them) fit to leave webhand: every secret

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from webhand.errors import WebhandError
 from webhand.page.snapshot import Snapshot, SnapshotOptions, omitted_notice, take_snapshot
-from webhand.response import Response
+from webhand.response import URL_LIMIT, WHOLE_URL, Response
 from webhand.session.session import Session
 
 _REF = re.compile(r"\[(?:f\d+)?e\d+\]")
@@ -132,8 +132,10 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
         heading = "The page changed a lot; its snapshot now:"
     else:
         heading = "A new page (old refs no longer work); its snapshot:"
-    response.add(f"{heading} ({new.url})")
-    response.large(new.text or "(no visible content)", what="snapshot", limit=session.settings.snapshot_max_chars,
+    heading = f"{heading} ({response.page(new.url, URL_LIMIT, WHOLE_URL)})"
+    response.add(heading)
+    response.large(new.text or "(no visible content)", what="snapshot",
+                   limit=max(session.settings.snapshot_max_chars - len(heading), 1000),
                    hint="Call browser_snapshot with scope (a ref or CSS selector) to see part of it.")
     if new.omitted:
         response.add(omitted_notice(new))

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from webhand.page.readable import read_html, readable_markdown
 from webhand.page.snapshot import take_snapshot, viewport
-from webhand.response import Response
+from webhand.response import URL_LIMIT, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
@@ -26,7 +26,7 @@ async def text(session: Session, args: TextArgs, response: Response) -> None:
     """Read the page's main text (the article, not the menus) as Markdown. Cheaper than a snapshot for reading."""
     tab = await session.tab()
     markdown, is_article = await readable_markdown(tab, selector=args.selector)
-    response.add(f"Page: {tab.url}")
+    response.add(f"Page: {response.page(tab.url, URL_LIMIT, WHOLE_URL)}")
     if not is_article:
         response.add("No article found; this is the visible text:" if markdown else "The page shows no text.")
     add_long_text(response, markdown, session.settings.text_max_chars,
