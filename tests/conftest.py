@@ -56,6 +56,7 @@ CONFORMANCE_FILES = {
     "test_tabs.py", "test_waiting.py", "test_lifecycle.py", "test_hostile_faults.py", "test_dashboard.py",
     "test_session_history.py", "test_export.py", "test_screenshot_compare.py", "test_performance.py",
     "test_network_debugging.py", "test_pwa.py", "test_console_sources.py", "test_stealth.py",
+    "test_hostile_page_text.py",
 }
 #: What the raw-CDP driver does not do yet: these files' tests (or one test, "file::test") are reported
 #: as expected failures on it (not run), with the reason. Everything else in CONFORMANCE_FILES passes on both drivers.
