@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from webhand import secrets
 from webhand.config import Settings
-from webhand.errors import WebhandError
+from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
 from webhand.paths import ConversationFiles
 
 if TYPE_CHECKING:  # Pillow loads with the first image, not with every server's start
@@ -44,17 +44,8 @@ class ToolResult:
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
-# Page text is data, never structure (docs/design.md, "Replies"). A page controls console text,
-# titles, URLs, names, dialog messages and download names; where one enters a reply it must not
-# end the line it stands on (\n, \r, VT, FF, NEL, U+2028/U+2029 all end lines somewhere), hide
-# what follows (other controls, ANSI escapes) or reorder what a reader sees (bidi controls).
-_OTHER_BREAKING = "\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_UNSAFE_IN_LINE = re.compile(f"[\x00-\x1f{_OTHER_BREAKING}]")
-# The same, once more over the whole reply, minus the \n and \t webhand itself writes: no reply
-# carries one of these raw, whatever line of it they came in by.
-_UNSAFE_IN_REPLY = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_BREAKING}]")
-_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
+# Page text is data, never structure (docs/design.md, "Replies"): a page-made value enters a reply
+# through ``Response.page`` (or ``clip``), on the line of webhand's label, escaped (errors.one_line).
 #: Longest page-made value quoted in a reply line; the rest is cut, and the note says how to read it whole.
 URL_LIMIT = 2_000
 TITLE_LIMIT = 300
@@ -66,17 +57,12 @@ WHOLE_TITLE = "browser_eval document.title reads it whole"
 REPLY_MARGIN = 4_000
 
 
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    return _SHORT_ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
-
-
 def page_line(text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
     """Page-made ``text`` made fit to stand inside one reply line: every line break, control and bidi
     character escaped (``\\n``, ``\\u2028``), then cut to ``limit`` characters, saying how many were left
     out and (``whole``) how to read them. It can thus never start a line of webhand's own format.
     Not masked: ``Response.page`` masks first (a cut through a secret would leave half of it)."""
-    text = _UNSAFE_IN_LINE.sub(_escape, text)
+    text = one_line(text)
     if len(text) <= limit:
         return text
     return f"{text[:limit]}…({len(text) - limit:,} more characters" + (f"; {whole}" if whole else "") + ")"
@@ -148,7 +134,7 @@ class Response:
     def clip(self, text: str, limit: int) -> str:
         """Page-made ``text`` on one line (``page_line``'s escapes), cut to ``limit`` characters,
         secrets masked first: a cut through a secret would leave its first part unmasked."""
-        text = _UNSAFE_IN_LINE.sub(_escape, self._finish(text))
+        text = one_line(self._finish(text))
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
     def page(self, text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
@@ -173,7 +159,7 @@ class Response:
         """The finished reply, text and structured data passed through ``masked``."""
         result = self._result()
         try:
-            result.text = self._bounded(_UNSAFE_IN_REPLY.sub(_escape, self._finish(result.text)))
+            result.text = self._bounded(UNSAFE_IN_REPLY.sub(escape_char, self._finish(result.text)))
             if result.data is not None:
                 result.data = self.masked(result.data)
         except WebhandError as error:  # the secrets file went away: nothing unchecked may leave (fail closed)

@@ -71,7 +71,9 @@ async def _row(tools, site, channel: str, payload: str) -> str:
         reply = await tools.call(name, arguments)
         replies.append(reply.text)
 
-    url = site.url(f"hostile/forge.html?channel={channel}") + "#" + quote(json.dumps(payload))
+    # A query of its own per row: a change of fragment alone would not load the page again.
+    url = site.url(f"hostile/forge.html?channel={channel}&row={list(PAYLOADS.values()).index(payload)}") \
+        + "#" + quote(json.dumps(payload))
     await call("browser_navigate", {"url": url})
     await call("browser_snapshot", {})  # the click's reply then holds the page's changes
     await call("browser_click", {"selector": "#go"})
@@ -85,7 +87,7 @@ async def _row(tools, site, channel: str, payload: str) -> str:
     if channel == "download":
         await call("browser_downloads", {})
     if channel == "console":
-        await call("browser_recent_console_logs", {})
+        await call("browser_recent_console_logs", {"limit": 1})  # this row's entry, not a spilled list
     return "\n".join(replies)
 
 
