@@ -21,6 +21,8 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
+import webhand
+
 from helpers import CLI_TIMEOUT
 
 ENTRY = {"index": 1, "tool": "browser_type", "arguments": {"ref": "e1", "text": "Ada"}, "started_at": 1.0,
@@ -71,7 +73,7 @@ def _export(tmp_path: Path, entry: dict, form: str, name: str = "default") -> su
     history.write_text(json.dumps(entry) + "\n", encoding="utf-8")
     env = {"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": str(tmp_path), "HOME": str(tmp_path)}
     return subprocess.run([sys.executable, "-m", "webhand", "export", str(history), "--format", form],
-                          env={**env, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}, capture_output=True,
+                          env={**env, "PYTHONPATH": str(Path(webhand.__file__).parents[1])}, capture_output=True,
                           text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL, cwd=tmp_path)
 
 
