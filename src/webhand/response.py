@@ -52,9 +52,17 @@ TITLE_LIMIT = 300
 NAME_LIMIT = 300
 WHOLE_URL = "browser_eval location.href reads it whole"
 WHOLE_TITLE = "browser_eval document.title reads it whole"
-#: Room around the one snapshot a reply may hold (its header, notices): past snapshot_max_chars
-#: plus this, the whole reply goes to a file, as a snapshot does.
+#: The most of a page's HTML browser_content returns inline (tools/reading.py).
+HTML_LIMIT = 100 * 1024
+#: Room around the one large text a reply may hold (its header, notices): past the largest a tool
+#: returns inline (a snapshot, browser_text, browser_content) plus this, the whole reply goes to a
+#: file, as a snapshot does.
 REPLY_MARGIN = 4_000
+
+
+def reply_limit(settings: Settings) -> int:
+    """The overall cap on a reply's text, in characters."""
+    return max(settings.snapshot_max_chars, settings.text_max_chars, HTML_LIMIT) + REPLY_MARGIN
 
 
 def page_line(text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
@@ -170,7 +178,7 @@ class Response:
     def _bounded(self, text: str) -> str:
         """The reply within one overall size cap: past it, the whole reply goes to a file and the
         reply keeps its beginning, with the path (the same rule as a snapshot's)."""
-        limit = self.settings.snapshot_max_chars + REPLY_MARGIN
+        limit = reply_limit(self.settings)
         if len(text) <= limit:
             return text
         path = self._save(text, self.tool.replace("_", "-") + "-reply", ".txt")

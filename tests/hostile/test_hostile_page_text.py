@@ -138,11 +138,12 @@ async def test_a_page_made_2_mb_url_and_100_kb_title_come_back_bounded(tools, si
 async def test_a_reply_past_the_overall_cap_goes_to_a_file(tools, site, webhand):
     """The overall cap holds for every reply: one whose lines add up past it is saved whole, and the
     reply keeps its beginning with the path (here: many tabs, each quoting a 2,000-character URL)."""
+    settings = webhand.settings  # the cap: the largest a tool returns inline (browser_content's 100 kB) + 4,000
+    limit = max(settings.snapshot_max_chars, settings.text_max_chars, 100 * 1024) + 4_000
     long_url = site.url("hostile/grow.html") + "?q=" + "u" * 3_000
-    for _ in range(25):
+    for _ in range(limit // 2_000 + 2):
         await tools.call("browser_tabs", {"action": "open", "url": long_url})
     reply = await tools.call("browser_tabs", {"action": "list"})
-    limit = webhand.settings.snapshot_max_chars + 4_000
     assert len(reply.text) <= limit, len(reply.text)
     saved = re.search(r"all of it is saved to (\S+\.txt); read the file", reply.text)
     assert saved, reply.text[-500:]

@@ -9,12 +9,12 @@ from pydantic import Field, model_validator
 
 from webhand.page.readable import read_html, readable_markdown
 from webhand.page.snapshot import take_snapshot, viewport
-from webhand.response import URL_LIMIT, WHOLE_URL, Response
+from webhand.response import HTML_LIMIT, URL_LIMIT, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
 #: browser_content replies with at most this much HTML (the rest goes to a file).
-MAX_HTML_BYTES = 100 * 1024
+MAX_HTML_BYTES = HTML_LIMIT
 
 
 class TextArgs(PageArgs):
