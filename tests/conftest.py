@@ -60,6 +60,7 @@ CONFORMANCE_FILES = {
     "test_first_slice.py",
     "test_first_tools.py",
     "test_hostile_faults.py",
+    "test_hostile_page_text.py",
     "test_hostile_surfaces.py",
     "test_interaction.py",
     "test_javascript.py",

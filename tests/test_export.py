@@ -111,7 +111,7 @@ def test_export_command_reads_a_history_file(tmp_path):
     done = subprocess.run([sys.executable, "-m", "webhand", "export", str(history), "--format", "cli"],
                           env=_env(tmp_path), capture_output=True, text=True, timeout=CLI_TIMEOUT)
     assert done.returncode == 0, done.stderr
-    assert "webhand navigate http://127.0.0.1:9/ --session \"$S\"" in done.stdout
+    assert "webhand navigate --session \"$S\" -- http://127.0.0.1:9/" in done.stdout
 
 
 def test_cli_session_exports_through_the_daemon_and_replays(cli, site, tmp_path):

@@ -41,10 +41,31 @@ def _shorten_run(match: re.Match[str]) -> str:
     return opening + shorten(stripped) + closing
 
 
+# Page text is data, never structure (docs/design.md, "Replies"): where a page-made value enters a
+# line, every line break (\n, \r, VT, FF, NEL, U+2028/U+2029), other control and bidi control is
+# escaped, so that it can neither end the line nor start one of webhand's own, nor reorder it.
+_OTHER_BREAKING = "\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+UNSAFE_IN_LINE = re.compile(f"[\x00-\x1f{_OTHER_BREAKING}]")
+#: The same but \n and \t, which webhand itself writes between and inside its lines.
+UNSAFE_IN_REPLY = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHER_BREAKING}]")
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks, controls and bidi controls escaped (``\\n``, ``\\u2028``)."""
+    return UNSAFE_IN_LINE.sub(escape_char, text)
+
+
 def capped(text: str) -> str:
-    """``text`` with every long quoted value cut to ``QUOTE_LIMIT``, then at most ``MESSAGE_LIMIT``
+    """``text`` on one line (an error quotes page values: a JavaScript exception, an option's
+    value), every long quoted value cut to ``QUOTE_LIMIT``, then at most ``MESSAGE_LIMIT``
     characters (keeping its start and end: what failed, and why)."""
-    text = _LONG_RUN.sub(_shorten_run, text)
+    text = _LONG_RUN.sub(_shorten_run, one_line(text))
     if len(text) <= MESSAGE_LIMIT:
         return text
     head, tail = MESSAGE_LIMIT * 2 // 3, MESSAGE_LIMIT // 4

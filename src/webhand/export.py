@@ -8,6 +8,12 @@ selector (an element inside a frame) stays, and the step is marked ``unresolved`
 
 Three forms: ``json`` (what ``webhand replay`` runs, with what each step should end with),
 ``python`` (a script on webhand's API) and ``cli`` (a shell script of ``webhand`` commands).
+
+A history file is data, and may be crafted: it is validated against the entry's schema before
+use (unknown fields and wrong types refused, tool names from the catalog, roles single words, each
+step's arguments valid for its tool), and every recorded value reaches a script only through the
+language's own quoting (``repr`` for Python, ``shlex.quote`` for the shell, after a ``--`` that ends
+the options), or, in a comment, with its line breaks escaped (``response.page_line``).
 """
 
 from __future__ import annotations
@@ -15,14 +21,74 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from webhand.errors import InvalidArgument
+from webhand.response import NAME_LIMIT, page_line
 from webhand.session.recording import REF_FIELDS
 
 EXPORT_VERSION = 1
 #: Tools that change nothing a replay needs, or that manage sessions and people, not the page.
 _LEFT_OUT = {"browser_close", "browser_request_human", "browser_wait_for_download"}
+
+
+class RecordedTarget(BaseModel):
+    """What ``record_call`` keeps of one ref (session/recording.py)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    role: str = Field("", pattern=r"^([a-z][a-z-]{0,39})?$")  # a role is one word (page/roles.js)
+    name: str = ""
+    selector: str = ""
+
+
+class RecordedEntry(BaseModel):
+    """One history entry as ``HistoryEntry.to_dict`` writes it (the dashboard sends ``thumbnail``
+    as a flag)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    index: int = Field(ge=1)
+    tool: str
+    arguments: dict[str, Any]
+    started_at: float = 0.0
+    url_before: str = ""
+    outcome: Literal["ok", "error", "timeout", "cancelled", "running"]
+    message: str = ""
+    duration_ms: int = Field(0, ge=0)
+    url_after: str = ""
+    thumbnail: str | bool | None = None
+    targets: dict[str, RecordedTarget] = Field(default_factory=dict)
+
+    @field_validator("tool")
+    @classmethod
+    def _known_tool(cls, name: str) -> str:
+        from webhand.tools import CATALOG
+
+        if name not in CATALOG:
+            raise ValueError("not a webhand tool")
+        return name
+
+
+def validate_entries(entries: Any) -> list[dict[str, Any]]:
+    """``entries`` checked against the entry schema; the first that does not fit is refused, naming
+    its field (never quoting its value: the file may be crafted)."""
+    if not isinstance(entries, list):
+        raise InvalidArgument("The history is not a list of entries.", "Give a history file webhand wrote.")
+    checked = []
+    for number, raw in enumerate(entries, 1):
+        try:
+            checked.append(RecordedEntry.model_validate(raw).model_dump())
+        except ValidationError as error:
+            raise InvalidArgument(f"Entry {number} of the history is not one webhand records: {_first_problem(error)}.",
+                                  "Export from a history file webhand wrote (history/*.jsonl), unedited.") from None
+    return checked
+
+
+def _first_problem(error: ValidationError) -> str:
+    problem = error.errors()[0]
+    where = ".".join(page_line(str(part), 60) for part in problem["loc"]) or "the entry"
+    return f"{where}: {problem['msg']}"
 
 
 def load_entries(path: Path) -> list[dict[str, Any]]:
@@ -51,13 +117,19 @@ def steps_of(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from webhand.tools import CATALOG
 
     steps = []
-    for entry in entries:
-        tool = CATALOG.get(entry.get("tool", ""))
-        if tool is None or entry.get("outcome") != "ok" or tool.read_only or tool.manages_sessions \
+    for number, entry in enumerate(validate_entries(entries), 1):
+        tool = CATALOG[entry["tool"]]
+        if entry["outcome"] != "ok" or tool.read_only or tool.manages_sessions \
                 or not tool.needs_session or tool.name in _LEFT_OUT:
             continue
+        try:  # the arguments must be ones the tool takes: no unknown field becomes a flag or a key
+            tool.input_model.model_validate(entry["arguments"])
+        except ValidationError as error:
+            raise InvalidArgument(f"Entry {number} of the history has arguments {tool.name} does not take: "
+                                  f"{_first_problem(error)}.", "Export from a history file webhand wrote, unedited.") \
+                from None
         fields = set(tool.input_model.model_fields)
-        arguments, unresolved = _without_refs(entry.get("arguments") or {}, entry.get("targets") or {}, fields)
+        arguments, unresolved = _without_refs(entry["arguments"], entry["targets"], fields)
         step: dict[str, Any] = {"tool": tool.name, "arguments": arguments,
                                 "expect": {"outcome": "ok", "url": entry.get("url_after", "")}}
         described = [f"{t['role']} {t['name']!r}" for t in (entry.get("targets") or {}).values() if t.get("role")]
@@ -109,13 +181,13 @@ def render(steps: list[dict[str, Any]], form: str, session: str) -> str:
 
 def _python(steps: list[dict[str, Any]], session: str) -> str:
     lines = [
-        '"""Replays the webhand session ' + repr(session) + ' on a fresh browser (made by `webhand export`)."""',
+        f"# Replays the webhand session {_comment(session)} on a fresh browser (made by `webhand export`).",
         "", "import asyncio", "", "import webhand", "", "",
         "async def main() -> None:",
         "    async with webhand.open_browser() as browser:",
     ]
     for number, step in enumerate(steps, 1):
-        note = f"  # {step['target']}" if step.get("target") else ""
+        note = f"  # {_comment(step['target'])}" if step.get("target") else ""
         lines.append(f"        # step {number}{note}")
         lines.append(f"        reply = await browser.call({step['tool']!r}, {step['arguments']!r})")
         lines.append(f"        if reply.is_error:\n            raise SystemExit(f'step {number} failed: {{reply.text}}')")
@@ -130,37 +202,52 @@ def _cli(steps: list[dict[str, Any]], session: str) -> str:
     from webhand.surfaces.cli_tools import load_specs
 
     specs = {c["tool"]: c for c in load_specs()["commands"]}
-    lines = ["#!/bin/sh", f"# Replays the webhand session {session!r} on a fresh browser (made by `webhand export`).",
+    lines = ["#!/bin/sh", f"# Replays the webhand session {_comment(session)} on a fresh browser (made by `webhand export`).",
              "set -e", 'S="replay-$$"', 'trap \'webhand close --session "$S" >/dev/null 2>&1 || true\' EXIT', ""]
     for number, step in enumerate(steps, 1):
         spec = specs[step["tool"]]
         if step.get("target"):
-            lines.append(f"# step {number}: {step['target']}")
-        lines.append(" ".join(["webhand", spec["command"], *_cli_arguments(spec, step["arguments"]), '--session "$S"']))
+            lines.append(f"# step {number}: {_comment(step['target'])}")
+        options, positionals = _cli_arguments(spec, step["arguments"])
+        # Options first, then `--`: a typed text or a value that starts with "-" stays a value.
+        lines.append(" ".join(["webhand", shlex.quote(spec["command"]), *options, '--session "$S"', "--", *positionals]))
     return "\n".join(lines) + "\n"
 
 
-def _cli_arguments(spec: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    """The command's arguments as the CLI parser reads them: required fields in order, then flags."""
+def _comment(text: str) -> str:
+    """A recorded value inside a comment line: its line breaks escaped, so it ends no line."""
+    return page_line(text, NAME_LIMIT)
+
+
+def _cli_arguments(spec: dict[str, Any], arguments: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The command's arguments as the CLI parser reads them: the flags, and the positional words
+    (an unresolved ref, then the required fields in order), each quoted for the shell."""
     words: list[str] = []
+    positionals: list[str] = []
+    if "ref" in spec["fields"] and "ref" not in spec["required"]:
+        ref = arguments.get("ref")
+        # The parser's optional ref comes first and takes the first word when there are more than
+        # the rest need: an empty one (no ref) keeps a list of values whole.
+        if isinstance(ref, str) or any(spec["fields"].get(n, {}).get("type") == "array" for n in spec["required"]):
+            positionals.append(shlex.quote(ref if isinstance(ref, str) else ""))
     for name in spec["required"]:
         if name in arguments:
             field = spec["fields"].get(name, {})
             scalar_list = field.get("type") == "array" and field.get("items", {}).get("type") in ("string", "number")
-            words += [shlex.quote(str(v)) for v in arguments[name]] if scalar_list else \
+            positionals += [shlex.quote(str(v)) for v in arguments[name]] if scalar_list else \
                 [shlex.quote(_word(arguments[name]))]
     for name, value in arguments.items():
-        if name in spec["required"] or value is None:
+        if name in spec["required"] or value is None or (name == "ref" and "ref" not in spec["required"]):
             continue
         field = spec["fields"].get(name, {})
         flag = "--" + name.replace("_", "-")
         if field.get("type") == "boolean":
-            words.append(flag if value else "--no-" + name.replace("_", "-"))
+            words.append(shlex.quote(flag if value else "--no-" + name.replace("_", "-")))
         elif field.get("type") == "array" and field.get("items", {}).get("type") in ("string", "number", "integer"):
-            words += [flag, *(shlex.quote(str(v)) for v in value)]
+            words += [shlex.quote(flag), *(shlex.quote(str(v)) for v in value)]
         else:
-            words += [flag, shlex.quote(_word(value))]
-    return words
+            words.append(shlex.quote(f"{flag}={_word(value)}"))  # one word: a value may start with "-"
+    return words, positionals
 
 
 def _word(value: Any) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from webhand import secrets
 from webhand.config import Settings
-from webhand.errors import WebhandError
+from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
 from webhand.paths import ConversationFiles
 
 if TYPE_CHECKING:  # Pillow loads with the first image, not with every server's start
@@ -43,6 +43,37 @@ class ToolResult:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# Page text is data, never structure (docs/design.md, "Replies"): a page-made value enters a reply
+# through ``Response.page`` (or ``clip``), on the line of webhand's label, escaped (errors.one_line).
+#: Longest page-made value quoted in a reply line; the rest is cut, and the note says how to read it whole.
+URL_LIMIT = 2_000
+TITLE_LIMIT = 300
+NAME_LIMIT = 300
+WHOLE_URL = "browser_eval location.href reads it whole"
+WHOLE_TITLE = "browser_eval document.title reads it whole"
+#: The most of a page's HTML browser_content returns inline (tools/reading.py).
+HTML_LIMIT = 100 * 1024
+#: Room around the one large text a reply may hold (its header, notices): past the largest a tool
+#: returns inline (a snapshot, browser_text, browser_content) plus this, the whole reply goes to a
+#: file, as a snapshot does.
+REPLY_MARGIN = 4_000
+
+
+def reply_limit(settings: Settings) -> int:
+    """The overall cap on a reply's text, in characters."""
+    return max(settings.snapshot_max_chars, settings.text_max_chars, HTML_LIMIT) + REPLY_MARGIN
+
+
+def page_line(text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
+    """Page-made ``text`` made fit to stand inside one reply line: every line break, control and bidi
+    character escaped (``\\n``, ``\\u2028``), then cut to ``limit`` characters, saying how many were left
+    out and (``whole``) how to read them. It can thus never start a line of webhand's own format.
+    Not masked: ``Response.page`` masks first (a cut through a secret would leave half of it)."""
+    text = one_line(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text) - limit:,} more characters" + (f"; {whole}" if whole else "") + ")"
 
 
 def _stamp() -> str:
@@ -109,10 +140,15 @@ class Response:
         return path
 
     def clip(self, text: str, limit: int) -> str:
-        """``text`` cut to ``limit`` characters, secrets masked first: a cut through a secret would
-        leave its first part unmasked."""
-        text = self._finish(text)
+        """Page-made ``text`` on one line (``page_line``'s escapes), cut to ``limit`` characters,
+        secrets masked first: a cut through a secret would leave its first part unmasked."""
+        text = one_line(self._finish(text))
         return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def page(self, text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
+        """Page-made ``text`` (a URL, title, name, message) fit for one reply line: masked, escaped,
+        cut with a note (``page_line``). Every reply site that quotes a page value uses this."""
+        return page_line(self._finish(text), limit, whole)
 
     def summary(self) -> str:
         """The first line said so far, masked: what a history entry keeps of the reply."""
@@ -131,13 +167,25 @@ class Response:
         """The finished reply, text and structured data passed through ``masked``."""
         result = self._result()
         try:
-            result.text = self._finish(result.text)
+            result.text = self._bounded(UNSAFE_IN_REPLY.sub(escape_char, self._finish(result.text)))
             if result.data is not None:
                 result.data = self.masked(result.data)
         except WebhandError as error:  # the secrets file went away: nothing unchecked may leave (fail closed)
             return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True,
                               self._files)
         return result
+
+    def _bounded(self, text: str) -> str:
+        """The reply within one overall size cap: past it, the whole reply goes to a file and the
+        reply keeps its beginning, with the path (the same rule as a snapshot's)."""
+        limit = reply_limit(self.settings)
+        if len(text) <= limit:
+            return text
+        path = self._save(text, self.tool.replace("_", "-") + "-reply", ".txt")
+        head = text[: limit - 1_000]
+        head = head[: head.rfind("\n")] if "\n" in head else head
+        return (f"{head}\n… The reply is {len(text):,} characters, more than the {limit:,}-character limit: "
+                f"all of it is saved to {path}; read the file for the rest.")
 
     def masked(self, value: Any) -> Any:
         """``value`` (a string, or dicts and lists of them) fit to leave webhand: every secret

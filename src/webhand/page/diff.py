@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from webhand.errors import WebhandError
 from webhand.page.snapshot import Snapshot, SnapshotOptions, add_snapshot, omitted_notice, take_snapshot
-from webhand.response import Response
+from webhand.response import URL_LIMIT, WHOLE_URL, Response
 from webhand.session.session import Session
 
 _REF = re.compile(r"\[(?:f\d+)?e\d+\]")
@@ -308,7 +308,9 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
         heading = "The page changed a lot; its snapshot now:"
     else:
         heading = "A new page (old refs no longer work); its snapshot:"
-    response.add(f"{heading} ({new.url})")
-    add_snapshot(response, new, limit=session.settings.snapshot_max_chars)
+    heading = f"{heading} ({response.page(new.url, URL_LIMIT, WHOLE_URL)})"
+    response.add(heading)
+    # The heading counts against the snapshot's size: the two come back together.
+    add_snapshot(response, new, limit=max(session.settings.snapshot_max_chars - len(heading), 1000))
     if new.omitted:
         response.add(omitted_notice(new))

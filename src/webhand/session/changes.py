@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from webhand.engine.driver import ActionWatch, SettleCaps, Settled
 from webhand.page.diff import report_snapshot_changes
-from webhand.response import Response
+from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 
 _MAX_CONSOLE_LINES = 5
@@ -62,14 +62,14 @@ async def report(session: Session, before: Observation, response: Response) -> N
     settled = await settle(before)
     tab = await session.tab()
     if tab.url != before.url:
-        response.add(f"Navigated to {tab.url}")
+        response.add(f"Navigated to {response.page(tab.url, URL_LIMIT, WHOLE_URL)}")
         title = await tab.title()
         if title:
-            response.add(f"Title: {title}")
+            response.add(f"Title: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
     else:
         title = await tab.title()
         if title != await before.title_read:
-            response.add(f"Title changed to: {title}")
+            response.add(f"Title changed to: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
     new_entries = session.console_seen - before.console_seen
     if new_entries > 0:
         entries = list(session.console)[-min(new_entries, len(session.console)):]

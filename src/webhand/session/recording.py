@@ -98,7 +98,8 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
     """Record the call run inside this block; its outcome comes from the block's exception, if any."""
     tool, arguments, thumbnail = record.tool, record.arguments, record.thumbnail
     masked = response.masked(arguments)
-    entry = session.history.begin(tool, masked, _active_url(session))
+    # The URLs are masked too: a secret typed into a GET form comes back in the next page's URL.
+    entry = session.history.begin(tool, masked, response.masked(_active_url(session)))
     started = time.monotonic()
     refs = _ref_names(arguments)
     if refs:
@@ -118,7 +119,11 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
         outcome, message = "error", f"{type(error).__name__}"
         raise
     finally:
-        session.history.finish(entry, outcome, message, _active_url(session), started)
+        try:
+            url_after = response.masked(_active_url(session))
+        except WebhandError:  # the secrets file went away: no URL rather than an unmasked one
+            url_after = ""
+        session.history.finish(entry, outcome, message, url_after, started)
         if thumbnail and outcome != "timeout":
             with contextlib.suppress(Exception):
                 entry.thumbnail = await _thumbnail(session)

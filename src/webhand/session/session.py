@@ -24,7 +24,7 @@ from webhand.engine.driver import (Browser, ConsoleEntry, Context, Dialog, Downl
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionClosed
 from webhand.paths import ConversationFiles
-from webhand.response import Response
+from webhand.response import URL_LIMIT, Response, page_line
 from webhand.session import recovery
 from webhand.session.control import HumanControl
 from webhand.session.history import SessionHistory
@@ -135,9 +135,9 @@ class Session:
             if download.path is None and download.error is None:  # the driver did not say why
                 download.error = "it was interrupted" if done.cancelled() else str(done.exception() or "unknown error")
             if download.path is not None:
-                self.note(f"Downloaded {download.name} ({download.size:,} bytes) to {download.path}")
+                self.note(f"Downloaded {page_line(download.name)} ({download.size:,} bytes) to {download.path}")
             else:
-                self.note(f"Download of {download.name} failed: {download.error}. Try the action again, "
+                self.note(f"Download of {page_line(download.name)} failed: {page_line(download.error)}. Try the action again, "
                           "or check the link with browser_snapshot.")
 
         future.add_done_callback(finished)
@@ -279,14 +279,15 @@ class Session:
         for download in self.downloads:
             if not download.finished and id(download) not in self._told_in_progress:
                 self._told_in_progress.add(id(download))
-                self.note(f"Download of {download.name} is still in progress; browser_downloads shows it when done.")
+                self.note(f"Download of {page_line(download.name)} is still in progress; browser_downloads shows it when done.")
 
     async def _tell_new_tabs(self, before: set[int], response: Response) -> None:
         """Tabs the page opened during the tool, once loaded (a tool that opened one itself said so)."""
         for tab in [t for t in self.context.tabs if t.index not in before and not t.closed]:
             if tab.index not in self.told_tabs:
                 await tab.wait_for_load(timeout=self.settings.timeout)
-                response.add(f"Opened tab {tab.index}: {tab.url or 'about:blank'} (browser_tabs to switch to it)")
+                response.add(f"Opened tab {tab.index}: {response.page(tab.url or 'about:blank', URL_LIMIT)} "
+                             "(browser_tabs to switch to it)")
 
     def _tell_events_since(self, seen: int, response: Response) -> None:
         new = min(self.events_seen - seen, len(self.events))

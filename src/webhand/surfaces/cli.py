@@ -144,7 +144,7 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     from webhand.surfaces.cli_history import run_export
 
-    return run_export(args)
+    return run_export(args, _settings(args))
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -279,6 +279,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
                                         "(.jsonl, or browser_session_history's JSON)")
     export.add_argument("--format", choices=["python", "cli", "json"], default="json")
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
+    _config_options(export)  # its secrets file masks what the export writes
     export.set_defaults(run=_cmd_export)
 
     replay = sub.add_parser("replay", help="rerun a JSON export on a fresh browser; report the first step that differs")

@@ -12,8 +12,9 @@ from webhand.config import Settings
 from webhand.errors import ConfigError
 
 
-def run_export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace, settings: Settings) -> int:
     from webhand.export import load_entries, render, steps_of
+    from webhand.response import Response
 
     source = Path(args.session)
     if source.is_file():
@@ -29,7 +30,9 @@ def run_export(args: argparse.Namespace) -> int:
         if not reply.get("ok"):
             raise ConfigError(str(reply.get("error")), "Run `webhand daemon status` to see the sessions.")
         entries, name = reply["entries"], args.session
-    steps = steps_of(entries)
+    # Masked with the secrets file before anything is written: a history file from an older webhand
+    # (or one edited by hand) may hold a secret, in its arguments or in a URL of a GET form.
+    steps = Response(settings, "export").masked(steps_of(entries))
     text = render(steps, args.format, name)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")

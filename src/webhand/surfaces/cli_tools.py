@@ -147,6 +147,8 @@ def tool_arguments(args: argparse.Namespace, cwd: str | None = None) -> dict[str
     (``cwd``, default this process's), because the daemon runs in the one it was first started from."""
     fields = next(spec["fields"] for spec in load_specs()["commands"] if spec["tool"] == args.tool)
     given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+    if given.get("ref") == "":  # an export's placeholder: no ref, the words after it are the values
+        del given["ref"]
     base = cwd or os.getcwd()
     return {name: _absolute(value, base) if _is_path_field(name) else value for name, value in given.items()}
 

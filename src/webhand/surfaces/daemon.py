@@ -28,7 +28,7 @@ from webhand.engine.subreaper import adopt_orphans
 from webhand.errors import WebhandError
 from webhand.host import Webhand
 from webhand.locations import runtime_dir
-from webhand.response import ToolResult
+from webhand.response import URL_LIMIT, Response, ToolResult
 from webhand.surfaces.daemon_client import MAX_LINE_BYTES, socket_path
 
 log = logging.getLogger("webhand")
@@ -135,12 +135,18 @@ class Daemon:
         if op == "argv":
             return await self._command_line(request)
         if op == "status":
-            return {"ok": True, "status": self.status()}
+            try:
+                return {"ok": True, "status": self.status()}
+            except WebhandError as error:  # the secrets file went away: nothing unmasked is printed
+                return {"ok": False, "error": str(error)}
         if op == "history":  # every recorded call of a CLI session, for `webhand export`
             session = self.webhand.sessions.find(conversation_of(request.get("session")))
             if session is None:
                 return {"ok": False, "error": f"No CLI session {request.get('session')!r} is open in the daemon."}
-            return {"ok": True, "entries": session.history.all()}
+            try:  # recorded masked; masked again with the secrets file as it is now
+                return {"ok": True, "entries": Response(self.settings, "daemon").masked(session.history.all())}
+            except WebhandError as error:
+                return {"ok": False, "error": str(error)}
         if op == "dashboard":
             try:
                 return {"ok": True, "url": await self._dashboard(request.get("port"))}
@@ -195,11 +201,14 @@ class Daemon:
 
     def status(self) -> dict[str, Any]:
         sessions = self.webhand.sessions.list()
+        masker = Response(self.settings, "daemon")
         return {"pid": os.getpid(), "version": __version__, "socket": str(socket_path()),
                 "uptime_seconds": round(time.time() - self.started), "idle_timeout": self.settings.idle_timeout,
                 "requests": self.requests, "config": self.origin,
-                "sessions": [{"session": s.conversation.removeprefix("cli:"), "url": s.url, "tabs": s.tabs,
-                              "idle_seconds": s.idle_seconds} for s in sessions],
+                # A page's URL may hold a secret typed into a GET form, and be megabytes long.
+                "sessions": [{"session": s.conversation.removeprefix("cli:"),
+                              "url": masker.page(s.url, URL_LIMIT, "browser_get_url in the session reads it"),
+                              "tabs": s.tabs, "idle_seconds": s.idle_seconds} for s in sessions],
                 "browser_pids": self.webhand.sessions.browser_pids()}
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from webhand.response import Response
+from webhand.response import URL_LIMIT, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
+
+#: Longest console message shown in the list (a stack trace fits); the whole list may go to a file.
+_ENTRY_LIMIT = 10_000
 
 
 class LogsArgs(PageArgs):
@@ -22,8 +25,9 @@ async def recent_console_logs(session: Session, args: LogsArgs, response: Respon
         response.add("No console messages.")
         response.data({"entries": []})
         return
-    lines = [(f"[{e.source}] " if e.source else "") + f"[{e.level}] {e.text}"
-             + (f" ({e.location})" if e.location else "") for e in entries]
+    # One line per entry: a message's own line breaks are escaped (page text is data, never structure).
+    lines = [(f"[{e.source}] " if e.source else "") + f"[{e.level}] {response.page(e.text, _ENTRY_LIMIT)}"
+             + (f" ({response.page(e.location, URL_LIMIT)})" if e.location else "") for e in entries]
     response.large("\n".join(lines), what="console log", suffix=".log")
     response.data({"entries": [e.__dict__ for e in entries]})
 

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
-from webhand.response import Response
+from webhand.response import TITLE_LIMIT, URL_LIMIT, Response
 from webhand.session.session import Session, describe_dialog
 from webhand.tools.definition import PageArgs, tool
 
@@ -58,6 +58,7 @@ async def handle_dialog(session: Session, args: HandleDialogArgs, response: Resp
         await tab.wait_for_load(timeout=timeout)
         if tab.url != url_before:
             title = await tab.title()
-            response.add(f"Tab {tab.index} navigated to {tab.url}" + (f" — {title}" if title else ""))
+            response.add(f"Tab {tab.index} navigated to {response.page(tab.url, URL_LIMIT)}"
+                         + (f" — {response.page(title, TITLE_LIMIT)}" if title else ""))
     for other in session.open_dialogs():
         response.add(describe_dialog(other))

@@ -16,7 +16,7 @@ from pydantic import Field
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.paths import require_file
-from webhand.response import Response
+from webhand.response import URL_LIMIT, Response
 from webhand.session.changes import observe, report
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -78,11 +78,11 @@ async def downloads(session: Session, args: PageArgs, response: Response) -> Non
     lines = []
     for item in session.downloads:
         if item.path is not None:
-            lines.append(f"- {item.name}: {item.path} ({item.size:,} bytes)")
+            lines.append(f"- {response.page(item.name)}: {item.path} ({item.size:,} bytes)")
         elif item.error is not None:
-            lines.append(f"- {item.name}: failed ({item.error})")
+            lines.append(f"- {response.page(item.name)}: failed ({response.page(item.error)})")
         else:
-            lines.append(f"- {item.name}: still downloading")
+            lines.append(f"- {response.page(item.name)}: still downloading")
     response.add(f"Downloads ({len(session.downloads)}):\n" + "\n".join(lines))
     response.data({"downloads": [{"name": d.name, "url": d.url, "path": d.path, "size": d.size, "error": d.error}
                                  for d in session.downloads]})
@@ -104,5 +104,5 @@ async def pdf(session: Session, args: PdfArgs, response: Response) -> None:
     tab = await session.tab()
     data = await tab.pdf(timeout=args.timeout or session.settings.timeout)
     response.files.write(target, data)
-    response.add(f"Saved {tab.url} as PDF: {target} ({len(data):,} bytes)")
+    response.add(f"Saved {response.page(tab.url, URL_LIMIT)} as PDF: {target} ({len(data):,} bytes)")
     response.data({"path": str(target), "size": len(data)})

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
 from webhand.durations import Timeout
-from webhand.errors import NavigationFailed
+from webhand.errors import NavigationFailed, shorten
 from webhand.origins import INTERNAL_SCHEMES
-from webhand.response import Response
+from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.changes import caps, observe, report, report_requests
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -78,21 +78,27 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
                                 timeout=args.timeout or session.settings.timeout,
                                 title=watch is None)  # read after the settle below
     if result.download:  # the URL was a file: the tab stays put and the download line follows
-        response.add(f"{args.url} is a file download, not a page; the tab stays at {result.url}.")
-        response.data({"url": result.url, "title": result.title, "status": result.status})
+        response.add(f"{shorten(args.url, URL_LIMIT)} is a file download, not a page; the tab stays at "
+                     f"{response.page(result.url, URL_LIMIT, WHOLE_URL)}.")
+        response.data(_loaded(result.url, result.title, result.status))
         return
     settled = await watch.settle() if watch is not None else None
     url, title = (tab.url, await tab.title()) if settled is not None else (result.url, result.title)  # scripts may change them
-    response.add(f"Opened {url}" + (f" (HTTP {result.status})" if result.status else ""))
+    response.add(f"Opened {response.page(url, URL_LIMIT, WHOLE_URL)}" + (f" (HTTP {result.status})" if result.status else ""))
     if title:
-        response.add(f"Title: {title}")
+        response.add(f"Title: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
     if result.status and result.status >= 400:
         response.add(f"The server answered {result.status}: the page is an error page.")
     if settled is not None:
         document = result.url.split("#", 1)[0]  # its own status is said above
         report_requests(replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]),
                         response)
-    response.data({"url": url, "title": title, "status": result.status})
+    response.data(_loaded(url, title, result.status))
+
+
+def _loaded(url: str, title: str, status: int | None) -> dict[str, Any]:
+    """PageLoaded's data, the page's URL and title cut as in the reply (a page may make them megabytes)."""
+    return {"url": shorten(url, URL_LIMIT), "title": shorten(title, TITLE_LIMIT), "status": status}
 
 
 class HistoryArgs(PageArgs):
@@ -109,16 +115,16 @@ async def _history(session: Session, args: HistoryArgs, response: Response, step
         # beside the action, could reach the reloaded page first, and the change went unsaid.)
         await before.title_read
         result = await tab.reload(timeout=timeout)
-        response.add(f"Reloaded {result.url}" + (f" (HTTP {result.status})" if result.status else ""))
+        response.add(f"Reloaded {response.page(result.url, URL_LIMIT, WHOLE_URL)}" + (f" (HTTP {result.status})" if result.status else ""))
     else:
         result = await (tab.go_back(timeout=timeout) if step == "back" else tab.go_forward(timeout=timeout))
         if result is None:
             response.add(f"There is no {'previous' if step == 'back' else 'next'} page in this tab's history; "
-                         f"the tab stays at {tab.url}.")
+                         f"the tab stays at {response.page(tab.url, URL_LIMIT, WHOLE_URL)}.")
             return
         response.add(f"Went {step}.")
     await report(session, before, response)
-    response.data({"url": result.url, "title": result.title, "status": result.status})
+    response.data(_loaded(result.url, result.title, result.status))
 
 
 @tool("browser_back")
@@ -147,14 +153,16 @@ async def get_url(session: Session, args: PageArgs, response: Response) -> None:
     listed = []
     for tab in tabs:
         title = await tab.title()
-        listed.append({"index": tab.index, "url": tab.url, "title": title, "active": tab is active})
-    response.add(f"URL: {active.url}")
+        listed.append({"index": tab.index, "url": shorten(tab.url, URL_LIMIT), "title": shorten(title, TITLE_LIMIT),
+                       "active": tab is active})
+    response.add(f"URL: {response.page(active.url, URL_LIMIT, WHOLE_URL)}")
     current = next((t["title"] for t in listed if t["active"]), "")
     if current:
-        response.add(f"Title: {current}")
+        response.add(f"Title: {response.page(current, TITLE_LIMIT, WHOLE_TITLE)}")
     if len(listed) > 1:
         response.add(f"{len(listed)} tabs are open:")
         for item in listed:
             mark = "*" if item["active"] else " "
-            response.add(f"{mark} tab {item['index']}: {item['url']}" + (f" — {item['title']}" if item["title"] else ""))
-    response.data({"url": active.url, "title": current, "tabs": listed})
+            response.add(f"{mark} tab {item['index']}: {response.page(item['url'], URL_LIMIT)}"
+                         + (f" — {response.page(item['title'], TITLE_LIMIT)}" if item["title"] else ""))
+    response.data({"url": shorten(active.url, URL_LIMIT), "title": current, "tabs": listed})

@@ -11,7 +11,7 @@ from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.page.find import find
 from webhand.page.snapshot import add_snapshot, omitted_notice, take_snapshot
-from webhand.response import Response
+from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
@@ -31,8 +31,11 @@ async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> 
     tab = await session.tab()
     shot = await take_snapshot(tab, mode=args.mode, scope=args.scope, depth=args.depth, max_refs=args.max_refs)
     session.last_snapshot = shot  # an action's reply tells what changed since this (page/diff.py)
-    response.add(f"Page: {shot.url}" + (f" — {shot.title}" if shot.title else ""))
-    add_snapshot(response, shot, limit=session.settings.snapshot_max_chars)
+    header = f"Page: {response.page(shot.url, URL_LIMIT, WHOLE_URL)}" \
+        + (f" — {response.page(shot.title, TITLE_LIMIT, WHOLE_TITLE)}" if shot.title else "")
+    response.add(header)
+    # The header counts against the snapshot's size: the two come back together.
+    add_snapshot(response, shot, limit=max(session.settings.snapshot_max_chars - len(header), 1000))
     if shot.omitted:
         response.add(omitted_notice(shot))
 

@@ -9,12 +9,12 @@ from pydantic import Field, model_validator
 
 from webhand.page.readable import read_html, readable_markdown
 from webhand.page.snapshot import take_snapshot, viewport
-from webhand.response import Response
+from webhand.response import HTML_LIMIT, URL_LIMIT, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
 #: browser_content replies with at most this much HTML (the rest goes to a file).
-MAX_HTML_BYTES = 100 * 1024
+MAX_HTML_BYTES = HTML_LIMIT
 
 
 class TextArgs(PageArgs):
@@ -26,7 +26,7 @@ async def text(session: Session, args: TextArgs, response: Response) -> None:
     """Read the page's main text (the article, not the menus) as Markdown. Cheaper than a snapshot for reading."""
     tab = await session.tab()
     markdown, is_article = await readable_markdown(tab, selector=args.selector, timeout=session.settings.timeout)
-    response.add(f"Page: {tab.url}")
+    response.add(f"Page: {response.page(tab.url, URL_LIMIT, WHOLE_URL)}")
     if not is_article:
         response.add("No article found; this is the visible text:" if markdown else "The page shows no text.")
     add_long_text(response, markdown, session.settings.text_max_chars,

@@ -19,7 +19,7 @@ from pydantic import Field
 from webhand.config import Viewport
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument, shorten
-from webhand.response import Response
+from webhand.response import URL_LIMIT, Response
 from webhand.session.conversation import ConversationSessions
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, ToolArgs, tool
@@ -82,7 +82,7 @@ async def _open_default(sessions: ConversationSessions, args: SessionCreateArgs,
         await session.context.set_storage_state(state, timeout=timeout)
     tab = await session.tab()
     loaded = " with the saved login" if state is not None else ""
-    response.add(f"The default session is open{loaded}: tab {tab.index} at {tab.url}. "
+    response.add(f"The default session is open{loaded}: tab {tab.index} at {response.page(tab.url, URL_LIMIT)}. "
                  "Page tools use it without `session`.")
 
 

@@ -15,8 +15,8 @@ from pydantic import Field
 
 from webhand.durations import Timeout
 from webhand.engine.driver import Tab
-from webhand.errors import InvalidArgument
-from webhand.response import Response
+from webhand.errors import InvalidArgument, shorten
+from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 from webhand.tools.navigation import normalize_url
@@ -43,7 +43,7 @@ async def tabs(session: Session, args: TabsArgs, response: Response) -> None:
         if args.url:
             result = await tab.navigate(normalize_url(args.url), wait_until="load",
                                         timeout=args.timeout or session.settings.timeout)
-            response.add(f"Opened tab {tab.index} with {result.url}" + (f" (HTTP {result.status})" if result.status else ""))
+            response.add(f"Opened tab {tab.index} with {response.page(result.url, URL_LIMIT, WHOLE_URL)}" + (f" (HTTP {result.status})" if result.status else ""))
         else:
             response.add(f"Opened tab {tab.index} (blank).")
     elif args.action == "focus":
@@ -82,7 +82,9 @@ async def _list(session: Session, response: Response) -> None:
                 title = await asyncio.wait_for(tab.title(), _TITLE_CAP_SECONDS)
             except asyncio.TimeoutError:
                 title = "[not responding]"
-        lines.append(f"{marker} {tab.index}: {title or '(no title)'} — {tab.url or 'about:blank'}")
-        data.append({"index": tab.index, "title": title, "url": tab.url, "current": tab is current})
+        lines.append(f"{marker} {tab.index}: {response.page(title or '(no title)', TITLE_LIMIT)} — "
+                     f"{response.page(tab.url or 'about:blank', URL_LIMIT, WHOLE_URL)}")
+        data.append({"index": tab.index, "title": shorten(title, TITLE_LIMIT), "url": shorten(tab.url, URL_LIMIT),
+                     "current": tab is current})
     response.add(f"Tabs ({len(open_tabs)}, * = current):\n" + "\n".join(lines))
     response.data({"tabs": data})
