@@ -50,7 +50,7 @@ def corpus_site() -> Iterator[CorpusSite]:
 # assertions. Other files run on the default driver only (what they test is above the Driver:
 # config, surfaces, the CLI, the daemon), which keeps `make test` well within its time.
 CONFORMANCE_FILES = {
-    "test_dialogs.py", "test_files.py", "test_find.py", "test_first_slice.py", "test_first_tools.py",
+    "test_dialogs.py", "test_effects.py", "test_files.py", "test_find.py", "test_first_slice.py", "test_first_tools.py",
     "test_interaction.py", "test_javascript.py", "test_named_sessions.py", "test_navigation.py", "test_network.py",
     "test_policy.py", "test_reading.py", "test_snapshot.py", "test_snapshot_diff.py", "test_storage.py",
     "test_tabs.py", "test_waiting.py", "test_lifecycle.py", "test_hostile_faults.py", "test_dashboard.py",
