@@ -106,8 +106,12 @@ class WaitCondition:
 class ActionWatch(Protocol):
     """Started before an action; ``settle`` waits for what the action set off (may be called again)."""
 
-    async def begin(self) -> None:
-        """Start following, in the page, the work the action is about to schedule (just before it acts)."""
+    def begin(self) -> None:
+        """Start following, in the page, the work the action is about to schedule (sent just before it acts)."""
+        ...
+
+    async def begun(self) -> None:
+        """Return once the page runs what ``begin`` sent."""
         ...
 
     async def settle(self) -> Settled: ...

@@ -169,7 +169,8 @@ WORK_HUB = """() => {
 # the action itself, not the page reacting to it, and is not counted. Non-enumerable: the page's
 # own code listing window's keys does not see it.
 WATCH_DOM = """(typing, trackMs) => {
-  const hub = (""" + WORK_HUB + """)();
+  let hub = null;
+  try { hub = (""" + WORK_HUB + """)(); } catch (_) {}  // a page that broke it: its work goes unseen
   const old = window.__webhandQuiet;
   try { if (old && old.observer instanceof MutationObserver) old.observer.disconnect(); } catch (_) {}
   const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(),
@@ -184,7 +185,7 @@ WATCH_DOM = """(typing, trackMs) => {
   });
   state.observe = () => state.observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
   state.observe();
-  hub.state = state;
+  if (hub) hub.state = state;
   try { Object.defineProperty(window, '__webhandQuiet', {value: state, configurable: true, writable: true}); }
   catch (_) {}  // a page that took the name: settling then waits the full window
   return state;
@@ -201,13 +202,14 @@ WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
 # tasks, a worker's answer). A mutation meanwhile switches back to the full window. A tab that
 # draws no frames (hidden) still ends at the ``quiet`` window. Answers with the work still pending
 # (a few descriptions) and whether the document changed since the watch began.
-DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => {
+DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => { try {
   let state = window.__webhandQuiet, timer = 0, limit = 0, quietDone = false;
   const known = !!state && state.observer instanceof MutationObserver && typeof state.mutations === 'number'
     && state.work instanceof Set;
   if (!known) state = (""" + WATCH_DOM + """)(false, 0);
   else state.observe();
-  const native = window.__webhandWork.native, start = performance.now();
+  const hub = window.__webhandWork, start = performance.now();
+  const native = hub && hub.native || {setTimeout, clearTimeout, requestAnimationFrame};
   const finish = () => {
     state.observer.disconnect(); native.clearTimeout.call(window, timer); native.clearTimeout.call(window, limit);
     state.onMutation = state.onIdle = null;
@@ -234,7 +236,7 @@ DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => {
     native.requestAnimationFrame.call(window, () => later(one, 0));
     later(one, unchanged);
   }
-})"""
+} catch (_) { setTimeout(() => resolve(null), quiet); } })"""  # a page that broke our state: the plain window
 
 LOADED = """() => document.readyState === 'complete' ||
   new Promise(resolve => window.addEventListener('load', () => resolve(true), {once: true}))"""
@@ -386,16 +388,28 @@ class ActionWatch:
         self.committed = False
         self.refusals_seen = tracker.refusals.count if tracker.refusals else 0
         self.pending_work: list[str] = []  # what the last DOM-quiet wait left pending in the page
+        self._begun: asyncio.Future[None] | None = None  # the watch's start in the page (``begin``)
         tracker.watch = self  # the newest action's watch gets the events
 
-    async def begin(self) -> None:
-        """Start following the work the action schedules (``WATCH``), just before it acts. Typing
-        needs none: the script that prepares the field starts it. A page that cannot run it now
-        (navigating, blocked by a dialog, closed) is settled as before, without it."""
+    def begin(self) -> None:
+        """Start following the work the action schedules (``WATCH``), just before it acts. Sent, not
+        awaited: the action's own scripts (the element's actionability check, the field's
+        preparation) and so its input go after it on the page's session; an action with no script
+        of its own before its input awaits ``begun`` first. Typing at once needs none: the script
+        that prepares the field starts it. A page that cannot run it now (navigating, blocked by a
+        dialog, closed) is settled as before, without it."""
         probe = self.tracker.probe
-        if probe.closed or self.caps.effects <= 0:
+        if probe.closed or self.caps.effects <= 0 or self._begun is not None:
             return
-        answer = asyncio.ensure_future(probe.main_evaluate(WATCH, TRACK_MS))
+        self._begun = asyncio.ensure_future(self._watch_in_page())
+
+    async def begun(self) -> None:
+        """Return once the page runs the watch ``begin`` sent (at once without one)."""
+        if self._begun is not None:
+            await asyncio.shield(self._begun)
+
+    async def _watch_in_page(self) -> None:
+        answer = asyncio.ensure_future(self.tracker.probe.main_evaluate(WATCH, TRACK_MS))
         try:
             async with asyncio.timeout(1.0):  # a page blocked by a dialog never answers
                 await answer_or_held_navigation(answer, self.tracker)
@@ -421,6 +435,8 @@ class ActionWatch:
 
     # waiting -----------------------------------------------------------------------------------
     async def settle(self) -> Settled:
+        await self.begun()
+        self._begun = None  # a batch's next step begins again
         caps = self.caps
         loop = asyncio.get_running_loop()
         navigation_deadline = loop.time() + caps.navigation

@@ -46,12 +46,13 @@ def caps(session: Session, *, page_load: bool = False, typing: bool = False, eff
     """The settle caps; ``page_load`` adds the quiet window a freshly loaded page is watched for;
     ``typing`` lets the wait end early when typing changed nothing but the field (the field's
     preparation counts the page's mutations, see ``settle.WATCH_DOM``); ``effects`` follows the
-    work the action schedules in the page (``effects_settle_cap``)."""
+    work the action schedules in the page (``effects_settle_cap``), and since that watch starts
+    before the action, also ends early when the action changed nothing and left nothing pending."""
     settings = session.settings
     return SettleCaps(settings.navigation_settle_cap, settings.request_settle_cap,
                       settings.dom_quiet_ms, settings.dom_quiet_cap,
                       settings.load_quiet_ms / 1000 if page_load else 0.0,
-                      settings.dom_unchanged_ms if typing else 0, page_load,
+                      settings.dom_unchanged_ms if typing or effects else 0, page_load,
                       settings.effects_settle_cap if effects else 0.0)
 
 
@@ -60,13 +61,14 @@ async def observe(session: Session, *, typing: bool = False, action: str | None 
     """What the page is before an action, and the start of the watch on what it sets off.
 
     ``action`` (the reply's word for it: "click") also follows the work it schedules in the page,
-    from here on (one round trip; ``prepared``: the action starts that itself, as typing does)."""
+    from here on (sent, not awaited, see ``ActionWatch.begin``; ``prepared``: the action starts that
+    itself, as typing does)."""
     tab = await session.tab()
     title = asyncio.ensure_future(tab.title())
     title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by report
     watch = tab.watch(caps(session, typing=typing, effects=action is not None))
     if action is not None and not prepared:
-        await watch.begin()
+        watch.begin()
     return Observation(tab.url, title, session.console_seen, watch, action)
 
 

@@ -33,8 +33,9 @@ async def run_steps(session: Session, response: Response, steps: list[tuple[str,
     total = len(steps)
     for number, (label, args, perform) in enumerate(steps, 1):
         try:
-            if number > 1 and before.watch is not None:
-                await before.watch.begin()  # follow what this step schedules, as a single action would
+            if before.watch is not None:  # follow what this step schedules, as a single action would
+                before.watch.begin()
+                await before.watch.begun()  # a step may be a key press with no script before its input
             line = await perform(session, args)
             await settle(before)  # the next step acts on the page this one left
         except WebhandError as error:
