@@ -18,6 +18,7 @@ what the wait saw ("No change seen within 1 s of the click.") rather than only c
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -108,7 +109,8 @@ async def report(session: Session, before: Observation, response: Response) -> N
 
 
 def _seconds(seconds: float) -> str:
-    return f"{max(seconds, 0.1):.1f}".removesuffix(".0") + " s"
+    """Rounded down: "no change within 1 s" stays true of a wait that lasted 1.06 s."""
+    return f"{math.floor(seconds * 10) / 10:.1f}".removesuffix(".0") + " s"
 
 
 def _no_change(settled: Settled | None, action: str | None) -> str | None:
