@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -79,13 +80,13 @@ async def test_a_click_that_changes_nothing_says_so(tools, site):
 async def test_work_still_going_at_the_cap_is_named(tools, site):
     shot = await snapshot(tools, site.url("effects/later.html"))
     reply = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Keep busy"')}))
-    assert "Still pending after 1 s: a timer (100 ms)" in reply, reply
-    assert "No change seen within 1 s of the click." in reply
+    assert re.search(r"Still pending after 1(\.\d)? s: a timer \(100 ms\)", reply), reply
+    assert re.search(r"No change seen within 1(\.\d)? s of the click\.", reply), reply
 
 
 async def test_failed_requests_to_another_host_are_one_line(tools, site, other_site):
     other = other_site.url("").rstrip("/")
     reply = ok(await tools.call("browser_navigate", {"url": site.url(f"effects/other_hosts.html?other={other}")}))
     host = other.removeprefix("http://")
-    assert f"3 requests to other hosts failed: {host} (3) (browser_network_requests lists them)." in reply, reply
+    assert f"3 requests to other hosts failed: {host} (3, " in reply, reply  # the reason: HTTP 404, or ORB's block
     assert "Request failed" not in reply

@@ -123,13 +123,18 @@ def _no_change(settled: Settled | None, action: str | None) -> str | None:
     return f"No change seen after the {action}, and nothing it started is still pending."
 
 
+def _host(url: str) -> str:
+    """Host and port, without credentials a URL may carry."""
+    return urlsplit(url).netloc.rsplit("@", 1)[-1]
+
+
 def report_requests(settled: Settled, response: Response, *, page_url: str | None = None) -> None:
     """Failed requests and those still loading at the cap, in a few lines. Failures of requests to
     other hosts than the page's (an avatar service, an update check) are one line together."""
     own, elsewhere = [], []
-    host = urlsplit(page_url).netloc if page_url else None
+    host = _host(page_url) if page_url else None
     for failed in settled.failed_requests:
-        other = host is not None and urlsplit(failed.url).netloc not in ("", host)
+        other = host is not None and _host(failed.url) not in ("", host)
         (elsewhere if other and not failed.reason.startswith("refused") else own).append(failed)
     if len(elsewhere) < 2:
         own, elsewhere = settled.failed_requests, []
@@ -138,11 +143,13 @@ def report_requests(settled: Settled, response: Response, *, page_url: str | Non
     if len(own) > _MAX_REQUEST_LINES:
         response.add(f"… and {len(own) - _MAX_REQUEST_LINES} more failed requests.")
     if elsewhere:
-        hosts = Counter(urlsplit(failed.url).netloc for failed in elsewhere)
-        named = ", ".join(f"{response.clip(name, 80)} ({count})" for name, count in hosts.most_common(3))
+        hosts = Counter(_host(failed.url) for failed in elsewhere)
+        named = []
+        for name, count in hosts.most_common(3):
+            reason = Counter(f.reason for f in elsewhere if _host(f.url) == name).most_common(1)[0][0]
+            named.append(f"{response.clip(name, 80)} ({count}, {response.clip(reason, 80)})")
         more = f" and {len(hosts) - 3} more hosts" if len(hosts) > 3 else ""
-        response.add(f"{len(elsewhere)} requests to other hosts failed: {named}{more} "
-                     "(browser_network_requests lists them).")
+        response.add(f"{len(elsewhere)} requests to other hosts failed: {', '.join(named)}{more}.")
     if settled.unfinished_requests:
         response.add(f"Still loading after {len(settled.unfinished_requests)} request(s) hit the wait cap: "
                      f"{response.clip(settled.unfinished_requests[0], 200)} "
