@@ -31,10 +31,13 @@ async def snapshot(tools, url: str) -> str:
 @pytest.mark.parametrize("slowly", [False, True])
 async def test_a_debounced_save_has_run_when_typing_replies(tools, site, slowly):
     # The editor copies its text into the form 250 ms after the last key; Publish, clicked at once
-    # after the typing's reply, sends what was typed (it used to publish an empty page).
+    # after the typing's reply, sends what was typed (it used to publish an empty page). The page
+    # also shows "Draft saved" then: the typing's reply shows it (a slow machine's slow replies
+    # could hide the race from the click alone).
     shot = await snapshot(tools, site.url("effects/debounce.html"))
-    ok(await tools.call("browser_type", {"ref": ref_of(shot, 'textbox "Body"'), "text": "We open at nine.",
-                                         "slowly": slowly}))
+    typed = ok(await tools.call("browser_type", {"ref": ref_of(shot, 'textbox "Body"'), "text": "We open at nine.",
+                                                 "slowly": slowly}))
+    assert "Draft saved" in typed, typed
     published = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Publish"')}))
     assert "Published: We open at nine." in published, published
     saved = await tools.call("browser_eval", {"expression": "window.published"})
