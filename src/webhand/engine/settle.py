@@ -11,7 +11,9 @@ the current watch, so the watch knows exactly which navigation and requests the 
 
 1. the DOM to go quiet (a MutationObserver in the page resolves after ``dom_quiet_ms`` without a
    mutation, capped; sooner when a watch started before the action saw it change nothing, see
-   ``DOM_QUIET``). Those few milliseconds are also when the events of requests the action
+   ``DOM_QUIET``) and the work the action scheduled in the page (short timers, animation frames,
+   a WebSocket message's answer: ``WORK_HUB``, started by ``ActionWatch.begin``) to have run,
+   capped by ``SettleCaps.effects``. Those few milliseconds are also when the events of requests the action
    started reach us, so step 2 and 3 see them;
 2. a navigation the action started to commit and load (capped);
 3. requests the action started to finish (capped);
@@ -60,8 +62,10 @@ WORK_HUB = """() => {
   const known = window.__webhandWork;
   if (known && known.ours && known.ours.has(window.setTimeout) && known.ours.has(window.requestAnimationFrame))
     return known;
-  const hub = known && known.ours ? known : {state: null, current: null, ours: new WeakSet(), ids: new Map(), frames: new Map(),
-    native: {setTimeout: window.setTimeout, clearTimeout: window.clearTimeout, requestAnimationFrame: window.requestAnimationFrame}};
+  const hub = known && known.ours ? known : {
+    state: null, current: null, ours: new WeakSet(), ids: new Map(), frames: new Map(),
+    native: {setTimeout: window.setTimeout, clearTimeout: window.clearTimeout,
+             requestAnimationFrame: window.requestAnimationFrame}};
   const UNTRACKED = hub.untracked || (hub.untracked = {});
   const SHORT = """ + str(SHORT_MS) + """, FRAME_DEPTH = 3, TIMER_DEPTH = 20;
   // Who scheduled this: the live watch when the page's own code runs at the top of a task (an
@@ -183,7 +187,8 @@ WATCH_DOM = """(typing, trackMs) => {
     state.mutations += counted;
     if (counted && state.onMutation) state.onMutation();
   });
-  state.observe = () => state.observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  state.observe = () => state.observer.observe(document, {subtree: true, childList: true, attributes: true,
+                                                          characterData: true});
   state.observe();
   if (hub) hub.state = state;
   try { Object.defineProperty(window, '__webhandQuiet', {value: state, configurable: true, writable: true}); }

@@ -105,7 +105,8 @@ async def report(session: Session, before: Observation, response: Response) -> N
         if settled.pending_work:
             response.add(f"Still pending after {_seconds(settled.seconds)}: {', '.join(settled.pending_work)} "
                          "(browser_wait_for to give it longer).")
-    await report_snapshot_changes(session, response, title=title, unchanged=None if moved else _no_change(settled, before.action))
+    unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
+    await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
 
 
 def _seconds(seconds: float) -> str:
