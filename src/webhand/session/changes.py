@@ -47,13 +47,13 @@ def caps(session: Session, *, page_load: bool = False, typing: bool = False, eff
     """The settle caps; ``page_load`` adds the quiet window a freshly loaded page is watched for;
     ``typing`` lets the wait end early when typing changed nothing but the field (the field's
     preparation counts the page's mutations, see ``settle.WATCH_DOM``); ``effects`` follows the
-    work the action schedules in the page (``effects_settle_cap``), and since that watch starts
-    before the action, also ends early when the action changed nothing and left nothing pending."""
+    work the action schedules in the page (``effects_settle_cap``). Only typing takes the short
+    path: a click or key that submits a form may start its navigation after that path's end."""
     settings = session.settings
     return SettleCaps(settings.navigation_settle_cap, settings.request_settle_cap,
                       settings.dom_quiet_ms, settings.dom_quiet_cap,
                       settings.load_quiet_ms / 1000 if page_load else 0.0,
-                      settings.dom_unchanged_ms if typing or effects else 0, page_load,
+                      settings.dom_unchanged_ms if typing else 0, page_load,
                       settings.effects_settle_cap if effects else 0.0)
 
 
