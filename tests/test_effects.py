@@ -44,6 +44,15 @@ async def test_a_debounced_save_has_run_when_typing_replies(tools, site, slowly)
     assert json.loads(ok(saved)) == "We open at nine."
 
 
+async def test_a_key_pressed_on_the_page_waits_for_the_save_it_set_off(tools, site):
+    # A key press on the page runs no script of ours before its key: the page's watch still
+    # starts first, so the debounced save it sets off is in the reply.
+    shot = await snapshot(tools, site.url("effects/debounce.html"))
+    ok(await tools.call("browser_click", {"ref": ref_of(shot, 'textbox "Body"')}))
+    pressed = ok(await tools.call("browser_press_key", {"key": "x"}))
+    assert "Draft saved" in pressed, pressed
+
+
 @pytest.mark.parametrize("later_ms", [120, 300])
 async def test_a_request_started_after_the_click_is_waited_for(tools, site, later_ms):
     shot = await snapshot(tools, site.url(f"effects/later.html?ms={later_ms}"))

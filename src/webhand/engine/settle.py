@@ -400,8 +400,9 @@ class ActionWatch:
         """Start following the work the action schedules (``WATCH``), just before it acts. Sent, not
         awaited: the action's own scripts (the element's actionability check, the field's
         preparation) and so its input go after it on the page's session; an action with no script
-        of its own before its input awaits ``begun`` first. Typing at once needs none: the script
-        that prepares the field starts it. A page that cannot run it now (navigating, blocked by a
+        before its input (a key press on the page) awaits ``begun`` first, since its key can reach
+        the page before the script. Typing at once needs none: the script that prepares the field
+        starts it. A page that cannot run it now (navigating, blocked by a
         dialog, closed) is settled as before, without it."""
         probe = self.tracker.probe
         if probe.closed or self.caps.effects <= 0 or self._begun is not None:

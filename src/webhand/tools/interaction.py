@@ -71,8 +71,8 @@ async def act(session: Session, response: Response, perform: Perform, args: Tool
     action = ACTION_WORDS.get(perform.__name__.removeprefix("perform_"))
     before = await observe(session, typing=typing, action=action, prepared=prepared)
     if before.watch is not None and not (getattr(args, "ref", None) or getattr(args, "selector", None)):
-        # A key press or scroll of the page runs no script of its own before its input: the
-        # page's watch must have started first (see ActionWatch.begin).
+        # A key press or scroll of the page runs no script of its own before its input, and its
+        # key can reach the page before the watch's script (test_effects): wait for the watch.
         await before.watch.begun()
     response.add(await perform(session, args))
     await report(session, before, response)
