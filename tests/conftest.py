@@ -54,6 +54,7 @@ CONFORMANCE_FILES = {
     "test_corpus_admin.py",
     "test_dashboard.py",
     "test_dialogs.py",
+    "test_effects.py",
     "test_export.py",
     "test_files.py",
     "test_find.py",

@@ -155,6 +155,7 @@ class Settings(BaseModel):
     dom_quiet_ms: int = Field(25, ge=0, le=5000, description="The DOM counts as settled after this many ms without mutations.")
     dom_quiet_cap: float = Field(0.5, ge=0, le=60, description="Seconds an action waits at most for the DOM to go quiet.")
     dom_unchanged_ms: int = Field(10, ge=0, le=5000, description="browser_type: when typing changed nothing in the DOM but the field, the page counts as settled after its next animation frame and at least this many ms instead of dom_quiet_ms; 0 always waits dom_quiet_ms.")
+    effects_settle_cap: float = Field(1.0, ge=0, le=60, description="Seconds an action waits at most for work it scheduled in the page (timers of up to 500 ms, animation frames, the answer to a WebSocket message it sent) and what that work changes; 0 waits for none of it.")
     load_quiet_ms: int = Field(150, ge=0, le=10_000, description="After browser_navigate loads a page, it is ready once it went idle, or this many ms passed, with no request started (requests it starts are waited for, up to request_settle_cap); 0 skips this.")
     # Looking less like a bot (engine/stealth.py): a UA without "Headless", navigator.webdriver false ...
     stealth: bool = Field(False, description="Hide the usual signs of an automated headless browser (playwright-stealth's evasions, no AutomationControlled). See docs/design.md for what it does not hide.")
@@ -175,6 +176,7 @@ class Settings(BaseModel):
 
     @field_validator("timeout", "action_timeout", "launch_timeout", "idle_timeout", "idle_check_interval",
                      "abandoned_after", "queue_timeout", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap",
+                     "effects_settle_cap",
                      mode="before")
     @classmethod
     def _durations(cls, value: Any) -> Any:

@@ -77,6 +77,9 @@ class SettleCaps:
     # The action was a page load the driver already waited for ("load" fired): the settle starts
     # from there instead of with a DOM-quiet window (see settle.ActionWatch.settle).
     page_load: bool = False
+    # Seconds the work the action scheduled (short timers, animation frames, a WebSocket message's
+    # answer: settle.WORK_HUB) is waited for, from the end of the action; 0 follows none.
+    effects: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,11 @@ class Settled:
     """What waiting for an action's effects found."""
 
     failed_requests: list[FailedRequest]
-    unfinished_requests: list[str]  # URLs still loading when the request cap ran out
+    unfinished_requests: list[str]  # "METHOD URL" of requests still loading when the request cap ran out
     navigation_unfinished: bool  # a navigation the action started had not loaded within its cap
+    # Work the action scheduled in the page that had not run when the wait ended ("a timer (300 ms)").
+    pending_work: list[str] = field(default_factory=list)
+    seconds: float = 0.0  # how long the wait lasted, from the end of the action
 
 
 WaitKind = Literal["text", "text_gone", "selector_visible", "selector_hidden", "url", "network_idle", "javascript", "time"]
@@ -99,6 +105,14 @@ class WaitCondition:
 
 class ActionWatch(Protocol):
     """Started before an action; ``settle`` waits for what the action set off (may be called again)."""
+
+    def begin(self) -> None:
+        """Start following, in the page, the work the action is about to schedule (sent just before it acts)."""
+        ...
+
+    async def begun(self) -> None:
+        """Return once the page runs what ``begin`` sent."""
+        ...
 
     async def settle(self) -> Settled: ...
 

@@ -11,7 +11,9 @@ the current watch, so the watch knows exactly which navigation and requests the 
 
 1. the DOM to go quiet (a MutationObserver in the page resolves after ``dom_quiet_ms`` without a
    mutation, capped; sooner when a watch started before the action saw it change nothing, see
-   ``DOM_QUIET``). Those few milliseconds are also when the events of requests the action
+   ``DOM_QUIET``) and the work the action scheduled in the page (short timers, animation frames,
+   a WebSocket message's answer: ``WORK_HUB``, started by ``ActionWatch.begin``) to have run,
+   capped by ``SettleCaps.effects``. Those few milliseconds are also when the events of requests the action
    started reach us, so step 2 and 3 see them;
 2. a navigation the action started to commit and load (capped);
 3. requests the action started to finish (capped);
@@ -40,16 +42,143 @@ _MAX_ROUNDS = 3
 #: Requests that stay open by design (server-sent events): waiting for them to finish only costs the cap.
 STREAMS = {"eventsource", "websocket"}
 
-# Counts the document's mutations from the start of an action: typing runs it first, in the script
-# that focuses the field (page_scripts.FILL_PREPARE), so that settling knows whether typing changed
-# anything. Only the main frame's count is read: typing in a child frame waits the full window.
-# With ``typing``, the typed field's own change (a framework mirroring its value into the attribute,
-# the text of a contenteditable) is the action itself, not the page reacting to it, and is not
-# counted. Non-enumerable: the page's own code listing window's keys does not see it.
-WATCH_DOM = """(typing) => {
+#: Timers of at most this many ms that an action schedules are waited for (capped by
+#: ``SettleCaps.effects``); longer ones are a later step of the page, not this action's effect.
+SHORT_MS = 500
+#: How long a watch attributes new work to its action (ms): about the longest settle of a click.
+TRACK_MS = 5000
+
+# The page's own scheduling, followed from the start of an action (installed once per document by
+# the first watch; see "Waiting for effects" in docs/design.md). setTimeout/setInterval with a delay
+# of at most ``SHORT_MS``, requestAnimationFrame and WebSocket.send, called while a watch is live
+# from code the action ran (an event handler, a task it queued) or from a callback of such work, are
+# the action's pending work until they run (a WebSocket: until its next message). Work chained from
+# callbacks scheduled outside a watch (an animation loop, a poll started earlier) is not the
+# action's: each callback runs with the context it was scheduled in. Animation-frame chains count a
+# few frames deep only (beyond that it is an animation, not a step of work). The wrappers are
+# Proxies of the originals (their name, length and prototype stay); a page that replaces them is
+# wrapped again by the next watch; one that keeps a reference from before simply goes unseen.
+WORK_HUB = """() => {
+  const known = window.__webhandWork;
+  if (known && known.ours && known.ours.has(window.setTimeout) && known.ours.has(window.requestAnimationFrame))
+    return known;
+  const hub = known && known.ours ? known : {
+    state: null, current: null, ours: new WeakSet(), ids: new Map(), frames: new Map(),
+    native: {setTimeout: window.setTimeout, clearTimeout: window.clearTimeout,
+             requestAnimationFrame: window.requestAnimationFrame}};
+  const UNTRACKED = hub.untracked || (hub.untracked = {});
+  const SHORT = """ + str(SHORT_MS) + """, FRAME_DEPTH = 3, TIMER_DEPTH = 20;
+  // Who scheduled this: the live watch when the page's own code runs at the top of a task (an
+  // event handler, a response, a message), the callback's own watch inside a followed callback.
+  const owner = () => {
+    const c = hub.current, s = hub.state;
+    if (c === UNTRACKED) return null;
+    const w = c ? c.state : s;
+    return w && w === s && performance.now() < w.until ? w : null;
+  };
+  const add = (w, what) => { const token = {what}; w.work.add(token); return token; };
+  const done = (w, token) => { if (w.work.delete(token) && !w.work.size && w.onIdle) w.onIdle(); };
+  const run = (context, fn, self, args) => {
+    const saved = hub.current; hub.current = context;
+    try { return Reflect.apply(fn, self, args); } finally { hub.current = saved; }
+  };
+  const wrap = (name, handler) => {
+    const original = window[name];
+    if (typeof original !== 'function' || hub.ours.has(original)) return;
+    const proxy = new Proxy(original, {apply: (target, self, args) => handler(target, self, args)});
+    hub.ours.add(proxy);
+    try { window[name] = proxy; } catch (_) {}
+  };
+  const timer = repeat => (target, self, args) => {
+    const fn = args[0], delay = Number(args[1]) || 0;
+    if (typeof fn !== 'function') return Reflect.apply(target, self, args);
+    const c = hub.current, w = owner(), depth = (c && c !== UNTRACKED ? c.depth : 0) + 1;
+    const followed = w && delay <= SHORT && depth <= TIMER_DEPTH;
+    let token = followed ? add(w, 'a timer (' + Math.round(delay) + ' ms)') : null, id;
+    const context = followed ? {state: w, depth} : UNTRACKED;
+    const call = function (...rest) {
+      try { return run(context, fn, this, rest); }
+      finally {
+        if (token) { hub.ids.delete(id); const t = token; token = null; done(w, t); }
+        if (repeat) context.state && (context.state = null);
+      }
+    };
+    id = Reflect.apply(target, self, [call, ...args.slice(1)]);
+    if (token) hub.ids.set(id, () => { const t = token; token = null; if (t) done(w, t); });
+    return id;
+  };
+  wrap('setTimeout', timer(false));
+  wrap('setInterval', timer(true));
+  const clear = (target, self, args) => {
+    const release = hub.ids.get(args[0]);
+    if (release) { hub.ids.delete(args[0]); release(); }
+    return Reflect.apply(target, self, args);
+  };
+  wrap('clearTimeout', clear);
+  wrap('clearInterval', clear);
+  wrap('requestAnimationFrame', (target, self, args) => {
+    const fn = args[0];
+    if (typeof fn !== 'function') return Reflect.apply(target, self, args);
+    const c = hub.current, w = owner(), depth = (c && c !== UNTRACKED ? c.depth : 0) + 1;
+    const followed = w && depth <= FRAME_DEPTH;
+    let token = followed ? add(w, 'an animation frame') : null, id;
+    const context = followed ? {state: w, depth} : UNTRACKED;
+    id = Reflect.apply(target, self, [function (...rest) {
+      try { return run(context, fn, this, rest); }
+      finally { if (token) { hub.frames.delete(id); const t = token; token = null; done(w, t); } }
+    }]);
+    if (token) hub.frames.set(id, () => { const t = token; token = null; if (t) done(w, t); });
+    return id;
+  });
+  wrap('cancelAnimationFrame', (target, self, args) => {
+    const release = hub.frames.get(args[0]);
+    if (release) { hub.frames.delete(args[0]); release(); }
+    return Reflect.apply(target, self, args);
+  });
+  const socket = window.WebSocket && window.WebSocket.prototype;
+  const send = socket && Object.getOwnPropertyDescriptor(socket, 'send');
+  if (send && typeof send.value === 'function' && !hub.ours.has(send.value)) {
+    const proxy = new Proxy(send.value, {apply: (target, self, args) => {
+      const result = Reflect.apply(target, self, args);
+      const w = owner();
+      if (w && self instanceof window.WebSocket) {
+        let token = add(w, 'an answer on the WebSocket ' + String(self.url).slice(0, 200));
+        const over = () => {
+          if (!token) return;
+          const t = token; token = null;
+          for (const kind of ['message', 'close', 'error']) self.removeEventListener(kind, over);
+          done(w, t);
+        };
+        for (const kind of ['message', 'close', 'error']) self.addEventListener(kind, over);
+      }
+      return result;
+    }});
+    hub.ours.add(proxy);
+    try { Object.defineProperty(socket, 'send', {...send, value: proxy}); } catch (_) {}
+  }
+  if (!known) {
+    try { Object.defineProperty(window, '__webhandWork', {value: hub, configurable: true, writable: true}); }
+    catch (_) {}
+  }
+  return hub;
+}"""
+
+
+# Counts the document's mutations from the start of an action, and starts following the work the
+# action schedules (``WORK_HUB``; for ``track_ms`` ms, 0: none, as on a document a navigation just
+# brought). Typing runs it first, in the script that focuses the field (page_scripts.FILL_PREPARE);
+# other actions run it just before they act (``ActionWatch.begin``). Only the main frame's count is
+# read: typing in a child frame waits the full window. With ``typing``, the typed field's own
+# change (a framework mirroring its value into the attribute, the text of a contenteditable) is
+# the action itself, not the page reacting to it, and is not counted. Non-enumerable: the page's
+# own code listing window's keys does not see it.
+WATCH_DOM = """(typing, trackMs) => {
+  let hub = null;
+  try { hub = (""" + WORK_HUB + """)(); } catch (_) {}  // a page that broke it: its work goes unseen
   const old = window.__webhandQuiet;
   try { if (old && old.observer instanceof MutationObserver) old.observer.disconnect(); } catch (_) {}
-  const state = {mutations: 0, onMutation: null};
+  const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(),
+                 until: performance.now() + (trackMs === undefined ? """ + str(TRACK_MS) + """ : trackMs)};
   const own = (r, typed) => typed && (r.target === typed ? r.attributeName === 'value'
     : typed.isContentEditable && r.type !== 'attributes' && typed.contains(r.target));
   state.observer = new MutationObserver(records => {
@@ -58,37 +187,61 @@ WATCH_DOM = """(typing) => {
     state.mutations += counted;
     if (counted && state.onMutation) state.onMutation();
   });
-  state.observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  state.observe = () => state.observer.observe(document, {subtree: true, childList: true, attributes: true,
+                                                          characterData: true});
+  state.observe();
+  if (hub) hub.state = state;
   try { Object.defineProperty(window, '__webhandQuiet', {value: state, configurable: true, writable: true}); }
   catch (_) {}  // a page that took the name: settling then waits the full window
   return state;
 }"""
 
-# Resolves once the document has gone ``quiet`` ms without a DOM mutation, or after ``cap`` ms.
-# With ``unchanged`` > 0 and a watch that counted no mutation since the action began, it resolves
-# sooner: once both the next animation frame and a task after it have run (rAF-batched renderers
-# draw then) and ``unchanged`` ms have passed (short timers, message-channel tasks, a worker's
-# answer). A mutation meanwhile switches back to the full window. A tab that draws no frames
-# (hidden) still ends at the ``quiet`` window.
-DOM_QUIET = """([quiet, cap, unchanged]) => new Promise(resolve => {
-  let state = window.__webhandQuiet, timer = 0;
-  const known = !!state && state.observer instanceof MutationObserver && typeof state.mutations === 'number';
-  if (!known) state = (""" + WATCH_DOM + """)(false);
+#: Starts an action's watch in the page (``ActionWatch.begin``).
+WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
+
+# Resolves once the document has gone ``quiet`` ms without a DOM mutation and the work the action
+# scheduled (``WORK_HUB``) has run, or after ``cap`` ms (``work_cap`` ms while that work is still
+# pending). With ``unchanged`` > 0 and a watch that counted no mutation and holds no pending work,
+# it resolves sooner: once both the next animation frame and a task after it have run
+# (rAF-batched renderers draw then) and ``unchanged`` ms have passed (short timers, message-channel
+# tasks, a worker's answer). A mutation meanwhile switches back to the full window. A tab that
+# draws no frames (hidden) still ends at the ``quiet`` window. Answers with the work still pending
+# (a few descriptions) and whether the document changed since the watch began.
+DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => { try {
+  let state = window.__webhandQuiet, timer = 0, limit = 0, quietDone = false;
+  const known = !!state && state.observer instanceof MutationObserver && typeof state.mutations === 'number'
+    && state.work instanceof Set;
+  if (!known) state = (""" + WATCH_DOM + """)(false, 0);
+  else state.observe();
+  const hub = window.__webhandWork, start = performance.now();
+  const native = hub && hub.native || {setTimeout, clearTimeout, requestAnimationFrame};
   const finish = () => {
-    state.observer.disconnect(); clearTimeout(timer); clearTimeout(limit);
-    try { if (window.__webhandQuiet === state) delete window.__webhandQuiet; } catch (_) {}
-    resolve(true);
+    state.observer.disconnect(); native.clearTimeout.call(window, timer); native.clearTimeout.call(window, limit);
+    state.onMutation = state.onIdle = null;
+    resolve({pending: [...state.work].slice(0, 3).map(t => t.what), more: Math.max(0, state.work.size - 3),
+             mutations: state.mutations});
   };
-  const limit = setTimeout(finish, cap);
-  state.onMutation = () => { clearTimeout(timer); timer = setTimeout(finish, quiet); };
+  const later = (fn, ms) => native.setTimeout.call(window, fn, ms);
+  const ready = () => { if (quietDone && !state.work.size) finish(); };
+  const atLimit = () => {
+    const left = workCap - (performance.now() - start);
+    if (state.work.size && left > 0) limit = later(atLimit, left);
+    else finish();
+  };
+  limit = later(atLimit, cap);
+  state.onMutation = () => {
+    quietDone = false; native.clearTimeout.call(window, timer);
+    timer = later(() => { quietDone = true; ready(); }, quiet);
+  };
+  state.onIdle = state.onMutation;  // the last pending work ran: a quiet window after it
   state.onMutation();
   if (known && unchanged > 0 && state.mutations === 0) {
     let waits = 2;
-    const one = () => { if (--waits === 0 && state.mutations === 0) finish(); };
-    requestAnimationFrame(() => setTimeout(one, 0));
-    setTimeout(one, unchanged);
+    const one = () => { if (--waits === 0 && state.mutations === 0 && !state.work.size) finish(); };
+    native.requestAnimationFrame.call(window, () => later(one, 0));
+    later(one, unchanged);
   }
-})"""
+} catch (_) { setTimeout(() => resolve(null), quiet); } })"""  # a page that broke our state: the plain window
 
 LOADED = """() => document.readyState === 'complete' ||
   new Promise(resolve => window.addEventListener('load', () => resolve(true), {once: true}))"""
@@ -239,7 +392,35 @@ class ActionWatch:
         self.navigation: TrackedRequest | None = None  # a main-frame navigation not yet committed or ended
         self.committed = False
         self.refusals_seen = tracker.refusals.count if tracker.refusals else 0
+        self.pending_work: list[str] = []  # what the last DOM-quiet wait left pending in the page
+        self._begun: asyncio.Future[None] | None = None  # the watch's start in the page (``begin``)
         tracker.watch = self  # the newest action's watch gets the events
+
+    def begin(self) -> None:
+        """Start following the work the action schedules (``WATCH``), just before it acts. Sent, not
+        awaited: the action's own scripts (the element's actionability check, the field's
+        preparation) and so its input go after it on the page's session; an action with no script
+        before its input (a key press on the page) awaits ``begun`` first, since its key can reach
+        the page before the script. Typing at once needs none: the script that prepares the field
+        starts it. A page that cannot run it now (navigating, blocked by a
+        dialog, closed) is settled as before, without it."""
+        probe = self.tracker.probe
+        if probe.closed or self.caps.effects <= 0 or self._begun is not None:
+            return
+        self._begun = asyncio.ensure_future(self._watch_in_page())
+
+    async def begun(self) -> None:
+        """Return once the page runs the watch ``begin`` sent (at once without one)."""
+        if self._begun is not None:
+            await asyncio.shield(self._begun)
+
+    async def _watch_in_page(self) -> None:
+        answer = asyncio.ensure_future(self.tracker.probe.main_evaluate(WATCH, TRACK_MS))
+        try:
+            async with asyncio.timeout(1.0):  # a page blocked by a dialog never answers
+                await answer_or_held_navigation(answer, self.tracker)
+        except TimeoutError:
+            pass
 
     # fed by the tracker ------------------------------------------------------------------------
     def started(self, request: TrackedRequest) -> None:
@@ -260,12 +441,17 @@ class ActionWatch:
 
     # waiting -----------------------------------------------------------------------------------
     async def settle(self) -> Settled:
+        await self.begun()
+        self._begun = None  # a batch's next step begins again
         caps = self.caps
         loop = asyncio.get_running_loop()
         navigation_deadline = loop.time() + caps.navigation
         requests_deadline = loop.time() + caps.requests
+        effects_deadline = loop.time() + caps.effects
+        started = loop.time()
         navigation_unfinished = False
         unfinished: list[str] = []
+        self.pending_work = []
         # Watching a loaded page for requests it starts on its own takes two rounds per wave
         # (one sees the requests start, the next waits for them); the deadlines bound the time.
         for round_number in range(_MAX_ROUNDS + (2 if caps.load_quiet > 0 else 0)):
@@ -279,7 +465,8 @@ class ActionWatch:
             else:
                 # Only the first round knows what happened since before the action; later rounds
                 # follow a response or a navigation, which usually changes the DOM: the full window.
-                state = await self._dom_quiet(caps.dom_unchanged_ms if round_number == 0 else 0)
+                state = await self._dom_quiet(caps.dom_unchanged_ms if round_number == 0 else 0,
+                                              max(0.0, effects_deadline - loop.time()))
             if state == "gone":
                 break
             waited = False
@@ -297,7 +484,7 @@ class ActionWatch:
                 waited = True
                 if not await self.tracker.until(lambda: not self.pending, max(0.0, requests_deadline - loop.time())):
                     # Long polls and streams never finish: name them once and stop waiting on them.
-                    unfinished += [r.url for r in self.pending]
+                    unfinished += [f"{r.method} {r.url}" for r in self.pending]
                     self.pending.clear()
             if not waited and caps.load_quiet > 0:
                 # Nothing pending: the page is ready once the network has been quiet for the
@@ -308,13 +495,14 @@ class ActionWatch:
             if not waited:
                 break
         else:
-            unfinished += [r.url for r in self.pending]  # started in the last round, never waited on
+            unfinished += [f"{r.method} {r.url}" for r in self.pending]  # started in the last round, never waited on
             self.pending.clear()
         if self.tracker.refusals is not None:  # refused anywhere in the context, e.g. in a tab it opened
             for method, url, reason in self.tracker.refusals.since(self.refusals_seen):
                 self.failed(FailedRequest(method, url, reason))
             self.refusals_seen = self.tracker.refusals.count
-        return Settled(list(self.failures), unfinished, navigation_unfinished)
+        return Settled(list(self.failures), unfinished, navigation_unfinished, list(self.pending_work),
+                       loop.time() - started)
 
     async def _until_request_or_idle(self, window: float) -> bool:
         """True when the page starts a request or navigates within ``window``; False once it is
@@ -341,18 +529,20 @@ class ActionWatch:
                 pass
         return started()
 
-    async def _dom_quiet(self, unchanged_ms: int = 0) -> str:
-        """'quiet' when the DOM went quiet (or hit its cap), 'navigated' if the document was replaced,
-        'gone' if the page closed or is blocked (e.g. by an open alert)."""
+    async def _dom_quiet(self, unchanged_ms: int = 0, work_cap: float = 0.0) -> str:
+        """'quiet' when the DOM went quiet and the work the action scheduled ran (or at the caps),
+        'navigated' if the document was replaced, 'gone' if the page closed or is blocked (e.g. by
+        an open alert). What work was still pending is kept in ``pending_work``."""
         probe, caps = self.tracker.probe, self.caps
+        self.pending_work = []
         if probe.closed:
             return "gone"
         if caps.dom_cap <= 0 or caps.dom_quiet_ms <= 0:
             return "quiet"
         answer = asyncio.ensure_future(probe.main_evaluate(DOM_QUIET, [caps.dom_quiet_ms, caps.dom_cap * 1000,
-                                                                       unchanged_ms]))
+                                                                       unchanged_ms, work_cap * 1000]))
         try:
-            async with asyncio.timeout(caps.dom_cap + 0.5):
+            async with asyncio.timeout(max(caps.dom_cap, work_cap) + 0.5):
                 held = await answer_or_held_navigation(answer, self.tracker)
         except TimeoutError:
             return "gone"  # the page's JavaScript is blocked (a dialog is open): nothing more will settle
@@ -368,6 +558,12 @@ class ActionWatch:
             if isinstance(error, PageGone):
                 return "gone"
             raise error
+        found = answer.result()
+        if isinstance(found, dict):
+            # Built by our script, but in the page's reach: kept to a few short lines of text.
+            pending = [" ".join(str(what).split())[:200] for what in (found.get("pending") or [])[:3]]
+            more = found.get("more") if isinstance(found.get("more"), int) else 0
+            self.pending_work = pending + ([f"{more} more"] if more else [])
         return "quiet"
 
 

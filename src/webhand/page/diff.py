@@ -260,13 +260,15 @@ def _ref(line: str) -> str | None:
     return match.group(0) if match else None
 
 
-async def report_snapshot_changes(session: Session, response: Response, *, title: str | None = None) -> None:
+async def report_snapshot_changes(session: Session, response: Response, *, title: str | None = None,
+                                  unchanged: str | None = None) -> None:
     """Add what the action changed on the page, in the form ``Settings.snapshot_diff`` asks for.
 
     ``diff``: the changed lines, or the new page's snapshot after a navigation; nothing when the
     model has not looked at the page yet. ``full``: the whole snapshot. ``none``: nothing.
     Never fails the action: a page that cannot be read right now only costs the model a note.
-    ``title``: the tab's title, when the caller has just read it.
+    ``title``: the tab's title, when the caller has just read it. ``unchanged``: the line to give
+    instead of "did not change" (what the wait for the action's effects saw, session/changes.py).
     """
     form = session.settings.snapshot_diff
     last: Snapshot | None = session.last_snapshot
@@ -291,7 +293,7 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     changes = None
     if form == "diff" and same_document and new.options == last.options:
         changes = diff_snapshots(last, new)
-        text = changes.render()
+        text = changes.render() if changes.size or unchanged is None else unchanged
         if changes.size <= MAX_DIFF_LINES and len(text) < len(new.text):
             response.add(text)
             return

@@ -29,10 +29,13 @@ ActionName = Literal["click", "type", "press_key", "hover", "focus", "select_opt
 
 async def run_steps(session: Session, response: Response, steps: list[tuple[str, ToolArgs, Perform]], noun: str) -> None:
     """Run ``steps`` (label, arguments, implementation) in order; on a failure, report and raise."""
-    before: Observation = await observe(session)
+    before: Observation = await observe(session, action="steps")
     total = len(steps)
     for number, (label, args, perform) in enumerate(steps, 1):
         try:
+            if before.watch is not None:  # follow what this step schedules, as a single action would
+                before.watch.begin()
+                await before.watch.begun()  # a step may be a key press with no script before its input
             line = await perform(session, args)
             await settle(before)  # the next step acts on the page this one left
         except WebhandError as error:

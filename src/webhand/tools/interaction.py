@@ -59,9 +59,21 @@ def target(args: Any) -> str:
     return args.ref or repr(args.selector)
 
 
-async def act(session: Session, response: Response, perform: Perform, args: ToolArgs, *, typing: bool = False) -> None:
-    """Run one action and reply with what it did and what it changed (``typing``: see ``observe``)."""
-    before = await observe(session, typing=typing)
+#: What the reply calls each action ("No change seen after the click …").
+ACTION_WORDS = {"click": "click", "type": "typing", "press_key": "key press", "hover": "hover", "focus": "focus",
+                "select_option": "selection", "check": "check", "uncheck": "uncheck", "scroll": "scroll", "drag": "drag"}
+
+
+async def act(session: Session, response: Response, perform: Perform, args: ToolArgs, *, typing: bool = False,
+              prepared: bool = False) -> None:
+    """Run one action and reply with what it did and what it changed (``typing``, ``prepared``: see
+    ``observe``)."""
+    action = ACTION_WORDS.get(perform.__name__.removeprefix("perform_"))
+    before = await observe(session, typing=typing, action=action, prepared=prepared)
+    if before.watch is not None and not (getattr(args, "ref", None) or getattr(args, "selector", None)):
+        # A key press or scroll of the page runs no script of its own before its input, and its
+        # key can reach the page before the watch's script (test_effects): wait for the watch.
+        await before.watch.begun()
     response.add(await perform(session, args))
     await report(session, before, response)
 
@@ -124,7 +136,9 @@ async def perform_type(session: Session, args: TypeArgs) -> str:
 async def type_text(session: Session, args: TypeArgs, response: Response) -> None:
     """Type text into an editable element (replacing its text unless clear=false)."""
     # Enter usually submits: that reply waits the full quiet window, like any other key press.
-    await act(session, response, perform_type, args, typing=not args.submit)
+    # Filling at once starts the page's watch itself (FILL_PREPARE); key by key, or after the old
+    # text, it needs its own.
+    await act(session, response, perform_type, args, typing=not args.submit, prepared=args.clear and not args.slowly)
 
 
 # keys ------------------------------------------------------------------------------------------

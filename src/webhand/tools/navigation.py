@@ -92,7 +92,7 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
     if settled is not None:
         document = result.url.split("#", 1)[0]  # its own status is said above
         report_requests(replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]),
-                        response)
+                        response, page_url=url)
     response.data(_loaded(url, title, result.status))
 
 

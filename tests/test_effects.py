@@ -1,0 +1,104 @@
+"""An action's reply waits for the work it set off: a debounced save, a request or a WebSocket
+message that starts a little after the click, and what their answers change. When nothing changed,
+the reply says what the wait saw, not only that two snapshots are alike.
+
+The pages are in tests/pages/effects/; each test reads the reply the model reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+
+from helpers import ref_of
+
+
+def ok(reply) -> str:
+    assert not reply.is_error, reply.text
+    return reply.text
+
+
+async def snapshot(tools, url: str) -> str:
+    ok(await tools.call("browser_navigate", {"url": url}))
+    return ok(await tools.call("browser_snapshot", {}))
+
+
+@pytest.mark.parametrize("slowly", [False, True])
+async def test_a_debounced_save_has_run_when_typing_replies(tools, site, slowly):
+    # The editor copies its text into the form 250 ms after the last key; Publish, clicked at once
+    # after the typing's reply, sends what was typed (it used to publish an empty page). The page
+    # also shows "Draft saved" then: the typing's reply shows it (a slow machine's slow replies
+    # could hide the race from the click alone).
+    shot = await snapshot(tools, site.url("effects/debounce.html"))
+    typed = ok(await tools.call("browser_type", {"ref": ref_of(shot, 'textbox "Body"'), "text": "We open at nine.",
+                                                 "slowly": slowly}))
+    assert "Draft saved" in typed, typed
+    published = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Publish"')}))
+    assert "Published: We open at nine." in published, published
+    saved = await tools.call("browser_eval", {"expression": "window.published"})
+    assert json.loads(ok(saved)) == "We open at nine."
+
+
+async def test_a_key_pressed_on_the_page_waits_for_the_save_it_set_off(tools, site):
+    # A key press on the page runs no script of ours before its key: the page's watch still
+    # starts first, so the debounced save it sets off is in the reply.
+    shot = await snapshot(tools, site.url("effects/debounce.html"))
+    ok(await tools.call("browser_click", {"ref": ref_of(shot, 'textbox "Body"')}))
+    pressed = ok(await tools.call("browser_press_key", {"key": "x"}))
+    assert "Draft saved" in pressed, pressed
+
+
+@pytest.mark.parametrize("later_ms", [120, 300])
+async def test_a_request_started_after_the_click_is_waited_for(tools, site, later_ms):
+    shot = await snapshot(tools, site.url(f"effects/later.html?ms={later_ms}"))
+    reply = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Place order"')}))
+    assert "Order placed: 8 x Orchid" in reply, reply
+    assert "No change seen" not in reply and "did not change" not in reply
+
+
+@pytest.fixture
+async def order_socket() -> AsyncIterator[str]:
+    """A WebSocket server on 127.0.0.1 that confirms each order 100 ms after it comes."""
+    async def confirm(connection: ServerConnection) -> None:
+        async for message in connection:
+            await asyncio.sleep(0.1)  # the server's own pace, as a real backend's
+            await connection.send(str(message))
+
+    async with serve(confirm, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        yield f"ws://127.0.0.1:{port}/"
+
+
+@pytest.mark.parametrize("later_ms", [0, 300])
+async def test_a_websocket_round_trip_is_waited_for(tools, site, order_socket, later_ms):
+    shot = await snapshot(tools, site.url(f"effects/later.html?ms={later_ms}&ws={order_socket}"))
+    ok(await tools.call("browser_wait_for", {"javascript": "window.WebSocket && document.readyState === 'complete'"}))
+    reply = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Send by WebSocket"')}))
+    assert "Order placed: 8 x Orchid" in reply, reply
+
+
+async def test_a_click_that_changes_nothing_says_so(tools, site):
+    shot = await snapshot(tools, site.url("effects/later.html"))
+    reply = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Do nothing"')}))
+    assert "No change seen after the click, and nothing it started is still pending." in reply, reply
+    assert "did not change" not in reply
+
+
+async def test_work_still_going_at_the_cap_is_named(tools, site):
+    shot = await snapshot(tools, site.url("effects/later.html"))
+    reply = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Keep busy"')}))
+    assert re.search(r"Still pending after 1(\.\d)? s: a timer \(100 ms\)", reply), reply
+    assert re.search(r"No change seen within 1(\.\d)? s of the click\.", reply), reply
+
+
+async def test_failed_requests_to_another_host_are_one_line(tools, site, other_site):
+    other = other_site.url("").rstrip("/")
+    reply = ok(await tools.call("browser_navigate", {"url": site.url(f"effects/other_hosts.html?other={other}")}))
+    host = other.removeprefix("http://")
+    assert f"3 requests to other hosts failed: {host} (3, " in reply, reply  # the reason: HTTP 404, or ORB's block
+    assert "Request failed" not in reply
