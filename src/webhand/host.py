@@ -73,7 +73,10 @@ class Webhand:
         return self
 
     async def close(self) -> None:
+        from webhand.page.convert import end_spare_worker  # light: the converting libraries load in the worker
+
         await self.sessions.shutdown_all()
+        end_spare_worker()
 
     async def __aenter__(self) -> "Webhand":
         return await self.start()

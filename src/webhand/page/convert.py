@@ -112,6 +112,12 @@ class _Workers:
             if self._spare is None or self._spare.poll() is not None:
                 self._spare = _start_worker()
 
+    def end_spare(self) -> None:
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            _end(spare)
+
 
 def _start_worker() -> subprocess.Popen[bytes]:
     # Started with this interpreter and this copy of webhand, whatever the working directory.
@@ -123,6 +129,12 @@ def _start_worker() -> subprocess.Popen[bytes]:
 
 
 _workers = _Workers()
+
+
+def end_spare_worker() -> None:
+    """End the worker kept started ahead, if any: a closed Webhand leaves no process of its own behind
+    (the next conversion starts one again)."""
+    _workers.end_spare()
 
 
 # -- in the worker -----------------------------------------------------------------------------
