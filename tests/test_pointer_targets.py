@@ -25,7 +25,7 @@ async def test_clicking_an_option_far_down_a_list_box_selects_it_as_a_click_does
     await open_page(tools, site, "listbox.html")
     refs = await snapshot_refs(tools)
     reply = ok(await tools.call("browser_click", {"ref": refs["Can change permission 34"]}))
-    assert f'option "Can change permission 34" [{refs["Can change permission 34"]}] selected' in reply
+    assert f'option "Can change permission 34" [{refs["Can change permission 34"]}]: not selected → selected' in reply
     assert "status: perms = p34" in reply
     assert await page_value(tools, "[...document.querySelector('#perms').selectedOptions].map(o => o.value)") == ["p34"]
     assert await page_value(tools, "document.querySelector('#events').textContent") == "events: input:perms change:perms"
@@ -43,7 +43,7 @@ async def test_clicking_an_option_of_a_drop_down_chooses_it(tools, site):
     await open_page(tools, site, "listbox.html")
     await snapshot_refs(tools)
     reply = ok(await tools.call("browser_click", {"selector": "#size option[value=m]"}))
-    assert 'combobox "Size"' in reply and 'value="Medium"' in reply
+    assert 'combobox "Size"' in reply and '→ "Medium"' in reply
     assert "status: size = m" in reply
     assert await page_value(tools, "document.querySelector('#events').textContent") == "events: input:size change:size"
 
@@ -52,7 +52,7 @@ async def test_an_option_scrolled_away_inside_boxes_scrolled_away_inside_boxes(t
     await open_page(tools, site, "nested_scroll.html")
     refs = await snapshot_refs(tools)
     reply = ok(await tools.call("browser_click", {"ref": refs["Fruit 12"]}))
-    assert f'option "Fruit 12" [{refs["Fruit 12"]}] selected' in reply
+    assert f'option "Fruit 12" [{refs["Fruit 12"]}]: not selected → selected' in reply
     assert "status: fruit = f12" in reply
     assert await page_value(tools, "[...document.querySelector('#fruit').selectedOptions].map(o => o.value)") == ["f12"]
 

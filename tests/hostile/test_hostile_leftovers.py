@@ -59,10 +59,27 @@ def _browser_paths(registry: Path, owner: int, seen: set[str]) -> list[tuple[int
         if entry.get("owner_pid") != owner or entry["user_data_dir"] in seen:
             continue
         user_data = Path(entry["user_data_dir"])
-        socket_folder = Path(os.readlink(user_data / "SingletonSocket")).parent
+        try:
+            socket_folder = Path(os.readlink(user_data / "SingletonSocket")).parent
+        except OSError:  # not up yet, or gone
+            continue
         seen.add(entry["user_data_dir"])
         found.append((entry["pid"], user_data, socket_folder))
     return found
+
+
+def _running_before(registry: Path, owner: int) -> set[str]:
+    """User-data dirs of browsers ``owner`` already runs (other tests' shared browsers, in the same
+    test process): not this row's, so never counted."""
+    seen: set[str] = set()
+    for file in registry.glob("*.json"):
+        try:
+            entry = json.loads(file.read_text())
+        except (OSError, ValueError):
+            continue
+        if entry.get("owner_pid") == owner:
+            seen.add(entry["user_data_dir"])
+    return seen
 
 
 async def _until(condition, cap: float = 30.0) -> bool:
@@ -88,7 +105,7 @@ def _record(ending: str, browsers: list[tuple[int, Path, Path]], temporary: Path
 
 @pytest.mark.parametrize("engine", ["cdp", "playwright"])
 async def test_a_closed_session_leaves_nothing(tmp_path_factory, site, engine, private_tmp):
-    seen: set[str] = set()
+    seen = _running_before(_registry_dir(), os.getpid())
     browsers = []
     settings = settings_for_tests(tmp_path_factory, driver=engine, isolation="process", warm_reserve=False)
     async with Webhand(settings) as wh:
@@ -102,7 +119,7 @@ async def test_a_closed_session_leaves_nothing(tmp_path_factory, site, engine, p
 
 
 async def test_an_idle_session_leaves_nothing(tmp_path_factory, site, private_tmp):
-    seen: set[str] = set()
+    seen = _running_before(_registry_dir(), os.getpid())
     settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False, idle_timeout=0.5,
                                   idle_check_interval=0.1)
     async with Webhand(settings) as wh:
@@ -115,7 +132,7 @@ async def test_an_idle_session_leaves_nothing(tmp_path_factory, site, private_tm
 
 
 async def test_closing_webhand_leaves_nothing(tmp_path_factory, site, private_tmp):
-    seen: set[str] = set()
+    seen = _running_before(_registry_dir(), os.getpid())
     settings = settings_for_tests(tmp_path_factory, isolation="context", warm_reserve=True)
     async with Webhand(settings) as wh:
         for name in ("one", "two"):
