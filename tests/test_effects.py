@@ -61,11 +61,14 @@ async def test_a_request_started_after_the_click_is_waited_for(tools, site, late
     assert "No change seen" not in reply and "did not change" not in reply
 
 
-@pytest.fixture
-async def order_socket() -> AsyncIterator[str]:
-    """A WebSocket server on 127.0.0.1 that confirms each order 100 ms after it comes."""
+@pytest.fixture(params=["answer", "receipt first"])
+async def order_socket(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """A WebSocket server on 127.0.0.1 that confirms each order 100 ms after it comes; with "receipt
+    first" it sends a receipt ('ack') at once, as Streamlit says a run started before its output."""
     async def confirm(connection: ServerConnection) -> None:
         async for message in connection:
+            if request.param == "receipt first":
+                await connection.send("ack")
             await asyncio.sleep(0.1)  # the server's own pace, as a real backend's
             await connection.send(str(message))
 

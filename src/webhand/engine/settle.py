@@ -45,6 +45,9 @@ STREAMS = {"eventsource", "websocket"}
 #: Timers of at most this many ms that an action schedules are waited for (capped by
 #: ``SettleCaps.effects``); longer ones are a later step of the page, not this action's effect.
 SHORT_MS = 500
+#: A WebSocket the action sent a message on is awaited until it has been quiet this long (ms) after a
+#: message: an answer may come in several (Streamlit: the run's start, then its output).
+SOCKET_QUIET_MS = 150
 #: How long a watch attributes new work to its action (ms): about the longest settle of a click.
 TRACK_MS = 5000
 
@@ -52,8 +55,8 @@ TRACK_MS = 5000
 # the first watch; see "Waiting for effects" in docs/design.md). setTimeout/setInterval with a delay
 # of at most ``SHORT_MS``, requestAnimationFrame and WebSocket.send, called while a watch is live
 # from code the action ran (an event handler, a task it queued) or from a callback of such work, are
-# the action's pending work until they run (a WebSocket: until its next message). Work chained from
-# callbacks scheduled outside a watch (an animation loop, a poll started earlier) is not the
+# the action's pending work until they run (a WebSocket: until it has been quiet ``SOCKET_QUIET_MS``
+# after a message). Work chained from callbacks scheduled outside a watch (an animation loop, a poll started earlier) is not the
 # action's: each callback runs with the context it was scheduled in. Animation-frame chains count a
 # few frames deep only (beyond that it is an animation, not a step of work). The wrappers are
 # Proxies of the originals (their name, length and prototype stay); a page that replaces them is
@@ -67,7 +70,7 @@ WORK_HUB = """() => {
     native: {setTimeout: window.setTimeout, clearTimeout: window.clearTimeout,
              requestAnimationFrame: window.requestAnimationFrame}};
   const UNTRACKED = hub.untracked || (hub.untracked = {});
-  const SHORT = """ + str(SHORT_MS) + """, FRAME_DEPTH = 3, TIMER_DEPTH = 20;
+  const SHORT = """ + str(SHORT_MS) + """, SOCKET_QUIET = """ + str(SOCKET_QUIET_MS) + """, FRAME_DEPTH = 3, TIMER_DEPTH = 20;
   // Who scheduled this: the live watch when the page's own code runs at the top of a task (an
   // event handler, a response, a message), the callback's own watch inside a followed callback.
   const owner = () => {
@@ -142,14 +145,23 @@ WORK_HUB = """() => {
       const result = Reflect.apply(target, self, args);
       const w = owner();
       if (w && self instanceof window.WebSocket) {
-        let token = add(w, 'an answer on the WebSocket ' + String(self.url).slice(0, 200));
+        let token = add(w, 'an answer on the WebSocket ' + String(self.url).slice(0, 200)), quiet = 0;
         const over = () => {
           if (!token) return;
           const t = token; token = null;
-          for (const kind of ['message', 'close', 'error']) self.removeEventListener(kind, over);
+          hub.native.clearTimeout.call(window, quiet);
+          for (const kind of ['message', 'close', 'error']) self.removeEventListener(kind, heard);
           done(w, t);
         };
-        for (const kind of ['message', 'close', 'error']) self.addEventListener(kind, over);
+        // An answer often comes in several messages (a data app: "run started", then its output a
+        // script's run later): the answer is over once the socket has been quiet for SOCKET_QUIET ms
+        // after a message, or closed.
+        const heard = (event) => {
+          hub.native.clearTimeout.call(window, quiet);
+          if (event.type === 'message') quiet = hub.native.setTimeout.call(window, over, SOCKET_QUIET);
+          else over();
+        };
+        for (const kind of ['message', 'close', 'error']) self.addEventListener(kind, heard);
       }
       return result;
     }});
