@@ -269,7 +269,9 @@ def jupyter_app(venv: Path, folder: Path) -> App:
 
 async def task_notebook(agent: Agent, app: App, venv: Path, folder: Path) -> None:
     """Open a new notebook from the launcher, run a cell, read its output: one notebook only."""
-    await agent.call("browser_navigate", {"url": app.url + "/lab"})
+    for notebook in (folder / "home").glob("*.ipynb"):  # the app serves every driver's run in turn
+        notebook.unlink()
+    await agent.call("browser_navigate", {"url": app.url + "/lab?reset"})  # a fresh workspace: the launcher
     await agent.call("browser_wait_for", {"text": "Notebook", "timeout": 30})
     await agent.look()
     card = agent.ref("button", re.compile(r"Python 3 \(ipykernel\)")) if re.search(
