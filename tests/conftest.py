@@ -6,6 +6,7 @@ cross-origin. Plain helpers (the server, settings, process checks) are in helper
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 import uuid
@@ -151,3 +152,60 @@ def cli(tmp_path) -> Iterator[Cli]:
     runner = Cli(tmp_path)
     yield runner
     runner("daemon", "stop", check=False)  # whatever the test did, no daemon outlives it
+
+
+# ---------------------------------------------------------------------------------------------
+# Nothing left in the temporary folder: counted by the process that runs the whole suite (with
+# xdist, the controller, once every worker has ended), before and after.
+
+#: What webhand's browsers put in the temporary folder (user-data dirs, download staging) and what
+#: Chromium makes there for its singleton socket. Only webhand's browsers make the first two kinds,
+#: so one left fails the run; Chromium's folders are counted (the tests' own stand-in browsers, a
+#: remote endpoint or a person's browser, make them too).
+_TEMP_KINDS = {"user-data dirs": "webhand-chrome-*", "download staging": "webhand-cdp-downloads-*",
+               "chromium singleton folders": "org.chromium.Chromium.*"}
+_WEBHANDS_OWN = ("user-data dirs", "download staging")
+
+
+_TEMP_BEFORE = pytest.StashKey[dict[str, set[str]]]()
+
+
+def _temp_entries() -> dict[str, set[str]]:
+    folder = tempfile.gettempdir()
+    me = os.getuid()
+    found: dict[str, set[str]] = {}
+    for kind, pattern in _TEMP_KINDS.items():
+        entries = set()
+        for path in glob.glob(os.path.join(folder, pattern)):
+            try:
+                if os.lstat(path).st_uid == me:
+                    entries.add(path)
+            except OSError:
+                continue
+        found[kind] = entries
+    return found
+
+
+def _runs_the_whole_suite(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _runs_the_whole_suite(session.config):
+        session.config.stash[_TEMP_BEFORE] = _temp_entries()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_TEMP_BEFORE, None)
+    if before is None or not session.testscollected:
+        return
+    after = _temp_entries()
+    left = {kind: sorted(after[kind] - before[kind]) for kind in _TEMP_KINDS}
+    counts = ", ".join(f"{kind} {len(before[kind])} before, {len(after[kind])} after, {len(left[kind])} new"
+                       for kind in _TEMP_KINDS)
+    print(f"\ntemporary folder {tempfile.gettempdir()}: {counts}")
+    own = [path for kind in _WEBHANDS_OWN for path in left[kind]]
+    if own:
+        print(f"left by webhand's browsers ({len(own)}): " + ", ".join(own[:10]))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
