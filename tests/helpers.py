@@ -180,6 +180,18 @@ def own_browser_processes() -> list[psutil.Process]:
     return alive
 
 
+def converting_workers(pid: int) -> list[psutil.Process]:
+    """The conversion workers (``python -m webhand.page.convert``) that process ``pid`` runs."""
+    found = []
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            if "webhand.page.convert" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
 def own_registry_entries() -> list[Path]:
     entries = []
     for file in _registry_dir().glob("*.json"):

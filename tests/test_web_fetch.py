@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from urllib.parse import quote
 
+import psutil
 import pytest
 
-from helpers import Site, _Handler, settings_for_tests
+from helpers import Site, _Handler, converting_workers, settings_for_tests
 from webhand import Webhand
 
 
@@ -115,23 +117,11 @@ async def test_a_redirect_to_a_url_no_client_can_open_is_a_failed_fetch(limited,
 
 async def test_a_closed_webhand_leaves_no_converting_worker(tmp_path_factory, site):
     """Conversions run in a worker process, and one is kept started ahead; closing ends it too."""
-    import psutil
-
-    def workers() -> list[psutil.Process]:
-        found = []
-        for child in psutil.Process().children(recursive=True):
-            try:
-                if "webhand.page.convert" in " ".join(child.cmdline()):
-                    found.append(child)
-            except psutil.NoSuchProcess:
-                continue
-        return found
-
     settings = settings_for_tests(tmp_path_factory, warm_reserve=False)
     async with Webhand(settings) as webhand:
         for _ in range(2):  # the second conversion leaves a spare started ahead
             ok(await webhand.context(f"worker-{uuid.uuid4().hex[:6]}").call("web_fetch",
                                                                           {"url": site.url("fetch/doc.html")}))
-        assert workers(), "no worker was kept started ahead: this test no longer tests anything"
-    left = psutil.wait_procs(workers(), timeout=10)[1]
+        assert converting_workers(os.getpid()), "no worker was kept started ahead: this test no longer tests anything"
+    left = psutil.wait_procs(converting_workers(os.getpid()), timeout=10)[1]
     assert not left, f"converting workers left after close: {[p.pid for p in left]}"

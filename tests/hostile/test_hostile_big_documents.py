@@ -17,25 +17,13 @@ import json
 import psutil
 from test_mcp_handshake import initialize, read_message, running_server, stop
 
-from helpers import browsers_of_child_processes, wait_until_gone_async
+from helpers import browsers_of_child_processes, converting_workers, wait_until_gone_async
 
 #: What the server may hold above its baseline once a call answered: the 5 MB page itself, its
 #: copies in the reply path, allocator slack. Converting it in the server took 1.1-1.3 GB.
 MEMORY_SLACK = 300 * 1024 * 1024
 TINY_ELEMENTS_5_MB = 625_000  # <i>x</i> is 8 bytes
 UNDER_THE_TAG_BOUND = 70_000  # 140,000 tags: converted, but slowly
-
-
-def _workers(server_pid: int) -> list[psutil.Process]:
-    """The conversion workers the server runs (``python -m webhand.page.convert``)."""
-    found = []
-    for child in psutil.Process(server_pid).children(recursive=True):
-        try:
-            if "webhand.page.convert" in " ".join(child.cmdline()):
-                found.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return found
 
 
 async def _memory_back(pid: int, ceiling: int) -> int:
@@ -91,7 +79,7 @@ async def test_a_5_mb_page_of_tiny_elements_is_read_within_bounds_and_memory_com
                     ("browser_text of the 5 MB page", "browser_text", {})]
         rows, wrong = [], []
         for what, name, arguments in attempts:
-            waiting = _workers(server.pid)  # the worker started ahead: the one this call converts with
+            waiting = converting_workers(server.pid)  # the worker started ahead: the one this call converts with
             failed, text = await client.call(name, **arguments)
             rss = await _memory_back(server.pid, baseline + MEMORY_SLACK)
             # A worker was used when the call answered, or gave up while converting (the fetch
