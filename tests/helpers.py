@@ -283,3 +283,12 @@ def _group_of(process: psutil.Process) -> int | None:
 
 def ref_of(snapshot: str, label: str) -> str:
     return re.search(re.escape(label) + r" \[(e\d+)\]", snapshot).group(1)
+
+
+async def open_page(tools, url: str) -> str:
+    """Navigate, then snapshot: the snapshot's text."""
+    reply = await tools.call("browser_navigate", {"url": url})
+    assert not reply.is_error, reply.text
+    shot = await tools.call("browser_snapshot", {})
+    assert not shot.is_error, shot.text
+    return shot.text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from helpers import open_page
 from webhand.export import steps_of
 
 # Break hints: soft hyphen, zero-width space, non-joiner, joiner, word joiner, byte-order mark.
@@ -16,14 +17,6 @@ def ref(snapshot: str, line: str) -> str:
     found = re.search(re.escape(line) + r" \[((?:f\d+)?e\d+)\]", snapshot)
     assert found, f"{line!r} not in snapshot:\n{snapshot}"
     return found.group(1)
-
-
-async def open_page(tools, url: str) -> str:
-    reply = await tools.call("browser_navigate", {"url": url})
-    assert not reply.is_error, reply.text
-    shot = await tools.call("browser_snapshot", {})
-    assert not shot.is_error, shot.text
-    return shot.text
 
 
 def without_emoji_joiners(text: str) -> str:

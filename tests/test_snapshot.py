@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from helpers import open_page
+
 
 def ref(snapshot: str, line: str) -> str:
     """The ref on the first snapshot line that contains ``line`` (e.g. 'button "Sign in"')."""
@@ -15,14 +17,6 @@ def ref(snapshot: str, line: str) -> str:
             assert found, f"no ref on line {text!r}"
             return found.group(1)
     raise AssertionError(f"{line!r} not in snapshot:\n{snapshot}")
-
-
-async def open_page(tools, url: str) -> str:
-    reply = await tools.call("browser_navigate", {"url": url})
-    assert not reply.is_error, reply.text
-    shot = await tools.call("browser_snapshot", {})
-    assert not shot.is_error, shot.text
-    return shot.text
 
 
 async def test_login_form_shows_fields_states_and_links_but_never_the_password(tools, site):
