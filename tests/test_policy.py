@@ -10,7 +10,7 @@ import pytest
 
 from helpers import settings_for_tests
 from webhand import Webhand
-from webhand.engine.pw.policy import OriginPolicy
+from webhand.engine.pw.policy import PlaywrightRequestPolicy as OriginPolicy
 
 
 def origin(site) -> str:

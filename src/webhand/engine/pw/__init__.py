@@ -29,7 +29,7 @@ from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
 from webhand.engine.policy_proxy import PolicyProxy
-from webhand.engine.pw.policy import OriginPolicy, RefusalLog
+from webhand.engine.pw.policy import PlaywrightRequestPolicy, RefusalLog
 from webhand.engine.pw.stealth import PlaywrightStealth
 from webhand.errors import BrowserLaunchFailed
 
@@ -37,7 +37,7 @@ __all__ = ["PlaywrightBrowser", "PlaywrightEngine", "redacted_url"]
 
 
 class PlaywrightBrowser:
-    def __init__(self, browser: PWBrowser, chrome: ChromeProcess | None, policy: OriginPolicy | None = None,
+    def __init__(self, browser: PWBrowser, chrome: ChromeProcess | None, policy: PlaywrightRequestPolicy | None = None,
                  stealth: bool = False, response_sources: bool = True) -> None:
         self.browser = browser
         self.response_sources = response_sources
@@ -153,7 +153,7 @@ class PlaywrightEngine(LocalLaunches):
         self.settings = settings
         self._playwright: Playwright | None = None
         self._manager: Any = None
-        self.policy = OriginPolicy.from_settings(settings)
+        self.policy = PlaywrightRequestPolicy.from_settings(settings)
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))  # the host may change it
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
         self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process

@@ -18,7 +18,7 @@ from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, TabEv
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.context_debugging import ContextDebugging
 from webhand.engine.pw.errors import translated
-from webhand.engine.pw.policy import OriginPolicy
+from webhand.engine.pw.policy import PlaywrightRequestPolicy
 from webhand.engine.pw.tab import PlaywrightTab
 from webhand.errors import ActionTimeout
 
@@ -31,7 +31,7 @@ _ANNOUNCEMENT_SECONDS = 5.0
 
 class PlaywrightContext(ContextDebugging):
     def __init__(self, context: PWContext, events: TabEvents, downloads_dir: str | None = None,
-                 policy: OriginPolicy | None = None, proxy: PolicyProxy | None = None,
+                 policy: PlaywrightRequestPolicy | None = None, proxy: PolicyProxy | None = None,
                  response_sources: bool = True, attached: bool = False) -> None:
         self.context = context
         self.response_sources = response_sources

@@ -16,18 +16,18 @@ from playwright.async_api import Route
 
 from webhand.engine.driver import ConsoleEntry, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.pw.errors import translated
-from webhand.engine.pw.shared_workers import SharedWorkerConsole
+from webhand.engine.pw.workers import SharedWorkerConsole
 from webhand.engine.network import RequestsInFull
 
 if TYPE_CHECKING:
-    from webhand.engine.pw.policy import OriginPolicy
+    from webhand.engine.pw.policy import PlaywrightRequestPolicy
     from webhand.engine.pw.tab import PlaywrightTab
 
 
 class ContextDebugging(RequestsInFull):
     context: PWContext
     events: TabEvents
-    policy: "OriginPolicy | None"
+    policy: "PlaywrightRequestPolicy | None"
     tabs: "list[PlaywrightTab]"
 
     def _start_debugging(self) -> None:

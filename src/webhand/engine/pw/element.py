@@ -14,8 +14,7 @@ from playwright.async_api import Frame as PWFrame
 
 from webhand.engine.page_scripts import FILL_PREPARE, KIND, OPTIONS
 from webhand.engine.pointer import COVER, PREPARE, covered
-from webhand.engine.pw.errors import translate, translated
-from webhand.engine.pw.tab_actions import unknown_key
+from webhand.engine.pw.errors import translate, translated, unknown_key
 from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
 
 

@@ -11,7 +11,7 @@ from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import covered
-from webhand.errors import (ActionTimeout, ElementNotActionable, PageCrashed, SessionClosed,
+from webhand.errors import (ActionTimeout, ElementNotActionable, InvalidArgument, PageCrashed, SessionClosed,
                             WebhandError)
 
 SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
@@ -70,6 +70,13 @@ def navigation_error(error: Exception, url: str, timeout: float) -> WebhandError
         return ActionTimeout(f"Navigation to {url} did not finish within {timeout:g} s.",
                              "Retry with wait_until='domcontentloaded' or a larger timeout; browser_snapshot shows what loaded.")
     return translate(error, f"Navigation to {url}", timeout)
+
+
+def unknown_key(key: str, error: Exception) -> InvalidArgument | None:
+    if "unknown key" in str(error).lower():
+        return InvalidArgument(f"{key!r} is not a key name.",
+                               "Use names like Enter, Tab, Escape, ArrowDown, a, or chords like Control+A.")
+    return None
 
 
 @asynccontextmanager

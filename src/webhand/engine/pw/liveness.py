@@ -17,7 +17,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 
 from webhand.engine.pw.errors import translated
-from webhand.engine.pw.settle import RequestTracker
+from webhand.engine.pw.settle import PlaywrightRequestTracker
 from webhand.engine.settle import answer_or_held_navigation
 
 #: How long ending a tab waits for the browser to confirm that it closed (it goes on in the background).
@@ -28,7 +28,7 @@ _END_CAP_SECONDS = 0.1
 
 class TabLiveness:
     page: PWPage
-    _tracker: RequestTracker  # the tab's requests in flight (settle.py)
+    _tracker: PlaywrightRequestTracker  # the tab's requests in flight (settle.py)
     _session: Callable[[], Awaitable[CDPSession]]  # the tab's own CDP session (tab.py)
 
     def _watch_crash(self) -> None:

@@ -26,16 +26,16 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Route
 
-from webhand.engine.policy import OriginPolicy as _SharedOriginPolicy
+from webhand.engine.policy import OriginPolicy
 from webhand.engine.policy import RefusalLog
 from webhand.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
 
-__all__ = ["OriginPolicy", "RefusalLog"]
+__all__ = ["PlaywrightRequestPolicy", "RefusalLog"]
 
 log = logging.getLogger("webhand.policy")
 
 
-class OriginPolicy(_SharedOriginPolicy):
+class PlaywrightRequestPolicy(OriginPolicy):
     """The shared policy (``engine/policy.py``) with Playwright's enforcement in the browser."""
 
     # enforcement -------------------------------------------------------------------------------

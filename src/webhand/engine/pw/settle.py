@@ -21,9 +21,9 @@ from webhand.engine import settle
 from webhand.engine.settle import ActionWatch, DocumentReplaced, PageGone, TrackedRequest
 
 if TYPE_CHECKING:
-    from webhand.engine.pw.policy import OriginPolicy
+    from webhand.engine.policy import OriginPolicy
 
-__all__ = ["PlaywrightActionWatch", "RequestTracker", "document_loaded"]
+__all__ = ["PlaywrightActionWatch", "PlaywrightRequestTracker", "document_loaded"]
 
 PlaywrightActionWatch = ActionWatch
 
@@ -57,7 +57,7 @@ class PlaywrightProbe:
             raise DocumentReplaced() from None
 
 
-class RequestTracker(settle.RequestTracker):
+class PlaywrightRequestTracker(settle.RequestTracker):
     """The shared tracker, listening to one Playwright page for its whole life."""
 
     def __init__(self, page: PWPage, policy: "OriginPolicy | None",

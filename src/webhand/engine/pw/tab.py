@@ -15,14 +15,14 @@ from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine.driver import ConsoleEntry, NavigationResult, NetworkConditions, TabEvents, WaitUntil
 from webhand.engine.page_scripts import SELECTOR_OF_REF, WEB_STORAGE
-from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
+from webhand.engine.pw.events import PlaywrightDialog, PlaywrightFileChooser
 from webhand.engine.pw.devtools import TabDevtools
 from webhand.engine.pw.network import NetworkLog
 from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
 from webhand.engine.pw.live import TabLive
 from webhand.engine.pw.liveness import TabLiveness
-from webhand.engine.pw.policy import OriginPolicy
+from webhand.engine.pw.policy import PlaywrightRequestPolicy
 from webhand.engine.pw.settle import document_loaded
 from webhand.engine.pw.javascript import TabJavaScript
 from webhand.engine.pw.tab_actions import POLICY_HINT, TabActions
@@ -38,7 +38,7 @@ _ERROR_PAGE_CAP_SECONDS = 5.0
 # thumbnails, screencast and a person's input (the dashboard): live.py; service workers and performance
 # counters: tab_debugging.py.
 class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebugging):
-    def __init__(self, page: PWPage, index: int, events: TabEvents, policy: OriginPolicy | None = None,
+    def __init__(self, page: PWPage, index: int, events: TabEvents, policy: PlaywrightRequestPolicy | None = None,
                  network_conditions: Callable[[], NetworkConditions] | None = None, *,
                  response_sources: bool = True) -> None:
         self.page = page

@@ -1,8 +1,8 @@
 """What a tab does for the action tools: history, keys, scrolling, waiting, and the origin policy.
 
 A mixin of ``PlaywrightTab`` (tab.py), kept apart so that each file stays short. It expects
-``self.page``, ``self._policy`` (an ``OriginPolicy`` or None) and ``self._tracker`` (the tab's
-``RequestTracker``), which ``PlaywrightTab.__init__`` sets up with ``_start_tracking``.
+``self.page``, ``self._policy`` (an ``PlaywrightRequestPolicy`` or None) and ``self._tracker`` (the tab's
+``PlaywrightRequestTracker``), which ``PlaywrightTab.__init__`` sets up with ``_start_tracking``.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from playwright.async_api import Page as PWPage
 from webhand.engine.driver import NavigationResult, SettleCaps, WaitCondition
 from webhand.engine.page_scripts import SCROLL
 from webhand.engine.pw import waits
-from webhand.engine.pw.errors import navigation_error, translate, translated
-from webhand.engine.pw.settle import PlaywrightActionWatch, RequestTracker, document_loaded
-from webhand.errors import ActionTimeout, InvalidArgument, PolicyRefused
+from webhand.engine.pw.errors import navigation_error, translate, translated, unknown_key
+from webhand.engine.pw.settle import PlaywrightActionWatch, PlaywrightRequestTracker, document_loaded
+from webhand.errors import ActionTimeout, PolicyRefused
 
 if TYPE_CHECKING:
-    from webhand.engine.pw.policy import OriginPolicy
+    from webhand.engine.pw.policy import PlaywrightRequestPolicy
 
 POLICY_HINT = ("The origin policy of this webhand is set by its configuration (allowed_origins, blocked_origins, "
                "allow_file_urls); stay on allowed sites, or ask the user to change it.")
@@ -30,14 +30,14 @@ POLICY_HINT = ("The origin policy of this webhand is set by its configuration (a
 
 class TabActions:
     page: PWPage
-    _policy: "OriginPolicy | None"
-    _tracker: RequestTracker
+    _policy: "PlaywrightRequestPolicy | None"
+    _tracker: PlaywrightRequestTracker
     _redirect_guard: "asyncio.Future[None] | None"
     _refusals_before = 0  # the refusal log's count when the current navigation began
 
-    def _start_tracking(self, policy: "OriginPolicy | None") -> None:
+    def _start_tracking(self, policy: "PlaywrightRequestPolicy | None") -> None:
         self._policy = policy
-        self._tracker = RequestTracker(self.page, policy, self._session)  # type: ignore[attr-defined]  # PlaywrightTab's
+        self._tracker = PlaywrightRequestTracker(self.page, policy, self._session)  # type: ignore[attr-defined]  # PlaywrightTab's
         self._redirect_guard = asyncio.ensure_future(policy.guard(self.page)) if policy is not None else None
 
     # policy ----------------------------------------------------------------------------------
@@ -121,11 +121,4 @@ class TabActions:
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await waits.wait_for(self.page, self._tracker, condition, timeout)
-
-
-def unknown_key(key: str, error: Exception) -> InvalidArgument | None:
-    if "unknown key" in str(error).lower():
-        return InvalidArgument(f"{key!r} is not a key name.",
-                               "Use names like Enter, Tab, Escape, ArrowDown, a, or chords like Control+A.")
-    return None
 

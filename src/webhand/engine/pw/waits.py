@@ -9,7 +9,7 @@ from playwright.async_api import Page as PWPage
 from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine.driver import WaitCondition
-from webhand.engine.pw.settle import RequestTracker
+from webhand.engine.pw.settle import PlaywrightRequestTracker
 from webhand.engine.waits import TEXT_GONE as _TEXT_GONE
 from webhand.engine.waits import TEXT_SHOWN as _TEXT_SHOWN
 from webhand.engine.waits import describe, network_idle, next_step, url_matches
@@ -17,7 +17,7 @@ from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, sho
 
 __all__ = ["describe", "url_matches", "wait_for"]
 
-async def wait_for(page: PWPage, tracker: RequestTracker, condition: WaitCondition, timeout: float) -> str:
+async def wait_for(page: PWPage, tracker: PlaywrightRequestTracker, condition: WaitCondition, timeout: float) -> str:
     """Wait until ``condition`` holds; a short line saying what was waited for."""
     kind, value, ms = condition.kind, condition.value, timeout * 1000
     what = describe(condition)
