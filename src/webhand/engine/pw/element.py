@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import CDPSession, ElementHandle
 from playwright.async_api import Error as PWError
-from playwright.async_api import Frame as PWFrame
 
 from webhand.engine.page_scripts import FILL_PREPARE, KIND, OPTIONS
 from webhand.engine.pointer import COVER, PREPARE, covered
@@ -200,23 +198,3 @@ class PlaywrightElement:
         except PWError:
             pass
 
-
-class PlaywrightFrame:
-    def __init__(self, frame: PWFrame, key: str, parent_key: str | None) -> None:
-        self.frame = frame
-        self.key = key
-        self.parent_key = parent_key
-
-    async def evaluate(self, script: str, arg: Any = None) -> Any:
-        async with translated(f"Reading frame {self.key or 'main'}"):
-            return await self.frame.evaluate(script, arg)
-
-    async def owner_marker(self, script: str) -> Any:
-        try:
-            owner = await self.frame.frame_element()
-            try:
-                return await owner.evaluate(script)
-            finally:
-                await owner.dispose()
-        except PWError:
-            return None

@@ -1,9 +1,8 @@
 """Is a tab's page still alive: its crash, a hang test, stopping a stalled navigation, and ending
 the page from the browser side.
 
-A mixin of ``PlaywrightTab`` (tab.py), kept apart so that each file stays short. The session
-decides what to do with a crashed or hung page (``session/recovery.py``); this is only how to
-tell and how to end it.
+The tab owns one (``PlaywrightTab.liveness``). The session decides what to do with a crashed or
+hung page (``session/recovery.py``); this is only how to tell and how to end it.
 """
 
 from __future__ import annotations
@@ -26,22 +25,18 @@ from webhand.engine.settle import answer_or_held_navigation
 _END_CAP_SECONDS = 0.1
 
 
-class TabLiveness:
-    page: PWPage
-    _tracker: PlaywrightRequestTracker  # the tab's requests in flight (settle.py)
-    _session: Callable[[], Awaitable[CDPSession]]  # the tab's own CDP session (tab.py)
-
-    def _watch_crash(self) -> None:
-        self._crashed = False
-        self._ended = False  # end() was called: the tab counts as closed from then on
-        self.page.on("crash", self._on_crash)
+class PageLiveness:
+    def __init__(self, page: PWPage, tracker: PlaywrightRequestTracker,
+                 session: Callable[[], Awaitable[CDPSession]]) -> None:
+        self._page = page
+        self._tracker = tracker  # the tab's requests in flight (settle.py)
+        self._session = session  # the tab's own CDP session (tab.py)
+        self.crashed = False  # the renderer crashed or was killed
+        self.ended = False  # end() was called: the tab counts as closed from then on
+        page.on("crash", self._on_crash)
 
     def _on_crash(self, _: Any) -> None:
-        self._crashed = True
-
-    @property
-    def crashed(self) -> bool:
-        return self._crashed
+        self.crashed = True
 
     async def ping(self) -> str | None:
         """Evaluating ``0`` needs the renderer's main thread, which a script that never ends holds.
@@ -66,9 +61,9 @@ class TabLiveness:
         browser's own CDP session: handled by the browser process, so it works on a hung page, never
         waits for unload handlers, and Chromium ends the renderer that no tab uses any more. The tab
         counts as closed at once; the browser's confirmation is awaited only briefly."""
-        if self.page.is_closed() or self._ended:
+        if self._page.is_closed() or self.ended:
             return
-        self._ended = True
-        closing = asyncio.ensure_future(self.page.close(run_before_unload=False))
+        self.ended = True
+        closing = asyncio.ensure_future(self._page.close(run_before_unload=False))
         closing.add_done_callback(lambda done: done.cancelled() or done.exception())  # gone either way
         await asyncio.wait({closing}, timeout=_END_CAP_SECONDS)

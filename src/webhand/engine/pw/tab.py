@@ -1,78 +1,76 @@
-"""One page: navigation, frames and refs, screenshots, JavaScript, console events."""
+"""One page: navigation and history, keys and scrolling, waiting, screenshots, storage.
+
+A tab owns its collaborators, each made in ``__init__`` with what it needs:
+
+- ``frame_tree`` (frames.py): frames and refs, resolving a ref to its element, CSS queries;
+- ``page_events`` (events.py): the page's errors, dialogs and file choosers, handed to the session
+  (its console messages are heard on the context, which knows workers from pages);
+- ``_tracker`` (settle.py): requests in flight and action watches; browser_wait_for's conditions
+  run in waits.py;
+- ``liveness`` (liveness.py): crash, hang test, stopping a navigation, ending the page;
+- ``devtools`` (devtools.py): what the tab's own CDP session learns; ``network_log`` (network.py).
+
+Evaluating (javascript.py), thumbnails, screencast and a person's input (live.py), service workers
+and performance counters (tab_debugging.py) are still bases of the class.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
 from typing import Any
 
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
-from playwright.async_api import Frame as PWFrame
 from playwright.async_api import Page as PWPage
-from playwright.async_api import TimeoutError as PWTimeout
 
-from webhand.engine.driver import ConsoleEntry, NavigationResult, NetworkConditions, TabEvents, WaitUntil
-from webhand.engine.page_scripts import SELECTOR_OF_REF, WEB_STORAGE
-from webhand.engine.pw.events import PlaywrightDialog, PlaywrightFileChooser
+from webhand.engine.driver import NavigationResult, NetworkConditions, SettleCaps, TabEvents, WaitCondition, WaitUntil
+from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
 from webhand.engine.pw.devtools import TabDevtools
-from webhand.engine.pw.network import NetworkLog
-from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
-from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
-from webhand.engine.pw.live import TabLive
-from webhand.engine.pw.liveness import TabLiveness
-from webhand.engine.pw.policy import PlaywrightRequestPolicy
-from webhand.engine.pw.settle import document_loaded
+from webhand.engine.pw.element import PlaywrightElement
+from webhand.engine.pw.errors import navigation_error, translate, translated, unknown_key
+from webhand.engine.pw.events import PageEvents
+from webhand.engine.pw.frames import PlaywrightFrame, PlaywrightFrameTree
 from webhand.engine.pw.javascript import TabJavaScript
-from webhand.engine.pw.tab_actions import POLICY_HINT, TabActions
+from webhand.engine.pw.live import TabLive
+from webhand.engine.pw.liveness import PageLiveness
+from webhand.engine.pw.network import NetworkLog
+from webhand.engine.pw.policy import PlaywrightRequestPolicy
+from webhand.engine.pw.settle import PlaywrightActionWatch, PlaywrightRequestTracker, document_loaded
 from webhand.engine.pw.tab_debugging import TabDebugging
-from webhand.errors import ActionTimeout, PolicyRefused, RefNotFound, WebhandError
+from webhand.engine.pw.waits import wait_for_condition
+from webhand.errors import ActionTimeout, PolicyRefused, WebhandError
 
-_REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 #: Longest a failed navigation waits for Chromium's error page to take its place (it takes ~0.1 s).
 _ERROR_PAGE_CAP_SECONDS = 5.0
 
+POLICY_HINT = ("The origin policy of this webhand is set by its configuration (allowed_origins, blocked_origins, "
+               "allow_file_urls); stay on allowed sites, or ask the user to change it.")
 
-# History, keys, waiting, policy: tab_actions.py; evaluating: javascript.py; crash, hang: liveness.py;
-# thumbnails, screencast and a person's input (the dashboard): live.py; service workers and performance
-# counters: tab_debugging.py.
-class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebugging):
+
+class PlaywrightTab(TabJavaScript, TabLive, TabDebugging):
     def __init__(self, page: PWPage, index: int, events: TabEvents, policy: PlaywrightRequestPolicy | None = None,
                  network_conditions: Callable[[], NetworkConditions] | None = None, *,
                  response_sources: bool = True) -> None:
         self.page = page
         self.index = index
-        self._events = events
-        self._frame_keys: dict[PWFrame, str] = {}
-        self._frames_seen = 0
         self.next_ref: dict[str, int] = {}  # per frame key; keeps counting across documents
         self._cdp: asyncio.Future[CDPSession] | None = None
-        # Console messages are heard on the context (context.py), which knows workers from pages.
-        page.on("pageerror", self._on_page_error)
-        page.on("dialog", self._on_dialog)
-        page.on("filechooser", self._on_file_chooser)  # listening makes Playwright intercept choosers
-        self._watch_crash()
+        self.page_events = PageEvents(page, events, index)
+        self.frame_tree = PlaywrightFrameTree(page, self._session)
         # Told the moment the page asks for a new window (window.open, target=_blank), before the
         # new tab exists: the context counts it so an action can wait for the tab (context.py).
         self.on_window_open: Any = None
         self._window_watch = asyncio.ensure_future(self._watch_window_open())
-        self._start_tracking(policy)  # requests in flight, action watches, the redirect guard
+        # Requests in flight and action watches; the origin policy's redirect guard on this page.
+        self._policy = policy
+        self._tracker = PlaywrightRequestTracker(page, policy, self._session)
+        self._redirect_guard = asyncio.ensure_future(policy.guard(page)) if policy is not None else None
+        self._refusals_before = 0  # the refusal log's count when the current navigation began
+        self.liveness = PageLiveness(page, self._tracker, self._session)
         # response sources, iframe console messages, service workers, network emulation
         self.devtools = TabDevtools(self._session, network_conditions, response_sources=response_sources)
         self.network_log = NetworkLog(page, events, index, self.devtools.claim_source)
-
-    # events -----------------------------------------------------------------------------------
-
-    def _on_page_error(self, error: Any) -> None:
-        if self._events.console:
-            self._events.console(ConsoleEntry("pageerror", str(error), "", self.index))
-
-    def _on_dialog(self, dialog: Any) -> None:
-        if self._events.dialog:
-            self._events.dialog(PlaywrightDialog(dialog, self.index))
-        else:  # nobody to ask: behave like a headless browser and dismiss, so the page never hangs
-            asyncio.ensure_future(PlaywrightDialog(dialog, self.index).dismiss(timeout=5))
 
     async def _watch_window_open(self) -> None:
         try:
@@ -82,10 +80,6 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         except PWError:
             pass  # the page closed first; nothing to watch
 
-    def _on_file_chooser(self, chooser: Any) -> None:
-        if self._events.file_chooser:
-            self._events.file_chooser(PlaywrightFileChooser(chooser, self.index))
-
     # basics -----------------------------------------------------------------------------------
     @property
     def url(self) -> str:
@@ -93,7 +87,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
 
     @property
     def closed(self) -> bool:
-        return self.page.is_closed() or self._ended
+        return self.page.is_closed() or self.liveness.ended
 
     async def title(self) -> str:
         """The page's title, from the tab's history entry (kept current by the browser, also when
@@ -208,68 +202,114 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
                                    "sandboxed pages have none).", "Navigate to a page of the site first.") from None
             raise translate(error, f"Using {area}Storage", timeout) from None
 
-    # frames and refs --------------------------------------------------------------------------
-    def _key(self, frame: PWFrame) -> str:
-        if frame == self.page.main_frame:
-            return ""
-        key = self._frame_keys.get(frame)
-        if key is None:
-            self._frames_seen += 1
-            key = self._frame_keys[frame] = f"f{self._frames_seen}"
-        return key
+    # policy ----------------------------------------------------------------------------------
+    async def _before_navigation(self, url: str) -> None:
+        reason = self._policy.check_navigation(url) if self._policy else None
+        if reason:
+            raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
+        self._refusals_before = self._tracker.refusals.count if self._tracker.refusals is not None else 0
+        if self._redirect_guard is not None:
+            await self._redirect_guard  # installed before this tab's first navigation can redirect
 
+    def _refused(self, url: str, error: Exception) -> PolicyRefused | None:
+        """The policy refusal behind a failed navigation (a refused redirect), if that is what it was."""
+        if self._policy is None or "ERR_BLOCKED_BY_CLIENT" not in str(error):
+            return None
+        refusals = self._tracker.refusals  # or what it ran into on its way (a redirect to webhand's own endpoint)
+        reason = self._policy.refusal(url) or (refusals.led_to(self._refusals_before)
+                                               if refusals is not None else None)
+        return PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT) if reason else None
+
+    # history ---------------------------------------------------------------------------------
+    async def _history(self, step: str, timeout: float) -> NavigationResult | None:
+        """Back, forward (by the history list over CDP) or reload; None when there is no entry that way.
+
+        Playwright's go_back waits for a fresh "load", which a page restored from the
+        back/forward cache never fires; so we wait for the main frame to commit, then for the
+        document to be complete (see ``document_loaded``).
+        """
+        url, ms, status = self.page.url, timeout * 1000, None
+        try:
+            if step == "reload":
+                response = await self.page.reload(wait_until="commit", timeout=ms)
+                status = response.status if response else None
+            else:
+                session = await self._session()
+                history = await session.send("Page.getNavigationHistory")
+                index = history["currentIndex"] + (-1 if step == "back" else 1)
+                if not 0 <= index < len(history["entries"]):
+                    return None
+                async with self.page.expect_event("framenavigated", lambda frame: frame == self.page.main_frame, timeout=ms):
+                    await session.send("Page.navigateToHistoryEntry", {"entryId": history["entries"][index]["id"]})
+            await document_loaded(self.page, ms)
+        except PWError as error:
+            raise self._refused(url, error) or navigation_error(error, f"going {step} from {url}", timeout) from None
+        title = ""
+        try:
+            title = await self.page.title()
+        except PWError:
+            pass
+        return NavigationResult(self.page.url, status, title)
+
+    async def go_back(self, *, timeout: float) -> NavigationResult | None:
+        return await self._history("back", timeout)
+
+    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
+        return await self._history("forward", timeout)
+
+    async def reload(self, *, timeout: float) -> NavigationResult:
+        result = await self._history("reload", timeout)
+        assert result is not None
+        return result
+
+    # keys and scrolling ----------------------------------------------------------------------
+    async def press(self, key: str, *, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.page.keyboard.press(key), timeout)
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
+                                "The page may be busy: call browser_snapshot.") from None
+        except PWError as error:
+            raise unknown_key(key, error) or translate(error, f"Pressing {key}", timeout) from None
+
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
+        async with translated("Scrolling the page", timeout):
+            left, top, width, height = await asyncio.wait_for(self.page.evaluate(SCROLL, [x, y]), timeout)
+        return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
+
+    # waiting ---------------------------------------------------------------------------------
+    def watch(self, caps: SettleCaps) -> PlaywrightActionWatch:
+        return PlaywrightActionWatch(self._tracker, caps)
+
+    async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
+        return await wait_for_condition(self.page, self._tracker, condition, timeout)
+
+    # frames and refs (frames.py) --------------------------------------------------------------
     async def frames(self) -> list[PlaywrightFrame]:
-        """All live frames, parents before children, each with a key that never changes."""
-        live = [f for f in self.page.frames if not f.is_detached()]
-        for gone in [f for f in self._frame_keys if f not in live]:
-            del self._frame_keys[gone]
-        return [PlaywrightFrame(f, self._key(f), self._key(f.parent_frame) if f.parent_frame else None) for f in live]
+        return await self.frame_tree.frames()
 
     async def resolve(self, ref: str, *, timeout: float) -> PlaywrightElement:
-        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
-        match = _REF.match(ref.strip())
-        if not match:
-            raise RefNotFound(f"'{ref}' is not a ref.", "Refs look like e12 or f1e3; " + SNAPSHOT_AGAIN)
-        frame_key, local = match.group(1) or "", match.group(2)
-        frame = self.page.main_frame if not frame_key else next(
-            (f for f, k in self._frame_keys.items() if k == frame_key and not f.is_detached()), None)
-        if frame is None:
-            raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", SNAPSHOT_AGAIN)
-        try:
-            handle = await asyncio.wait_for(frame.evaluate_handle(
-                "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'", local), timeout)
-        except (PWError, asyncio.TimeoutError) as error:
-            raise translate(error, f"Finding {ref}", timeout) from None
-        element = handle.as_element()
-        if element is None:
-            reason = await handle.json_value()
-            if reason == "removed":
-                raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
-            raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
-                              SNAPSHOT_AGAIN)
-        return PlaywrightElement(element, ref, self._session)
+        return await self.frame_tree.resolve(ref, timeout=timeout)
 
     async def stable_selector(self, ref: str, *, timeout: float) -> str:
-        match = _REF.match(ref.strip())
-        if not match or match.group(1):  # a frame's element would need its frame's selector too
-            return ""
-        try:
-            found = await asyncio.wait_for(self.page.main_frame.evaluate(SELECTOR_OF_REF, match.group(2)), timeout)
-        except (PWError, asyncio.TimeoutError) as error:
-            raise translate(error, f"Reading a selector for {ref}", timeout) from None
-        return found if isinstance(found, str) else ""
+        return await self.frame_tree.stable_selector(ref, timeout=timeout)
 
     async def query(self, selector: str, *, timeout: float) -> PlaywrightElement:
-        try:
-            handle = await self.page.wait_for_selector(selector, state="attached", timeout=timeout * 1000)
-        except PWTimeout:
-            raise RefNotFound(f"No element matches the selector {selector!r}.",
-                              "Call browser_snapshot and use a ref, or fix the selector.") from None
-        except PWError as error:
-            raise RefNotFound(f"The selector {selector!r} is not valid: {str(error).splitlines()[0]}",
-                              "Use a CSS selector, or a ref from browser_snapshot.") from None
-        assert handle is not None
-        return PlaywrightElement(handle, selector, self._session)
+        return await self.frame_tree.query(selector, timeout=timeout)
+
+    # liveness (liveness.py) -------------------------------------------------------------------
+    @property
+    def crashed(self) -> bool:
+        return self.liveness.crashed
+
+    async def ping(self) -> str | None:
+        return await self.liveness.ping()
+
+    async def stop_loading(self) -> None:
+        await self.liveness.stop_loading()
+
+    async def end(self) -> None:
+        await self.liveness.end()
 
     # CDP ----------------------------------------------------------------------------------------
     async def _session(self) -> CDPSession:

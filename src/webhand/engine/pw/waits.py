@@ -15,9 +15,10 @@ from webhand.engine.waits import TEXT_SHOWN as _TEXT_SHOWN
 from webhand.engine.waits import describe, network_idle, next_step, url_matches
 from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, shorten
 
-__all__ = ["describe", "url_matches", "wait_for"]
+__all__ = ["describe", "url_matches", "wait_for_condition"]
 
-async def wait_for(page: PWPage, tracker: PlaywrightRequestTracker, condition: WaitCondition, timeout: float) -> str:
+async def wait_for_condition(page: PWPage, tracker: PlaywrightRequestTracker, condition: WaitCondition,
+                             timeout: float) -> str:
     """Wait until ``condition`` holds; a short line saying what was waited for."""
     kind, value, ms = condition.kind, condition.value, timeout * 1000
     what = describe(condition)
