@@ -1,4 +1,6 @@
-"""One session's browser context: its tabs, cookies, storage state and downloads."""
+"""One session's browser context: its tabs, cookies, storage state and downloads, network
+emulation; it owns the console of its pages and workers (events.py), the mocks of browser_route
+(routes.py) and the console of its shared workers (workers.py)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,15 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Response as PWResponse
 
-from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, TabEvents
+from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, NetworkConditions, RouteRule, TabEvents
+from webhand.engine.network import RequestsInFull
 from webhand.engine.policy_proxy import PolicyProxy
-from webhand.engine.pw.context_debugging import ContextDebugging
 from webhand.engine.pw.errors import translated
+from webhand.engine.pw.events import ContextConsole
 from webhand.engine.pw.policy import PlaywrightRequestPolicy
+from webhand.engine.pw.routes import PlaywrightRoutes
 from webhand.engine.pw.tab import PlaywrightTab
+from webhand.engine.pw.workers import SharedWorkerConsole
 from webhand.errors import ActionTimeout
 
 #: Longest a download may take to save before it is reported as failed.
@@ -29,7 +34,7 @@ _DOWNLOAD_CAP_SECONDS = 600.0
 _ANNOUNCEMENT_SECONDS = 5.0
 
 
-class PlaywrightContext(ContextDebugging):
+class PlaywrightContext(RequestsInFull):
     def __init__(self, context: PWContext, events: TabEvents, downloads_dir: str | None = None,
                  policy: PlaywrightRequestPolicy | None = None, proxy: PolicyProxy | None = None,
                  response_sources: bool = True, attached: bool = False) -> None:
@@ -49,7 +54,13 @@ class PlaywrightContext(ContextDebugging):
         self._reserved_names: set[str] = set()
         self._announced_downloads: list[float] = []  # when attachment responses came whose download event has not
         self._announced_tabs: list[float] = []  # when pages asked for new windows whose tabs do not exist yet
-        self._start_debugging()  # console of every source, network emulation, mocks (context_debugging.py)
+        # For the debugging tools: network emulation, the mocks of browser_route, and console
+        # messages of every source (pages and their workers, service workers, shared workers).
+        self.network_conditions = NetworkConditions()
+        self.mocks = PlaywrightRoutes(context, policy)
+        self.routes: list[RouteRule] = self.mocks.rules  # the same list, as the Driver's Context shows it
+        self.shared_workers = SharedWorkerConsole(context, lambda entry: self.events.console and self.events.console(entry))
+        self.console = ContextConsole(context, events, self.tabs)
         context.on("page", self._adopt)
         self._preexisting = list(context.pages) if attached else []
         for page in self._preexisting:
@@ -62,8 +73,8 @@ class PlaywrightContext(ContextDebugging):
                 return tab
         tab = PlaywrightTab(page, self._opened, self.events, self.policy, lambda: self.network_conditions,
                             response_sources=self.response_sources)
-        if self._shared_workers is None:
-            asyncio.ensure_future(self._hear_shared_workers(tab))
+        if not self.shared_workers.started:
+            asyncio.ensure_future(self.shared_workers.start_through(tab._session))
         self._opened += 1
         self.tabs.append(tab)
         page.on("close", lambda _: self.tabs.remove(tab) if tab in self.tabs else None)
@@ -90,8 +101,7 @@ class PlaywrightContext(ContextDebugging):
             await self.proxy.close()
 
     async def _close_in_browser(self) -> None:
-        if self._shared_workers is not None:
-            await self._shared_workers.close()
+        await self.shared_workers.close()
         if self.attached:
             for tab in [t for t in self.tabs if t.page not in self._preexisting]:
                 with contextlib.suppress(PWError):
@@ -154,6 +164,21 @@ class PlaywrightContext(ContextDebugging):
             candidate = f"{stem}-{number}{suffix}"
         self._reserved_names.add(candidate)
         return self.downloads_dir / candidate
+
+    # network emulation and mocks -------------------------------------------------------------
+    async def set_network_conditions(self, conditions: NetworkConditions) -> None:
+        async with translated("Changing the network conditions"):
+            # Playwright's offline switch also reaches the service workers and the tabs opened later;
+            # latency and throughput are set on each tab's own session after it (the last word counts).
+            await self.context.set_offline(conditions.offline)
+            self.network_conditions = conditions
+            await asyncio.gather(*(tab.devtools.emulate(conditions) for tab in self.tabs if not tab.closed))
+
+    async def add_route(self, rule: RouteRule) -> None:
+        await self.mocks.add(rule)
+
+    async def remove_routes(self, pattern: str | None) -> list[RouteRule]:
+        return await self.mocks.remove(pattern)
 
     # cookies and storage ----------------------------------------------------------------------
     async def cookies(self) -> list[Cookie]:

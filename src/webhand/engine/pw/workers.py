@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import BrowserContext as PWContext
@@ -21,14 +21,28 @@ from webhand.engine.console_events import console_api_entry, exception_entry
 from webhand.engine.driver import ConsoleEntry
 
 class SharedWorkerConsole:
-    def __init__(self, context: PWContext, browser_context_id: str, record: Callable[[ConsoleEntry], None]) -> None:
+    def __init__(self, context: PWContext, record: Callable[[ConsoleEntry], None]) -> None:
         self._context = context
-        self._context_id = browser_context_id
+        self._context_id: str | None = None  # the browser context's CDP id, learnt through its first tab
         self._record = record
         self._session: CDPSession | None = None
         self._attached: set[str] = set()
 
-    async def start(self) -> None:
+    @property
+    def started(self) -> bool:
+        return self._context_id is not None
+
+    async def start_through(self, tab_session: Callable[[], Awaitable[CDPSession]]) -> None:
+        """Start hearing the context's shared workers, once; the context's CDP id comes from a tab."""
+        try:
+            info = await (await tab_session()).send("Target.getTargetInfo")
+        except PWError:
+            return
+        if self._context_id is None:
+            self._context_id = info["targetInfo"]["browserContextId"]
+            await self._start()
+
+    async def _start(self) -> None:
         browser = self._context.browser
         if browser is None:
             return
