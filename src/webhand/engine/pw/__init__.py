@@ -5,7 +5,7 @@ registry; Playwright brings the well-tested actionability checks, frames and eve
 Playwright exceptions never leave this package (``errors.py`` translates them).
 
     engine (here) ─► PlaywrightBrowser ─► PlaywrightContext (context.py) ─► PlaywrightTab (tab.py)
-                                                                              └─► PlaywrightElement (element.py)
+        PlaywrightTab ─► PlaywrightFrameTree (frames.py) ─► PlaywrightElement (element.py)
 """
 
 from __future__ import annotations
