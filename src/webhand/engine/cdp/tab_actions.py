@@ -10,7 +10,7 @@ from webhand.engine import settle
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.driver import NavigationResult, SettleCaps
 from webhand.engine.page_scripts import SCROLL
-from webhand.engine.settle import ActionWatch, PageGone, answer_or_held_navigation
+from webhand.engine.settle import SettleWatch, PageGone, answer_or_held_navigation
 from webhand.errors import ActionTimeout, PolicyRefused
 
 if TYPE_CHECKING:
@@ -99,8 +99,8 @@ class TabActionsMixin:
             left, top, width, height = await self.frame_tree.evaluate(state, SCROLL, [x, y], timeout=timeout)
         return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
 
-    def watch(self, caps: SettleCaps) -> ActionWatch:
-        return ActionWatch(self.tracker, caps)
+    def watch(self, caps: SettleCaps) -> SettleWatch:
+        return SettleWatch(self.tracker, caps)
 
     # liveness --------------------------------------------------------------------------------
     async def ping(self) -> str | None:

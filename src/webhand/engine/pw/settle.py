@@ -18,14 +18,14 @@ from playwright.async_api import Response as PWResponse
 from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine import settle
-from webhand.engine.settle import ActionWatch, DocumentReplaced, PageGone, TrackedRequest
+from webhand.engine.settle import SettleWatch, DocumentReplaced, PageGone, TrackedRequest
 
 if TYPE_CHECKING:
     from webhand.engine.pw.policy import OriginPolicy
 
 __all__ = ["PlaywrightActionWatch", "RequestTracker", "document_loaded"]
 
-PlaywrightActionWatch = ActionWatch
+PlaywrightActionWatch = SettleWatch
 
 
 class PlaywrightProbe:
