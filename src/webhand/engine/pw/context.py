@@ -14,7 +14,9 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Response as PWResponse
 
-from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, TabEvents
+from webhand.engine.downloads import free_path
+from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, RequestDetail, TabEvents
+from webhand.engine.network import RequestsInFull
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.context_debugging import ContextDebugging
 from webhand.engine.pw.errors import translated
@@ -50,6 +52,7 @@ class PlaywrightContext(ContextDebugging):
         self._announced_downloads: list[float] = []  # when attachment responses came whose download event has not
         self._announced_tabs: list[float] = []  # when pages asked for new windows whose tabs do not exist yet
         self._start_debugging()  # console of every source, network emulation, mocks (context_debugging.py)
+        self.requests_in_full = RequestsInFull(lambda: [tab.network_log for tab in self.tabs])
         context.on("page", self._adopt)
         self._preexisting = list(context.pages) if attached else []
         for page in self._preexisting:
@@ -100,6 +103,12 @@ class PlaywrightContext(ContextDebugging):
         with contextlib.suppress(PWError):
             await self.context.close()
 
+    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
+        return await self.requests_in_full.request_detail(request_id, timeout=timeout)
+
+    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
+        return await self.requests_in_full.response_body(request_id, timeout=timeout)
+
     # downloads --------------------------------------------------------------------------------
     def _on_response(self, response: PWResponse) -> None:
         # A navigation answered "attachment" becomes a download; Chromium tells Playwright a
@@ -133,7 +142,7 @@ class PlaywrightContext(ContextDebugging):
             record.error = "no download folder is configured"
             await download.cancel()
             return
-        target = self._free_path(record.name)
+        target = free_path(self.downloads_dir, record.name, self._reserved_names)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             await asyncio.wait_for(download.save_as(target), _DOWNLOAD_CAP_SECONDS)
@@ -143,17 +152,6 @@ class PlaywrightContext(ContextDebugging):
             record.error = (await _failure(download)) or str(error).splitlines()[0] or type(error).__name__
         finally:
             self._reserved_names.discard(target.name)
-
-    def _free_path(self, name: str) -> Path:
-        """``name`` in the download folder, numbered ("report-2.pdf") when taken: never overwrite."""
-        assert self.downloads_dir is not None
-        stem, suffix = Path(name).stem, Path(name).suffix
-        candidate, number = name, 1
-        while (self.downloads_dir / candidate).exists() or candidate in self._reserved_names:
-            number += 1
-            candidate = f"{stem}-{number}{suffix}"
-        self._reserved_names.add(candidate)
-        return self.downloads_dir / candidate
 
     # cookies and storage ----------------------------------------------------------------------
     async def cookies(self) -> list[Cookie]:

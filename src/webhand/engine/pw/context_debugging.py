@@ -1,5 +1,5 @@
-"""What a context does for the debugging tools: console messages from every source, requests in
-full, network emulation and mocks (routes).
+"""What a context does for the debugging tools: console messages from every source, network
+emulation and mocks (routes). Requests in full: ``PlaywrightContext.requests_in_full``.
 
 A mixin of ``PlaywrightContext`` (context.py); it expects ``self.context``, ``self.events``,
 ``self.policy`` and ``self.tabs``.
@@ -14,17 +14,16 @@ from playwright.async_api import BrowserContext as PWContext
 from playwright.async_api import Error as PWError
 from playwright.async_api import Route
 
-from webhand.engine.driver import ConsoleEntry, NetworkConditions, RequestDetail, RouteRule, TabEvents
+from webhand.engine.driver import ConsoleEntry, NetworkConditions, RouteRule, TabEvents
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.shared_workers import SharedWorkerConsole
-from webhand.engine.network import RequestsInFull
 
 if TYPE_CHECKING:
     from webhand.engine.pw.policy import OriginPolicy
     from webhand.engine.pw.tab import PlaywrightTab
 
 
-class ContextDebugging(RequestsInFull):
+class ContextDebugging:
     context: PWContext
     events: TabEvents
     policy: "OriginPolicy | None"

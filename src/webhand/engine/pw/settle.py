@@ -18,7 +18,7 @@ from playwright.async_api import Response as PWResponse
 from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine import settle
-from webhand.engine.settle import SettleWatch, DocumentReplaced, PageGone, TrackedRequest
+from webhand.engine.settle import DocumentReplaced, PageGone, SettleWatch, TrackedRequest
 
 if TYPE_CHECKING:
     from webhand.engine.pw.policy import OriginPolicy

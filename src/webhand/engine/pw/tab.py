@@ -13,31 +13,34 @@ from playwright.async_api import Frame as PWFrame
 from playwright.async_api import Page as PWPage
 from playwright.async_api import TimeoutError as PWTimeout
 
-from webhand.engine.driver import ConsoleEntry, NavigationResult, NetworkConditions, TabEvents, WaitUntil
+from webhand.engine.console_javascript import ConsoleJavaScript
+from webhand.engine.devtools import PerformanceCounters
+from webhand.engine.driver import (ConsoleEntry, InputEvent, NavigationResult, NetworkConditions, ScreencastFrame,
+                                   ServiceWorkerRegistration, TabEvents, WaitUntil)
+from webhand.engine.live_view import LiveView, Screencast
 from webhand.engine.page_scripts import SELECTOR_OF_REF, WEB_STORAGE
+from webhand.engine.policy import refused_navigation
+from webhand.engine.pw.channel import PlaywrightChannel, viewport_of
 from webhand.engine.pw.dialogs import PlaywrightDialog, PlaywrightFileChooser
 from webhand.engine.pw.devtools import TabDevtools
 from webhand.engine.pw.network import NetworkLog
 from webhand.engine.pw.element import PlaywrightElement, PlaywrightFrame
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, navigation_error, translate, translated
-from webhand.engine.pw.live import TabLive
 from webhand.engine.pw.liveness import TabLiveness
 from webhand.engine.pw.policy import OriginPolicy
 from webhand.engine.pw.settle import document_loaded
-from webhand.engine.pw.javascript import TabJavaScript
-from webhand.engine.pw.tab_actions import POLICY_HINT, TabActions
-from webhand.engine.pw.tab_debugging import TabDebugging
-from webhand.errors import ActionTimeout, PolicyRefused, RefNotFound, WebhandError
+from webhand.engine.pw.tab_actions import TabActions
+from webhand.engine.service_workers import ServiceWorkerActions
+from webhand.errors import ActionTimeout, RefNotFound, WebhandError
 
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 #: Longest a failed navigation waits for Chromium's error page to take its place (it takes ~0.1 s).
 _ERROR_PAGE_CAP_SECONDS = 5.0
 
 
-# History, keys, waiting, policy: tab_actions.py; evaluating: javascript.py; crash, hang: liveness.py;
-# thumbnails, screencast and a person's input (the dashboard): live.py; service workers and performance
-# counters: tab_debugging.py.
-class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebugging):
+# History, keys, waiting, policy: tab_actions.py; crash, hang: liveness.py. Evaluating, the dashboard's
+# live view, service workers and performance counters: the shared components made in __init__.
+class PlaywrightTab(TabActions, TabLiveness):
     def __init__(self, page: PWPage, index: int, events: TabEvents, policy: OriginPolicy | None = None,
                  network_conditions: Callable[[], NetworkConditions] | None = None, *,
                  response_sources: bool = True) -> None:
@@ -61,6 +64,13 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
         # response sources, iframe console messages, service workers, network emulation
         self.devtools = TabDevtools(self._session, network_conditions, response_sources=response_sources)
         self.network_log = NetworkLog(page, events, index, self.devtools.claim_source)
+        # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
+        self.channel = PlaywrightChannel(page, self._session)
+        self.console = ConsoleJavaScript(self.channel)
+        self.live_view = LiveView(self.channel, viewport_of(page))
+        self.service_worker_actions = ServiceWorkerActions(self.channel, self.devtools.service_worker_registry,
+                                                           self.console, lambda: self.url)
+        self.performance = PerformanceCounters(self.channel, enabled=self.devtools.ready)
 
     # events -----------------------------------------------------------------------------------
 
@@ -140,7 +150,7 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
             self.page.remove_listener("response", watch)
         refused = self._policy.refused_response(response.url, response.headers) if response and self._policy else None
         if refused:  # the policy proxy answered in the server's place (settle.py names it for other requests)
-            raise PolicyRefused(f"Navigation to {url} was refused: {refused}.", POLICY_HINT)
+            raise refused_navigation(url, refused)
         return NavigationResult(self.page.url, response.status if response else None, await self.title() if title else "")
 
     async def _error_page_shown(self, commits: int, timeout: float) -> None:
@@ -270,6 +280,30 @@ class PlaywrightTab(TabActions, TabJavaScript, TabLiveness, TabLive, TabDebuggin
                               "Use a CSS selector, or a ref from browser_snapshot.") from None
         assert handle is not None
         return PlaywrightElement(handle, selector, self._session)
+
+    # the shared components (engine/console_javascript.py, live_view.py, service_workers.py, devtools.py)
+    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
+        return await self.console.evaluate(expression, await_promise=await_promise, timeout=timeout)
+
+    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
+        return await self.live_view.thumbnail(width=width, timeout=timeout)
+
+    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
+                               max_height: int, quality: int) -> Screencast:
+        return await self.live_view.start_screencast(on_frame, max_width=max_width, max_height=max_height,
+                                                     quality=quality)
+
+    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
+        await self.live_view.dispatch_input(event, timeout=timeout)
+
+    async def service_workers(self) -> list[ServiceWorkerRegistration]:
+        return await self.service_worker_actions.service_workers()
+
+    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
+        await self.service_worker_actions.service_worker_action(action, scope, timeout=timeout)
+
+    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
+        return await self.performance.read(timeout=timeout)
 
     # CDP ----------------------------------------------------------------------------------------
     async def _session(self) -> CDPSession:

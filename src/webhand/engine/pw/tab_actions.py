@@ -15,6 +15,7 @@ from playwright.async_api import Page as PWPage
 
 from webhand.engine.driver import NavigationResult, SettleCaps, WaitCondition
 from webhand.engine.page_scripts import SCROLL
+from webhand.engine.policy import before_navigation, navigation_refusal
 from webhand.engine.pw import waits
 from webhand.engine.pw.errors import navigation_error, translate, translated
 from webhand.engine.pw.settle import PlaywrightActionWatch, RequestTracker, document_loaded
@@ -22,10 +23,6 @@ from webhand.errors import ActionTimeout, InvalidArgument, PolicyRefused
 
 if TYPE_CHECKING:
     from webhand.engine.pw.policy import OriginPolicy
-
-POLICY_HINT = ("The origin policy of this webhand is set by its configuration (allowed_origins, blocked_origins, "
-               "allow_file_urls); stay on allowed sites, or ask the user to change it.")
-
 
 
 class TabActions:
@@ -42,21 +39,13 @@ class TabActions:
 
     # policy ----------------------------------------------------------------------------------
     async def _before_navigation(self, url: str) -> None:
-        reason = self._policy.check_navigation(url) if self._policy else None
-        if reason:
-            raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
-        self._refusals_before = self._tracker.refusals.count if self._tracker.refusals is not None else 0
+        self._refusals_before = before_navigation(self._policy, url, self._tracker.refusals)
         if self._redirect_guard is not None:
             await self._redirect_guard  # installed before this tab's first navigation can redirect
 
     def _refused(self, url: str, error: Exception) -> PolicyRefused | None:
         """The policy refusal behind a failed navigation (a refused redirect), if that is what it was."""
-        if self._policy is None or "ERR_BLOCKED_BY_CLIENT" not in str(error):
-            return None
-        refusals = self._tracker.refusals  # or what it ran into on its way (a redirect to webhand's own endpoint)
-        reason = self._policy.refusal(url) or (refusals.led_to(self._refusals_before)
-                                               if refusals is not None else None)
-        return PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT) if reason else None
+        return navigation_refusal(self._policy, url, str(error), self._tracker.refusals, self._refusals_before)
 
     # history ---------------------------------------------------------------------------------
     async def _history(self, step: str, timeout: float) -> NavigationResult | None:
