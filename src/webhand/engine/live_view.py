@@ -84,10 +84,11 @@ class Screencast:
         if self._stopped:
             return
         self._stopped = True
+        page_gone: tuple[type[Exception], ...] = (TimeoutError, *self._stream.errors)
         try:
             await asyncio.wait_for(self._stream.send("Page.stopScreencast"), 2)
             await asyncio.wait_for(self._stream.detach(), 2)
-        except (TimeoutError, *self._stream.errors):
+        except page_gone:
             pass  # the page closed first: nothing is streaming any more
         finally:
             self._stop_listening()

@@ -12,7 +12,7 @@ from webhand.engine.channel import EventHandler
 
 
 class CdpSessionChannel:
-    errors = PROTOCOL_ERRORS
+    errors: tuple[type[Exception], ...] = PROTOCOL_ERRORS
 
     def __init__(self, connection: CdpConnection, session_id: str, target_id: str) -> None:
         self.connection = connection

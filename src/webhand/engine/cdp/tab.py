@@ -288,9 +288,9 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
         if loader:
             await self._wait_lifecycle(url, loader, wait_until, deadline, timeout)
         status, headers = self._document_responses.pop(loader, (None, {})) if loader else (None, {})
-        refused = self._policy.refused_response(url, headers) if self._policy and headers else None
-        if refused:  # the policy proxy answered in the server's place
-            raise refused_navigation(url, refused)
+        proxy_refusal = self._policy.refused_response(url, headers) if self._policy and headers else None
+        if proxy_refusal:  # the policy proxy answered in the server's place
+            raise refused_navigation(url, proxy_refusal)
         if not url.lower().startswith(("http:", "https:")):
             status = None  # data:, about:, file: documents have no HTTP status (as Playwright reports)
         return NavigationResult(self.url, status, await self.title() if title else "")

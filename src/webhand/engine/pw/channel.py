@@ -20,7 +20,7 @@ from webhand.engine.pw.errors import translate
 
 
 class PlaywrightChannel:
-    errors = (PWError,)
+    errors: tuple[type[Exception], ...] = (PWError,)
 
     def __init__(self, page: PWPage, session: Callable[[], Awaitable[CDPSession]] | CDPSession) -> None:
         self.page = page
