@@ -1,10 +1,12 @@
 """The Driver interface: the only view of a browser that sessions, tools and page code get.
 
-Playwright implements it today (``engine/pw/``); a raw-CDP driver can implement it
-tomorrow without touching a tool. Objects are layered the way a browser is:
+Two drivers implement it: raw CDP (``engine/cdp/``, the default) and Playwright (``engine/pw/``).
+The CDP work both do the same way is written once, on a ``CdpChannel`` (``engine/channel.py``);
+a new driver implements these Protocols without touching a tool. Objects are layered the way a
+browser is:
 
-    Engine ─► Browser (one Chromium) ─► Context (one session's cookies, storage, tabs)
-                                          └─► Tab (one page) ─► Frame ─► Element (one ref'd node)
+    Engine ─► BrowserHandle (one Chromium) ─► Context (one session's cookies, storage, tabs)
+                                                └─► Tab (one page) ─► Frame ─► Element (one ref'd node)
 
 Every method that can block takes a timeout in seconds and raises a ``webhand.errors`` type,
 never a driver library's own exception.
@@ -75,7 +77,7 @@ class SettleCaps:
     # instead of ``dom_quiet_ms`` (0: always the full window).
     dom_unchanged_ms: int = 0
     # The action was a page load the driver already waited for ("load" fired): the settle starts
-    # from there instead of with a DOM-quiet window (see settle.ActionWatch.settle).
+    # from there instead of with a DOM-quiet window (see settle.SettleWatch.settle).
     page_load: bool = False
     # Seconds the work the action scheduled (short timers, animation frames, a WebSocket message's
     # answer: settle.WORK_HUB) is waited for, from the end of the action; 0 follows none.
@@ -461,7 +463,9 @@ class Context(Protocol):
         ...
 
 
-class Browser(Protocol):
+class BrowserHandle(Protocol):
+    """One Chromium as a driver holds it (not the public ``webhand.api.Browser``)."""
+
     pid: int | None  # None when webhand did not launch it (connected over CDP): never killed then
 
     @property
@@ -502,9 +506,9 @@ class Engine(Protocol):
         """Take a browser launched before this engine existed, from a plan equal to ``launch_plan()``
         (``engine/launch_memo.py``): the next ``launch`` uses it."""
         ...
-    async def launch(self) -> Browser: ...
+    async def launch(self) -> BrowserHandle: ...
     async def connect(self, url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
-                      timeout: float | None = None) -> Browser: ...
+                      timeout: float | None = None) -> BrowserHandle: ...
     async def stop(self) -> None: ...
     def kill_now(self) -> list[int]:
         """SIGKILL, by pid, every browser this engine launched that nobody closed (and a driver

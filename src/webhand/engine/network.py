@@ -6,8 +6,8 @@ later (unknown id, no response, the browser dropped it, too slow), and network e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from webhand.engine.driver import NetworkConditions, RequestDetail
 from webhand.errors import ActionTimeout, InvalidArgument
@@ -37,23 +37,37 @@ def unknown_request(request_id: int) -> InvalidArgument:
                            "requests kept.", "Call browser_network_requests for the ids of the requests kept.")
 
 
+class NetworkLog(Protocol):
+    """What each driver's tab keeps of its requests (its ``network_log``)."""
+
+    @property
+    def requests(self) -> Mapping[int, Any]:
+        """The requests kept, by ``NetworkEntry.id`` (the newest ``KEPT_REQUESTS``)."""
+        ...
+
+    async def detail(self, request_id: int, *, timeout: float) -> RequestDetail: ...
+    async def body(self, request_id: int, *, timeout: float) -> bytes: ...
+
+
 class RequestsInFull:
-    """A context's requests in full, read from the log of the tab that made them (each driver's tab
-    has a ``network_log`` with ``requests``, ``detail`` and ``body``)."""
+    """A context's ``request_detail`` and ``response_body`` (``driver.Context``): each request is
+    read from the network log of the tab that made it. ``logs`` gives the logs of the context's
+    tabs now (tabs come and go)."""
 
-    tabs: Any
+    def __init__(self, logs: Callable[[], Iterable[NetworkLog]]) -> None:
+        self._logs = logs
 
-    def _log_of(self, request_id: int) -> Any:
-        for tab in self.tabs:
-            if request_id in tab.network_log.requests:
-                return tab
+    def _log_of(self, request_id: int) -> NetworkLog:
+        for log in self._logs():
+            if request_id in log.requests:
+                return log
         raise unknown_request(request_id)
 
     async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
-        return await self._log_of(request_id).network_log.detail(request_id, timeout=timeout)
+        return await self._log_of(request_id).detail(request_id, timeout=timeout)
 
     async def response_body(self, request_id: int, *, timeout: float) -> bytes:
-        return await self._log_of(request_id).network_log.body(request_id, timeout=timeout)
+        return await self._log_of(request_id).body(request_id, timeout=timeout)
 
 
 def no_response(request_id: int, failure: str) -> InvalidArgument:

@@ -5,7 +5,8 @@ The rules themselves are ``webhand/origins.py``. Each driver enforces them insid
 every context with a policy also sends all its traffic through ``PolicyProxy``
 (``engine/policy_proxy.py``), which holds on the channels the browser layer cannot see. Both
 layers write to the context's ``RefusalLog``; ``refusal(url)`` gives the rule behind a failed
-request, so replies and errors name it.
+request, so replies and errors name it. A navigation's own checks (before it starts, and the
+refusal behind its failure) are written once here, for every driver's tab.
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from webhand.engine.policy_proxy import REFUSED_HEADER
+from webhand.errors import PolicyRefused
 from webhand.hosts import InvalidHost, normalize_host
 from webhand.origins import DEFAULT_PORTS, OriginRules
 
 #: How far back a refusal of the same connection counts as the same refusal.
 _SAME_REFUSAL_WINDOW = 10
+
+POLICY_HINT = ("The origin policy of this webhand is set by its configuration (allowed_origins, blocked_origins, "
+               "allow_file_urls); stay on allowed sites, or ask the user to change it.")
 
 
 class RefusalLog:
@@ -110,6 +115,31 @@ class OriginPolicy(OriginRules):
         self._refused_redirects[url] = reason
         while len(self._refused_redirects) > 200:
             self._refused_redirects.popitem(last=False)
+
+
+def refused_navigation(url: str, reason: str) -> PolicyRefused:
+    """The error of a navigation the origin policy refused, naming why."""
+    return PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
+
+
+def before_navigation(policy: OriginPolicy | None, url: str, refusals: RefusalLog | None) -> int:
+    """Refuse ``url`` before anything loads when the policy does; else the refusal log's count as
+    the navigation begins (``navigation_refusal`` looks at what was refused after it)."""
+    reason = policy.check_navigation(url) if policy else None
+    if reason:
+        raise refused_navigation(url, reason)
+    return refusals.count if refusals is not None else 0
+
+
+def navigation_refusal(policy: OriginPolicy | None, url: str, error_text: str, refusals: RefusalLog | None,
+                       refusals_before: int) -> PolicyRefused | None:
+    """The policy refusal behind a failed navigation (its URL, or a redirect it was refused), if
+    that is what it was; ``refusals_before``: what ``before_navigation`` returned."""
+    if policy is None or "ERR_BLOCKED_BY_CLIENT" not in error_text:
+        return None
+    # or what it ran into on its way (a redirect to webhand's own endpoint)
+    reason = policy.refusal(url) or (refusals.led_to(refusals_before) if refusals is not None else None)
+    return refused_navigation(url, reason) if reason else None
 
 
 def _endpoint(url: str) -> tuple[str, int | None]:

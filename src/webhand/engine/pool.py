@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from webhand.config import EndpointSettings, PoolSettings
-from webhand.engine.driver import Browser, Engine
+from webhand.engine.driver import BrowserHandle, Engine
 from webhand.errors import BrowserLaunchFailed, ConfigError, PoolFull, WebhandError
 
 log = logging.getLogger("webhand.pool")
@@ -63,7 +63,7 @@ class Placement:
     """One session's place: its endpoint and browser, and how long it waited for them."""
 
     endpoint: Endpoint
-    browser: Browser
+    browser: BrowserHandle
     owns_browser: bool
     waited: float | None  # seconds in the wait queue; None when there was room at once
     loss_reported: bool = False  # a failed call already told the session its endpoint was lost
@@ -73,7 +73,7 @@ class Placement:
 class Endpoint:
     settings: EndpointSettings
     name: str
-    browser: Browser | None = None  # the shared connection of a remote endpoint
+    browser: BrowserHandle | None = None  # the shared connection of a remote endpoint
     healthy: bool = False
     last_error: str = "not connected yet"
     placed: set[Placement] = field(default_factory=set)  # sessions on the current connection (or launched here)
@@ -232,7 +232,7 @@ class Pool:
         log.info("pool endpoint %s connected", endpoint.name)
         self._notify()
 
-    def _mark_lost(self, endpoint: Endpoint, error: BaseException, browser: Browser | None = None) -> None:
+    def _mark_lost(self, endpoint: Endpoint, error: BaseException, browser: BrowserHandle | None = None) -> None:
         """Drain ``endpoint``: no new sessions; the ones on it learn of the loss on their next call
         (their browser is no longer alive) and are placed afresh. Reconnect in the background."""
         if browser is not None and browser is not endpoint.browser:

@@ -3,10 +3,9 @@ session as the browser reports them over CDP (the ServiceWorker domain of a tab'
 the actions on one (unregister, update, skip waiting), which return once the browser reports the
 change.
 
-Both drivers' tabs mix in ``ServiceWorkerActions``; each says only how it reaches its registry
-(``_service_worker_registry``). Everything else goes through what both tabs already have: the
-tab's own CDP session (``_session()``, whose errors ``_translate_error`` turns into webhand
-errors) and the console runner (``evaluate``).
+Each driver's tab owns a ``ServiceWorkerActions``, made with its ``CdpChannel``, how it reaches
+its registry (the raw driver enables the domain the first time a tool asks, Playwright with the
+tab), its console (``evaluate``) and its URL.
 """
 
 from __future__ import annotations
@@ -14,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from webhand.engine.channel import CdpChannel
+from webhand.engine.console_javascript import ConsoleJavaScript
 from webhand.engine.driver import ServiceWorkerRegistration, ServiceWorkerVersion
 from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument
 
@@ -83,20 +84,20 @@ class ServiceWorkerRegistry:
 
 
 class ServiceWorkerActions:
-    """A tab mixin (both drivers). Expects ``_service_worker_registry()``, ``_session()``,
-    ``_driver_errors``, ``_translate_error``, ``evaluate`` and ``url``."""
+    """A tab's ``service_workers`` and ``service_worker_action`` (``driver.Tab``)."""
 
-    _driver_errors: tuple[type[BaseException], ...]
-    url: Any
-
-    async def _service_worker_registry(self) -> ServiceWorkerRegistry:
-        raise NotImplementedError
+    def __init__(self, channel: CdpChannel, registry: Callable[[], Awaitable[ServiceWorkerRegistry]],
+                 console: ConsoleJavaScript, url: Callable[[], str]) -> None:
+        self.channel = channel
+        self._registry = registry  # the tab's registry, once it is current
+        self._console = console
+        self._url = url
 
     async def service_workers(self) -> list[ServiceWorkerRegistration]:
-        return (await self._service_worker_registry()).listing()
+        return (await self._registry()).listing()
 
     async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        registry = await self._service_worker_registry()
+        registry = await self._registry()
         if not any(r.scope == scope for r in registry.listing()):
             raise InvalidArgument(f"No service worker is registered for the scope {scope}.",
                                   "Call browser_service_workers without an action to list the scopes.")
@@ -120,24 +121,23 @@ class ServiceWorkerActions:
                                 f"{timeout:g} s.", "Call browser_service_workers to see its state now.")
 
     async def _send_or_raise(self, method: str, scope: str, what: str, timeout: float) -> None:
-        session = await self._session()  # type: ignore[attr-defined]
         try:
-            await asyncio.wait_for(session.send(method, {"scopeURL": scope}), timeout)
+            await asyncio.wait_for(self.channel.send(method, {"scopeURL": scope}), timeout)
         except asyncio.TimeoutError:
             raise ActionTimeout(f"{what} service worker of {scope} did not finish within {timeout:g} s.",
                                 "Call browser_service_workers to see its state now.") from None
-        except self._driver_errors as error:
-            raise self._translate_error(error, f"{what} service worker of {scope}", timeout) from None  # type: ignore[attr-defined]
+        except self.channel.errors as error:
+            raise self.channel.translate(error, f"{what} service worker of {scope}", timeout) from None
 
     async def _update_from_page(self, scope: str, timeout: float) -> bool:
         """Ask the page's own ``registration.update()`` when the page is in the scope's origin: it
         answers once the browser checked the script. False when it cannot (then CDP's
         ``updateRegistration`` is asked, which answers at once)."""
-        if scope.split("/", 3)[:3] != str(self.url).split("/", 3)[:3]:
+        if scope.split("/", 3)[:3] != self._url().split("/", 3)[:3]:
             return False
         try:
-            return bool(await self.evaluate(f"({_UPDATE})({json.dumps(scope)})",  # type: ignore[attr-defined]
-                                            await_promise=True, timeout=timeout))
+            return bool(await self._console.evaluate(f"({_UPDATE})({json.dumps(scope)})",
+                                                     await_promise=True, timeout=timeout))
         except ActionTimeout:
             raise ActionTimeout(f"The update check of {scope} did not finish within {timeout:g} s.",
                                 "Call browser_service_workers to see its state now.") from None

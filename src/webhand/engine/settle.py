@@ -5,14 +5,14 @@ response, finished, failed, main-frame commit, load) and gives it a ``PageProbe`
 small scripts below in the main frame. The rules are the same for every driver.
 
 A ``RequestTracker`` listens to one page for its whole life and keeps the set of requests in
-flight. An action starts an ``ActionWatch`` before it acts; the tracker forwards every event to
+flight. An action starts a ``SettleWatch`` before it acts; the tracker forwards every event to
 the current watch, so the watch knows exactly which navigation and requests the action started.
 ``settle`` then waits, in rounds:
 
 1. the DOM to go quiet (a MutationObserver in the page resolves after ``dom_quiet_ms`` without a
    mutation, capped; sooner when a watch started before the action saw it change nothing, see
    ``DOM_QUIET``) and the work the action scheduled in the page (short timers, animation frames,
-   a WebSocket message's answer: ``WORK_HUB``, started by ``ActionWatch.begin``) to have run,
+   a WebSocket message's answer: ``WORK_HUB``, started by ``SettleWatch.begin``) to have run,
    capped by ``SettleCaps.effects``. Those few milliseconds are also when the events of requests the action
    started reach us, so step 2 and 3 see them;
 2. a navigation the action started to commit and load (capped);
@@ -179,7 +179,7 @@ WORK_HUB = """() => {
 # Counts the document's mutations from the start of an action, and starts following the work the
 # action schedules (``WORK_HUB``; for ``track_ms`` ms, 0: none, as on a document a navigation just
 # brought). Typing runs it first, in the script that focuses the field (page_scripts.FILL_PREPARE);
-# other actions run it just before they act (``ActionWatch.begin``). Only the main frame's count is
+# other actions run it just before they act (``SettleWatch.begin``). Only the main frame's count is
 # read: typing in a child frame waits the full window. With ``typing``, the typed field's own
 # change (a framework mirroring its value into the attribute, the text of a contenteditable) is
 # the action itself, not the page reacting to it, and is not counted. Non-enumerable: the page's
@@ -208,7 +208,7 @@ WATCH_DOM = """(typing, trackMs) => {
   return state;
 }"""
 
-#: Starts an action's watch in the page (``ActionWatch.begin``).
+#: Starts an action's watch in the page (``SettleWatch.begin``).
 WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
 
 # Resolves once the document has gone ``quiet`` ms without a DOM mutation and the work the action
@@ -318,7 +318,7 @@ class RequestTracker:
         self.refusals = refusals
         self.inflight: set[TrackedRequest] = set()
         self.documents_awaited: set[TrackedRequest] = set()  # main-frame navigations with no response yet
-        self.watch: ActionWatch | None = None
+        self.watch: SettleWatch | None = None
         self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
         self.commits = 0  # main-frame documents committed so far (a navigation's, or an error page's)
         # When a request last started or ended, or the page last fired "load" (loop time): the
@@ -395,7 +395,10 @@ class RequestTracker:
         return True
 
 
-class ActionWatch:
+class SettleWatch:
+    """The ``driver.ActionWatch`` both drivers hand out: follows one action's effects through the
+    tab's ``RequestTracker`` (named apart from the Protocol it implements)."""
+
     def __init__(self, tracker: RequestTracker, caps: SettleCaps) -> None:
         self.tracker = tracker
         self.caps = caps

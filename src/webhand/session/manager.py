@@ -23,7 +23,7 @@ from typing import Any
 
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
-from webhand.engine.driver import Browser, Context, Engine, TabEvents
+from webhand.engine.driver import BrowserHandle, Context, Engine, TabEvents
 from webhand.engine.pool import Placement
 from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.paths import ConversationFiles
@@ -41,7 +41,7 @@ _IDLE_NOTICES_KEPT = 1000
 class _Prepared:
     """A browser context with one blank tab, ready to become a session."""
 
-    browser: Browser
+    browser: BrowserHandle
     context: Context
     events: TabEvents
     owns_browser: bool
@@ -98,7 +98,7 @@ class SessionManager:
         self._sessions: dict[SessionKey, Session] = {}
         self._files: dict[str, ConversationFiles] = {}  # each conversation's own folder, chosen here, never by a model
         self._creating: dict[SessionKey, asyncio.Task[Session]] = {}
-        self._shared: Browser | None = None  # context isolation
+        self._shared: BrowserHandle | None = None  # context isolation
         self._shared_lock = asyncio.Lock()
         self._reserve: asyncio.Task[_Prepared] | None = None
         self._reaper: asyncio.Task[None] | None = None
@@ -403,7 +403,7 @@ class SessionManager:
         return sorted(pids)
 
     # -- browsers and the reserve --------------------------------------------------------------
-    async def _shared_browser(self) -> Browser:
+    async def _shared_browser(self) -> BrowserHandle:
         async with self._shared_lock:
             if self._shared is None or not self._shared.alive:
                 if self._shared is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from webhand.config import Settings
-from webhand.engine.driver import (Browser, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
+from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionClosed
 from webhand.paths import ConversationFiles
@@ -51,7 +51,7 @@ class SessionKey:
 
 
 class Session:
-    def __init__(self, key: SessionKey, settings: Settings, browser: Browser, context: Context,
+    def __init__(self, key: SessionKey, settings: Settings, browser: BrowserHandle, context: Context,
                  events: TabEvents, *, owns_browser: bool, files: ConversationFiles) -> None:
         self.key = key
         self.settings = settings

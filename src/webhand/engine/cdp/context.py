@@ -15,7 +15,9 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarde
 from webhand.engine.cdp.network_debugging import ContextNetworkMixin
 from webhand.engine.cdp.tab import CdpTab
 from webhand.engine.cdp.workers import ContextWorkersMixin
-from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, TabEvents
+from webhand.engine.downloads import free_path
+from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, RequestDetail, TabEvents
+from webhand.engine.network import RequestsInFull
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.errors import ActionTimeout
 
@@ -59,6 +61,7 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
         self._origins: set[str] = set()
         self.closed = False
         self._start_network()  # emulation, routes, the policy's interception (network_debugging.py)
+        self.requests_in_full = RequestsInFull(lambda: [tab.network_log for tab in self.tabs])
 
     # tabs --------------------------------------------------------------------------------------
     async def adopt(self, info: dict[str, Any], session_id: str) -> None:
@@ -127,6 +130,12 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
             await self.proxy.close()
         shutil.rmtree(self._staging, ignore_errors=True)
 
+    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
+        return await self.requests_in_full.request_detail(request_id, timeout=timeout)
+
+    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
+        return await self.requests_in_full.response_body(request_id, timeout=timeout)
+
     def note_origin(self, origin: str) -> None:
         if origin.startswith("http"):
             self._origins.add(origin)
@@ -183,7 +192,7 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
         if params.get("state") == "canceled":
             record.error = record.error or "the download was canceled"
         else:
-            target = self._free_path(record.name)
+            target = free_path(self.downloads_dir, record.name, self._reserved_names)
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(Path(self._staging) / params["guid"]), target)
@@ -193,17 +202,6 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
             finally:
                 self._reserved_names.discard(target.name)
         saving.set_result(None)
-
-    def _free_path(self, name: str) -> Path:
-        """``name`` in the download folder, numbered ("report-2.pdf") when taken: never overwrite."""
-        assert self.downloads_dir is not None
-        stem, suffix = Path(name).stem, Path(name).suffix
-        candidate, number = name, 1
-        while (self.downloads_dir / candidate).exists() or candidate in self._reserved_names:
-            number += 1
-            candidate = f"{stem}-{number}{suffix}"
-        self._reserved_names.add(candidate)
-        return self.downloads_dir / candidate
 
     # cookies and storage ----------------------------------------------------------------------
     async def cookies(self) -> list[Cookie]:

@@ -1,5 +1,5 @@
 """The network part of the debugging tools on raw CDP, for a whole context: requests in full
-(browser_network_request, from each tab's ``CdpNetworkLog``), network emulation
+(browser_network_request, from each tab's ``CdpNetworkLog``: ``CdpContext.requests_in_full``), network emulation
 (browser_network_conditions) and mocks (browser_route / browser_unroute).
 
 Both emulation and routes hold for every session of the context: each page, out-of-process frame
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.interception import Interception
-from webhand.engine.driver import NetworkConditions, RequestDetail, RouteRule
-from webhand.engine.network import RequestsInFull, emulation_params
+from webhand.engine.driver import NetworkConditions, RouteRule
+from webhand.engine.network import emulation_params
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.policy import CdpPolicy
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 _APPLY_SECONDS = 30.0
 
 
-class ContextNetworkMixin(RequestsInFull):
+class ContextNetworkMixin:
     connection: CdpConnection
     policy: CdpPolicy | None
     tabs: list[CdpTab]

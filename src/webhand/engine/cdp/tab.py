@@ -9,24 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine import settle
 from webhand.engine.cdp import keyboard, stealth
+from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
-from webhand.engine.cdp.debugging import TabDebuggingMixin
 from webhand.engine.cdp.events import TabEventsMixin
 from webhand.engine.cdp.frames import FrameState, FrameTree
-from webhand.engine.cdp.live import TabLiveMixin
 from webhand.engine.cdp.refs import TabRefsMixin
 from webhand.engine.cdp.tab_actions import TabActionsMixin
 from webhand.engine.cdp.workers import TabWorkersMixin
-from webhand.engine.driver import NavigationResult, TabEvents, WaitUntil
-from webhand.engine.javascript import ConsoleJavaScript
+from webhand.engine.console_javascript import ConsoleJavaScript
+from webhand.engine.devtools import PerformanceCounters
+from webhand.engine.driver import (InputEvent, NavigationResult, ScreencastFrame, ServiceWorkerRegistration, TabEvents,
+                                   WaitUntil)
+from webhand.engine.live_view import LiveView, Screencast
 from webhand.engine.net_errors import net_failure
 from webhand.engine.page_scripts import WEB_STORAGE
+from webhand.engine.policy import refused_navigation
+from webhand.engine.service_workers import ServiceWorkerActions
 from webhand.engine.settle import DocumentReplaced, PageGone
-from webhand.errors import ActionTimeout, NavigationFailed, PolicyRefused, WebhandError
+from webhand.errors import ActionTimeout, NavigationFailed, WebhandError
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.context import CdpContext
@@ -39,20 +44,7 @@ _LIFECYCLE = {"load": "load", "domcontentloaded": "DOMContentLoaded", "networkid
 _END_CAP_SECONDS = 0.1
 
 
-class _SessionSender:
-    """``send(method, params)`` on the tab's session, for the shared console runner."""
-
-    def __init__(self, tab: CdpTab) -> None:
-        self.tab = tab
-
-    async def send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return await self.tab.connection.client.send_raw(method, params, session_id=self.tab.session_id)
-
-
-class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWorkersMixin, TabDebuggingMixin,
-             ConsoleJavaScript):
-    _driver_errors = PROTOCOL_ERRORS
-
+class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
     def __init__(self, context: CdpContext, connection: CdpConnection, target_id: str, session_id: str,
                  index: int, events: TabEvents, policy: OriginPolicy | None) -> None:
         self._context = context
@@ -75,14 +67,13 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
         self._start_events()
         refusals = policy.log_for(context) if policy is not None else None
         self.tracker = settle.RequestTracker(self, policy, refusals)
-
-    @staticmethod
-    def _translate_error(error: BaseException, doing: str, timeout: float | None) -> Exception:
-        from webhand.engine.cdp.connection import translate
-        return translate(error, doing, timeout)
-
-    async def _session(self) -> _SessionSender:
-        return _SessionSender(self)
+        # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
+        self.channel = CdpSessionChannel(connection, session_id, target_id)
+        self.console = ConsoleJavaScript(self.channel)
+        self.live_view = LiveView(self.channel)
+        self.service_worker_actions = ServiceWorkerActions(self.channel, self._service_worker_registry, self.console,
+                                                           lambda: self.url)
+        self.performance = PerformanceCounters(self.channel)
 
     # set-up ------------------------------------------------------------------------------------
     async def start(self, *, width: int, height: int) -> None:
@@ -297,10 +288,9 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
         if loader:
             await self._wait_lifecycle(url, loader, wait_until, deadline, timeout)
         status, headers = self._document_responses.pop(loader, (None, {})) if loader else (None, {})
-        refused = self._policy.refused_response(url, headers) if self._policy and headers else None
-        if refused:  # the policy proxy answered in the server's place
-            from webhand.engine.cdp.tab_actions import POLICY_HINT
-            raise PolicyRefused(f"Navigation to {url} was refused: {refused}.", POLICY_HINT)
+        proxy_refusal = self._policy.refused_response(url, headers) if self._policy and headers else None
+        if proxy_refusal:  # the policy proxy answered in the server's place
+            raise refused_navigation(url, proxy_refusal)
         if not url.lower().startswith(("http:", "https:")):
             status = None  # data:, about:, file: documents have no HTTP status (as Playwright reports)
         return NavigationResult(self.url, status, await self.title() if title else "")
@@ -430,6 +420,30 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabLiveMixin, TabWor
     async def wait_for(self, condition: Any, *, timeout: float) -> str:
         from webhand.engine.cdp.wait import wait_for
         return await wait_for(self, condition, timeout)
+
+    # the shared components (engine/console_javascript.py, live_view.py, service_workers.py, devtools.py)
+    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
+        return await self.console.evaluate(expression, await_promise=await_promise, timeout=timeout)
+
+    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
+        return await self.live_view.thumbnail(width=width, timeout=timeout)
+
+    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
+                               max_height: int, quality: int) -> Screencast:
+        return await self.live_view.start_screencast(on_frame, max_width=max_width, max_height=max_height,
+                                                     quality=quality)
+
+    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
+        await self.live_view.dispatch_input(event, timeout=timeout)
+
+    async def service_workers(self) -> list[ServiceWorkerRegistration]:
+        return await self.service_worker_actions.service_workers()
+
+    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
+        await self.service_worker_actions.service_worker_action(action, scope, timeout=timeout)
+
+    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
+        return await self.performance.read(timeout=timeout)
 
 
 __all__ = ["CdpTab"]

@@ -10,16 +10,14 @@ from webhand.engine import settle
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.driver import NavigationResult, SettleCaps
 from webhand.engine.page_scripts import SCROLL
-from webhand.engine.settle import ActionWatch, PageGone, answer_or_held_navigation
+from webhand.engine.policy import before_navigation, navigation_refusal
+from webhand.engine.settle import PageGone, SettleWatch, answer_or_held_navigation
 from webhand.errors import ActionTimeout, PolicyRefused
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.element import CdpElement
     from webhand.engine.cdp.frames import FrameTree
     from webhand.engine.policy import OriginPolicy
-
-POLICY_HINT = ("The origin policy of this webhand is set by its configuration (allowed_origins, blocked_origins, "
-               "allow_file_urls); stay on allowed sites, or ask the user to change it.")
 
 
 class TabActionsMixin:
@@ -35,18 +33,10 @@ class TabActionsMixin:
 
     # policy ----------------------------------------------------------------------------------
     async def _before_navigation(self, url: str) -> None:
-        reason = self._policy.check_navigation(url) if self._policy else None
-        if reason:
-            raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
-        self._refusals_before = self.tracker.refusals.count if self.tracker.refusals is not None else 0
+        self._refusals_before = before_navigation(self._policy, url, self.tracker.refusals)
 
     def _refused(self, url: str, error_text: str) -> PolicyRefused | None:
-        if self._policy is None or "ERR_BLOCKED_BY_CLIENT" not in error_text:
-            return None
-        refusals = self.tracker.refusals  # or what it ran into on its way (a redirect to webhand's own endpoint)
-        reason = self._policy.refusal(url) or (refusals.led_to(self._refusals_before)
-                                               if refusals is not None else None)
-        return PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT) if reason else None
+        return navigation_refusal(self._policy, url, error_text, self.tracker.refusals, self._refusals_before)
 
     # history ---------------------------------------------------------------------------------
     async def _history(self, step: str, timeout: float) -> NavigationResult | None:
@@ -99,8 +89,8 @@ class TabActionsMixin:
             left, top, width, height = await self.frame_tree.evaluate(state, SCROLL, [x, y], timeout=timeout)
         return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
 
-    def watch(self, caps: SettleCaps) -> ActionWatch:
-        return ActionWatch(self.tracker, caps)
+    def watch(self, caps: SettleCaps) -> SettleWatch:
+        return SettleWatch(self.tracker, caps)
 
     # liveness --------------------------------------------------------------------------------
     async def ping(self) -> str | None:

@@ -24,7 +24,7 @@ from typing import Any
 from webhand.engine.cdp.connection import CdpConnection, guarded
 from webhand.engine.console_events import console_api_entry, exception_entry
 from webhand.engine.driver import TabEvents
-from webhand.engine.service_workers import ServiceWorkerActions, ServiceWorkerRegistry
+from webhand.engine.service_workers import ServiceWorkerRegistry
 from webhand.errors import ActionTimeout
 
 #: The targets of a browser context that belong to no page.
@@ -64,8 +64,9 @@ class ContextWorkersMixin:
                              send.Runtime.runIfWaitingForDebugger(session_id=session_id))
 
 
-class TabWorkersMixin(ServiceWorkerActions):
-    """Of ``CdpTab``: its dedicated workers, and browser_service_workers."""
+class TabWorkersMixin:
+    """Of ``CdpTab``: its dedicated workers, and the registry of browser_service_workers (its actions:
+    ``CdpTab.service_worker_actions``)."""
 
     connection: CdpConnection
     session_id: str

@@ -16,7 +16,8 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Response as PWResponse
 
-from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, NetworkConditions, RouteRule, TabEvents
+from webhand.engine.downloads import free_path
+from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.network import RequestsInFull
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.errors import translated
@@ -34,7 +35,7 @@ _DOWNLOAD_CAP_SECONDS = 600.0
 _ANNOUNCEMENT_SECONDS = 5.0
 
 
-class PlaywrightContext(RequestsInFull):
+class PlaywrightContext:
     def __init__(self, context: PWContext, events: TabEvents, downloads_dir: str | None = None,
                  policy: PlaywrightRequestPolicy | None = None, proxy: PolicyProxy | None = None,
                  response_sources: bool = True, attached: bool = False) -> None:
@@ -61,6 +62,7 @@ class PlaywrightContext(RequestsInFull):
         self.routes: list[RouteRule] = self.mocks.rules  # the same list, as the Driver's Context shows it
         self.shared_workers = SharedWorkerConsole(context, lambda entry: self.events.console and self.events.console(entry))
         self.console = ContextConsole(context, events, self.tabs)
+        self.requests_in_full = RequestsInFull(lambda: [tab.network_log for tab in self.tabs])
         context.on("page", self._adopt)
         self._preexisting = list(context.pages) if attached else []
         for page in self._preexisting:
@@ -143,7 +145,7 @@ class PlaywrightContext(RequestsInFull):
             record.error = "no download folder is configured"
             await download.cancel()
             return
-        target = self._free_path(record.name)
+        target = free_path(self.downloads_dir, record.name, self._reserved_names)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             await asyncio.wait_for(download.save_as(target), _DOWNLOAD_CAP_SECONDS)
@@ -154,16 +156,12 @@ class PlaywrightContext(RequestsInFull):
         finally:
             self._reserved_names.discard(target.name)
 
-    def _free_path(self, name: str) -> Path:
-        """``name`` in the download folder, numbered ("report-2.pdf") when taken: never overwrite."""
-        assert self.downloads_dir is not None
-        stem, suffix = Path(name).stem, Path(name).suffix
-        candidate, number = name, 1
-        while (self.downloads_dir / candidate).exists() or candidate in self._reserved_names:
-            number += 1
-            candidate = f"{stem}-{number}{suffix}"
-        self._reserved_names.add(candidate)
-        return self.downloads_dir / candidate
+    # requests in full (engine/network.py) ---------------------------------------------------------
+    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
+        return await self.requests_in_full.request_detail(request_id, timeout=timeout)
+
+    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
+        return await self.requests_in_full.response_body(request_id, timeout=timeout)
 
     # network emulation and mocks -------------------------------------------------------------
     async def set_network_conditions(self, conditions: NetworkConditions) -> None:

@@ -3,8 +3,8 @@
 - where each response came from (service worker, memory or disk cache, prefetch, network);
 - which console messages came from an iframe (Playwright reports them as the page's);
 - the service worker registrations of the session, kept current from the browser's events;
-- network emulation (latency, throughput, offline) and Chromium's performance counters (counted
-  from the tab's start).
+- network emulation (latency, throughput, offline), and Chromium's performance counters counted
+  from the tab's start (read by the shared ``engine/devtools.py``).
 
 Everything is enabled once, when the tab is made, so that the state is current by the time a
 tool asks. Playwright's own session on the same page is untouched.
@@ -141,16 +141,15 @@ class TabDevtools:
         while len(self._pending_console) > _RECENT_CONSOLE:
             self._pending_console.popitem(last=False)
 
-    # -- emulation and counters ----------------------------------------------------------------
+    # -- emulation and service workers ---------------------------------------------------------
     async def emulate(self, conditions: NetworkConditions) -> None:
         session = await self._session()
         await session.send("Network.emulateNetworkConditions", emulation_params(conditions))
 
-    async def metrics(self) -> dict[str, float]:
+    async def service_worker_registry(self) -> ServiceWorkerRegistry:
+        """The session's registrations, once current (the domain is enabled with the tab)."""
         await self.ready
-        session = await self._session()
-        answer = await session.send("Performance.getMetrics")
-        return {m["name"]: m["value"] for m in answer.get("metrics", [])}
+        return self.service_workers
 
 
 def _trim(table: OrderedDict[Any, Any]) -> None:

@@ -24,31 +24,33 @@ from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 
-from webhand.engine.driver import NavigationResult, NetworkConditions, SettleCaps, TabEvents, WaitCondition, WaitUntil
+from webhand.engine.console_javascript import ConsoleJavaScript
+from webhand.engine.devtools import PerformanceCounters
+from webhand.engine.driver import (InputEvent, NavigationResult, NetworkConditions, ScreencastFrame, ServiceWorkerRegistration,
+                                   SettleCaps, TabEvents, WaitCondition, WaitUntil)
+from webhand.engine.live_view import LiveView, Screencast
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
+from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
+from webhand.engine.pw.channel import PlaywrightChannel, viewport_of
 from webhand.engine.pw.devtools import TabDevtools
 from webhand.engine.pw.element import PlaywrightElement
 from webhand.engine.pw.errors import navigation_error, translate, translated, unknown_key
 from webhand.engine.pw.events import PageEvents
 from webhand.engine.pw.frames import PlaywrightFrame, PlaywrightFrameTree
-from webhand.engine.pw.javascript import TabJavaScript
-from webhand.engine.pw.live import TabLive
 from webhand.engine.pw.liveness import PageLiveness
 from webhand.engine.pw.network import NetworkLog
 from webhand.engine.pw.policy import PlaywrightRequestPolicy
 from webhand.engine.pw.settle import PlaywrightActionWatch, PlaywrightRequestTracker, document_loaded
-from webhand.engine.pw.tab_debugging import TabDebugging
 from webhand.engine.pw.waits import wait_for_condition
 from webhand.errors import ActionTimeout, PolicyRefused, WebhandError
+from webhand.engine.service_workers import ServiceWorkerActions
 
 #: Longest a failed navigation waits for Chromium's error page to take its place (it takes ~0.1 s).
 _ERROR_PAGE_CAP_SECONDS = 5.0
 
-POLICY_HINT = ("The origin policy of this webhand is set by its configuration (allowed_origins, blocked_origins, "
-               "allow_file_urls); stay on allowed sites, or ask the user to change it.")
 
 
-class PlaywrightTab(TabJavaScript, TabLive, TabDebugging):
+class PlaywrightTab:
     def __init__(self, page: PWPage, index: int, events: TabEvents, policy: PlaywrightRequestPolicy | None = None,
                  network_conditions: Callable[[], NetworkConditions] | None = None, *,
                  response_sources: bool = True) -> None:
@@ -71,6 +73,13 @@ class PlaywrightTab(TabJavaScript, TabLive, TabDebugging):
         # response sources, iframe console messages, service workers, network emulation
         self.devtools = TabDevtools(self._session, network_conditions, response_sources=response_sources)
         self.network_log = NetworkLog(page, events, index, self.devtools.claim_source)
+        # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
+        self.channel = PlaywrightChannel(page, self._session)
+        self.console = ConsoleJavaScript(self.channel)
+        self.live_view = LiveView(self.channel, viewport_of(page))
+        self.service_worker_actions = ServiceWorkerActions(self.channel, self.devtools.service_worker_registry,
+                                                           self.console, lambda: self.url)
+        self.performance = PerformanceCounters(self.channel, enabled=self.devtools.ready)
 
     async def _watch_window_open(self) -> None:
         try:
@@ -134,7 +143,7 @@ class PlaywrightTab(TabJavaScript, TabLive, TabDebugging):
             self.page.remove_listener("response", watch)
         refused = self._policy.refused_response(response.url, response.headers) if response and self._policy else None
         if refused:  # the policy proxy answered in the server's place (settle.py names it for other requests)
-            raise PolicyRefused(f"Navigation to {url} was refused: {refused}.", POLICY_HINT)
+            raise refused_navigation(url, refused)
         return NavigationResult(self.page.url, response.status if response else None, await self.title() if title else "")
 
     async def _error_page_shown(self, commits: int, timeout: float) -> None:
@@ -204,21 +213,13 @@ class PlaywrightTab(TabJavaScript, TabLive, TabDebugging):
 
     # policy ----------------------------------------------------------------------------------
     async def _before_navigation(self, url: str) -> None:
-        reason = self._policy.check_navigation(url) if self._policy else None
-        if reason:
-            raise PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT)
-        self._refusals_before = self._tracker.refusals.count if self._tracker.refusals is not None else 0
+        self._refusals_before = before_navigation(self._policy, url, self._tracker.refusals)
         if self._redirect_guard is not None:
             await self._redirect_guard  # installed before this tab's first navigation can redirect
 
     def _refused(self, url: str, error: Exception) -> PolicyRefused | None:
         """The policy refusal behind a failed navigation (a refused redirect), if that is what it was."""
-        if self._policy is None or "ERR_BLOCKED_BY_CLIENT" not in str(error):
-            return None
-        refusals = self._tracker.refusals  # or what it ran into on its way (a redirect to webhand's own endpoint)
-        reason = self._policy.refusal(url) or (refusals.led_to(self._refusals_before)
-                                               if refusals is not None else None)
-        return PolicyRefused(f"Navigation to {url} was refused: {reason}.", POLICY_HINT) if reason else None
+        return navigation_refusal(self._policy, url, str(error), self._tracker.refusals, self._refusals_before)
 
     # history ---------------------------------------------------------------------------------
     async def _history(self, step: str, timeout: float) -> NavigationResult | None:
@@ -310,6 +311,30 @@ class PlaywrightTab(TabJavaScript, TabLive, TabDebugging):
 
     async def end(self) -> None:
         await self.liveness.end()
+
+    # the shared components (engine/console_javascript.py, live_view.py, service_workers.py, devtools.py)
+    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
+        return await self.console.evaluate(expression, await_promise=await_promise, timeout=timeout)
+
+    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
+        return await self.live_view.thumbnail(width=width, timeout=timeout)
+
+    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
+                               max_height: int, quality: int) -> Screencast:
+        return await self.live_view.start_screencast(on_frame, max_width=max_width, max_height=max_height,
+                                                     quality=quality)
+
+    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
+        await self.live_view.dispatch_input(event, timeout=timeout)
+
+    async def service_workers(self) -> list[ServiceWorkerRegistration]:
+        return await self.service_worker_actions.service_workers()
+
+    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
+        await self.service_worker_actions.service_worker_action(action, scope, timeout=timeout)
+
+    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
+        return await self.performance.read(timeout=timeout)
 
     # CDP ----------------------------------------------------------------------------------------
     async def _session(self) -> CDPSession:

@@ -3,8 +3,8 @@
 REPL mode gives top-level ``await`` and lets ``const`` be declared again in a later call. It
 only awaits its own wrapper, though, so a promise the expression returns comes back as a
 promise: that one is awaited with ``Runtime.awaitPromise``, within the same timeout. Values
-come back JSON-able (DOM nodes as a short tag, cycles and functions named). Both drivers send
-these CDP commands on the tab's own session.
+come back JSON-able (DOM nodes as a short tag, cycles and functions named). The commands go on
+the tab's own session, through its ``CdpChannel``.
 """
 
 from __future__ import annotations
@@ -13,45 +13,40 @@ import asyncio
 import json
 from typing import Any
 
+from webhand.engine.channel import CdpChannel
 from webhand.errors import ActionTimeout, EvaluationFailed
 
 
 class ConsoleJavaScript:
-    """A tab mixin. Expects ``self._session()``: an object whose ``send(method, params)`` sends one CDP
-    command to the tab's page; ``_driver_errors`` are the exceptions that send raises, and
-    ``_translate_error`` turns them into webhand errors."""
+    """A tab's console: ``evaluate`` is ``Tab.evaluate``."""
 
-    _driver_errors: tuple[type[BaseException], ...] = ()
-
-    @staticmethod
-    def _translate_error(error: BaseException, doing: str, timeout: float | None) -> Exception:
-        raise NotImplementedError
+    def __init__(self, channel: CdpChannel) -> None:
+        self.channel = channel
 
     async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
         """Run the model's JavaScript the way a DevTools console would; return a JSON-able value."""
-        session = await self._session()  # type: ignore[attr-defined]
         deadline = asyncio.get_running_loop().time() + timeout
-        result = await self._runtime(session, "Runtime.evaluate", {
+        result = await self._runtime("Runtime.evaluate", {
             "expression": expression, "awaitPromise": await_promise, "replMode": True,
             "userGesture": True, "returnByValue": False, "timeout": int(timeout * 1000)}, deadline, timeout)
         remote = result["result"]
         awaited = await_promise and not result.get("exceptionDetails") and remote.get("subtype") == "promise"
         if awaited:
             try:
-                result = await self._runtime(session, "Runtime.awaitPromise", {
+                result = await self._runtime("Runtime.awaitPromise", {
                     "promiseObjectId": remote["objectId"], "returnByValue": False}, deadline, timeout, settling=True)
             finally:
-                await self._release(session, remote)
+                await self._release(remote)
         details = result.get("exceptionDetails")
         if details:
             raise EvaluationFailed(thrown_message(details, rejected=awaited),
                                    "Fix the expression and call browser_eval again.")
-        return await self._to_json(session, result["result"])
+        return await self._to_json(result["result"])
 
-    async def _runtime(self, session: Any, method: str, params: dict[str, Any], deadline: float,
+    async def _runtime(self, method: str, params: dict[str, Any], deadline: float,
                        timeout: float, *, settling: bool = False) -> dict[str, Any]:
         try:
-            return await asyncio.wait_for(session.send(method, params),
+            return await asyncio.wait_for(self.channel.send(method, params),
                                           max(0.0, deadline - asyncio.get_running_loop().time()) + (0 if settling else 1))
         except TimeoutError:
             if settling:
@@ -59,16 +54,16 @@ class ConsoleJavaScript:
                                     "Make sure it resolves or rejects, or pass a larger timeout.") from None
             raise ActionTimeout(f"The JavaScript did not finish within {timeout:g} s.",
                                 "Make it shorter, or pass a larger timeout.") from None
-        except self._driver_errors as error:
-            raise self._translate_error(error, "Evaluating JavaScript", timeout) from None
+        except self.channel.errors as error:
+            raise self.channel.translate(error, "Evaluating JavaScript", timeout) from None
 
-    async def _release(self, session: Any, remote: dict[str, Any]) -> None:
+    async def _release(self, remote: dict[str, Any]) -> None:
         try:
-            await session.send("Runtime.releaseObject", {"objectId": remote["objectId"]})
-        except self._driver_errors:
+            await self.channel.send("Runtime.releaseObject", {"objectId": remote["objectId"]})
+        except self.channel.errors:
             pass  # the page navigated away: the object is gone anyway
 
-    async def _to_json(self, session: Any, remote: dict[str, Any]) -> Any:
+    async def _to_json(self, remote: dict[str, Any]) -> Any:
         if "unserializableValue" in remote:
             return remote["unserializableValue"]
         if remote.get("type") == "undefined":
@@ -76,11 +71,11 @@ class ConsoleJavaScript:
         if "objectId" not in remote:
             return remote.get("value")
         try:
-            out = await session.send("Runtime.callFunctionOn", {
+            out = await self.channel.send("Runtime.callFunctionOn", {
                 "objectId": remote["objectId"], "functionDeclaration": SERIALIZE, "returnByValue": True})
             return out["result"].get("value")
         finally:
-            await self._release(session, remote)
+            await self._release(remote)
 
 
 def thrown_message(details: dict[str, Any], *, rejected: bool) -> str:
