@@ -86,7 +86,7 @@ class CdpBrowser:
 
     def _crashed(self, params: dict[str, Any]) -> None:
         for context in self.contexts.values():
-            tab = context._by_target.get(params["targetId"])
+            tab = context.tab_of_target(params["targetId"])
             if tab is not None:
                 tab.on_crash()
 
@@ -183,7 +183,7 @@ class CdpEngine(LocalLaunches):
         self.policy = CdpPolicy.from_settings(settings)
         self.version: str | None = None
         # Where each response came from is told by the Network events every tab listens to anyway
-        # (network_log.py): nothing more to ask for. Kept for the host, which sets it for either driver.
+        # (network.py): nothing more to ask for. Kept for the host, which sets it for either driver.
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))
         self._early_chrome: asyncio.Task[ChromeProcess] | None = None
         self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process

@@ -17,6 +17,7 @@ per name (``_LeanClient``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import logging
 from collections import defaultdict
@@ -115,7 +116,10 @@ class _LeanClient(CDPClient):
         self.msg_id = 0
         self.pending_requests: dict[int, asyncio.Future[Any]] = {}
         self._message_handler_task = None
-        self._event_registry = _Events()  # type: ignore[assignment]
+        events = _Events()
+        # Where CdpConnection.on registers its dispatchers; the reader loop reads the same table.
+        self.event_handlers = events.handlers
+        self._event_registry = events  # type: ignore[assignment]
         self.send = _Commands(self)  # type: ignore[assignment]
 
     async def start(self) -> None:
@@ -173,8 +177,7 @@ class CdpConnection:
         own session; ANY_SESSION: every session). Returns what stops it."""
         if method not in self._registered:
             self._registered.add(method)
-            self.client._event_registry.handlers[method] = (  # type: ignore[attr-defined]
-                lambda params, session, m=method: self._dispatch(m, params, session))
+            self.client.event_handlers[method] = functools.partial(self._dispatch, method)
         key = session_id or ""
         self._listeners[method][key].append(listener)
 

@@ -1,5 +1,10 @@
 """One session's browser context over raw CDP (``Target.createBrowserContext``): its tabs, cookies,
-storage state and downloads."""
+storage state and downloads.
+
+The context owns its network settings and interception (``network``, routes.py) and its service
+and shared workers (``workers``, workers.py); each of its tabs asks it for what a new session of
+its page gets before it runs (``session_setup``).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +13,16 @@ import base64
 import shutil
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
-from webhand.engine.cdp.network_debugging import ContextNetworkMixin
+from webhand.engine.cdp.routes import ContextNetwork
 from webhand.engine.cdp.tab import CdpTab
-from webhand.engine.cdp.workers import ContextWorkersMixin
+from webhand.engine.cdp.workers import ContextWorkers
 from webhand.engine.downloads import free_path
-from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, RequestDetail, TabEvents
+from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.network import RequestsInFull
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.errors import ActionTimeout
@@ -30,7 +36,7 @@ _READ_STORAGE = "() => Object.entries(localStorage).map(([name, value]) => ({nam
 _WRITE_STORAGE = "(items) => { for (const {name, value} of items) localStorage.setItem(name, value); }"
 
 
-class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
+class CdpContext:
     stealth: StealthProfile | None = None  # the browser's disguise when stealth = true (stealth.py)
 
     def __init__(self, connection: CdpConnection, context_id: str, events: TabEvents, *, width: int, height: int,
@@ -60,7 +66,8 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
         self._reserved_names: set[str] = set()
         self._origins: set[str] = set()
         self.closed = False
-        self._start_network()  # emulation, routes, the policy's interception (network_debugging.py)
+        self.network = ContextNetwork(connection, policy, self, self._page_sessions)  # emulation, routes, interception
+        self.workers = ContextWorkers(connection, events, self.network.session_setup)
         self.requests_in_full = RequestsInFull(lambda: [tab.network_log for tab in self.tabs])
 
     # tabs --------------------------------------------------------------------------------------
@@ -71,7 +78,6 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
             return
         tab = CdpTab(self, self.connection, info["targetId"], session_id, self._opened, self.events, self.policy)
         self._opened += 1
-        tab.on_window_open = lambda: self._announced_tabs.append(time.monotonic())
         try:
             await tab.start(width=self.width, height=self.height)
         except PROTOCOL_ERRORS:
@@ -93,6 +99,13 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
             tab.detached()
             if tab in self.tabs:
                 self.tabs.remove(tab)
+
+    async def adopt_worker(self, info: dict[str, Any], session_id: str) -> None:
+        """A service or shared worker of this context attached (paused): hear it, then let it run."""
+        await self.workers.adopt(info, session_id)
+
+    def tab_of_target(self, target_id: str) -> CdpTab | None:
+        return self._by_target.get(target_id)
 
     def tab_of_frame(self, frame_id: str) -> CdpTab | None:
         return next((t for t in self.tabs if frame_id in t.frame_tree.frames), None)
@@ -143,6 +156,10 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
     # announcements -----------------------------------------------------------------------------
     def announce_download(self) -> None:
         self._announced_downloads.append(time.monotonic())
+
+    def announce_tab(self) -> None:
+        """A page of the context asked for a new window (``Page.windowOpen``): its tab is coming."""
+        self._announced_tabs.append(time.monotonic())
 
     def expecting_tab(self) -> bool:
         now = time.monotonic()
@@ -202,6 +219,30 @@ class CdpContext(ContextNetworkMixin, ContextWorkersMixin):
             finally:
                 self._reserved_names.discard(target.name)
         saving.set_result(None)
+
+    # the network of every session (routes.py) -------------------------------------------------
+    def session_setup(self, session_id: str, *, worker: bool = False, routed: bool = True) -> list[Awaitable[Any]]:
+        return self.network.session_setup(session_id, worker=worker, routed=routed)
+
+    def _page_sessions(self) -> list[str]:
+        return [session for tab in self.tabs if not tab.closed for session in tab.sessions]
+
+    @property
+    def network_conditions(self) -> NetworkConditions:
+        return self.network.conditions
+
+    @property
+    def routes(self) -> list[RouteRule]:
+        return self.network.routes
+
+    async def set_network_conditions(self, conditions: NetworkConditions) -> None:
+        await self.network.set_conditions(conditions)
+
+    async def add_route(self, rule: RouteRule) -> None:
+        await self.network.add_route(rule)
+
+    async def remove_routes(self, pattern: str | None) -> list[RouteRule]:
+        return await self.network.remove_routes(pattern)
 
     # cookies and storage ----------------------------------------------------------------------
     async def cookies(self) -> list[Cookie]:

@@ -2,7 +2,8 @@
 
 Pointer actions wait for the element to be actionable (``actionability.py``), then send real
 input (``Input.dispatchMouseEvent``) to the tab at the element's centre in the tab's viewport;
-typing goes to whatever has focus, as keys or ``Input.insertText``.
+typing goes to whatever has focus, as keys or ``Input.insertText``. A drag presses on one element and
+releases on another; an HTML5 drag is caught by ``Input.setInterceptDrags`` and replayed as drag events.
 """
 
 from __future__ import annotations
@@ -10,21 +11,17 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import CENTRE, CHECK, CHECKED, DESCRIBE, SCROLL_INTO_VIEW, SELECT
-from webhand.engine.cdp.connection import CdpClosed, guarded
-from webhand.engine.cdp.frames import FrameState
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
+from webhand.engine.cdp.frames import SNAPSHOT_AGAIN, FrameState, FrameTree
 from webhand.engine.page_scripts import FILL_PREPARE, KIND, OPTIONS
 from webhand.engine.pointer import PICK_OPTION, covered
 from webhand.engine.settle import PageGone
 from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
 
-if TYPE_CHECKING:
-    from webhand.engine.cdp.tab import CdpTab
-
-SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 _WHY = {"not visible": "the element is not visible", "not enabled": "the element is disabled",
         "not editable": "the element is not editable", "not stable": "the element kept moving",
         "removed": "the element was removed from the page", "not a text field": "the element is not a text field",
@@ -32,8 +29,22 @@ _WHY = {"not visible": "the element is not visible", "not enabled": "the element
 _BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
 
+class ElementTab(Protocol):
+    """What an element needs of its tab (``CdpTab``): the page session that takes the input, the
+    frames that run its code, whether the page crashed, and a retry loop's pause."""
+
+    connection: CdpConnection
+    session_id: str
+    frame_tree: FrameTree
+
+    @property
+    def crashed(self) -> bool: ...
+
+    async def next_event(self, cap: float) -> None: ...
+
+
 class CdpElement:
-    def __init__(self, tab: CdpTab, frame: FrameState, object_id: str, ref: str) -> None:
+    def __init__(self, tab: ElementTab, frame: FrameState, object_id: str, ref: str) -> None:
         self.tab = tab
         self.frame = frame
         self.session_id = frame.session_id
@@ -93,7 +104,7 @@ class CdpElement:
             state = await self._call(CHECK, enabled, pointer, option_click)
             if "x" not in state:
                 return state
-            x, y, shown = await self.tab.frame_point(self.frame, state["x"], state["y"])
+            x, y, shown = await self.tab.frame_tree.frame_point(self.frame, state["x"], state["y"])
             return {"x": x, "y": y} if shown else {"wait": "out of view"}
 
         return await self._until_ready(doing, timeout, attempt)
@@ -203,7 +214,7 @@ class CdpElement:
         """Scroll the element into view inside every scroller that hides it, the frames above
         included: its point in its frame, or {error: why not}."""
         state: dict[str, Any] = await self._call(SCROLL_INTO_VIEW)
-        if "x" in state and not (await self.tab.frame_point(self.frame, state["x"], state["y"]))[2]:
+        if "x" in state and not (await self.tab.frame_tree.frame_point(self.frame, state["x"], state["y"]))[2]:
             await self._call(CENTRE)  # an iframe above hides it: this scrolls the frames above too
         return state
 
@@ -225,7 +236,36 @@ class CdpElement:
         doing = f"Dragging {self.ref} onto {target.ref}"
         x, y = await self._actionable(doing, timeout, enabled=False)
         async with guarded(doing, timeout):
-            await self.tab.drag(self, target, (x, y), timeout)
+            await self._drag(target, (x, y), timeout)
+
+    async def _drag(self, target: CdpElement, start: tuple[float, float], timeout: float) -> None:
+        send, session = self.tab.connection.send, self.tab.session_id
+        intercepted: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        stop = self.tab.connection.on("Input.dragIntercepted", session,
+                                      lambda p: intercepted.done() or intercepted.set_result(p["data"]))
+        await send.Input.setInterceptDrags(params={"enabled": True}, session_id=session)
+        try:
+            x, y = start
+            await self._mouse("mouseMoved", x, y)
+            await self._mouse("mousePressed", x, y, button="left", click_count=1)
+            end_x, end_y = await target._actionable(f"Dragging onto {target.ref}", timeout, enabled=False, pointer=False)
+            for step in range(1, 6):
+                px, py = x + (end_x - x) * step / 5, y + (end_y - y) * step / 5
+                await self._mouse("mouseMoved", px, py, button="left")
+                if intercepted.done():
+                    break
+            if intercepted.done():  # an HTML5 drag: replay it as drag events onto the target
+                data = intercepted.result()
+                for kind in ("dragEnter", "dragOver", "drop"):
+                    await send.Input.dispatchDragEvent(params={"type": kind, "x": end_x, "y": end_y, "data": data},  # type: ignore[typeddict-item]
+                                                       session_id=session)
+            await self._mouse("mouseReleased", end_x, end_y, button="left", click_count=1)
+        finally:
+            stop()
+            try:
+                await send.Input.setInterceptDrags(params={"enabled": False}, session_id=session)
+            except PROTOCOL_ERRORS:
+                pass
 
     async def kind(self) -> str:
         async with guarded(f"Reading {self.ref}", 30):
@@ -240,7 +280,7 @@ class CdpElement:
         async with guarded(doing, timeout):
             left, top, width, height = await self._call(
                 "function () { const r = this.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }")
-            offset_x, offset_y, _ = await self.tab.frame_point(self.frame, 0, 0)
+            offset_x, offset_y, _ = await self.tab.frame_tree.frame_point(self.frame, 0, 0)
             metrics = await self.tab.connection.send.Page.getLayoutMetrics(session_id=self.tab.session_id)
             viewport = metrics["cssVisualViewport"]
             shot = await self.tab.connection.send.Page.captureScreenshot(params={
@@ -254,7 +294,7 @@ class CdpElement:
             return str(await self._call(DESCRIBE))
 
     async def dispose(self) -> None:
-        await self.tab.release(self.session_id, self.object_id)
+        await self.tab.frame_tree.release(self.session_id, self.object_id)
 
 
 def _not_actionable(doing: str, state: dict[str, Any], timeout: float | None = None) -> WebhandError:

@@ -1,44 +1,46 @@
 """What a tab hears from its page over CDP, handed to the session: console calls and page errors,
 requests (for the network log and the settle rules), dialogs, file choosers, new windows.
 
-A mixin of ``CdpTab`` (tab.py), kept apart so that each file stays short.
+``PageEvents`` is owned by ``CdpTab`` (tab.py), which has it listen on each session of its page
+(the page's own and each out-of-process frame's) as the session is set up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from webhand.engine.cdp.connection import CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameTree
-from webhand.engine.cdp.network_log import CdpNetworkLog
+from webhand.engine.cdp.network import CdpNetworkLog
 from webhand.engine.console_events import console_api_entry, exception_entry
 from webhand.engine.driver import NetworkEntry, TabEvents
 from webhand.engine.settle import RequestTracker, TrackedRequest
-
-if TYPE_CHECKING:
-    from webhand.engine.cdp.context import CdpContext
 
 #: Each logged request's number, unique in the process: what browser_network_request takes.
 _IDS = itertools.count(1)
 
 
 class CdpDialog:
-    def __init__(self, tab: TabEventsMixin, params: dict[str, Any]) -> None:
-        self._tab = tab
+    def __init__(self, connection: CdpConnection, session_id: str, tracker: RequestTracker, tab: int,
+                 params: dict[str, Any]) -> None:
+        self._connection = connection
+        self._session = session_id
+        self._tracker = tracker
         self.kind = params.get("type", "alert")
         self.message = params.get("message", "")
         self.default_value = params.get("defaultPrompt", "")
-        self.tab = tab.index
+        self.tab = tab
 
     async def accept(self, prompt_text: str | None, *, timeout: float) -> None:
-        commits = self._tab.tracker.commits
+        commits = self._tracker.commits
         await self._answer(True, prompt_text, timeout)
         if self.kind == "beforeunload":
             # Leaving was allowed: return once the navigation that asked has committed, so the
             # reply can say where the tab went (capped: a page may also just stay).
-            await self._tab.tracker.until(lambda: self._tab.tracker.commits > commits, timeout)
+            await self._tracker.until(lambda: self._tracker.commits > commits, timeout)
 
     async def dismiss(self, *, timeout: float) -> None:
         await self._answer(False, None, timeout)
@@ -49,7 +51,7 @@ class CdpDialog:
             params["promptText"] = prompt_text
         try:
             async with guarded(f"Answering the {self.kind} dialog", timeout):
-                await self._tab.connection.send.Page.handleJavaScriptDialog(params=params, session_id=self._tab.session_id)  # type: ignore[arg-type]
+                await self._connection.send.Page.handleJavaScriptDialog(params=params, session_id=self._session)  # type: ignore[arg-type]
         except Exception as error:
             text = str(error).lower()
             if "no dialog is showing" in text or "closed" in text:
@@ -58,35 +60,42 @@ class CdpDialog:
 
 
 class CdpFileChooser:
-    def __init__(self, tab: TabEventsMixin, params: dict[str, Any], session_id: str) -> None:
-        self._tab = tab
+    def __init__(self, connection: CdpConnection, tab: int, params: dict[str, Any], session_id: str) -> None:
+        self._connection = connection
         self._node = params.get("backendNodeId")
         self._session = session_id
-        self.tab = tab.index
+        self.tab = tab
         self.multiple = params.get("mode") == "selectMultiple"
 
     async def set_files(self, paths: list[str], *, timeout: float) -> None:
         async with guarded("Choosing the files", timeout):
-            await self._tab.connection.send.DOM.setFileInputFiles(
+            await self._connection.send.DOM.setFileInputFiles(
                 params={"files": paths, "backendNodeId": self._node}, session_id=self._session)  # type: ignore[typeddict-item]
 
 
-class TabEventsMixin:
-    connection: CdpConnection
-    session_id: str
-    index: int
-    frame_tree: FrameTree
-    tracker: RequestTracker
-    _events: TabEvents
-    _context: CdpContext
+class PageEvents:
+    """One tab's listener: it hands what its page says to ``events`` (the session's callbacks), feeds
+    the tab's request tracker and network log, and tells the tab's context of a download (a document
+    answered as an attachment) or a new window (``window_opened``) about to come."""
 
-    def _start_events(self) -> None:
+    def __init__(self, connection: CdpConnection, session_id: str, index: int, frame_tree: FrameTree,
+                 tracker: RequestTracker, network_log: CdpNetworkLog, events: TabEvents, *,
+                 download_announced: Callable[[], None], window_opened: Callable[[], None]) -> None:
+        self.connection = connection
+        self.session_id = session_id  # the page's own session (not an out-of-process frame's)
+        self.index = index
+        self.frame_tree = frame_tree
+        self.tracker = tracker
+        self.network_log = network_log
+        self._events = events
+        self._download_announced = download_announced
+        self._window_opened = window_opened
         self._requests: dict[tuple[str, str], tuple[TrackedRequest, dict[str, Any]]] = {}
         self._favicons: set[tuple[str, str]] = set()  # the browser's own icon requests, not tracked
-        self.on_window_open: Any = None
-        self.network_log = CdpNetworkLog(self.connection)  # requests in full (browser_network_request)
+        # Each document response's status and headers, by loader id: what a navigation reports.
+        self.document_responses: dict[str, tuple[int | None, dict[str, str]]] = {}
 
-    def _listen_events(self, session_id: str) -> None:
+    def listen(self, session_id: str) -> None:
         self.network_log.listen(session_id)  # first: it must hear a request's events before _done logs it
         on = self.connection.on
         on("Runtime.consoleAPICalled", session_id, lambda p: self._on_console(p, session_id))
@@ -99,7 +108,7 @@ class TabEventsMixin:
         on("Network.webSocketCreated", session_id, self._on_websocket)
         if session_id == self.session_id:
             on("Page.javascriptDialogOpening", session_id, self._on_dialog)
-            on("Page.windowOpen", session_id, lambda _: self.on_window_open() if self.on_window_open else None)
+            on("Page.windowOpen", session_id, lambda _: self._window_opened())
 
     # console -----------------------------------------------------------------------------------
     def _on_console(self, params: dict[str, Any], session_id: str) -> None:
@@ -121,7 +130,7 @@ class TabEventsMixin:
 
     # dialogs, choosers -------------------------------------------------------------------------
     def _on_dialog(self, params: dict[str, Any]) -> None:
-        dialog = CdpDialog(self, params)
+        dialog = CdpDialog(self.connection, self.session_id, self.tracker, self.index, params)
         if self._events.dialog:
             self._events.dialog(dialog)
         else:  # nobody to ask: behave like a headless browser and dismiss, so the page never hangs
@@ -129,7 +138,7 @@ class TabEventsMixin:
 
     def _on_file_chooser(self, params: dict[str, Any], session_id: str) -> None:
         if self._events.file_chooser:
-            self._events.file_chooser(CdpFileChooser(self, params, session_id))
+            self._events.file_chooser(CdpFileChooser(self.connection, self.index, params, session_id))
 
     # requests ----------------------------------------------------------------------------------
     def _on_request(self, params: dict[str, Any], session_id: str) -> None:
@@ -160,8 +169,8 @@ class TabEventsMixin:
             headers = {k.lower(): v for k, v in (params["response"].get("headers") or {}).items()}
             disposition = headers.get("content-disposition", "").lower()
             if disposition.startswith("attachment"):
-                self._context.announce_download()
-            self._document_responses[params["requestId"]] = (params["response"].get("status"), headers)
+                self._download_announced()
+            self.document_responses[params["requestId"]] = (params["response"].get("status"), headers)
 
     def _response_of(self, key: tuple[str, str], response: dict[str, Any]) -> None:
         tracked, info = self._requests[key]
@@ -195,5 +204,3 @@ class TabEventsMixin:
         self.network_log.keep(key, entry)
         if self._events.request:
             self._events.request(entry)
-
-    _document_responses: dict[str, tuple[int | None, dict[str, str]]]

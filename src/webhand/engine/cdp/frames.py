@@ -1,24 +1,30 @@
-"""A tab's frames over raw CDP: the frame tree across sessions (out-of-process iframes have their
-own), each frame's main-world execution context, and running a function in a frame.
+"""A tab's frames and refs over raw CDP: the frame tree across sessions (out-of-process iframes have
+their own), each frame's main-world execution context, running a function in a frame, a ref (or
+selector) resolved to its exact element, and where a frame sits in the tab's viewport.
 
 Same-process frames share their tab's session; an out-of-process iframe arrives as a target
 of its own (``Target.setAutoAttach`` with ``flatten``), and its frames live on that session.
+The tree finds the remote object a ref names; the tab (tab.py) wraps it as an element (element.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
+from webhand.engine.cdp.actionability import FRAME_POINT, QUERY
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded, message
+from webhand.engine.page_scripts import SELECTOR_OF_REF
 from webhand.engine.settle import DocumentReplaced, PageGone
-from webhand.errors import PageCrashed, WebhandError
+from webhand.errors import PageCrashed, RefNotFound, WebhandError
 
-if TYPE_CHECKING:
-    from webhand.engine.cdp.tab import CdpTab
-
+SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
+_REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
+_RESOLVE = "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'"
 #: The browser's words when the document a call ran in went away mid-call.
 _REPLACED = ("execution context was destroyed", "cannot find context with specified id", "inspected target navigated",
              "cannot find default execution context", "uniqueContextId not found")
@@ -219,15 +225,107 @@ class FrameTree:
     async def evaluate(self, state: FrameState, function: str, *args: Any, timeout: float = 30.0) -> Any:
         return (await self.call(state, function, *args, timeout=timeout)).get("value")
 
+    # where a frame sits ---------------------------------------------------------------------------
+    async def frame_owner(self, state: FrameState) -> tuple[str, str] | None:
+        """The iframe element that holds ``state``: (its session, its object id)."""
+        parent = self.frames.get(state.parent_id or "")
+        if parent is None:
+            return None
+        owner = await self.connection.send.DOM.getFrameOwner(params={"frameId": state.frame_id}, session_id=parent.session_id)
+        context_id = await self.context_of(parent, 5)
+        node = await self.connection.send.DOM.resolveNode(params={
+            "backendNodeId": owner["backendNodeId"], "executionContextId": context_id}, session_id=parent.session_id)
+        return parent.session_id, node["object"]["objectId"]
+
+    async def frame_point(self, state: FrameState, x: float, y: float) -> tuple[float, float, bool]:
+        """The point (x, y) of the frame's viewport in the tab's viewport (plus the content boxes of
+        the iframes above it), and whether it shows through every box that clips those iframes."""
+        shown = True
+        while state.parent_id and state.frame_id != self.main_id:
+            owner = await self.frame_owner(state)
+            parent = self.frames.get(state.parent_id)
+            if owner is None or parent is None:
+                break
+            session, object_id = owner
+            reply = await self.connection.send.Runtime.callFunctionOn(params={
+                "functionDeclaration": FRAME_POINT, "objectId": object_id, "returnByValue": True,
+                "arguments": [{"value": x}, {"value": y}]}, session_id=session)
+            await self.release(session, object_id)
+            dx, dy, here = reply["result"]["value"]
+            x, y, shown, state = x + dx, y + dy, shown and here, parent
+        return x, y, shown
+
+    async def release(self, session_id: str, object_id: str) -> None:
+        try:
+            await self.connection.send.Runtime.releaseObject(params={"objectId": object_id}, session_id=session_id)
+        except PROTOCOL_ERRORS:
+            pass  # the document is gone, and the object with it
+
+    # refs and selectors -----------------------------------------------------------------------------
+    async def find_ref(self, ref: str, *, timeout: float) -> tuple[FrameState, str]:
+        """The frame and remote object of the exact element a snapshot gave ``ref`` to, or
+        ``RefNotFound``; never a look-alike."""
+        match = _REF.match(ref.strip())
+        if not match:
+            raise RefNotFound(f"'{ref}' is not a ref.", "Refs look like e12 or f1e3; " + SNAPSHOT_AGAIN)
+        frame_key, local = match.group(1) or "", match.group(2)
+        state = self.by_key(frame_key)
+        if state is None:
+            raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", SNAPSHOT_AGAIN)
+        try:
+            async with guarded(f"Finding {ref}", timeout):
+                remote = await self.call(state, _RESOLVE, local, by_value=False, timeout=timeout)
+        except (DocumentReplaced, PageGone):
+            raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated).", SNAPSHOT_AGAIN) from None
+        if remote.get("subtype") == "node" and remote.get("objectId"):
+            return state, remote["objectId"]
+        if remote.get("value") == "removed":
+            raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
+        raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
+                          SNAPSHOT_AGAIN)
+
+    async def stable_selector(self, ref: str, *, timeout: float) -> str:
+        match = _REF.match(ref.strip())
+        state = self.by_key("")
+        if not match or match.group(1) or state is None:  # a frame's element would need its frame's selector too
+            return ""
+        try:
+            async with guarded(f"Reading a selector for {ref}", timeout):
+                found = await self.evaluate(state, SELECTOR_OF_REF, match.group(2), timeout=timeout)
+        except (DocumentReplaced, PageGone):
+            return ""
+        return found if isinstance(found, str) else ""
+
+    async def find_selector(self, selector: str, *, timeout: float) -> tuple[FrameState, str]:
+        """The main frame and remote object of the first element matching ``selector`` (waited for
+        up to ``timeout``), or ``RefNotFound``."""
+        state = self.frames.get(self.main_id)
+        try:
+            if state is None:
+                raise DocumentReplaced()
+            async with guarded(f"Finding {selector!r}", timeout + 1):
+                remote = await self.call(state, QUERY, selector, int(timeout * 1000), by_value=False, timeout=timeout)
+        except (DocumentReplaced, PageGone):
+            remote = {}
+        except WebhandError as error:
+            raise RefNotFound(f"The selector {selector!r} is not valid: {message(error).split(': ', 1)[-1]}",
+                              "Use a CSS selector, or a ref from browser_snapshot.") from None
+        if remote.get("subtype") != "node" or state is None:
+            raise RefNotFound(f"No element matches the selector {selector!r}.",
+                              "Call browser_snapshot and use a ref, or fix the selector.")
+        return state, remote["objectId"]
+
 
 class CdpFrame:
-    """One frame of a tab, as the snapshot and readers see it (the Driver's ``Frame``)."""
+    """One frame of a tab, as the snapshot and readers see it (the Driver's ``Frame``); ``crashed``
+    tells whether the tab's page crashed (the tab's liveness knows)."""
 
-    def __init__(self, tab: CdpTab, state: FrameState) -> None:
-        self.tab = tab
+    def __init__(self, tree: FrameTree, state: FrameState, crashed: Callable[[], bool]) -> None:
+        self.tree = tree
         self.state = state
+        self.crashed = crashed
         self.key = state.key or ""
-        parent = tab.frame_tree.frames.get(state.parent_id) if state.parent_id else None
+        parent = tree.frames.get(state.parent_id) if state.parent_id else None
         self.parent_key = (parent.key or "") if parent is not None else None
 
     async def evaluate(self, script: str, arg: Any = None) -> Any:
@@ -235,10 +333,10 @@ class CdpFrame:
         try:
             async with guarded(doing):
                 if arg is None:
-                    return await self.tab.frame_tree.evaluate(self.state, script)
-                return await self.tab.frame_tree.evaluate(self.state, script, arg)
+                    return await self.tree.evaluate(self.state, script)
+                return await self.tree.evaluate(self.state, script, arg)
         except (DocumentReplaced, PageGone):
-            if self.tab.crashed:
+            if self.crashed():
                 raise PageCrashed(f"{doing} failed: the page crashed.", "Call the tool again: it runs in a fresh tab.") from None
             raise WebhandError(f"{doing} failed: the frame navigated or closed meanwhile.",
                                "Call browser_snapshot again.") from None
@@ -246,14 +344,14 @@ class CdpFrame:
     async def owner_marker(self, script: str) -> Any:
         """Evaluate ``script`` (a function of the iframe element) in the parent frame."""
         try:
-            owner = await self.tab.frame_owner(self.state)
+            owner = await self.tree.frame_owner(self.state)
             if owner is None:
                 return None
             session, object_id = owner
-            reply = await self.tab.connection.send.Runtime.callFunctionOn(params={
+            reply = await self.tree.connection.send.Runtime.callFunctionOn(params={
                 "functionDeclaration": script, "objectId": object_id, "arguments": [{"objectId": object_id}],
                 "returnByValue": True, "awaitPromise": True}, session_id=session)
-            await self.tab.release(session, object_id)
+            await self.tree.release(session, object_id)
             return None if reply.get("exceptionDetails") else reply["result"].get("value")
         except (*PROTOCOL_ERRORS, WebhandError):
             return None

@@ -3,7 +3,7 @@ of a context (pages, out-of-process frames, workers) must not do.
 
 At the request stage a request to a refused origin fails with ERR_BLOCKED_BY_CLIENT before it is
 sent; at the response stage a 3xx whose Location is refused fails the same way. Everything else
-goes on untouched. The pausing itself is ``interception.py``'s, which the routes (browser_route)
+goes on untouched. The pausing itself is ``routes.py``'s (``Interception``), which the routes (browser_route)
 share: one ``Fetch.enable`` per session, and the policy is asked first, so a route never answers a
 request the policy refuses. As with Playwright, the context's traffic also goes through its own
 policy proxy (``engine/policy_proxy.py``, set as the context's ``proxyServer``), which holds on the

@@ -1,77 +1,104 @@
-"""One page over raw CDP: its session(s), navigation, frames and refs, screenshots, JavaScript.
+"""One page over raw CDP: its session(s), navigation and history, screenshots, JavaScript.
 
 The tab's page is a flattened session on the browser's connection; each out-of-process iframe
 (and worker) attaches as a session of its own (``Target.setAutoAttach`` with flatten), paused
 until its listeners and domains are set up, so no early event is missed.
+
+The tab owns its collaborators, each given what it needs when the tab is made: the frame tree,
+which also resolves refs (frames.py); the request tracker of the settle rules (engine/settle.py);
+the page's events (events.py) and network log (network.py); its liveness (liveness.py); its
+workers (workers.py). The tab keeps the Driver's methods, most of them handing on to those.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from webhand.engine import settle
 from webhand.engine.cdp import keyboard, stealth
 from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
-from webhand.engine.cdp.events import TabEventsMixin
-from webhand.engine.cdp.frames import FrameState, FrameTree
-from webhand.engine.cdp.refs import TabRefsMixin
-from webhand.engine.cdp.tab_actions import TabActionsMixin
-from webhand.engine.cdp.workers import TabWorkersMixin
-from webhand.engine.console_javascript import ConsoleJavaScript
+from webhand.engine.cdp.element import CdpElement
+from webhand.engine.cdp.events import PageEvents
+from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
+from webhand.engine.cdp.liveness import Liveness
+from webhand.engine.cdp.network import CdpNetworkLog
+from webhand.engine.cdp.waits import wait_for
+from webhand.engine.cdp.workers import TabWorkers
 from webhand.engine.devtools import PerformanceCounters
-from webhand.engine.driver import (InputEvent, NavigationResult, ScreencastFrame, ServiceWorkerRegistration, TabEvents,
-                                   WaitUntil)
+from webhand.engine.driver import (InputEvent, NavigationResult, ScreencastFrame, ServiceWorkerRegistration, SettleCaps,
+                                   TabEvents, WaitCondition, WaitUntil)
 from webhand.engine.live_view import LiveView, Screencast
+from webhand.engine.console_javascript import ConsoleJavaScript
 from webhand.engine.net_errors import net_failure
-from webhand.engine.page_scripts import WEB_STORAGE
-from webhand.engine.policy import refused_navigation
+from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
+from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
 from webhand.engine.service_workers import ServiceWorkerActions
-from webhand.engine.settle import DocumentReplaced, PageGone
-from webhand.errors import ActionTimeout, NavigationFailed, WebhandError
+from webhand.engine.settle import DocumentReplaced, PageGone, SettleWatch
+from webhand.errors import ActionTimeout, NavigationFailed, PolicyRefused, WebhandError
 
 if TYPE_CHECKING:
-    from webhand.engine.cdp.context import CdpContext
     from webhand.engine.policy import OriginPolicy
+    from webhand.engine.stealth import StealthProfile
+
 
 _CONTENT_LOADED = """() => document.readyState !== 'loading' ||
   new Promise(resolve => document.addEventListener('DOMContentLoaded', () => resolve(true), {once: true}))"""
 _LIFECYCLE = {"load": "load", "domcontentloaded": "DOMContentLoaded", "networkidle": "networkIdle"}
-#: Longest ending a tab waits for the browser to confirm (see Driver.end); nothing waits on it.
-_END_CAP_SECONDS = 0.1
 
 
-class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
-    def __init__(self, context: CdpContext, connection: CdpConnection, target_id: str, session_id: str,
+class TabContext(Protocol):
+    """What a tab asks of the browser context it belongs to (``CdpContext``): what each new session
+    of its page gets before it runs (the context's interception and network emulation, and its
+    disguise), and the context's count of the origins, downloads and windows its pages open."""
+
+    stealth: StealthProfile | None
+    downloads_begun: int
+
+    def session_setup(self, session_id: str, *, worker: bool = False, routed: bool = True) -> list[Awaitable[Any]]: ...
+
+    def note_origin(self, origin: str) -> None: ...
+
+    def announce_download(self) -> None: ...
+
+    def announce_tab(self) -> None: ...
+
+    def expecting_download(self) -> bool: ...
+
+
+class CdpTab:
+    def __init__(self, context: TabContext, connection: CdpConnection, target_id: str, session_id: str,
                  index: int, events: TabEvents, policy: OriginPolicy | None) -> None:
         self._context = context
         self.connection = connection
         self.target_id = target_id
         self.session_id = session_id
         self.index = index
-        self._events = events
         self._policy = policy
+        self._refusals_before = 0  # the refusal log's count when the current navigation began
         self.next_ref: dict[str, int] = {}
-        self.frame_tree = FrameTree(connection)
-        self._closed = False
-        self._ended = False
-        self._crashed = False
-        self._sessions: set[str] = {session_id}
+        # The page's session, its out-of-process frames' and its dedicated workers': the listeners
+        # of each go when it detaches; the context's emulation and routes reach each.
+        self.sessions: set[str] = {session_id}
         self._lifecycle: dict[str, set[str]] = {}  # loader id -> lifecycle events seen
         self._main_loader = ""
-        self._document_responses: dict[str, tuple[int | None, dict[str, str]]] = {}
-        self._stops: list[Any] = []
-        self._start_events()
+        self.frame_tree = FrameTree(connection)
         refusals = policy.log_for(context) if policy is not None else None
         self.tracker = settle.RequestTracker(self, policy, refusals)
+        self.liveness = Liveness(connection, session_id, target_id, self.frame_tree, self.tracker)
+        self.network_log = CdpNetworkLog(connection)  # requests in full (browser_network_request)
+        self.page_events = PageEvents(connection, session_id, index, self.frame_tree, self.tracker, self.network_log,
+                                      events, download_announced=context.announce_download,
+                                      window_opened=context.announce_tab)
+        self.workers = TabWorkers(connection, session_id, index, events, self.sessions)
         # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
         self.channel = CdpSessionChannel(connection, session_id, target_id)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel)
-        self.service_worker_actions = ServiceWorkerActions(self.channel, self._service_worker_registry, self.console,
+        self.service_worker_actions = ServiceWorkerActions(self.channel, self.workers.registry, self.console,
                                                            lambda: self.url)
         self.performance = PerformanceCounters(self.channel)
 
@@ -139,7 +166,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
         on("Target.attachedToTarget", session_id, lambda p: asyncio.ensure_future(self._on_child(p)))
         on("Target.detachedFromTarget", session_id, self._on_child_detached)
         on("Inspector.targetCrashed", session_id, lambda p: self.on_crash() if session_id == self.session_id else None)
-        self._listen_events(session_id)
+        self.page_events.listen(session_id)
 
     # events ------------------------------------------------------------------------------------
     def _on_navigated(self, params: dict[str, Any], session_id: str) -> None:
@@ -179,7 +206,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
         child, info = params["sessionId"], params["targetInfo"]
         try:
             if info["type"] == "iframe":
-                self._sessions.add(child)
+                self.sessions.add(child)
                 self.frame_tree.attached(info["targetId"], self.frame_tree.frames.get(info["targetId"], FrameState(
                     info["targetId"], None, child)).parent_id, child)
                 tree = await self._attach_session(child, main=False)
@@ -188,7 +215,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
                 tasks = []
                 if info["type"] in ("worker", "service_worker"):
                     tasks += [asyncio.ensure_future(c) for c in self._context.session_setup(child, worker=True)]
-                tasks += self._hear_worker(child, info)  # workers.py
+                tasks += self.workers.hear(child, info)
                 tasks.append(asyncio.ensure_future(self.connection.send.Runtime.runIfWaitingForDebugger(session_id=child)))
                 await asyncio.gather(*tasks)
         except PROTOCOL_ERRORS:
@@ -196,29 +223,25 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
 
     def _on_child_detached(self, params: dict[str, Any]) -> None:
         child = params.get("sessionId", "")
-        if child in self._sessions and child != self.session_id:
-            self._sessions.discard(child)
+        if child in self.sessions and child != self.session_id:
+            self.sessions.discard(child)
             self.frame_tree.session_gone(child)
             self.connection.forget_session(child)
             self.tracker.activity.set()
 
     def on_crash(self) -> None:
-        self._crashed = True
-        self.frame_tree.gone.set()
-        self.tracker.activity.set()
+        self.liveness.on_crash()
 
     def detached(self) -> None:
         """The page's target is gone (closed by anyone)."""
-        self._closed = True
-        self.frame_tree.gone.set()
-        for session in self._sessions:
+        self.liveness.on_target_gone()
+        for session in self.sessions:
             self.connection.forget_session(session)
-        self.tracker.activity.set()
 
     # PageProbe (settle rules) ------------------------------------------------------------------
     async def main_evaluate(self, script: str, arg: Any = None) -> Any:
         state = self.frame_tree.frames.get(self.frame_tree.main_id)
-        if state is None or self.closed or self._crashed:
+        if state is None or self.closed or self.liveness.crashed:
             raise PageGone()
         if arg is None:
             return await self.frame_tree.evaluate(state, script, timeout=3600)
@@ -244,11 +267,11 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
 
     @property
     def closed(self) -> bool:
-        return self._closed or self._ended or self.connection.closed
+        return self.liveness.closed
 
     @property
     def crashed(self) -> bool:
-        return self._crashed
+        return self.liveness.crashed
 
     async def title(self) -> str:
         try:
@@ -260,6 +283,14 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
     async def warm_up(self) -> None:
         """Nothing to prepare: the session is open from the start."""
 
+    # the origin policy ---------------------------------------------------------------------------
+    async def _before_navigation(self, url: str) -> None:
+        self._refusals_before = before_navigation(self._policy, url, self.tracker.refusals)
+
+    def _refused(self, url: str, error_text: str) -> PolicyRefused | None:
+        return navigation_refusal(self._policy, url, error_text, self.tracker.refusals, self._refusals_before)
+
+    # navigation ------------------------------------------------------------------------------
     async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float,
                        title: bool = True) -> NavigationResult:
         await self._before_navigation(url)  # the origin policy refuses before anything loads
@@ -287,7 +318,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
                 f"Navigation to {url} failed: {error_text}.", "Check the URL, then call browser_navigate again.")
         if loader:
             await self._wait_lifecycle(url, loader, wait_until, deadline, timeout)
-        status, headers = self._document_responses.pop(loader, (None, {})) if loader else (None, {})
+        status, headers = self.page_events.document_responses.pop(loader, (None, {})) if loader else (None, {})
         proxy_refusal = self._policy.refused_response(url, headers) if self._policy and headers else None
         if proxy_refusal:  # the policy proxy answered in the server's place
             raise refused_navigation(url, proxy_refusal)
@@ -296,7 +327,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
         return NavigationResult(self.url, status, await self.title() if title else "")
 
     def _answered_with_file(self, loader: str) -> bool:
-        _, headers = self._document_responses.get(loader, (None, {}))
+        _, headers = self.page_events.document_responses.get(loader, (None, {}))
         return headers.get("content-disposition", "").lower().startswith("attachment") or \
             headers.get("content-type", "").startswith("application/octet-stream")
 
@@ -339,6 +370,61 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
             except DocumentReplaced:
                 continue  # wait on the document that replaced it
 
+    # history and scrolling -----------------------------------------------------------------
+    async def _history(self, step: str, timeout: float) -> NavigationResult | None:
+        """Back, forward (by the history list) or reload; None when there is no entry that way.
+        Waits for the main frame to commit, then for its document to be complete (a page from the
+        back/forward cache fires no new "load")."""
+        url = self.url
+        commits = self.tracker.commits
+        doing = f"Navigation to going {step} from {url}"
+        async with guarded(doing, timeout):
+            if step == "reload":
+                await self.connection.send.Page.reload(session_id=self.session_id)
+            else:
+                history = await self.connection.send.Page.getNavigationHistory(session_id=self.session_id)
+                index = history["currentIndex"] + (-1 if step == "back" else 1)
+                if not 0 <= index < len(history["entries"]):
+                    return None
+                await self.connection.send.Page.navigateToHistoryEntry(params={"entryId": history["entries"][index]["id"]},
+                                                                       session_id=self.session_id)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if not await self.tracker.until(lambda: self.tracker.commits > commits, timeout):
+            raise ActionTimeout(f"{doing} did not finish within {timeout:g} s.",
+                                "Retry with wait_until='domcontentloaded' or a larger timeout; browser_snapshot shows what loaded.")
+        try:
+            await settle.document_loaded(self, max(0.001, deadline - loop.time()))
+        except (settle.LoadTimeout, PageGone):
+            raise ActionTimeout(f"{doing} did not finish within {timeout:g} s.",
+                                "Retry with a larger timeout; browser_snapshot shows what loaded.") from None
+        status = None
+        loader = self._main_loader
+        if loader in self.page_events.document_responses:
+            status = self.page_events.document_responses.pop(loader)[0]
+        return NavigationResult(self.url, status, await self.title())
+
+    async def go_back(self, *, timeout: float) -> NavigationResult | None:
+        return await self._history("back", timeout)
+
+    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
+        return await self._history("forward", timeout)
+
+    async def reload(self, *, timeout: float) -> NavigationResult:
+        result = await self._history("reload", timeout)
+        assert result is not None
+        return result
+
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
+        state = self.frame_tree.frames[self.frame_tree.main_id]
+        async with guarded("Scrolling the page", timeout):
+            left, top, width, height = await self.frame_tree.evaluate(state, SCROLL, [x, y], timeout=timeout)
+        return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
+
+    def watch(self, caps: SettleCaps) -> SettleWatch:
+        return SettleWatch(self.tracker, caps)
+
+    # the page ------------------------------------------------------------------------------
     async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
         async with guarded("Taking a screenshot", timeout):
             params: dict[str, Any] = {"format": "png"}
@@ -362,7 +448,7 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
             await asyncio.wait_for(self.connection.send.Target.closeTarget(params={"targetId": self.target_id}), 5)
         except (TimeoutError, *PROTOCOL_ERRORS):
             pass
-        await self.tracker.until(lambda: self._closed, 2)
+        await self.tracker.until(lambda: self.liveness.target_gone, 2)
 
     async def bring_to_front(self) -> None:
         async with guarded("Switching tabs", 30):
@@ -417,9 +503,34 @@ class CdpTab(TabEventsMixin, TabActionsMixin, TabRefsMixin, TabWorkersMixin):
             raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
                                 "The page may be busy: call browser_snapshot.") from None
 
-    async def wait_for(self, condition: Any, *, timeout: float) -> str:
-        from webhand.engine.cdp.wait import wait_for
+    async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)
+
+    # frames and refs (frames.py) -------------------------------------------------------------
+    async def frames(self) -> list[CdpFrame]:
+        return [CdpFrame(self.frame_tree, state, lambda: self.crashed) for state in self.frame_tree.ordered()]
+
+    async def resolve(self, ref: str, *, timeout: float) -> CdpElement:
+        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
+        state, object_id = await self.frame_tree.find_ref(ref, timeout=timeout)
+        return CdpElement(self, state, object_id, ref)
+
+    async def stable_selector(self, ref: str, *, timeout: float) -> str:
+        return await self.frame_tree.stable_selector(ref, timeout=timeout)
+
+    async def query(self, selector: str, *, timeout: float) -> CdpElement:
+        state, object_id = await self.frame_tree.find_selector(selector, timeout=timeout)
+        return CdpElement(self, state, object_id, selector)
+
+    # liveness (liveness.py) ------------------------------------------------------------------
+    async def ping(self) -> str | None:
+        return await self.liveness.ping()
+
+    async def stop_loading(self) -> None:
+        await self.liveness.stop_loading()
+
+    async def end(self) -> None:
+        await self.liveness.end()
 
     # the shared components (engine/console_javascript.py, live_view.py, service_workers.py, devtools.py)
     async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:

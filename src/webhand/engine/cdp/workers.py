@@ -13,13 +13,15 @@ first messages are heard:
 The registrations come from the ServiceWorker domain of the tab's session, enabled the first
 time a tool asks (enabling reports everything there is at once); the actions on them are the
 drivers' shared ones (``engine/service_workers.py``).
+
+``TabWorkers`` is owned by ``CdpTab`` (tab.py), ``ContextWorkers`` by ``CdpContext`` (context.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, Protocol
 
 from webhand.engine.cdp.connection import CdpConnection, guarded
 from webhand.engine.console_events import console_api_entry, exception_entry
@@ -47,43 +49,56 @@ def hear_console(connection: CdpConnection, session_id: str, events: TabEvents, 
     connection.on("Runtime.exceptionThrown", session_id, on_exception)
 
 
-class ContextWorkersMixin:
-    """Of ``CdpContext``: its service and shared workers."""
+class SessionSetup(Protocol):
+    """The context's ``session_setup`` (routes.py): the commands that give a session being set up
+    (paused) the context's interception and network emulation."""
 
-    connection: CdpConnection
-    events: TabEvents
+    def __call__(self, session_id: str, *, worker: bool = False, routed: bool = True) -> list[Awaitable[Any]]: ...
 
-    async def adopt_worker(self, info: dict[str, Any], session_id: str) -> None:
+
+class ContextWorkers:
+    """A context's service and shared workers; ``session_setup`` gives a service worker's session
+    the context's interception and network emulation."""
+
+    def __init__(self, connection: CdpConnection, events: TabEvents, session_setup: SessionSetup) -> None:
+        self.connection = connection
+        self.events = events
+        self.session_setup = session_setup
+
+    async def adopt(self, info: dict[str, Any], session_id: str) -> None:
         """A service or shared worker of this context attached (paused): hear it, then let it run."""
         hear_console(self.connection, session_id, self.events, -1, CONTEXT_WORKERS[info["type"]])
         send = self.connection.send
-        # A service worker is offline (and under the policy's Fetch) with its pages: network_debugging.py.
-        setup = self.session_setup(session_id, worker=True, routed=False) if info["type"] == "service_worker" else []  # type: ignore[attr-defined]
+        # A service worker is offline (and under the policy's Fetch) with its pages: routes.py.
+        setup = self.session_setup(session_id, worker=True, routed=False) if info["type"] == "service_worker" else []
         # Sent together, the resume last: the browser runs them in order, so nothing is missed.
         await asyncio.gather(*setup, send.Runtime.enable(session_id=session_id),
                              send.Runtime.runIfWaitingForDebugger(session_id=session_id))
 
 
-class TabWorkersMixin:
-    """Of ``CdpTab``: its dedicated workers, and the registry of browser_service_workers (its actions:
-    ``CdpTab.service_worker_actions``)."""
+class TabWorkers:
+    """A tab's dedicated workers, and the service worker registrations its session reports
+    (browser_service_workers). ``sessions`` is the tab's set of sessions: a dedicated worker's
+    joins it, so that its listeners go when it detaches, as a frame's do."""
 
-    connection: CdpConnection
-    session_id: str
-    index: int
-    _events: TabEvents
-    _sessions: set[str]
-    _service_workers_ready: asyncio.Future[ServiceWorkerRegistry] | None = None
+    def __init__(self, connection: CdpConnection, session_id: str, index: int, events: TabEvents,
+                 sessions: set[str]) -> None:
+        self.connection = connection
+        self.session_id = session_id
+        self.index = index
+        self._events = events
+        self._sessions = sessions
+        self._service_workers_ready: asyncio.Future[ServiceWorkerRegistry] | None = None
 
-    def _hear_worker(self, session_id: str, info: dict[str, Any]) -> list[Awaitable[Any]]:
+    def hear(self, session_id: str, info: dict[str, Any]) -> list[Awaitable[Any]]:
         """The commands that set up a child target that is not a frame (sent before its resume)."""
         if info.get("type") != "worker":
-            return []  # a service worker is heard at the browser level (ContextWorkersMixin)
+            return []  # a service worker is heard at the browser level (ContextWorkers)
         self._sessions.add(session_id)  # its listeners go when it detaches, as a frame's do
         hear_console(self.connection, session_id, self._events, self.index, "worker")
         return [asyncio.ensure_future(self.connection.send.Runtime.enable(session_id=session_id))]
 
-    async def _service_worker_registry(self) -> ServiceWorkerRegistry:
+    async def registry(self) -> ServiceWorkerRegistry:
         if self._service_workers_ready is None:
             self._service_workers_ready = asyncio.ensure_future(self._enable_service_workers())
         try:

@@ -4,16 +4,14 @@ frame (re-installed when the document is replaced), or an event seen by the tab,
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from webhand.engine.cdp.connection import PROTOCOL_ERRORS, message
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, message
+from webhand.engine.cdp.frames import FrameTree
 from webhand.engine.driver import WaitCondition
-from webhand.engine.settle import DocumentReplaced, PageGone
+from webhand.engine.settle import DocumentReplaced, PageGone, RequestTracker
 from webhand.engine.waits import TEXT_GONE, TEXT_SHOWN, describe, network_idle, next_step, url_matches
 from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, shorten
-
-if TYPE_CHECKING:
-    from webhand.engine.cdp.tab import CdpTab
 
 # Calls `predicate(arg)` on every animation frame (and timer, for a hidden tab) until it is truthy.
 _POLL = """(predicate, arg, ms) => new Promise((resolve, reject) => {
@@ -35,7 +33,24 @@ _VISIBLE = """([selector, wanted]) => {
 }"""
 
 
-async def wait_for(tab: CdpTab, condition: WaitCondition, timeout: float) -> str:
+class WaitingTab(Protocol):
+    """What a wait needs of its tab (``CdpTab``): its frames and requests, where it is, whether it
+    is still open, and a pause until the page's next event."""
+
+    connection: CdpConnection
+    frame_tree: FrameTree
+    tracker: RequestTracker
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def next_event(self, cap: float) -> None: ...
+
+
+async def wait_for(tab: WaitingTab, condition: WaitCondition, timeout: float) -> str:
     kind, value = condition.kind, condition.value
     what = describe(condition)
     if kind == "time":
@@ -62,7 +77,7 @@ async def wait_for(tab: CdpTab, condition: WaitCondition, timeout: float) -> str
     return f"Waited for {what}: done."
 
 
-async def _poll(tab: CdpTab, kind: str, predicate: str, arg: Any, timeout: float) -> bool:
+async def _poll(tab: WaitingTab, kind: str, predicate: str, arg: Any, timeout: float) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while (remaining := deadline - loop.time()) > 0:

@@ -2,9 +2,9 @@
 (headers as sent and received, the request body, where the answer came from) and its response
 body, read from the browser on demand (``Network.getResponseBody``).
 
-The tab's event mixin (events.py) logs each request when it finished or failed; it hands the
+The tab's page events (events.py) log each request when it finished or failed; they hand the
 ``NetworkEntry`` to ``keep`` with the request's CDP key, and this log, which heard the same
-request's events first (its listeners are set before the mixin's), fills in the entry's source
+request's events first (its listeners are set before theirs), fills in the entry's source
 and keeps what the details need. Headers come from the ``…ExtraInfo`` events when the browser sent
 them (the headers on the wire, cookies included, as Playwright's ``all_headers`` gives), else from
 the request or response itself. Names are lower case, as on the Playwright driver.
