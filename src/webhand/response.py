@@ -11,7 +11,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from webhand.config import Settings
 from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
@@ -79,6 +79,17 @@ def clip_line(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class ChangeReport(Protocol):
+    """What an action changed, said at the end of its reply. A handler declares one before it acts
+    (``Response.report_changes``; session/changes.py builds them, and watches the page from then on);
+    the tool's runner has it said once the handler is done (``Response.say_changes``)."""
+
+    #: Said even when the handler fails: a batch tells what its steps did before the one that failed.
+    after_failure: bool
+
+    async def say(self, response: Response) -> None: ...
+
+
 def _stamp() -> str:
     now = time.time()
     return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + f"-{int(now * 1000) % 1000:03d}"
@@ -97,6 +108,7 @@ class Response:
         self._files: list[str] = []
         self._data: dict[str, Any] | None = None
         self._error: WebhandError | None = None
+        self._changes: ChangeReport | None = None
 
     # -- building ------------------------------------------------------------------------------
     def add(self, text: str) -> None:
@@ -161,6 +173,19 @@ class Response:
 
     def fail(self, error: WebhandError) -> None:
         self._error = error
+
+    # -- what the action changed ---------------------------------------------------------------
+    def report_changes(self, report: ChangeReport | None) -> None:
+        """Declare that this reply ends with what the action changed, as ``report`` says it;
+        ``None`` takes the declaration back (the action did not happen: nothing to compare)."""
+        self._changes = report
+
+    async def say_changes(self, *, failed: bool = False) -> None:
+        """Say what the declared action changed, once, after the handler's own lines (``failed``:
+        the handler raised; only a report declared ``after_failure`` is said then)."""
+        report, self._changes = self._changes, None
+        if report is not None and (report.after_failure or not failed):
+            await report.say(self)
 
     # -- finishing -----------------------------------------------------------------------------
     @property
