@@ -13,8 +13,8 @@ capped, see Settings) and then says what changed. A batch calls ``settle`` betwe
 ``begin`` before the next. browser_navigate declares ``watch_load``: the page it opened, the
 same wait for the page's loading and the same lines on failed requests.
 
-Actions name themselves (``observe(action="click")``): then the watch follows, in the page, the
-work the action schedules (settle.WORK_HUB) and, when the page did not change, the reply says
+Actions name themselves (``watch_changes(action="click")``): then the watch follows, in the page,
+the work the action schedules (settle.WORK_HUB) and, when the page did not change, the reply says
 what the wait saw ("No change seen within 1 s of the click.") rather than only comparing snapshots.
 """
 
@@ -72,7 +72,7 @@ async def observe(session: Session, *, typing: bool = False, action: str | None 
     itself, as typing does)."""
     tab = await session.tab()
     title = asyncio.ensure_future(tab.title())
-    title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by report
+    title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by the report (ActionChanges.say)
     watch = tab.watch(caps(session, typing=typing, effects=action is not None))
     if action is not None and not prepared:
         watch.begin()
@@ -89,7 +89,8 @@ async def watch_changes(session: Session, response: Response, *, typing: bool = 
 
 
 class ActionChanges:
-    """An action's report of changes, declared on its Response (``watch_changes``)."""
+    """An action's report of changes, declared on its Response (``watch_changes``): the new URL or
+    title, console errors, failed requests, work still pending, and the snapshot's changes."""
 
     def __init__(self, session: Session, before: Observation, after_failure: bool = False) -> None:
         self.session = session
@@ -97,7 +98,35 @@ class ActionChanges:
         self.after_failure = after_failure
 
     async def say(self, response: Response) -> None:
-        await report(self.session, self.before, response)
+        session, before = self.session, self.before
+        settled = await settle(before)
+        tab = await session.tab()
+        moved = tab.url != before.url
+        if moved:
+            response.add(f"Navigated to {response.page(tab.url, URL_LIMIT, WHOLE_URL)}")
+            title = await tab.title()
+            if title:
+                response.add(f"Title: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
+        else:
+            title = await tab.title()
+            if title != await before.title_read:
+                moved = True
+                response.add(f"Title changed to: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
+        new_entries = session.console_seen - before.console_seen
+        if new_entries > 0:
+            entries = list(session.console)[-min(new_entries, len(session.console)):]
+            errors = [e for e in entries if e.level in ("error", "pageerror")]
+            for entry in errors[:_MAX_CONSOLE_LINES]:
+                response.add(f"Console {entry.level}: {response.clip(entry.text, 300)}")
+            if len(errors) > _MAX_CONSOLE_LINES:
+                response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
+        if settled is not None:
+            report_requests(settled, response, page_url=tab.url)
+            if settled.pending_work:
+                response.add(f"Still pending after {_seconds(settled.seconds)}: {', '.join(settled.pending_work)} "
+                             "(browser_wait_for to give it longer).")
+        unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
+        await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
 
 
 async def watch_load(session: Session, response: Response, *, settle_after: bool) -> LoadChanges:
@@ -149,37 +178,6 @@ def loaded(url: str, title: str, status: int | None) -> dict[str, Any]:
 async def settle(before: Observation) -> Settled | None:
     """Wait for what the action set off; may be called again after the next step of a batch."""
     return await before.watch.settle() if before.watch is not None else None
-
-
-async def report(session: Session, before: Observation, response: Response) -> None:
-    settled = await settle(before)
-    tab = await session.tab()
-    moved = tab.url != before.url
-    if moved:
-        response.add(f"Navigated to {response.page(tab.url, URL_LIMIT, WHOLE_URL)}")
-        title = await tab.title()
-        if title:
-            response.add(f"Title: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
-    else:
-        title = await tab.title()
-        if title != await before.title_read:
-            moved = True
-            response.add(f"Title changed to: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
-    new_entries = session.console_seen - before.console_seen
-    if new_entries > 0:
-        entries = list(session.console)[-min(new_entries, len(session.console)):]
-        errors = [e for e in entries if e.level in ("error", "pageerror")]
-        for entry in errors[:_MAX_CONSOLE_LINES]:
-            response.add(f"Console {entry.level}: {response.clip(entry.text, 300)}")
-        if len(errors) > _MAX_CONSOLE_LINES:
-            response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
-    if settled is not None:
-        report_requests(settled, response, page_url=tab.url)
-        if settled.pending_work:
-            response.add(f"Still pending after {_seconds(settled.seconds)}: {', '.join(settled.pending_work)} "
-                         "(browser_wait_for to give it longer).")
-    unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
-    await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
 
 
 def _seconds(seconds: float) -> str:
