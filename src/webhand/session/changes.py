@@ -152,7 +152,7 @@ class LoadChanges:
 
     async def say(self, response: Response) -> None:
         result = self.opened
-        if result is None:
+        if result is None:  # the handler never got a page from the navigation: nothing to say
             return
         settled = await self.watch.settle() if self.watch is not None else None
         tab = self.tab

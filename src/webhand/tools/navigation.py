@@ -77,7 +77,7 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
                                         timeout=args.timeout or session.settings.timeout,
                                         title=opening.watch is None)  # else read once the page settled
     if result.download:  # the URL was a file: the tab stays put and the download line follows
-        response.report_changes(None)
+        response.report_changes(None)  # no page was opened: nothing to report
         response.add(f"{shorten(args.url, URL_LIMIT)} is a file download, not a page; the tab stays at "
                      f"{response.page(result.url, URL_LIMIT, WHOLE_URL)}.")
         response.data(loaded(result.url, result.title, result.status))
@@ -103,7 +103,7 @@ async def _history(session: Session, args: HistoryArgs, response: Response, step
     else:
         result = await (tab.go_back(timeout=timeout) if step == "back" else tab.go_forward(timeout=timeout))
         if result is None:
-            response.report_changes(None)
+            response.report_changes(None)  # the tab did not move: nothing to report
             response.add(f"There is no {'previous' if step == 'back' else 'next'} page in this tab's history; "
                          f"the tab stays at {response.page(tab.url, URL_LIMIT, WHOLE_URL)}.")
             return
