@@ -156,14 +156,14 @@ class ToolContext:
 
     async def _run(self, tool: "Tool", args: Any, response: Response, timeout: float) -> None:
         if tool.manages_sessions:
-            await tool.handle(ConversationSessions(self.webhand.sessions, self.conversation_id), args, response)
+            await tool.run(ConversationSessions(self.webhand.sessions, self.conversation_id), args, response)
             return
         if not tool.needs_session:
-            await tool.handle(self.webhand.settings, args, response)
+            await tool.run(self.webhand.settings, args, response)
             return
         sessions = ConversationSessions(self.webhand.sessions, self.conversation_id)
         # Recorded in the session's history there, once for every surface.
         record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}),
                             thumbnail=self.webhand.dashboard_watched())
-        await sessions.run(getattr(args, "session", None), lambda session: tool.handle(session, args, response),
+        await sessions.run(getattr(args, "session", None), lambda session: tool.run(session, args, response),
                            response, during_dialog=tool.during_dialog, timeout=timeout, record=record)

@@ -8,17 +8,15 @@ file and the reply gives its path and size instead.
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from webhand import secrets
 from webhand.config import Settings
 from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
 from webhand.paths import ConversationFiles
+from webhand.security.masking import Masker
 
 if TYPE_CHECKING:  # Pillow loads with the first image, not with every server's start
     from webhand.images import ModelImage
@@ -41,8 +39,6 @@ class ToolResult:
     is_error: bool = False
     files: list[str] = field(default_factory=list)
 
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Page text is data, never structure (docs/design.md, "Replies"): a page-made value enters a reply
 # through ``Response.page`` (or ``clip``), on the line of webhand's label, escaped (errors.one_line).
@@ -76,6 +72,24 @@ def page_line(text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
     return f"{text[:limit]}…({len(text) - limit:,} more characters" + (f"; {whole}" if whole else "") + ")"
 
 
+def clip_line(text: str, limit: int) -> str:
+    """Page-made ``text`` on one line (``page_line``'s escapes), cut to ``limit`` characters with
+    "…" and no note. Not masked: mask first (``Response.clip``), as for ``page_line``."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ChangeReport(Protocol):
+    """What an action changed, said at the end of its reply. A handler declares one before it acts
+    (``Response.report_changes``; session/changes.py builds them, and watches the page from then on);
+    the tool's runner has it said once the handler is done (``Response.say_changes``)."""
+
+    #: Said even when the handler fails: a batch tells what its steps did before the one that failed.
+    after_failure: bool
+
+    async def say(self, response: Response) -> None: ...
+
+
 def _stamp() -> str:
     now = time.time()
     return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + f"-{int(now * 1000) % 1000:03d}"
@@ -87,11 +101,14 @@ class Response:
         self.tool = tool
         #: The calling conversation's folders: where this reply's files go, and what its paths may reach.
         self.files = files or ConversationFiles(settings)
+        #: Every text and value of the reply, and every file it writes, leaves through it.
+        self.masker = Masker(settings.secrets_file)
         self._lines: list[str] = []
         self._images: list[ImageBlock] = []
         self._files: list[str] = []
         self._data: dict[str, Any] | None = None
         self._error: WebhandError | None = None
+        self._changes: ChangeReport | None = None
 
     # -- building ------------------------------------------------------------------------------
     def add(self, text: str) -> None:
@@ -118,7 +135,7 @@ class Response:
     def large(self, text: str, *, what: str, limit: int | None = None, suffix: str = ".txt", hint: str = "") -> None:
         """Add ``text`` inline when small; else write it to a file and say where and how big."""
         limit = limit if limit is not None else self.settings.large_output_bytes
-        text = self._finish(text)  # masked before it is measured, saved or cut
+        text = self.masker.text(text)  # masked before it is measured, saved or cut
         size = len(text.encode())
         if size <= limit:
             self.add(text)
@@ -131,7 +148,7 @@ class Response:
         self.add(f"It begins:\n{preview}…")
 
     def write_file(self, text: str, stem: str, suffix: str) -> Path:
-        return self._save(self._finish(text), stem, suffix)  # a saved reply is still a reply
+        return self._save(self.masker.text(text), stem, suffix)  # a saved reply is still a reply
 
     def _save(self, masked_text: str, stem: str, suffix: str) -> Path:
         path = self.files.large_replies / f"{stem}-{_stamp()}{suffix}"
@@ -142,21 +159,33 @@ class Response:
     def clip(self, text: str, limit: int) -> str:
         """Page-made ``text`` on one line (``page_line``'s escapes), cut to ``limit`` characters,
         secrets masked first: a cut through a secret would leave its first part unmasked."""
-        text = one_line(self._finish(text))
-        return text if len(text) <= limit else text[: limit - 1] + "…"
+        return clip_line(self.masker.text(text), limit)
 
     def page(self, text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
         """Page-made ``text`` (a URL, title, name, message) fit for one reply line: masked, escaped,
         cut with a note (``page_line``). Every reply site that quotes a page value uses this."""
-        return page_line(self._finish(text), limit, whole)
+        return page_line(self.masker.text(text), limit, whole)
 
     def summary(self) -> str:
         """The first line said so far, masked: what a history entry keeps of the reply."""
         first = str(self._error) if self._error is not None else (self._lines[0] if self._lines else "Done.")
-        return self._finish(first.split("\n", 1)[0])
+        return self.masker.text(first.split("\n", 1)[0])
 
     def fail(self, error: WebhandError) -> None:
         self._error = error
+
+    # -- what the action changed ---------------------------------------------------------------
+    def report_changes(self, report: ChangeReport | None) -> None:
+        """Declare that this reply ends with what the action changed, as ``report`` says it;
+        ``None`` takes the declaration back (the action did not happen: nothing to compare)."""
+        self._changes = report
+
+    async def say_changes(self, *, failed: bool = False) -> None:
+        """Say what the declared action changed, once, after the handler's own lines (``failed``:
+        the handler raised; only a report declared ``after_failure`` is said then)."""
+        report, self._changes = self._changes, None
+        if report is not None and (report.after_failure or not failed):
+            await report.say(self)
 
     # -- finishing -----------------------------------------------------------------------------
     @property
@@ -164,12 +193,12 @@ class Response:
         return self._error is not None
 
     def result(self) -> ToolResult:
-        """The finished reply, text and structured data passed through ``masked``."""
+        """The finished reply, text and structured data passed through the masker."""
         result = self._result()
         try:
-            result.text = self._bounded(UNSAFE_IN_REPLY.sub(escape_char, self._finish(result.text)))
+            result.text = self._bounded(UNSAFE_IN_REPLY.sub(escape_char, self.masker.text(result.text)))
             if result.data is not None:
-                result.data = self.masked(result.data)
+                result.data = self.masker.data(result.data)
         except WebhandError as error:  # the secrets file went away: nothing unchecked may leave (fail closed)
             return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True,
                               self._files)
@@ -186,25 +215,6 @@ class Response:
         head = head[: head.rfind("\n")] if "\n" in head else head
         return (f"{head}\n… The reply is {len(text):,} characters, more than the {limit:,}-character limit: "
                 f"all of it is saved to {path}; read the file for the rest.")
-
-    def masked(self, value: Any) -> Any:
-        """``value`` (a string, or dicts and lists of them) fit to leave webhand: every secret
-        replaced by its placeholder (secrets.py), and lone UTF-16 surrogates, which JavaScript
-        strings may hold and no transport can encode, replaced by U+FFFD."""
-        if isinstance(value, str):
-            return self._finish(value)
-        if isinstance(value, dict):
-            return {self.masked(k): self.masked(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self.masked(v) for v in value]
-        return value
-
-    def _finish(self, text: str) -> str:
-        return _LONE_SURROGATE.sub("\ufffd", self._secrets.mask(text))
-
-    @cached_property
-    def _secrets(self) -> secrets.SecretBook:
-        return secrets.load(self.settings.secrets_file)  # once per reply: it checks the file for changes
 
     def _result(self) -> ToolResult:
         if self._error is not None:

@@ -2,8 +2,8 @@
 
 After an action, the model needs to see its effect (a message appeared, a checkbox is now
 checked, a dialog opened). Re-sending the whole snapshot costs the whole page every step;
-sending only the changed lines costs what changed. ``report_snapshot_changes`` is the hook an
-action's reply calls last (see session/changes.py); ``Settings.snapshot_diff`` picks the form.
+sending only the changed lines costs what changed. This module compares two snapshots; what an
+action's reply says with it (``Settings.snapshot_diff`` picks the form) is session/changes.py's.
 """
 
 from __future__ import annotations
@@ -11,10 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from webhand.errors import WebhandError
-from webhand.page.snapshot import Snapshot, SnapshotOptions, add_snapshot, omitted_notice, take_snapshot
-from webhand.response import URL_LIMIT, WHOLE_URL, Response
-from webhand.session.session import Session
+from webhand.page.snapshot import Snapshot
 
 _REF = re.compile(r"\[(?:f\d+)?e\d+\]")
 #: Beyond this many changed lines the model is better served by a fresh snapshot.
@@ -244,7 +241,7 @@ def _pair_look_alikes(new_lines: list[Line], added: list[int], removed: list[Lin
     removed[:] = [line for line in removed if id(line) not in used]
 
 
-def _same_document(old: Snapshot, new: Snapshot) -> bool:
+def one_document(old: Snapshot, new: Snapshot) -> bool:
     """Whether the two snapshots are of one document (the page agent's identity), so a diff means something."""
     if old.document and new.document:
         return old.document == new.document
@@ -258,61 +255,3 @@ def _same_document(old: Snapshot, new: Snapshot) -> bool:
 def _ref(line: str) -> str | None:
     match = _REF.search(line)
     return match.group(0) if match else None
-
-
-async def report_snapshot_changes(session: Session, response: Response, *, title: str | None = None,
-                                  unchanged: str | None = None) -> None:
-    """Add what the action changed on the page, in the form ``Settings.snapshot_diff`` asks for.
-
-    ``diff``: the changed lines, or the new page's snapshot after a navigation; nothing when the
-    model has not looked at the page yet. ``full``: the whole snapshot. ``none``: nothing.
-    Never fails the action: a page that cannot be read right now only costs the model a note.
-    ``title``: the tab's title, when the caller has just read it. ``unchanged``: the line to give
-    instead of "did not change" (what the wait for the action's effects saw, session/changes.py).
-    """
-    form = session.settings.snapshot_diff
-    last: Snapshot | None = session.last_snapshot
-    if form == "none" or (form == "diff" and last is None):
-        return
-    tab = await session.tab()
-    options = last.options if last is not None and last.tab == tab.index else SnapshotOptions()
-    try:
-        new = await take_snapshot(tab, mode=options.mode, scope=options.scope, depth=options.depth,
-                                  max_refs=options.max_refs, title=title)
-    except WebhandError:
-        try:
-            options = SnapshotOptions()  # the scope went away with the change: look at the whole page
-            new = await take_snapshot(tab, max_refs=options.max_refs, title=title)
-        except WebhandError:
-            response.add("The page could not be read after the action; call browser_snapshot to see it.")
-            return
-    session.last_snapshot = new
-    same_tab = last is not None and last.tab == tab.index
-    # One document, whatever happened to its elements; a new document is a new page, whatever its URL.
-    same_document = same_tab and _same_document(last, new)
-    changes = None
-    if form == "diff" and same_document and new.options == last.options:
-        changes = diff_snapshots(last, new)
-        text = changes.render() if changes.size or unchanged is None else unchanged
-        if changes.size <= MAX_DIFF_LINES and len(text) < len(new.text):
-            response.add(text)
-            return
-    if form == "full":
-        heading = "Snapshot of the page now:"
-    elif not same_tab:
-        heading = f"Tab {tab.index} (not the one of your last snapshot); its snapshot:"
-    elif same_document and new.options != last.options:
-        scope = response.clip(last.options.scope or "", 80)
-        heading = f"The part you last looked at ({scope}) is gone; the whole page now:"
-    elif changes is not None and changes.size <= MAX_DIFF_LINES:  # the whole page is shorter than its changes
-        heading = "The page changed; its snapshot now:"
-    elif same_document:
-        heading = "The page changed a lot; its snapshot now:"
-    else:
-        heading = "A new page (old refs no longer work); its snapshot:"
-    heading = f"{heading} ({response.page(new.url, URL_LIMIT, WHOLE_URL)})"
-    response.add(heading)
-    # The heading counts against the snapshot's size: the two come back together.
-    add_snapshot(response, new, limit=max(session.settings.snapshot_max_chars - len(heading), 1000))
-    if new.omitted:
-        response.add(omitted_notice(new))

@@ -182,7 +182,7 @@ def add_snapshot(response: Response, shot: Snapshot, *, limit: int) -> None:
     its headings and controls with their refs, in page order up to the limit: on a big page the
     model still sees where it is and what it can act on, and reaches the rest with browser_find."""
     text = shot.text or "(no visible content)"
-    size = len(response.masked(text).encode())  # measured as the reply will be: masked
+    size = len(response.masker.text(text).encode())  # measured as the reply will be: masked
     if size <= limit:
         response.add(text)
         return

@@ -1,17 +1,20 @@
 """What an action changed, in a few lines: URL, title, console errors, failed requests, and the
-snapshot change.
+snapshot change; for browser_navigate, the page it opened.
 
 Tabs the page opened and what it did on its own (dialogs, downloads) are reported for every tool
 by ``Session.run``, so they are not repeated here.
 
-An action handler takes ``before = await observe(session)`` first (which also starts watching
-what the action sets off), acts, then calls ``await report(session, before, response)``: that
-waits for the action's effects by events (its navigation, its requests, the DOM going quiet;
-each capped, see Settings) and then says what changed. A batch calls ``settle`` between steps,
-and ``begin`` before the next.
+The reply declares it, as Playwright MCP's ``response.setIncludeSnapshot()`` does: an action
+handler calls ``before = await watch_changes(session, response)`` before it acts (which starts
+watching what the action sets off, and declares the report on the Response), then acts. Once the
+handler is done, its runner (``Tool.run``) has the report said (``Response.say_changes``): it
+waits for the action's effects by events (its navigation, its requests, the DOM going quiet; each
+capped, see Settings) and then says what changed. A batch calls ``settle`` between steps, and
+``begin`` before the next. browser_navigate declares ``watch_load``: the page it opened, the
+same wait for the page's loading and the same lines on failed requests.
 
-Actions name themselves (``observe(action="click")``): then the watch follows, in the page, the
-work the action schedules (settle.WORK_HUB) and, when the page did not change, the reply says
+Actions name themselves (``watch_changes(action="click")``): then the watch follows, in the page,
+the work the action schedules (settle.WORK_HUB) and, when the page did not change, the reply says
 what the wait saw ("No change seen within 1 s of the click.") rather than only comparing snapshots.
 """
 
@@ -20,11 +23,14 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlsplit
 
-from webhand.engine.driver import ActionWatch, SettleCaps, Settled
-from webhand.page.diff import report_snapshot_changes
+from webhand.engine.driver import ActionWatch, NavigationResult, SettleCaps, Settled, Tab
+from webhand.errors import WebhandError, shorten
+from webhand.page.diff import MAX_DIFF_LINES, diff_snapshots, one_document
+from webhand.page.snapshot import Snapshot, SnapshotOptions, add_snapshot, omitted_notice, take_snapshot
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 
@@ -66,47 +72,112 @@ async def observe(session: Session, *, typing: bool = False, action: str | None 
     itself, as typing does)."""
     tab = await session.tab()
     title = asyncio.ensure_future(tab.title())
-    title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by report
+    title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by the report (ActionChanges.say)
     watch = tab.watch(caps(session, typing=typing, effects=action is not None))
     if action is not None and not prepared:
         watch.begin()
     return Observation(tab.url, title, session.console_seen, watch, action)
 
 
+async def watch_changes(session: Session, response: Response, *, typing: bool = False, action: str | None = None,
+                        prepared: bool = False, after_failure: bool = False) -> Observation:
+    """``observe`` before an action, and declare on ``response`` that its reply ends with what the
+    action changed (``ActionChanges``). ``after_failure``: said even if the handler fails."""
+    before = await observe(session, typing=typing, action=action, prepared=prepared)
+    response.report_changes(ActionChanges(session, before, after_failure))
+    return before
+
+
+class ActionChanges:
+    """An action's report of changes, declared on its Response (``watch_changes``): the new URL or
+    title, console errors, failed requests, work still pending, and the snapshot's changes."""
+
+    def __init__(self, session: Session, before: Observation, after_failure: bool = False) -> None:
+        self.session = session
+        self.before = before
+        self.after_failure = after_failure
+
+    async def say(self, response: Response) -> None:
+        session, before = self.session, self.before
+        settled = await settle(before)
+        tab = await session.tab()
+        moved = tab.url != before.url
+        if moved:
+            response.add(f"Navigated to {response.page(tab.url, URL_LIMIT, WHOLE_URL)}")
+            title = await tab.title()
+            if title:
+                response.add(f"Title: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
+        else:
+            title = await tab.title()
+            if title != await before.title_read:
+                moved = True
+                response.add(f"Title changed to: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
+        new_entries = session.console_seen - before.console_seen
+        if new_entries > 0:
+            entries = list(session.console)[-min(new_entries, len(session.console)):]
+            errors = [e for e in entries if e.level in ("error", "pageerror")]
+            for entry in errors[:_MAX_CONSOLE_LINES]:
+                response.add(f"Console {entry.level}: {response.clip(entry.text, 300)}")
+            if len(errors) > _MAX_CONSOLE_LINES:
+                response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
+        if settled is not None:
+            report_requests(settled, response, page_url=tab.url)
+            if settled.pending_work:
+                response.add(f"Still pending after {_seconds(settled.seconds)}: {', '.join(settled.pending_work)} "
+                             "(browser_wait_for to give it longer).")
+        unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
+        await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
+
+
+async def watch_load(session: Session, response: Response, *, settle_after: bool) -> LoadChanges:
+    """Declare on ``response`` that browser_navigate's reply ends with the page it opened
+    (``LoadChanges``); ``settle_after``: the navigation waits for "load", and the watch on the
+    page's requests starts now, so that those of its loading are known."""
+    tab = await session.tab()
+    changes = LoadChanges(tab, tab.watch(caps(session, page_load=True)) if settle_after else None)
+    response.report_changes(changes)
+    return changes
+
+
+class LoadChanges:
+    """browser_navigate's report: the page it opened (``opened``, what the navigation returned),
+    after its loading settled: URL, HTTP status, title, failed requests."""
+
+    after_failure = False
+
+    def __init__(self, tab: Tab, watch: ActionWatch | None) -> None:
+        self.tab = tab  # the tab navigated
+        self.watch = watch  # None: the navigation's own wait is the whole wait, and it read the title
+        self.opened: NavigationResult | None = None
+
+    async def say(self, response: Response) -> None:
+        result = self.opened
+        if result is None:  # the handler never got a page from the navigation: nothing to say
+            return
+        settled = await self.watch.settle() if self.watch is not None else None
+        tab = self.tab
+        url, title = (tab.url, await tab.title()) if settled is not None else (result.url, result.title)  # scripts may change them
+        response.add(f"Opened {response.page(url, URL_LIMIT, WHOLE_URL)}" + (f" (HTTP {result.status})" if result.status else ""))
+        if title:
+            response.add(f"Title: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
+        if result.status and result.status >= 400:
+            response.add(f"The server answered {result.status}: the page is an error page.")
+        if settled is not None:
+            document = result.url.split("#", 1)[0]  # its own status is said above
+            report_requests(replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]),
+                            response, page_url=url)
+        response.data(loaded(url, title, result.status))
+
+
+def loaded(url: str, title: str, status: int | None) -> dict[str, Any]:
+    """A navigation's structured data (PageLoaded, tools/navigation.py): the page's URL and title
+    cut as in the reply (a page may make them megabytes)."""
+    return {"url": shorten(url, URL_LIMIT), "title": shorten(title, TITLE_LIMIT), "status": status}
+
+
 async def settle(before: Observation) -> Settled | None:
     """Wait for what the action set off; may be called again after the next step of a batch."""
     return await before.watch.settle() if before.watch is not None else None
-
-
-async def report(session: Session, before: Observation, response: Response) -> None:
-    settled = await settle(before)
-    tab = await session.tab()
-    moved = tab.url != before.url
-    if moved:
-        response.add(f"Navigated to {response.page(tab.url, URL_LIMIT, WHOLE_URL)}")
-        title = await tab.title()
-        if title:
-            response.add(f"Title: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
-    else:
-        title = await tab.title()
-        if title != await before.title_read:
-            moved = True
-            response.add(f"Title changed to: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
-    new_entries = session.console_seen - before.console_seen
-    if new_entries > 0:
-        entries = list(session.console)[-min(new_entries, len(session.console)):]
-        errors = [e for e in entries if e.level in ("error", "pageerror")]
-        for entry in errors[:_MAX_CONSOLE_LINES]:
-            response.add(f"Console {entry.level}: {response.clip(entry.text, 300)}")
-        if len(errors) > _MAX_CONSOLE_LINES:
-            response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
-    if settled is not None:
-        report_requests(settled, response, page_url=tab.url)
-        if settled.pending_work:
-            response.add(f"Still pending after {_seconds(settled.seconds)}: {', '.join(settled.pending_work)} "
-                         "(browser_wait_for to give it longer).")
-    unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
-    await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
 
 
 def _seconds(seconds: float) -> str:
@@ -157,3 +228,61 @@ def report_requests(settled: Settled, response: Response, *, page_url: str | Non
                      "(browser_wait_for network_idle to wait longer).")
     if settled.navigation_unfinished:
         response.add("The page had not finished loading when the wait cap ran out (browser_wait_for to wait longer).")
+
+
+async def report_snapshot_changes(session: Session, response: Response, *, title: str | None = None,
+                                  unchanged: str | None = None) -> None:
+    """Add what the action changed on the page, in the form ``Settings.snapshot_diff`` asks for.
+
+    ``diff``: the changed lines, or the new page's snapshot after a navigation; nothing when the
+    model has not looked at the page yet. ``full``: the whole snapshot. ``none``: nothing.
+    Never fails the action: a page that cannot be read right now only costs the model a note.
+    ``title``: the tab's title, when the caller has just read it. ``unchanged``: the line to give
+    instead of "did not change" (what the wait for the action's effects saw, ``_no_change``).
+    """
+    form = session.settings.snapshot_diff
+    last: Snapshot | None = session.last_snapshot
+    if form == "none" or (form == "diff" and last is None):
+        return
+    tab = await session.tab()
+    options = last.options if last is not None and last.tab == tab.index else SnapshotOptions()
+    try:
+        new = await take_snapshot(tab, mode=options.mode, scope=options.scope, depth=options.depth,
+                                  max_refs=options.max_refs, title=title)
+    except WebhandError:
+        try:
+            options = SnapshotOptions()  # the scope went away with the change: look at the whole page
+            new = await take_snapshot(tab, max_refs=options.max_refs, title=title)
+        except WebhandError:
+            response.add("The page could not be read after the action; call browser_snapshot to see it.")
+            return
+    session.last_snapshot = new
+    same_tab = last is not None and last.tab == tab.index
+    # One document, whatever happened to its elements; a new document is a new page, whatever its URL.
+    same_document = same_tab and one_document(last, new)
+    changes = None
+    if form == "diff" and same_document and new.options == last.options:
+        changes = diff_snapshots(last, new)
+        text = changes.render() if changes.size or unchanged is None else unchanged
+        if changes.size <= MAX_DIFF_LINES and len(text) < len(new.text):
+            response.add(text)
+            return
+    if form == "full":
+        heading = "Snapshot of the page now:"
+    elif not same_tab:
+        heading = f"Tab {tab.index} (not the one of your last snapshot); its snapshot:"
+    elif same_document and new.options != last.options:
+        scope = response.clip(last.options.scope or "", 80)
+        heading = f"The part you last looked at ({scope}) is gone; the whole page now:"
+    elif changes is not None and changes.size <= MAX_DIFF_LINES:  # the whole page is shorter than its changes
+        heading = "The page changed; its snapshot now:"
+    elif same_document:
+        heading = "The page changed a lot; its snapshot now:"
+    else:
+        heading = "A new page (old refs no longer work); its snapshot:"
+    heading = f"{heading} ({response.page(new.url, URL_LIMIT, WHOLE_URL)})"
+    response.add(heading)
+    # The heading counts against the snapshot's size: the two come back together.
+    add_snapshot(response, new, limit=max(session.settings.snapshot_max_chars - len(heading), 1000))
+    if new.omitted:
+        response.add(omitted_notice(new))

@@ -18,13 +18,12 @@ import hmac
 import secrets
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from webhand.errors import HumanInControl
 
 if TYPE_CHECKING:
     from webhand.response import Response
-    from webhand.session.session import Session
 
 
 class HumanControl:
@@ -87,8 +86,16 @@ class HumanControl:
             return False
 
 
+class Controlled(Protocol):
+    """What takeover needs of a session (session.py's ``Session``, which imports this module): who
+    has control, and the lock each agent call holds."""
+
+    control: HumanControl
+    lock: asyncio.Lock
+
+
 @contextlib.asynccontextmanager
-async def agent_turn(session: Session, timeout: float, response: Response) -> AsyncIterator[None]:
+async def agent_turn(session: Controlled, timeout: float, response: Response) -> AsyncIterator[None]:
     """Hold the session's lock for one agent call, once no person has control (waiting up to ``timeout``)."""
     control = session.control
     deadline = time.monotonic() + timeout
@@ -115,7 +122,7 @@ async def agent_turn(session: Session, timeout: float, response: Response) -> As
         session.lock.release()
 
 
-async def wait_for_agent_to_finish(session: Session, timeout: float) -> bool:
+async def wait_for_agent_to_finish(session: Controlled, timeout: float) -> bool:
     """After ``take``: wait until the agent's call in flight is done (not when it is the request for help)."""
     if session.control.request_reason is not None:
         return True

@@ -65,7 +65,7 @@ async def _targets(session: Session, refs: list[str], response: Response) -> dic
                 if selector:
                     target["selector"] = selector
         if target:
-            targets[ref] = response.masked(target)
+            targets[ref] = response.masker.data(target)
     return targets
 
 
@@ -97,9 +97,10 @@ class CallRecord:
 async def record_call(session: Session, record: CallRecord, response: Response) -> AsyncIterator[None]:
     """Record the call run inside this block; its outcome comes from the block's exception, if any."""
     tool, arguments, thumbnail = record.tool, record.arguments, record.thumbnail
-    masked = response.masked(arguments)
+    # The reply's masker: the history keeps nothing the reply could not show.
+    masker = response.masker
     # The URLs are masked too: a secret typed into a GET form comes back in the next page's URL.
-    entry = session.history.begin(tool, masked, response.masked(_active_url(session)))
+    entry = session.history.begin(tool, masker.data(arguments), masker.text(_active_url(session)))
     started = time.monotonic()
     refs = _ref_names(arguments)
     if refs:
@@ -110,7 +111,7 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
         yield
         outcome, message = ("error", response.summary()) if response.failed else ("ok", response.summary())
     except WebhandError as error:
-        outcome, message = "error", response.masked(str(error))
+        outcome, message = "error", masker.text(str(error))
         raise
     except asyncio.CancelledError:
         outcome, message = "timeout", "The call ran out of time."
@@ -120,7 +121,7 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
         raise
     finally:
         try:
-            url_after = response.masked(_active_url(session))
+            url_after = masker.text(_active_url(session))
         except WebhandError:  # the secrets file went away: no URL rather than an unmasked one
             url_after = ""
         session.history.finish(entry, outcome, message, url_after, started)

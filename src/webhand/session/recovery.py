@@ -21,13 +21,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-from webhand.engine.driver import Tab
+from webhand.engine.driver import Context, Tab
 from webhand.errors import ActionTimeout, PageCrashed, PageUnresponsive, WebhandError, shorten
-
-if TYPE_CHECKING:
-    from webhand.session.session import Session
 
 #: After its timeout, a tool's verdict waits this much longer, so that a tool whose own timeout
 #: ends a long script (browser_eval) reports that rather than having its page ended.
@@ -36,6 +33,19 @@ _MIN_SILENCE_SECONDS = 3.0
 _MAX_SILENCE_SECONDS = 10.0
 LOST = ("Lost: what that page held and had not saved (typed input, its scripts' state, its sessionStorage). "
         "Kept: cookies, localStorage and the other tabs.")
+
+
+class Recovering(Protocol):
+    """What recovery needs of a session (session.py's ``Session``, which imports this module): its
+    tabs, which one is active, and a way to have the active one replaced."""
+
+    @property
+    def context(self) -> Context: ...
+
+    @property
+    def active_tab(self) -> Tab | None: ...
+
+    def replace_active_tab(self) -> None: ...
 
 
 def hang_window(timeout: float) -> float:
@@ -116,7 +126,7 @@ async def stop_stalled(tab: Tab, url: str, timeout: float) -> str:
             f"at {shorten(tab.url) or 'about:blank'}.")
 
 
-async def replace(session: Session, tab: Tab) -> bool:
+async def replace(session: Recovering, tab: Tab) -> bool:
     """End ``tab`` from the browser side. When it was the active tab, the session's next use of a
     tab opens a fresh one (opening it here would cost the time this call may no longer have).
     Returns whether it was the active tab."""
@@ -136,7 +146,7 @@ def _story(tab: Tab, url: str, what: str, then: str | None) -> str:
     return f"{story}; {then}. {LOST}"
 
 
-async def replace_crashed(session: Session, *, active_crashed: bool = False,
+async def replace_crashed(session: Recovering, *, active_crashed: bool = False,
                           then: str = "this call runs in a fresh tab") -> list[str]:
     """Replace every tab whose page crashed (with ``active_crashed``, count the active tab among
     them: an operation said so before the crash event came); one line per tab for the reply."""
@@ -149,14 +159,14 @@ async def replace_crashed(session: Session, *, active_crashed: bool = False,
     return lines
 
 
-async def crashed_during(session: Session, tool: str) -> PageCrashed:
+async def crashed_during(session: Recovering, tool: str) -> PageCrashed:
     """The error for a tool whose page crashed under it, once the tab is ended."""
     lines = await replace_crashed(session, active_crashed=True, then="the next call opens a fresh tab")
     story = " ".join(lines) or "Its page crashed."
     return PageCrashed(f"{tool} could not finish. {story}", "Call browser_navigate to open the page again.")
 
 
-async def end_hung(session: Session, tab: Tab, tool: str, timeout: float) -> PageUnresponsive:
+async def end_hung(session: Recovering, tab: Tab, tool: str, timeout: float) -> PageUnresponsive:
     """End a hung page and return the error that tells the model."""
     url = tab.url
     await replace(session, tab)

@@ -14,7 +14,7 @@ from webhand.errors import ConfigError
 
 def run_export(args: argparse.Namespace, settings: Settings) -> int:
     from webhand.export import load_entries, render, steps_of
-    from webhand.response import Response
+    from webhand.security.masking import Masker
 
     source = Path(args.session)
     if source.is_file():
@@ -32,7 +32,7 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
         entries, name = reply["entries"], args.session
     # Masked with the secrets file before anything is written: a history file from an older webhand
     # (or one edited by hand) may hold a secret, in its arguments or in a URL of a GET form.
-    steps = Response(settings, "export").masked(steps_of(entries))
+    steps = Masker(settings.secrets_file).data(steps_of(entries))
     text = render(steps, args.format, name)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")

@@ -28,7 +28,8 @@ from webhand.engine.subreaper import adopt_orphans
 from webhand.errors import WebhandError
 from webhand.host import Webhand
 from webhand.locations import runtime_dir
-from webhand.response import URL_LIMIT, Response, ToolResult
+from webhand.response import URL_LIMIT, ToolResult, page_line
+from webhand.security.masking import Masker
 from webhand.surfaces.daemon_client import MAX_LINE_BYTES, socket_path
 
 log = logging.getLogger("webhand")
@@ -144,7 +145,7 @@ class Daemon:
             if session is None:
                 return {"ok": False, "error": f"No CLI session {request.get('session')!r} is open in the daemon."}
             try:  # recorded masked; masked again with the secrets file as it is now
-                return {"ok": True, "entries": Response(self.settings, "daemon").masked(session.history.all())}
+                return {"ok": True, "entries": Masker(self.settings.secrets_file).data(session.history.all())}
             except WebhandError as error:
                 return {"ok": False, "error": str(error)}
         if op == "dashboard":
@@ -201,13 +202,13 @@ class Daemon:
 
     def status(self) -> dict[str, Any]:
         sessions = self.webhand.sessions.list()
-        masker = Response(self.settings, "daemon")
+        masker = Masker(self.settings.secrets_file)
         return {"pid": os.getpid(), "version": __version__, "socket": str(socket_path()),
                 "uptime_seconds": round(time.time() - self.started), "idle_timeout": self.settings.idle_timeout,
                 "requests": self.requests, "config": self.origin,
                 # A page's URL may hold a secret typed into a GET form, and be megabytes long.
                 "sessions": [{"session": s.conversation.removeprefix("cli:"),
-                              "url": masker.page(s.url, URL_LIMIT, "browser_get_url in the session reads it"),
+                              "url": page_line(masker.text(s.url), URL_LIMIT, "browser_get_url in the session reads it"),
                               "tabs": s.tabs, "idle_seconds": s.idle_seconds} for s in sessions],
                 "browser_pids": self.webhand.sessions.browser_pids()}
 

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument, WebhandError
 from webhand.response import Response
-from webhand.session.changes import Observation, observe, report, settle
+from webhand.session.changes import Observation, settle, watch_changes
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, ToolArgs, tool
 from webhand.tools.definition import ElementArgs
@@ -28,8 +28,9 @@ ActionName = Literal["click", "type", "press_key", "hover", "focus", "select_opt
 
 
 async def run_steps(session: Session, response: Response, steps: list[tuple[str, ToolArgs, Perform]], noun: str) -> None:
-    """Run ``steps`` (label, arguments, implementation) in order; on a failure, report and raise."""
-    before: Observation = await observe(session, action="steps")
+    """Run ``steps`` (label, arguments, implementation) in order; on a failure, raise. The reply
+    ends with what they changed, after a failure too (what the steps before it did)."""
+    before: Observation = await watch_changes(session, response, action="steps", after_failure=True)
     total = len(steps)
     for number, (label, args, perform) in enumerate(steps, 1):
         try:
@@ -39,12 +40,10 @@ async def run_steps(session: Session, response: Response, steps: list[tuple[str,
             line = await perform(session, args)
             await settle(before)  # the next step acts on the page this one left
         except WebhandError as error:
-            await report(session, before, response)
             rest = f" {noun.capitalize()}s {number + 1}–{total} did not run." if number < total else ""
             raise type(error)(f"{noun.capitalize()} {number} of {total} ({label}) failed: {error.message}",
                               (error.hint + rest).strip()) from None
         response.add(f"{number}. {line}")
-    await report(session, before, response)
 
 
 # browser_interact --------------------------------------------------------------------------------

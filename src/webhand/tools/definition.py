@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from webhand.config import Settings
 from webhand.durations import Timeout
-from webhand.errors import InvalidArgument
+from webhand.errors import InvalidArgument, WebhandError
 from webhand.response import Response
 
 Handler = Callable[[Any, Any, Response], Awaitable[None]]
@@ -80,6 +80,17 @@ class Tool:
     during_dialog: bool = False
     #: The handler gets the conversation's ``ConversationSessions`` instead of a session.
     manages_sessions: bool = False
+
+    async def run(self, target: Any, args: ToolArgs, response: Response) -> None:
+        """Run the handler on ``target`` (a session, the conversation's sessions or the settings),
+        then say what its action changed when it declared so (``Response.report_changes``): the one
+        place every action's reply gets its report of changes."""
+        try:
+            await self.handle(target, args, response)
+        except WebhandError:
+            await response.say_changes(failed=True)
+            raise
+        await response.say_changes()
 
     def is_enabled(self, settings: Settings) -> bool:
         return self.enabled is None or self.enabled(settings)

@@ -17,7 +17,7 @@ from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.paths import require_file
 from webhand.response import URL_LIMIT, Response
-from webhand.session.changes import observe, report
+from webhand.session.changes import watch_changes
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
@@ -36,7 +36,7 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
         raise InvalidArgument("Give `ref` or `selector`, not both.", "Call again with one of them.")
     files = [_readable(path, response) for path in args.paths]
     timeout = args.timeout or session.settings.timeout
-    before = await observe(session)
+    await watch_changes(session, response)
     if args.ref or args.selector:
         element = await session.element(args.ref, args.selector, args.timeout)
         try:
@@ -61,7 +61,6 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
         target = f"the file chooser of tab {chooser.tab}"
     names = ", ".join(Path(f).name for f in files)
     response.add(f"Uploaded {len(files)} file{'s' if len(files) > 1 else ''} ({names}) to {target}.")
-    await report(session, before, response)
 
 
 def _readable(path: str, response: Response) -> str:

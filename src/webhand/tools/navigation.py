@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
@@ -13,7 +12,7 @@ from webhand.durations import Timeout
 from webhand.errors import NavigationFailed, shorten
 from webhand.origins import INTERNAL_SCHEMES
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
-from webhand.session.changes import caps, observe, report, report_requests
+from webhand.session.changes import loaded, watch_changes, watch_load
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
@@ -70,35 +69,20 @@ class PageLoaded(BaseModel):
 @tool("browser_navigate", output=PageLoaded)
 async def navigate(session: Session, args: NavigateArgs, response: Response) -> None:
     """Open a URL in the current tab. Replies with the final URL, title and HTTP status."""
-    tab = await session.tab()
-    # Watch from before the navigation, so that the requests of the page's loading are known;
-    # after "load", the page counts as ready once they finished and no new one started for a while.
-    watch = tab.watch(caps(session, page_load=True)) if args.wait_until == "load" else None
-    result = await tab.navigate(normalize_url(args.url), wait_until=args.wait_until,
-                                timeout=args.timeout or session.settings.timeout,
-                                title=watch is None)  # read after the settle below
+    # The reply ends with the page opened (URL, status, title, failed requests: LoadChanges). With
+    # "load", the watch starts before the navigation, so that the requests of the page's loading
+    # are known; the page then counts as ready once they finished and no new one started for a while.
+    opening = await watch_load(session, response, settle_after=args.wait_until == "load")
+    result = await opening.tab.navigate(normalize_url(args.url), wait_until=args.wait_until,
+                                        timeout=args.timeout or session.settings.timeout,
+                                        title=opening.watch is None)  # else read once the page settled
     if result.download:  # the URL was a file: the tab stays put and the download line follows
+        response.report_changes(None)  # no page was opened: nothing to report
         response.add(f"{shorten(args.url, URL_LIMIT)} is a file download, not a page; the tab stays at "
                      f"{response.page(result.url, URL_LIMIT, WHOLE_URL)}.")
-        response.data(_loaded(result.url, result.title, result.status))
+        response.data(loaded(result.url, result.title, result.status))
         return
-    settled = await watch.settle() if watch is not None else None
-    url, title = (tab.url, await tab.title()) if settled is not None else (result.url, result.title)  # scripts may change them
-    response.add(f"Opened {response.page(url, URL_LIMIT, WHOLE_URL)}" + (f" (HTTP {result.status})" if result.status else ""))
-    if title:
-        response.add(f"Title: {response.page(title, TITLE_LIMIT, WHOLE_TITLE)}")
-    if result.status and result.status >= 400:
-        response.add(f"The server answered {result.status}: the page is an error page.")
-    if settled is not None:
-        document = result.url.split("#", 1)[0]  # its own status is said above
-        report_requests(replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]),
-                        response, page_url=url)
-    response.data(_loaded(url, title, result.status))
-
-
-def _loaded(url: str, title: str, status: int | None) -> dict[str, Any]:
-    """PageLoaded's data, the page's URL and title cut as in the reply (a page may make them megabytes)."""
-    return {"url": shorten(url, URL_LIMIT), "title": shorten(title, TITLE_LIMIT), "status": status}
+    opening.opened = result
 
 
 class HistoryArgs(PageArgs):
@@ -108,7 +92,7 @@ class HistoryArgs(PageArgs):
 async def _history(session: Session, args: HistoryArgs, response: Response, step: str) -> None:
     tab = await session.tab()
     timeout = args.timeout or session.settings.timeout
-    before = await observe(session)
+    before = await watch_changes(session, response)
     if step == "reload":
         # A reload keeps the URL, so the reply tells a new title by comparing titles: the one from
         # before must be read before the reload starts. (Through Playwright the read, left to run
@@ -119,12 +103,12 @@ async def _history(session: Session, args: HistoryArgs, response: Response, step
     else:
         result = await (tab.go_back(timeout=timeout) if step == "back" else tab.go_forward(timeout=timeout))
         if result is None:
+            response.report_changes(None)  # the tab did not move: nothing to report
             response.add(f"There is no {'previous' if step == 'back' else 'next'} page in this tab's history; "
                          f"the tab stays at {response.page(tab.url, URL_LIMIT, WHOLE_URL)}.")
             return
         response.add(f"Went {step}.")
-    await report(session, before, response)
-    response.data(_loaded(result.url, result.title, result.status))
+    response.data(loaded(result.url, result.title, result.status))
 
 
 @tool("browser_back")

@@ -1,6 +1,6 @@
 """One request in full: its headers and body, and on demand its response body.
 
-Everything shown passes through the reply's masking (``Response.masked``), so a secret the model
+Everything shown passes through the reply's masker (security/masking.py), so a secret the model
 typed never comes back in a header or a body, in any encoding ``secret_forms`` knows. A response
 body larger than the inline cap is written to a file in the conversation's folder, masked; a binary
 body is saved as it came unless a secret is in it.
@@ -81,9 +81,9 @@ async def _response_body(session: Session, args: RequestArgs, content_type: str,
     text = _as_text(body, content_type)
     if text is None:
         suffix = mimetypes.guess_extension(kind) or ".bin"
-        # A file webhand writes from page content is masked like a reply. Latin-1 maps bytes to characters
-        # one to one, so a body without a secret is saved exactly as it came.
-        masked = response.masked(body.decode("latin-1")).encode("latin-1", errors="replace")
+        # A file webhand writes from page content is masked like a reply; a body without a secret is
+        # saved exactly as it came.
+        masked = response.masker.file_bytes(body)
         path = response.files.write(response.files.large_replies / f"response-{args.id}{suffix}", masked)
         note = " (a secret in it was masked, so the file differs from what the page got)" if masked != body else ""
         response.add(f"Response body: {len(body):,} bytes of {kind}, saved to {path}{note}.")

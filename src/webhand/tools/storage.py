@@ -139,7 +139,7 @@ async def storage_state(session: Session, args: StorageStateArgs, response: Resp
     if args.action == "save":
         # Masked value by value (the JSON stays valid): a page may have stored a typed secret.
         # Masking is one-way, so such a value does not come back on load; a login cookie rarely is one.
-        state = response.masked(await session.context.storage_state())
+        state = response.masker.data(await session.context.storage_state())
         text = json.dumps(state, indent=1)
         response.files.write(target, text.encode())
         response.add(f"Saved {_summary(state)} to {target} ({len(text.encode()):,} bytes). "

@@ -26,7 +26,7 @@ from starlette.routing import Route
 from webhand.engine.driver import InputEvent
 from webhand.errors import WebhandError
 from webhand.host import Webhand
-from webhand.response import Response as MaskingResponse
+from webhand.security.masking import Masker
 from webhand.session.control import wait_for_agent_to_finish
 from webhand.session.session import Session
 from webhand.surfaces.dashboard.live import LiveView
@@ -109,10 +109,10 @@ class Dashboard:
         if session is None:
             return self._gone()
         entries = await asyncio.to_thread(session.history.all)
-        masker = MaskingResponse(self.webhand.settings, "dashboard", session.files)
+        masker = Masker(self.webhand.settings.secrets_file)
         for entry in entries:
             entry["thumbnail"] = bool(entry.get("thumbnail"))
-        return JSONResponse(masker.masked({"session": session.key.name, "entries": entries}), headers={
+        return JSONResponse(masker.data({"session": session.key.name, "entries": entries}), headers={
             "Content-Disposition": f'attachment; filename="history-{session.key.name}.json"'})
 
     async def thumbnail(self, request: Request) -> Response:

@@ -1,7 +1,7 @@
 """What the dashboard shows, as JSON: the sessions, and one session's history, console and network.
 
-Everything that comes from a page or the model goes through ``Response.masked``, the step every
-reply takes, so a secret the page echoes never reaches the dashboard either.
+Everything that comes from a page or the model goes through the masker every reply goes through
+(security/masking.py), so a secret the page echoes never reaches the dashboard either.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 import psutil
 
 from webhand.host import Webhand
-from webhand.response import Response
+from webhand.response import clip_line
+from webhand.security.masking import Masker
 from webhand.session.session import Session
 
 #: How many of the newest history entries, console lines and requests one refresh carries.
@@ -46,20 +47,20 @@ def session_summary(session: Session) -> dict[str, Any]:
 
 
 def sessions_list(webhand: Webhand) -> list[dict[str, Any]]:
-    masker = Response(webhand.settings, "dashboard")
-    rows = [masker.masked(session_summary(s)) for s in webhand.sessions.sessions() if not s.closed]
+    masker = Masker(webhand.settings.secrets_file)
+    rows = [masker.data(session_summary(s)) for s in webhand.sessions.sessions() if not s.closed]
     return sorted(rows, key=lambda r: (r["conversation"], r["name"]))
 
 
 def session_details(webhand: Webhand, session: Session, since: int = 0) -> dict[str, Any]:
     """The session's summary, its history entries after index ``since``, recent console and network."""
-    masker = Response(webhand.settings, "dashboard", session.files)
+    masker = Masker(webhand.settings.secrets_file)
     entries = [e.to_dict() for e in session.history.recent(RECENT) if e.index > since]
     for entry in entries:
         entry["thumbnail"] = bool(entry["thumbnail"])  # the path stays on the server
-    console = [{"level": c.level, "text": masker.clip(c.text, _TEXT_LIMIT), "tab": c.tab}
+    console = [{"level": c.level, "text": clip_line(masker.text(c.text), _TEXT_LIMIT), "tab": c.tab}
                for c in list(session.console)[-RECENT:]]
-    network = [{"method": n.method, "url": masker.clip(n.url, _TEXT_LIMIT), "status": n.status,
+    network = [{"method": n.method, "url": clip_line(masker.text(n.url), _TEXT_LIMIT), "status": n.status,
                 "type": n.resource_type, "failure": n.failure} for n in list(session.network)[-RECENT:]]
-    return masker.masked({"session": session_summary(session), "history": entries, "console": console,
+    return masker.data({"session": session_summary(session), "history": entries, "console": console,
                           "network": network, "now": time.time()})
