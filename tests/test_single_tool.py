@@ -15,6 +15,9 @@ from webhand.surfaces.single_tool import SingleTool
 from webhand.tools import CATALOG
 from webhand.tools.definition import PageArgs, Tool
 
+pytestmark = pytest.mark.one_driver("the single `browser` tool maps its actions onto the catalog's tools, above the"
+                                      " Driver; the tools are checked on every driver in their own files")
+
 Call = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 
 
