@@ -271,3 +271,11 @@ async def test_login_form_round_trip(tools, site):
 
     after = (await tools.call("browser_snapshot", {})).text
     assert 'status: Welcome, ada!' in after
+
+
+async def test_missing_and_malformed_refs_fail_without_acting(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("login.html")})
+    await tools.call("browser_snapshot", {})
+    for ref, expected in (("e999", "not on the current page"), ("button", "is not a ref"), ("f7e1", "frame is gone")):
+        reply = await tools.call("browser_click", {"ref": ref})
+        assert reply.is_error and expected in reply.text and "browser_snapshot" in reply.text, reply.text
