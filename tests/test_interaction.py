@@ -9,13 +9,8 @@ from urllib.parse import quote
 
 import pytest
 
-from helpers import settings_for_tests
+from helpers import ok, settings_for_tests
 from webhand import Webhand
-
-
-def ok(reply) -> str:
-    assert not reply.is_error, reply.text
-    return reply.text
 
 
 async def open_page(tools, site, path: str) -> None:

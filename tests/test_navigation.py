@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 import socket
 
-
-def ok(reply) -> str:
-    assert not reply.is_error, reply.text
-    return reply.text
+from helpers import ok
 
 
 async def test_back_forward_and_reload(tools, site):
