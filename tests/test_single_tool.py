@@ -12,7 +12,7 @@ import pytest
 from pydantic import Field
 
 from helpers import ok
-from tests.test_mcp_http import call, mcp_client, mcp_server
+from test_mcp_http import call, mcp_client, mcp_server
 from webhand.response import ToolResult
 from webhand.surfaces.single_tool import SingleTool
 from webhand.tools import CATALOG
