@@ -51,7 +51,9 @@ def corpus_site() -> Iterator[CorpusSite]:
 # (``webhand`` and ``tools`` request it, and so does every fixture built on them) runs once per
 # driver, with the same assertions. A test (or a module, through ``pytestmark``) that has a reason
 # to run on the default driver alone says so: ``@pytest.mark.one_driver("what it tests is above
-# the Driver: ...")``. What decides is the fixtures a test uses, never a list of file names.
+# the Driver: ...")``. What decides is the fixtures a test uses, never a list of file names; so a
+# test or fixture that builds its own Webhand takes ``driver`` and passes ``driver=driver`` to
+# settings_for_tests.
 
 #: The default driver first: a test marked ``one_driver`` runs on it alone.
 DRIVERS = ("cdp", "playwright")
