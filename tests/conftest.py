@@ -47,59 +47,46 @@ def corpus_site() -> Iterator[CorpusSite]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The driver conformance suite: these files run every test once per driver, with the same
-# assertions. Other files run on the default driver only (what they test is above the Driver:
-# config, surfaces, the CLI, the daemon), which keeps `make test` well within its time.
-CONFORMANCE_FILES = {
-    "test_console_sources.py",
-    "test_corpus_admin.py",
-    "test_dashboard.py",
-    "test_dialogs.py",
-    "test_effects.py",
-    "test_export.py",
-    "test_files.py",
-    "test_find.py",
-    "test_first_slice.py",
-    "test_first_tools.py",
-    "test_hostile_faults.py",
-    "test_hostile_page_text.py",
-    "test_hostile_surfaces.py",
-    "test_interaction.py",
-    "test_javascript.py",
-    "test_lifecycle.py",
-    "test_named_sessions.py",
-    "test_names.py",
-    "test_navigation.py",
-    "test_network.py",
-    "test_network_debugging.py",
-    "test_performance.py",
-    "test_pointer_targets.py",
-    "test_policy.py",
-    "test_pwa.py",
-    "test_reading.py",
-    "test_screenshot_compare.py",
-    "test_session_history.py",
-    "test_snapshot.py",
-    "test_snapshot_diff.py",
-    "test_stealth.py",
-    "test_storage.py",
-    "test_tabs.py",
-    "test_waiting.py",
-}
+# The driver conformance suite: every test that reaches a browser through the ``driver`` fixture
+# (``webhand`` and ``tools`` request it, and so does every fixture built on them) runs once per
+# driver, with the same assertions. A test (or a module, through ``pytestmark``) that has a reason
+# to run on the default driver alone says so: ``@pytest.mark.one_driver("what it tests is above
+# the Driver: ...")``. What decides is the fixtures a test uses, never a list of file names; so a
+# test or fixture that builds its own Webhand takes ``driver`` and passes ``driver=driver`` to
+# settings_for_tests.
+
+#: The default driver first: a test marked ``one_driver`` runs on it alone.
+DRIVERS = ("cdp", "playwright")
 #: What the raw-CDP driver does not do yet: these files' tests (or one test, "file::test") are reported
-#: as expected failures on it (not run), with the reason. Everything else in CONFORMANCE_FILES passes on both drivers.
+#: as expected failures on it (not run), with the reason. Every other test that runs per driver passes on both.
 #: Empty now: every conformance test runs on both (kept for a gap a new tool may open).
 CDP_GAPS: dict[str, str] = {}
-#: The default driver first: files outside CONFORMANCE_FILES run on it alone.
-DRIVERS = ("cdp", "playwright")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "one_driver(reason): run on the default driver only, though the test reaches a browser "
+                   "(through `driver`, `webhand` or `tools`); the reason says why the other driver adds nothing")
+
+
+def one_driver_reason(definition: pytest.Function | pytest.Item) -> str | None:
+    """The reason a test gives for running on one driver (its own mark, its class's or its module's), or None."""
+    mark = definition.get_closest_marker("one_driver")
+    if mark is None:
+        return None
+    reason = mark.args[0] if mark.args else mark.kwargs.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise pytest.UsageError(f"{definition.nodeid}: one_driver needs its reason, e.g. "
+                                '@pytest.mark.one_driver("what it tests is above the Driver")')
+    return reason
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every test that reaches a browser through ``driver`` (``webhand`` and ``tools`` do) gets one
-    run per driver in a conformance file, and the default driver elsewhere."""
+    run per driver, unless it is marked ``one_driver`` with its reason."""
     if "driver" in metafunc.fixturenames:
-        conformance = metafunc.definition.path.name in CONFORMANCE_FILES
-        metafunc.parametrize("driver", DRIVERS if conformance else DRIVERS[:1], scope="session", indirect=True)
+        alone = one_driver_reason(metafunc.definition) is not None
+        metafunc.parametrize("driver", DRIVERS[:1] if alone else DRIVERS, scope="session", indirect=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -111,7 +98,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def driver(request: pytest.FixtureRequest) -> str:
-    """The driver under test ("playwright" or "cdp"), a parameter of the conformance files."""
+    """The driver under test ("playwright" or "cdp"), a parameter of every test that reaches a browser."""
     return str(getattr(request, "param", DRIVERS[0]))
 
 

@@ -281,6 +281,12 @@ def _group_of(process: psutil.Process) -> int | None:
         return None
 
 
+def ok(reply) -> str:
+    """A tool reply's text, once the test has checked it is not an error."""
+    assert not reply.is_error, reply.text
+    return reply.text
+
+
 def ref_of(snapshot: str, label: str) -> str:
     return re.search(re.escape(label) + r" \[(e\d+)\]", snapshot).group(1)
 

@@ -29,6 +29,9 @@ from webhand.adapters.pydantic_ai import pydantic_ai_tools
 from webhand.engine.chrome import _registry_dir
 from webhand.surfaces.exposure import exposed_tools
 
+pytestmark = pytest.mark.one_driver("the frameworks' own tool objects around the tool calls;"
+                                      " the calls themselves are checked on every driver in the tool areas' files")
+
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
 LABELS = ('textbox "User name"', 'textbox "Password"', 'button "Sign in"')

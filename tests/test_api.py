@@ -15,6 +15,8 @@ from helpers import (browsers_of_child_processes, own_browser_processes, setting
                      wait_until_gone_async)
 from webhand import ToolDispatcher
 
+pytestmark = pytest.mark.one_driver("the Python API's shape around the tool calls, above the Driver")
+
 
 async def test_open_browser_calls_tools_as_methods_and_closes_its_browser(tmp_path_factory, site):
     settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False)

@@ -12,7 +12,9 @@ import pytest
 from corpus_site import missing_reason, open_task, reward
 from miniwob_agent import SOLVERS, Agent, AgentStuck
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus,
+              pytest.mark.one_driver("the real-page corpus takes minutes; the snapshot and refs are checked on every"
+                                     " driver in test_snapshot.py and test_names.py")]
 
 AT_LEAST = 15  # different tasks with a positive reward
 

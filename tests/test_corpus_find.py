@@ -8,7 +8,9 @@ import pytest
 
 from corpus_site import missing_reason
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus,
+              pytest.mark.one_driver("the real-page corpus takes minutes; the snapshot and refs are checked on every"
+                                     " driver in test_snapshot.py and test_names.py")]
 
 
 async def test_a_table_of_contents_link_the_cap_left_out_is_found_and_opens_its_section(tools, corpus_site):

@@ -15,7 +15,9 @@ from corpus_site import missing_reason, open_task, snapshot_text
 from corpus_truth import chromium_checks, mismatch_table
 from harness import click, evaluate, tab_of, wait_for_selector
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus,
+              pytest.mark.one_driver("the real-page corpus takes minutes; the snapshot and refs are checked on every"
+                                     " driver in test_snapshot.py and test_names.py")]
 
 MINIWOB_PAGES = ["click-button", "click-link", "login-user", "enter-password", "click-checkboxes", "click-option",
                  "choose-list", "click-tab", "click-dialog", "click-widget", "read-table", "use-spinner",

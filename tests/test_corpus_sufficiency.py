@@ -14,7 +14,9 @@ from corpus_site import fold, missing_reason, open_task
 from harness import evaluate
 from miniwob_agent import Agent
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus,
+              pytest.mark.one_driver("the real-page corpus takes minutes; the snapshot and refs are checked on every"
+                                     " driver in test_snapshot.py and test_names.py")]
 
 # Sixty tasks whose instruction is a sentence of text (every MiniWoB++ task has a #query).
 TEXT_TASKS = [

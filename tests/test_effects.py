@@ -15,12 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from helpers import ref_of
-
-
-def ok(reply) -> str:
-    assert not reply.is_error, reply.text
-    return reply.text
+from helpers import ok, ref_of
 
 
 async def snapshot(tools, url: str) -> str:

@@ -41,18 +41,20 @@ async def test_export_turns_refs_into_selectors_and_leaves_out_reads_and_failure
     assert all("ref" not in s["arguments"] and "unresolved" not in s for s in steps)
 
 
-async def test_json_export_replays_green_on_a_fresh_page(tools, site, tmp_path_factory, tmp_path):
+async def test_json_export_replays_green_on_a_fresh_page(tools, site, tmp_path_factory, tmp_path, driver):
     export = tmp_path / "form.json"
     export.write_text(render(steps_of(await act_on_the_form(tools, site)), "json", "default"))
-    report = await replay(load_export(export), settings_for_tests(tmp_path_factory, warm_reserve=False))
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, driver=driver)
+    report = await replay(load_export(export), settings)
     assert report.matched, report.difference
     assert report.steps == report.total == 4
 
 
-async def test_replay_reports_the_first_step_that_differs(tools, site, tmp_path_factory):
+async def test_replay_reports_the_first_step_that_differs(tools, site, tmp_path_factory, driver):
     steps = steps_of(await act_on_the_form(tools, site))
     steps[2]["arguments"]["selector"] = "#no-such-checkbox"
-    report = await replay(steps, settings_for_tests(tmp_path_factory, warm_reserve=False, action_timeout=1))
+    report = await replay(steps, settings_for_tests(tmp_path_factory, warm_reserve=False, action_timeout=1,
+                                                    driver=driver))
     assert not report.matched and report.steps == 3
     assert report.difference.startswith("Step 3 (browser_click on checkbox 'I agree') failed:")
     assert "#no-such-checkbox" in report.difference

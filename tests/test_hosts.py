@@ -11,6 +11,8 @@ from webhand.errors import ConfigError
 from webhand.hosts import InvalidHost, normalize_host
 from webhand.origins import OriginRule, OriginRules
 
+pytestmark = pytest.mark.one_driver("Chromium's own URL parser is the judge, the same under either driver")
+
 # raw host -> what it reaches (None: not a host the browser would connect to)
 SPELLINGS = [
     ("localhost.", "localhost"),

@@ -9,13 +9,8 @@ from urllib.parse import quote
 
 import pytest
 
-from helpers import settings_for_tests
+from helpers import ok, settings_for_tests
 from webhand import Webhand
-
-
-def ok(reply) -> str:
-    assert not reply.is_error, reply.text
-    return reply.text
 
 
 async def open_page(tools, site, path: str) -> None:
@@ -252,3 +247,30 @@ async def test_a_ref_inside_an_out_of_process_frame_takes_typing_and_clicks(tool
     ok(await tools.call("browser_type", {"ref": name, "text": "Ada"}))
     reply = ok(await tools.call("browser_click", {"ref": greet}))
     assert "status: Hello, Ada" in reply
+
+
+async def test_login_form_round_trip(tools, site):
+    reply = await tools.call("browser_navigate", {"url": site.url("login.html")})
+    assert not reply.is_error, reply.text
+    assert "Title: Sign in" in reply.text and "(HTTP 200)" in reply.text
+
+    snapshot = (await tools.call("browser_snapshot", {})).text
+    user = re.search(r'textbox "User name" \[(e\d+)\]', snapshot).group(1)
+    password = re.search(r'textbox "Password" \[(e\d+)\]', snapshot).group(1)
+    button = re.search(r'button "Sign in" \[(e\d+)\]', snapshot).group(1)
+
+    assert not (await tools.call("browser_type", {"ref": user, "text": "ada"})).is_error
+    assert not (await tools.call("browser_type", {"ref": password, "text": "secret"})).is_error
+    clicked = await tools.call("browser_click", {"ref": button})
+    assert not clicked.is_error, clicked.text
+
+    after = (await tools.call("browser_snapshot", {})).text
+    assert 'status: Welcome, ada!' in after
+
+
+async def test_missing_and_malformed_refs_fail_without_acting(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("login.html")})
+    await tools.call("browser_snapshot", {})
+    for ref, expected in (("e999", "not on the current page"), ("button", "is not a ref"), ("f7e1", "frame is gone")):
+        reply = await tools.call("browser_click", {"ref": ref})
+        assert reply.is_error and expected in reply.text and "browser_snapshot" in reply.text, reply.text

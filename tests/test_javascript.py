@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from helpers import settings_for_tests
+from webhand import Webhand
+
 
 async def _eval(tools, site, expression: str, **extra):
     await tools.call("browser_navigate", {"url": site.url("login.html")})
@@ -38,3 +43,31 @@ async def test_an_error_in_one_line_input_reports_its_own_line_and_column(tools,
 async def test_an_error_on_a_later_line_reports_that_line(tools, site):
     reply = await _eval(tools, site, "const a = 1;\nnotDefined.call()")
     assert reply.is_error and "(line 2, column 1)" in reply.text
+
+
+async def test_eval_returns_json_and_reports_exceptions_with_their_line(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("login.html")})
+    reply = await tools.call("browser_eval", {"expression": "({title: document.title, n: 1 + 1, el: document.querySelector('h1')})"})
+    assert reply.data["result"]["title"] == "Sign in" and reply.data["result"]["n"] == 2
+    assert reply.data["result"]["el"].startswith("<h1>")
+    reply = await tools.call("browser_eval", {"expression": "await new Promise(r => setTimeout(() => r('late'), 10))"})
+    assert reply.data == {"result": "late"}
+    reply = await tools.call("browser_eval", {"expression": "const a = 1;\nnotDefined.call()"})
+    assert reply.is_error and "ReferenceError: notDefined is not defined" in reply.text
+    assert re.search(r"line \d+", reply.text)
+
+
+async def test_eval_can_be_disabled_by_config(tmp_path_factory, site, driver):
+    settings = settings_for_tests(tmp_path_factory, evaluate_enabled=False, warm_reserve=False, driver=driver)
+    async with Webhand(settings) as wh:
+        assert "browser_eval" not in wh.tools
+        reply = await wh.context("c").call("browser_eval", {"expression": "1"})
+        assert reply.is_error and "not enabled" in reply.text
+
+
+async def test_large_eval_results_go_to_a_file(tools, site, webhand):
+    await tools.call("browser_navigate", {"url": site.url("login.html")})
+    reply = await tools.call("browser_eval", {"expression": "'x'.repeat(5000)"})
+    assert "saved to" in reply.text and len(reply.text) < 1000
+    path = re.search(r"saved to (\S+?)\.?$", reply.text, re.M).group(1)
+    assert open(path).read() == '"' + "x" * 5000 + '"'

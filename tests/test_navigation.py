@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 import socket
 
-
-def ok(reply) -> str:
-    assert not reply.is_error, reply.text
-    return reply.text
+from helpers import ok
 
 
 async def test_back_forward_and_reload(tools, site):
@@ -101,3 +98,26 @@ async def test_snapshot_works_right_after_a_refused_navigation(tools, site):
     failed = await tools.call("browser_navigate", {"url": f"http://127.0.0.1:{_refused_port()}/"})
     assert failed.is_error and "ERR_CONNECTION_REFUSED" in failed.text
     ok(await tools.call("browser_snapshot", {}))
+
+
+async def test_navigate_reports_url_title_and_status(tools, site):
+    reply = await tools.call("browser_navigate", {"url": site.url("status/404")})
+    assert "HTTP 404" in reply.text and "error page" in reply.text
+    assert reply.data["status"] == 404
+
+
+async def test_navigate_to_a_refused_port_says_so(tools):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    reply = await tools.call("browser_navigate", {"url": f"http://127.0.0.1:{port}/"})
+    assert reply.is_error and "connection was refused" in reply.text and "browser_navigate" in reply.text
+
+
+async def test_navigate_to_a_bad_url_is_refused(tools):
+    for url in ("ftp://example.org/file", "http://exa mple.com:99999/", ""):
+        reply = await tools.call("browser_navigate", {"url": url})
+        assert reply.is_error, url
+        assert reply.text.startswith("Error: ")

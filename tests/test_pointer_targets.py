@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import re
 
-from test_interaction import ok, open_page
+from helpers import ok
+from test_interaction import open_page
 
 
 async def snapshot_refs(tools) -> dict[str, str]:

@@ -15,6 +15,9 @@ from webhand import Settings
 from webhand.surfaces.schemas import ToolDispatcher
 from webhand.surfaces.sizes import PLAYWRIGHT_MCP_CHARS, tools_list_chars
 
+pytestmark = pytest.mark.one_driver("each vendor's shape of a reply, above the Driver;"
+                                      " the calls themselves are checked on every driver in the tool areas' files")
+
 _NAME = {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}
 _OBJECT_SCHEMA = {"type": "object", "required": ["type", "properties"], "properties": {"type": {"const": "object"}}}
 ENVELOPES = {

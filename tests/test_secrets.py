@@ -19,12 +19,13 @@ def origin(site) -> str:
 
 
 @pytest.fixture(scope="module")
-async def with_secrets(tmp_path_factory, site):
+async def with_secrets(tmp_path_factory, site, driver):
     folder = tmp_path_factory.mktemp("secrets")
     # PASSWORD may be typed on `site` only; OTHER anywhere.
     (folder / "secrets.env").write_text(f"# test secrets\nPASSWORD={SECRET}\nPASSWORD.origins={origin(site)}\n"
                                         "OTHER='quoted value'\n")
-    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False)
+    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False,
+                                  driver=driver)
     async with Webhand(settings) as wh:
         yield wh
 

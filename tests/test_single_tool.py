@@ -1,7 +1,9 @@
-"""The single `browser` tool: generated from the catalog, runs the same scenario as the separate tools."""
+"""The single `browser` tool: generated from the catalog, runs the same scenario as the separate tools,
+and takes the designs' own argument names (`element_ref`, `script`, `target_id`, `launch` with no name)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -9,11 +11,15 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from tests.test_mcp_http import call, mcp_client, mcp_server
+from helpers import ok
+from test_mcp_http import call, mcp_client, mcp_server
 from webhand.response import ToolResult
 from webhand.surfaces.single_tool import SingleTool
 from webhand.tools import CATALOG
 from webhand.tools.definition import PageArgs, Tool
+
+pytestmark = pytest.mark.one_driver("the single `browser` tool maps its actions onto the catalog's tools, above the"
+                                      " Driver; the tools are checked on every driver in their own files")
 
 Call = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 
@@ -96,3 +102,36 @@ async def test_single_tool_style_over_mcp_http(tmp_path, site):
             assert "Title: Sign in" in opened.content[0].text
             page = await call(session, "browser", {"action": "snapshot"})
             assert 'button "Sign in"' in page.content[0].text
+
+
+async def test_the_browser_tool_takes_element_ref_script_and_scroll_into_view(webhand, tools, site):
+    single = SingleTool(webhand.tools.values())
+    ok(await single.call(tools, {"action": "navigate", "url": site.url("compat/far.html")}))
+    page = ok(await single.call(tools, {"action": "snapshot"}))
+    ref = re.search(r'button "Far away" \[(e\d+)\]', page).group(1)
+    scrolled = ok(await single.call(tools, {"action": "act", "act_kind": "scroll_into_view", "element_ref": ref}))
+    assert "into view" in scrolled
+    assert json.loads(ok(await single.call(tools, {"action": "evaluate", "script": "window.scrollY > 2000"}))) is True
+
+
+async def test_the_browser_tool_takes_target_id_for_a_tab(webhand, tools, site):
+    single = SingleTool(webhand.tools.values())
+    ok(await single.call(tools, {"action": "navigate", "url": site.url("compat/far.html")}))
+    ok(await single.call(tools, {"action": "open", "url": site.url("login.html")}))
+    assert "Tab 0 is now the current tab" in ok(await single.call(tools, {"action": "focus", "target_id": 0}))
+    both = await single.call(tools, {"action": "focus", "target_id": 0, "index": 1})
+    assert both.is_error and "name the same argument" in both.text
+
+
+async def test_launch_without_a_name_opens_the_default_session(webhand, tools, site):
+    single = SingleTool(webhand.tools.values())
+    assert "default session is open" in ok(await single.call(tools, {"action": "launch"}))
+    ok(await single.call(tools, {"action": "navigate", "url": site.url("login.html")}))
+    listed = ok(await single.call(tools, {"action": "session_list"}))
+    assert "default" in listed
+
+
+async def test_launch_without_the_sessions_group_is_answered_without_an_error(webhand, tools):
+    single = SingleTool(t for t in webhand.tools.values() if t.capability == "core")
+    reply = await single.call(tools, {"action": "launch"})
+    assert not reply.is_error and 'action="navigate"' in reply.text

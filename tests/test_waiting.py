@@ -10,10 +10,7 @@ import json
 
 import pytest
 
-
-def ok(reply) -> str:
-    assert not reply.is_error, reply.text
-    return reply.text
+from helpers import ok
 
 
 async def open_waiting_page(tools, site, ms: int = 1200) -> None:

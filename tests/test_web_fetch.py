@@ -9,13 +9,8 @@ from urllib.parse import quote
 import psutil
 import pytest
 
-from helpers import Site, _Handler, converting_workers, settings_for_tests
+from helpers import Site, _Handler, converting_workers, ok, settings_for_tests
 from webhand import Webhand
-
-
-def ok(reply) -> str:
-    assert not reply.is_error, reply.text
-    return reply.text
 
 
 class _BrowsersOnly(_Handler):

@@ -18,6 +18,7 @@ import time
 
 import httpx2
 import psutil
+import pytest
 from mcp.shared.exceptions import MCPError
 
 from test_mcp_http import call, mcp_client, mcp_server
@@ -182,6 +183,7 @@ async def test_an_error_over_http_quotes_at_most_200_characters_of_a_1_mb_argume
                 assert "x" * 200 + "…(" in text and "more characters)" in text, text
 
 
+@pytest.mark.one_driver("how each surface quotes a huge argument, above the Driver")
 async def test_an_error_quotes_at_most_200_characters_of_a_1_mb_argument_on_every_surface(tools, site):
     await tools.call("browser_navigate", {"url": site.url("login.html")})
     huge = "#" + "x" * 1_000_000

@@ -22,8 +22,10 @@ async def _until(condition, cap: float = 15.0) -> bool:
     return condition()
 
 
-async def test_the_call_after_an_idle_close_says_the_old_session_and_its_cookies_are_gone(tmp_path_factory, site):
-    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, idle_timeout=0.5, idle_check_interval=0.1)
+async def test_the_call_after_an_idle_close_says_the_old_session_and_its_cookies_are_gone(tmp_path_factory, site,
+                                                                                           driver):
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, idle_timeout=0.5, idle_check_interval=0.1,
+                                  driver=driver)
     async with Webhand(settings) as wh:
         tools = wh.context("idle")
         page = site.url("set-cookie?user=ada")
@@ -37,8 +39,9 @@ async def test_the_call_after_an_idle_close_says_the_old_session_and_its_cookies
         assert "idle" not in again.text, "said once, not on every call"
 
 
-async def test_a_named_session_closed_for_idleness_is_refused_with_the_reason(tmp_path_factory, site):
-    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, idle_timeout=0.5, idle_check_interval=0.1)
+async def test_a_named_session_closed_for_idleness_is_refused_with_the_reason(tmp_path_factory, site, driver):
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, idle_timeout=0.5, idle_check_interval=0.1,
+                                  driver=driver)
     async with Webhand(settings) as wh:
         tools = wh.context("idle-named")
         assert not (await tools.call("browser_session_create", {"name": "admin"})).is_error

@@ -203,11 +203,12 @@ def _modes(site: Any, other_site: Any) -> dict[str, dict[str, Any]]:
 _ROWS_AT_ONCE = 4
 
 
-async def _table(tmp_path_factory, site, other_site, udp, modes: list[str]) -> list[Outcome]:
+async def _table(tmp_path_factory, site, other_site, udp, modes: list[str], driver: str) -> list[Outcome]:
     outcomes = []
     files = tmp_path_factory.mktemp("local-files")
     for mode in modes:
-        settings = settings_for_tests(tmp_path_factory, warm_reserve=False, **_modes(site, other_site)[mode])
+        settings = settings_for_tests(tmp_path_factory, warm_reserve=False, driver=driver,
+                                      **_modes(site, other_site)[mode])
         async with Webhand(settings) as webhand:
             gate = asyncio.Semaphore(_ROWS_AT_ONCE)
 
@@ -222,8 +223,9 @@ async def _table(tmp_path_factory, site, other_site, udp, modes: list[str]) -> l
     return outcomes
 
 
-async def test_origin_table_counts_no_blocked_origin_is_reached(tmp_path_factory, site, other_site, udp):
-    outcomes = await _table(tmp_path_factory, site, other_site, udp, ["no policy", "block-list", "allow-list"])
+async def test_origin_table_counts_no_blocked_origin_is_reached(tmp_path_factory, site, other_site, udp, driver):
+    outcomes = await _table(tmp_path_factory, site, other_site, udp, ["no policy", "block-list", "allow-list"],
+                            driver)
     control = {o.row: o for o in outcomes if o.mode == "no policy"}
     guarded = [o for o in outcomes if o.mode != "no policy"]
     print("\nOrigin table (leaked = the blocked server received the request):")

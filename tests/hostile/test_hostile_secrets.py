@@ -75,10 +75,11 @@ def judge(text: str) -> str:
 
 # The table -----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-async def table(tmp_path_factory, site) -> dict[tuple[str, str], str]:
+async def table(tmp_path_factory, site, driver) -> dict[tuple[str, str], str]:
     folder = tmp_path_factory.mktemp("secret-table")
     (folder / "secrets.env").write_text(f"PASSWORD={SECRET}\n", encoding="utf-8")
-    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False)
+    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False,
+                                  driver=driver)
     results: dict[tuple[str, str], str] = {}
     async with Webhand(settings) as wh:
         for encoding in ENCODINGS:

@@ -1,4 +1,5 @@
-"""Console messages of workers and iframes share the page's ring buffer, tagged by where they came from."""
+"""The console tools: browser_recent_console_logs and browser_clear_console_logs. Console messages of
+workers and iframes share the page's ring buffer, tagged by where they came from."""
 
 from __future__ import annotations
 
@@ -35,3 +36,17 @@ async def test_service_worker_messages_are_tagged_sw_once(tools, site):
     logs = await _logs_once_they_hold(tools, "service worker v1 active")
     installing = [line for line in logs.splitlines() if "service worker v1 installing" in line]
     assert len(installing) == 1 and installing[0].startswith("[sw] [log] "), logs
+
+
+async def test_console_logs_are_read_and_cleared(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("tall.html")})
+    await tools.call("browser_eval", {"expression": "console.error('bad thing'); setTimeout(() => { throw new Error('late boom') })"})
+    await tools.call("browser_eval", {"expression": "await new Promise(r => setTimeout(r, 50))"})
+    reply = await tools.call("browser_recent_console_logs", {})
+    assert "[log] tall page ready" in reply.text and "[warning] a warning" in reply.text
+    assert "[error] bad thing" in reply.text and "[pageerror]" in reply.text and "late boom" in reply.text
+    last = await tools.call("browser_recent_console_logs", {"limit": 1})
+    assert "late boom" in last.text and "tall page ready" not in last.text
+    cleared = await tools.call("browser_clear_console_logs", {})
+    assert cleared.text == "Cleared 4 console log entries."
+    assert (await tools.call("browser_recent_console_logs", {})).text == "No console messages."
