@@ -51,6 +51,7 @@ bench: setup $(BENCH_STAMP)
 
 doc-tools: setup
 	$(PY) scripts/gen_tool_table.py
+	$(PY) scripts/layout.py --write
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
