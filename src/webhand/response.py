@@ -15,13 +15,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webhand import secrets
+from webhand.security import secret_store as secrets
 from webhand.config import Settings
 from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
-from webhand.paths import ConversationFiles
+from webhand.session.files import ConversationFiles
 
 if TYPE_CHECKING:  # Pillow loads with the first image, not with every server's start
-    from webhand.images import ModelImage
+    from webhand.images.fitting import ModelImage
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class Response:
 
     def image(self, png: bytes, *, kind: str = "screenshot", directory: Path | None = None) -> tuple[ModelImage, Path]:
         """Save the full image to disk and attach a model-sized copy; return both."""
-        from webhand.images import for_model
+        from webhand.images.fitting import for_model
 
         path = self.files.write((directory or self.files.screenshots) / f"{kind}-{_stamp()}.png", png)
         fitted = for_model(png, max_side=self.settings.image_max_side, max_pixels=self.settings.image_max_pixels)
@@ -189,7 +189,7 @@ class Response:
 
     def masked(self, value: Any) -> Any:
         """``value`` (a string, or dicts and lists of them) fit to leave webhand: every secret
-        replaced by its placeholder (secrets.py), and lone UTF-16 surrogates, which JavaScript
+        replaced by its placeholder (security/secret_store.py), and lone UTF-16 surrogates, which JavaScript
         strings may hold and no transport can encode, replaced by U+FFFD."""
         if isinstance(value, str):
             return self._finish(value)

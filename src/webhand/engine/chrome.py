@@ -29,7 +29,7 @@ from pathlib import Path
 import psutil
 
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
-from webhand.locations import private_folder, runtime_dir
+from webhand.security.locations import private_folder, runtime_dir
 
 if TYPE_CHECKING:
     from webhand.config import Settings

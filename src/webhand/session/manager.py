@@ -26,7 +26,7 @@ from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
 from webhand.engine.pool import Placement
 from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
-from webhand.paths import ConversationFiles
+from webhand.session.files import ConversationFiles
 from webhand.session import placing
 from webhand.session.session import Session, SessionKey
 from webhand.session.shutdown import Steps, within_cap

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from webhand.annotate import annotated_screenshot
+from webhand.images.annotate import annotated_screenshot
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.page.find import find

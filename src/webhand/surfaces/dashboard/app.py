@@ -1,6 +1,6 @@
 """The dashboard's routes (Starlette): the page, the sessions, a live view, takeover and input.
 
-Security is the HTTP server's (``mcp_http``): loopback by default, a bearer token required on any
+Security is the HTTP server's (``streamable_http``): loopback by default, a bearer token required on any
 other address, Host and Origin checked against the same allow list (the SDK's check, reused), and
 bodies capped. The page itself (static, no data) loads without the token, so that a person can
 open the link and type the token in; every route that returns or changes anything needs it.

@@ -1,7 +1,7 @@
 """Plain HTTP GET for web_fetch: no browser, capped in size and time, under the origin policy.
 
 Redirects are followed here, hop by hop, so that every hop's URL is checked against the same
-rules the browser obeys (``origins.py``) before it is requested. When origin rules are set, the
+rules the browser obeys (``security/origins.py``) before it is requested. When origin rules are set, the
 connections also go through a ``PolicyProxy`` (``engine/policy_proxy.py``), the one the browser
 uses: it resolves each host itself and refuses a name whose DNS answer is a blocked address, so
 web_fetch cannot be used to reach what the browser may not.
@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 from webhand.engine.policy_proxy import REFUSED_HEADER, PolicyProxy
 from webhand.errors import NavigationFailed, PolicyRefused
-from webhand.origins import OriginRules
+from webhand.security.origins import OriginRules
 
 #: Most redirects followed, as in browsers' own limit order of magnitude (Chromium: 20).
 MAX_REDIRECTS = 10

@@ -89,7 +89,7 @@ async def _check_endpoints(settings: Settings, report: _Report) -> None:
 
 async def run_doctor(settings: Settings) -> int:
     from webhand.engine.chrome import find_chromium
-    from webhand.locations import private_folder, runtime_dir
+    from webhand.security.locations import private_folder, runtime_dir
     from webhand.host import Webhand
 
     report = _Report()
@@ -107,7 +107,7 @@ async def run_doctor(settings: Settings) -> int:
     except (OSError, WebhandError) as error:
         report.fail("runtime dir", str(error))
     try:
-        # The same check as a conversation's first file (paths.py): the user's, and nobody else's to change.
+        # The same check as a conversation's first file (session/files.py): the user's, and nobody else's to change.
         report.ok("output dir", private_folder(settings.output_dir.expanduser(), "Set output_dir (WEBHAND_OUTPUT_DIR) to "
                                                "a folder of your own that only you can write."))
     except WebhandError as error:

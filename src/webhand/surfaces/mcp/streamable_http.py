@@ -34,12 +34,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from webhand.config import Settings
 from webhand.errors import ConfigError
 from webhand.host import ToolContext, Webhand
-from webhand.hosts import InvalidHost, normalize_host, same_place
-from webhand.hosts import is_loopback as host_is_loopback
-from webhand.origins import OWN_ENDPOINTS
-from webhand.surfaces.http_sessions import SessionReclaimer
-from webhand.surfaces.jsonrpc_guard import JsonRpcGuard
-from webhand.surfaces.mcp import build_server
+from webhand.security.host_names import InvalidHost, normalize_host, same_place
+from webhand.security.host_names import is_loopback as host_is_loopback
+from webhand.security.origins import OWN_ENDPOINTS
+from webhand.surfaces.mcp.http_sessions import SessionReclaimer
+from webhand.surfaces.mcp.jsonrpc_guard import JsonRpcGuard
+from webhand.surfaces.mcp.server import build_server
 
 log = logging.getLogger("webhand")
 
