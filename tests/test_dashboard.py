@@ -23,7 +23,7 @@ from webhand.errors import ConfigError
 from webhand.history.export import load_entries, steps_of
 from webhand.surfaces.dashboard import DashboardServer, dashboard_app
 from webhand.surfaces.dashboard.live import LiveView
-from webhand.surfaces.mcp.streamable_http import HttpOptions
+from webhand.surfaces.http_security import HttpOptions
 
 TOKEN = "dashboard-test-token-5b1e"
 PERSON_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36"

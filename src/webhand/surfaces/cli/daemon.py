@@ -189,7 +189,7 @@ class Daemon:
         """Serve the dashboard on loopback (started on the first request, then the same one), behind
         the user's token: any local user can reach a loopback port, only this user the socket."""
         from webhand.surfaces.dashboard import DashboardServer, link, user_token
-        from webhand.surfaces.mcp.streamable_http import HttpOptions
+        from webhand.surfaces.http_security import HttpOptions
 
         token = user_token(runtime_dir())
         if self.dashboard is None:

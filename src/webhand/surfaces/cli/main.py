@@ -110,7 +110,8 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     adopt_orphans()
     settings = _settings(args)
     from webhand.host import Webhand
-    from webhand.surfaces.mcp.streamable_http import HttpOptions, check_options, read_token_file, serve_http, settings_for_address
+    from webhand.surfaces.http_security import HttpOptions, check_options, read_token_file
+    from webhand.surfaces.mcp.streamable_http import serve_http, settings_for_address
 
     if args.token and args.token_file:
         raise ConfigError("Both --token and --token-file were given.", "Keep --token-file (a flag's value shows in ps).")
