@@ -71,8 +71,9 @@ class Session:
         self.last_used_at = self.created_at
         # Names this session in dashboard URLs: unguessable, so a link never reaches another session.
         self.public_id = secrets.token_urlsafe(12)
-        # The dashboard's address while one is served (the manager sets it): browser_request_human's link.
-        self.dashboard_base: Callable[[], str | None] = lambda: None
+        # This session's page in the dashboard while one is served (the manager sets it):
+        # browser_request_human's link.
+        self.dashboard_link: Callable[[], str | None] = lambda: None
         self.control = HumanControl()  # a person in the dashboard may take the session (control.py)
         self.history = SessionHistory(settings.history_keep, files.history / f"{key.name}-{self.public_id}.jsonl",
                                       files.ensure)

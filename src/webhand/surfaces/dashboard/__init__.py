@@ -40,7 +40,9 @@ OPEN_PATHS = frozenset({DASHBOARD_PATH, DASHBOARD_PATH + "/"})
 
 
 def dashboard_mount(webhand: Webhand, options: HttpOptions) -> Mount:
-    """``/dashboard`` with its routes, for an app that already checks the token (the MCP endpoint's)."""
+    """``/dashboard`` with its routes, for an app that already checks the token (the MCP endpoint's).
+    From now on a session's link (``browser_request_human``'s) is written as this dashboard reads it."""
+    webhand.sessions.dashboard_link = link
     return Mount(DASHBOARD_PATH, app=Dashboard(webhand, TransportSecurityMiddleware(transport_security(options))).app())
 
 
