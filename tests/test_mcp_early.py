@@ -20,9 +20,9 @@ from helpers import browsers_of_child_processes, wait_until_gone_async
 from webhand import Settings, Webhand
 from webhand.response import ImageBlock, ToolResult
 from webhand.surfaces.exposure import ExposedTool, served_tools
-from webhand.surfaces.mcp.server import build_server
-from webhand.surfaces.mcp.content import call_result
 from webhand.surfaces.mcp.early import EarlyServer
+from webhand.surfaces.mcp.server import build_server
+from webhand.surfaces.mcp.tool_json import call_result
 from webhand.surfaces.mcp.wire import StdioWire
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}

@@ -11,8 +11,8 @@ from helpers import settings_for_tests
 from remote_engines import DebuggingChrome, HeaderCheckingProxy, PlaywrightServer
 from webhand import Webhand
 from webhand.config import load_settings
-from webhand.surfaces.cli.doctor import run_doctor
 from webhand.errors import ConfigError
+from webhand.surfaces.cli.doctor import run_doctor
 
 TOKEN = "Bearer not-a-real-key-7f3a"
 

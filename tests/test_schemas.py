@@ -12,8 +12,8 @@ import mcp_types
 import pytest
 
 from webhand import Settings
-from webhand.surfaces.schemas import ToolDispatcher
 from webhand.surfaces.mcp.sizes import PLAYWRIGHT_MCP_CHARS, tools_list_chars
+from webhand.surfaces.schemas import ToolDispatcher
 
 _NAME = {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}
 _OBJECT_SCHEMA = {"type": "object", "required": ["type", "properties"], "properties": {"type": {"const": "object"}}}

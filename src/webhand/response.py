@@ -15,9 +15,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webhand.security import secret_store as secrets
 from webhand.config import Settings
 from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
+from webhand.security import secret_store as secrets
 from webhand.session.files import ConversationFiles
 
 if TYPE_CHECKING:  # Pillow loads with the first image, not with every server's start

@@ -22,7 +22,6 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 import webhand
-
 from helpers import CLI_TIMEOUT
 
 ENTRY = {"index": 1, "tool": "browser_type", "arguments": {"ref": "e1", "text": "Ada"}, "started_at": 1.0,

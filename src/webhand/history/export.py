@@ -26,8 +26,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from webhand.errors import InvalidArgument
-from webhand.response import NAME_LIMIT, page_line
 from webhand.history.recording import REF_FIELDS
+from webhand.response import NAME_LIMIT, page_line
 
 EXPORT_VERSION = 1
 #: Tools that change nothing a replay needs, or that manage sessions and people, not the page.

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from webhand.config import Viewport
 from webhand.errors import SessionClosed
+from webhand.history.recording import CallRecord, record_call
 from webhand.session import placing
 from webhand.session.control import agent_turn
-from webhand.history.recording import CallRecord, record_call
 from webhand.session.session import Session
 
 if TYPE_CHECKING:

@@ -26,8 +26,8 @@ from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import Browser, Context, Engine, TabEvents
 from webhand.engine.pool import Placement
 from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
-from webhand.session.files import ConversationFiles
 from webhand.session import placing
+from webhand.session.files import ConversationFiles
 from webhand.session.session import Session, SessionKey
 from webhand.session.shutdown import Steps, within_cap
 

@@ -95,7 +95,7 @@ class ToolDispatcher:
         if self.format == "anthropic":
             result = await self.call(_field(tool_call, "name"), _field(tool_call, "input"))
             return anthropic_reply(_field(tool_call, "id"), result)
-        from webhand.surfaces.mcp.content import call_result
+        from webhand.surfaces.mcp.tool_json import call_result
 
         return call_result(await self.call(_field(tool_call, "name"), _field(tool_call, "arguments")))
 

@@ -15,9 +15,9 @@ from pydantic import Field
 
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
-from webhand.session.files import require_file
 from webhand.response import URL_LIMIT, Response
 from webhand.session.changes import observe, report
+from webhand.session.files import require_file
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from webhand.security import secret_store as secrets
 from webhand.durations import Timeout
 from webhand.engine.driver import Element
 from webhand.response import Response
+from webhand.security import secret_store as secrets
 from webhand.session.changes import observe, report
 from webhand.session.session import Session
 from webhand.tools.definition import ElementArgs, PageArgs, ToolArgs, tool

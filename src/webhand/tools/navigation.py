@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 
 from webhand.durations import Timeout
 from webhand.errors import NavigationFailed, shorten
-from webhand.security.origins import INTERNAL_SCHEMES
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
+from webhand.security.origins import INTERNAL_SCHEMES
 from webhand.session.changes import caps, observe, report, report_requests
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool

@@ -27,8 +27,8 @@ from webhand.config import Settings
 from webhand.engine.subreaper import adopt_orphans
 from webhand.errors import WebhandError
 from webhand.host import Webhand
-from webhand.security.locations import runtime_dir
 from webhand.response import URL_LIMIT, Response, ToolResult
+from webhand.security.locations import runtime_dir
 from webhand.surfaces.cli.daemon_client import MAX_LINE_BYTES, socket_path
 
 log = logging.getLogger("webhand")

@@ -5,7 +5,7 @@ official SDK costs about half a second of CPU to import, more than the browser t
 the other core, so waiting for it would put its whole import on the way to the first page.
 Instead, once ``initialize`` was answered early (``wire``), this server answers the two
 requests a host sends first, with the same JSON the SDK would write (one rendering:
-``content``), while the SDK loads after the first call.
+``tool_json``), while the SDK loads after the first call.
 
 It serves only what it can answer exactly as the SDK would: a well-formed ``tools/list`` or
 ``tools/call``, the ``initialized`` notification (kept, for the SDK to see), and a cancellation of
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from webhand.surfaces.mcp.content import call_result, tool_entry, unknown_tool_result
+from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
 from webhand.surfaces.mcp.wire import StdioWire
 
 if TYPE_CHECKING:

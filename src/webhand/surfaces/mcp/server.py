@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from webhand import __version__
 from webhand.host import ToolContext, Webhand
 from webhand.surfaces.mcp.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
-from webhand.surfaces.mcp.content import call_result, tool_entry, unknown_tool_result
+from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
 
 if TYPE_CHECKING:
     from webhand.surfaces.exposure import ExposedTool
