@@ -32,7 +32,7 @@ import psutil
 
 from webhand import Settings, Webhand
 from webhand.surfaces.dashboard import DashboardServer
-from webhand.surfaces.mcp_http import HttpOptions
+from webhand.surfaces.http_security import HttpOptions
 
 PAGES = {
     "/animated": b"<title>animated</title><h1 id=n>0</h1><script>let i=0;(function f(){n.textContent=++i;"

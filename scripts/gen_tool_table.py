@@ -1,4 +1,4 @@
-"""Regenerate the README's tool table, and the CLI's command list (src/webhand/surfaces/cli_commands.json),
+"""Regenerate the README's tool table, and the CLI's command list (src/webhand/surfaces/cli/commands.json),
 from the catalog (`make doc-tools`).
 
 tests/test_readme.py fails when the README's table differs from what this prints, and
@@ -36,13 +36,13 @@ def render(readme: str) -> str:
 
 
 def cli_commands() -> str:
-    from webhand.surfaces.cli_tools import command_specs
+    from webhand.surfaces.cli.tools import command_specs
 
     return json.dumps(command_specs(), indent=1, ensure_ascii=False) + "\n"
 
 
 if __name__ == "__main__":
-    from webhand.surfaces.cli_tools import COMMANDS_FILE
+    from webhand.surfaces.cli.tools import COMMANDS_FILE
 
     text = README.read_text()
     updated = render(text)

@@ -23,7 +23,7 @@ import time
 import psutil
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from webhand.demo import serve_demo_site
+from webhand.surfaces.cli.demo import serve_demo_site
 
 
 def browser_pss_mb(server_pid: int) -> tuple[float, int]:

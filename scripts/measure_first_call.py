@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from webhand import Settings, Webhand
-from webhand.demo import serve_demo_site
+from webhand.surfaces.cli.demo import serve_demo_site
 
 
 async def first_call(url: str, isolation: str, warm: bool) -> float:

@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from webhand import Settings, Webhand
-from webhand.demo import serve_demo_site
+from webhand.surfaces.cli.demo import serve_demo_site
 
 
 async def main(driver: str, load_quiet_ms: int) -> None:

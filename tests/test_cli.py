@@ -79,15 +79,15 @@ def test_doctor_says_which_driver_it_uses_and_passes_on_raw_cdp(tmp_path):
 
 
 def test_the_cli_command_list_is_generated_from_the_catalog():
-    from webhand.surfaces.cli_tools import COMMANDS_FILE, command_specs
+    from webhand.surfaces.cli.tools import COMMANDS_FILE, command_specs
 
     assert json.loads(COMMANDS_FILE.read_text()) == command_specs(), \
-        "src/webhand/surfaces/cli_commands.json is stale: run scripts/gen_tool_table.py"
+        "src/webhand/surfaces/cli/commands.json is stale: run scripts/gen_tool_table.py"
 
 
 def test_a_call_to_a_running_daemon_imports_neither_the_catalog_nor_pydantic(cli, site):
     cli("navigate", site.url("login.html"))
-    probe = ("import sys; from webhand.surfaces.cli import main; code = main(['get_url']); "
+    probe = ("import sys; from webhand.surfaces.cli.main import main; code = main(['get_url']); "
              "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'asyncio', 'playwright') "
              "or m.startswith(('webhand.tools', 'webhand.config', 'webhand.host'))); "
              "print('heavy:', heavy); sys.exit(code)")
@@ -101,14 +101,14 @@ def test_a_warm_call_through_the_entry_point_loads_no_parser(cli, site):
     """The command's entry point hands a tool command to the running daemon as typed: the daemon
     parses it, so the client imports neither argparse nor the command table."""
     cli("navigate", site.url("login.html"))
-    probe = ("import sys; sys.argv = ['webhand', 'get_url']; from webhand.surfaces.cli_forward import main; "
+    probe = ("import sys; sys.argv = ['webhand', 'get_url']; from webhand.surfaces.cli.forward import main; "
              "code = main(); loaded = sorted(m for m in sys.modules if m in ('argparse', 'pydantic', 'asyncio') "
-             "or m.startswith(('webhand.surfaces.cli', 'webhand.tools', 'webhand.config'))); "
+             "or m.startswith(('webhand.surfaces.cli.', 'webhand.tools', 'webhand.config'))); "
              "print('loaded:', loaded); sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", probe], env=cli.env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert site.url("login.html") in done.stdout
-    assert "loaded: ['webhand.surfaces.cli_forward']" in done.stdout
+    assert "loaded: ['webhand.surfaces.cli.daemon_client', 'webhand.surfaces.cli.forward']" in done.stdout
 
 
 def test_a_forwarded_command_is_read_in_the_callers_directory_and_environment(cli, site, tmp_path):

@@ -8,8 +8,8 @@ import pytest
 
 from webhand.config import Settings, load_settings
 from webhand.errors import ConfigError
-from webhand.paths import ConversationFiles
-from webhand.surfaces.cli import main
+from webhand.session.files import ConversationFiles
+from webhand.surfaces.cli.main import main
 
 CONFIG = """
 [defaults.browser]

@@ -8,7 +8,7 @@ import pytest
 from webhand import Webhand
 from webhand.config import Settings, load_settings
 from webhand.errors import ConfigError
-from webhand.surfaces.mcp_http import settings_for_address
+from webhand.surfaces.mcp.streamable_http import settings_for_address
 
 AGENTS_ARRAY = """
 [defaults.browser]

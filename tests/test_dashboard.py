@@ -20,10 +20,10 @@ from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
 from webhand.engine.chrome import find_chromium
 from webhand.errors import ConfigError
-from webhand.export import load_entries, steps_of
+from webhand.history.export import load_entries, steps_of
 from webhand.surfaces.dashboard import DashboardServer, dashboard_app
 from webhand.surfaces.dashboard.live import LiveView
-from webhand.surfaces.mcp_http import HttpOptions
+from webhand.surfaces.http_security import HttpOptions
 
 TOKEN = "dashboard-test-token-5b1e"
 PERSON_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36"

@@ -8,8 +8,8 @@ import pytest
 
 from webhand import Settings
 from webhand.errors import ConfigError
-from webhand.hosts import InvalidHost, normalize_host
-from webhand.origins import OriginRule, OriginRules
+from webhand.security.host_names import InvalidHost, normalize_host
+from webhand.security.origins import OriginRule, OriginRules
 
 pytestmark = pytest.mark.one_driver("Chromium's own URL parser is the judge, the same under either driver")
 

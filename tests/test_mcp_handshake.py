@@ -1,4 +1,4 @@
-"""`webhand mcp` over stdio answers `initialize` before the MCP SDK loads (surfaces/handshake.py),
+"""`webhand mcp` over stdio answers `initialize` before the MCP SDK loads (surfaces/mcp/handshake.py),
 and the SDK, which still owns the session, never answers it a second time (surfaces/stdio_replay.py)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from mcp_types import version as sdk_versions
 
 from helpers import browsers_of_child_processes, wait_until_gone_async
 from webhand import Settings, Webhand
-from webhand.surfaces.handshake import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, early_answer
-from webhand.surfaces.mcp import build_server
+from webhand.surfaces.mcp.handshake import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, early_answer
+from webhand.surfaces.mcp.server import build_server
 
 CLIENT = {"capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
 
@@ -107,7 +107,7 @@ class Hold(importlib.abc.MetaPathFinder):
         spec.loader = Gate(spec.loader)
         return spec
 sys.meta_path.insert(0, Hold())
-from webhand.surfaces.cli import main
+from webhand.surfaces.cli.main import main
 main({main_args})
 """
 

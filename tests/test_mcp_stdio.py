@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from PIL import Image
 
 from helpers import browsers_of_child_processes, wait_until_gone_async
-from webhand.demo import run_agent_session, serve_demo_site
+from webhand.surfaces.cli.demo import run_agent_session, serve_demo_site
 
 
 async def test_an_agent_session_over_stdio(tmp_path):
@@ -151,8 +151,8 @@ async def test_a_stdio_server_launches_its_one_browser_at_start_and_keeps_no_res
 def test_a_stdio_server_answers_initialize_without_loading_the_catalog_or_http(tmp_path):
     # Run the real entry point in a child whose stdin holds only `initialize`; when stdin closes,
     # the server stops and the child reports what it had imported.
-    probe = ("import sys; from webhand.surfaces.cli import main; main(['mcp']); "
-             "print('loaded:', sorted(m for m in ('webhand.tools', 'uvicorn', 'webhand.surfaces.mcp_http') "
+    probe = ("import sys; from webhand.surfaces.cli.main import main; main(['mcp']); "
+             "print('loaded:', sorted(m for m in ('webhand.tools', 'uvicorn', 'webhand.surfaces.mcp.streamable_http') "
              "if m in sys.modules), file=sys.stderr)")
     initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})

@@ -11,8 +11,8 @@ from helpers import settings_for_tests
 from remote_engines import DebuggingChrome, HeaderCheckingProxy, PlaywrightServer
 from webhand import Webhand
 from webhand.config import load_settings
-from webhand.doctor import run_doctor
 from webhand.errors import ConfigError
+from webhand.surfaces.cli.doctor import run_doctor
 
 TOKEN = "Bearer not-a-real-key-7f3a"
 
@@ -133,7 +133,7 @@ async def test_doctor_checks_each_endpoint(tmp_path_factory, server, capsys):
 
 
 def test_remote_browsers_can_be_given_as_flags(tmp_path, monkeypatch):
-    from webhand.surfaces.cli import _settings, build_parser
+    from webhand.surfaces.cli.main import _settings, build_parser
 
     monkeypatch.chdir(tmp_path)  # no webhand.toml here
     args = build_parser().parse_args(["mcp", "--playwright-url", "wss://browsers.example/pw",

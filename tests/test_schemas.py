@@ -12,8 +12,8 @@ import mcp_types
 import pytest
 
 from webhand import Settings
+from webhand.surfaces.mcp.sizes import PLAYWRIGHT_MCP_CHARS, tools_list_chars
 from webhand.surfaces.schemas import ToolDispatcher
-from webhand.surfaces.sizes import PLAYWRIGHT_MCP_CHARS, tools_list_chars
 
 pytestmark = pytest.mark.one_driver("each vendor's shape of a reply, above the Driver;"
                                       " the calls themselves are checked on every driver in the tool areas' files")

@@ -68,7 +68,7 @@ async def test_an_unknown_secret_is_refused_with_the_known_names(secret_tools, s
 
 def test_a_secret_too_short_to_mask_safely_is_refused_without_showing_it(tmp_path):
     from webhand.errors import ConfigError
-    from webhand.secrets import load
+    from webhand.security.secret_store import load
 
     path = tmp_path / "secrets.env"
     path.write_text("PIN=x9\nTOKEN=long-enough-value\n")
@@ -104,7 +104,7 @@ async def test_a_secret_is_refused_in_a_frame_of_another_origin_inside_an_allowe
 
 def test_an_origins_line_that_is_not_an_origin_is_refused_naming_the_entry(tmp_path):
     from webhand.errors import ConfigError
-    from webhand.secrets import load
+    from webhand.security.secret_store import load
 
     path = tmp_path / "secrets.env"
     path.write_text("TOKEN=long-enough-value\nTOKEN.origins=https://ok.example github.com/login\n")
@@ -116,7 +116,7 @@ def test_an_origins_line_that_is_not_an_origin_is_refused_naming_the_entry(tmp_p
 
 
 def test_origin_rules_need_the_scheme_and_port_and_cover_subdomains_only_with_a_wildcard():
-    from webhand.secrets import OriginRule
+    from webhand.security.secret_store import OriginRule
 
     exact, wildcard = OriginRule.parse("https://Example.COM."), OriginRule.parse("https://*.example.com")
     assert exact.matches("https://example.com") and exact.matches("https://example.com:443")
@@ -141,7 +141,7 @@ async def test_a_reply_is_withheld_when_the_secrets_file_can_no_longer_be_read(t
 
 
 def test_a_secret_that_starts_with_a_space_is_masked_when_form_encoded(tmp_path):
-    from webhand.secrets import load
+    from webhand.security.secret_store import load
 
     path = tmp_path / "secrets.env"
     path.write_text("PHRASE=' open sesame'\n")

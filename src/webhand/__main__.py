@@ -1,3 +1,3 @@
-from webhand.surfaces.cli_forward import main
+from webhand.surfaces.cli.forward import main
 
 raise SystemExit(main())

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from webhand.durations import to_seconds
 from webhand.errors import ConfigError
-from webhand.locations import CONFIG_FILE_NAME, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
-from webhand.origins import OriginRule
+from webhand.security.locations import CONFIG_FILE_NAME, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
+from webhand.security.origins import OriginRule
 
 
 def _default_output_dir() -> Path:
@@ -128,7 +128,7 @@ class Settings(BaseModel):
     action_timeout: float = Field(5.0, gt=0, le=600, description="How long an action waits for its element to be actionable.")
     launch_timeout: float = Field(30.0, gt=0, le=600)
     # Output
-    # Each conversation writes into its own unguessable subfolder of these (paths.py).
+    # Each conversation writes into its own unguessable subfolder of these (session/files.py).
     output_dir: Path = Field(default_factory=_default_output_dir, description="Where conversations' files go, one private subfolder each.")
     screenshot_dir: Path | None = Field(None, description="Screenshots here instead (still one subfolder per conversation).")
     download_dir: Path | None = Field(None, description="Downloads here instead (still one subfolder per conversation).")
@@ -159,12 +159,12 @@ class Settings(BaseModel):
     load_quiet_ms: int = Field(150, ge=0, le=10_000, description="After browser_navigate loads a page, it is ready once it went idle, or this many ms passed, with no request started (requests it starts are waited for, up to request_settle_cap); 0 skips this.")
     # Looking less like a bot (engine/stealth.py): a UA without "Headless", navigator.webdriver false ...
     stealth: bool = Field(False, description="Hide the usual signs of an automated headless browser (playwright-stealth's evasions, no AutomationControlled). See docs/design.md for what it does not hide.")
-    # Images sent to the model (images.py); the defaults are what vision models take without resizing.
+    # Images sent to the model (images/fitting.py); the defaults are what vision models take without resizing.
     image_max_side: int = Field(1568, ge=64, le=16384, description="Images for the model are downscaled to at most this many pixels a side.")
     image_max_pixels: int = Field(1_150_000, ge=4096, le=100_000_000, description="... and to at most this many pixels in all.")
     # web_fetch (tools/fetch.py): plain HTTP, no browser.
     fetch_max_bytes: int = Field(5 * 1024 * 1024, ge=1024, le=100 * 1024 * 1024, description="web_fetch reads at most this many bytes of a body.")
-    # Session history and the dashboard (session/history.py, surfaces/dashboard/)
+    # Session history and the dashboard (history/log.py, surfaces/dashboard/)
     history_keep: int = Field(200, ge=1, le=100_000, description="Tool calls each session keeps in memory; older ones go to history/<session>.jsonl in the conversation's folder.")
     dashboard_max_fps: float = Field(5.0, gt=0, le=30, description="Most frames per second the dashboard's live view sends.")
     # Remote browsers and the pool (engine/pool.py)

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
-from webhand.paths import ConversationFiles
+from webhand.history.recording import CallRecord
 from webhand.response import Response, ToolResult
 from webhand.session.conversation import ConversationSessions
+from webhand.session.files import ConversationFiles
 from webhand.session.manager import SessionManager
-from webhand.session.recording import CallRecord
 
 if TYPE_CHECKING:
     from webhand.tools import Tool

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from webhand.config import Settings
 from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
-from webhand.paths import ConversationFiles
+from webhand.session.files import ConversationFiles
 from webhand.security.masking import Masker
 
 if TYPE_CHECKING:  # Pillow loads with the first image, not with every server's start
-    from webhand.images import ModelImage
+    from webhand.images.fitting import ModelImage
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class Response:
 
     def image(self, png: bytes, *, kind: str = "screenshot", directory: Path | None = None) -> tuple[ModelImage, Path]:
         """Save the full image to disk and attach a model-sized copy; return both."""
-        from webhand.images import for_model
+        from webhand.images.fitting import for_model
 
         path = self.files.write((directory or self.files.screenshots) / f"{kind}-{_stamp()}.png", png)
         fitted = for_model(png, max_side=self.settings.image_max_side, max_pixels=self.settings.image_max_pixels)

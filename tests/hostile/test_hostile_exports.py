@@ -22,7 +22,6 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 import webhand
-
 from helpers import CLI_TIMEOUT
 
 ENTRY = {"index": 1, "tool": "browser_type", "arguments": {"ref": "e1", "text": "Ada"}, "started_at": 1.0,
@@ -89,7 +88,7 @@ def _clean(tmp_path: Path, form: str) -> str:
 
 def _export_here(tmp_path: Path, entry: dict, form: str) -> str:
     """What `webhand export FILE --format FORM` writes, run in this process (the table is large)."""
-    from webhand.export import load_entries, render, steps_of
+    from webhand.history.export import load_entries, render, steps_of
 
     history = tmp_path / "default.jsonl"
     history.write_text(json.dumps(entry) + "\n", encoding="utf-8")
@@ -148,8 +147,8 @@ def test_crafted_history_files_are_refused_or_exported_as_data(table, capsys):
 
 
 def test_a_dash_leading_text_in_a_cli_export_is_typed_not_an_option(tmp_path):
-    from webhand.surfaces.cli import build_parser
-    from webhand.surfaces.cli_tools import tool_arguments
+    from webhand.surfaces.cli.main import build_parser
+    from webhand.surfaces.cli.tools import tool_arguments
 
     for entry in [_entry(text="--help"), {**_entry(), "tool": "browser_select_option",
                                           "arguments": {"ref": "e1", "values": ["-x", "--help"]}}]:

@@ -28,8 +28,8 @@ import pytest
 from webhand import Settings
 from webhand.engine import launch_memo
 from webhand.errors import FileNotWritable
-from webhand.locations import runtime_dir
-from webhand.paths import ConversationFiles
+from webhand.security.locations import runtime_dir
+from webhand.session.files import ConversationFiles
 
 
 @dataclass

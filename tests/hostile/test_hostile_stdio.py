@@ -3,7 +3,7 @@
 A table of hostile lines (deep nesting, ids of every wrong kind, a batch, bytes that are not
 UTF-8, NUL, NaN, Infinity, truncated JSON, a 10 MB line, a request without ``jsonrpc``, a
 malformed notification) is written twice: while the early server serves (the MCP SDK's import
-is held, ``stdio_early``), and after the session was handed to the SDK. Each line must get the
+is held, ``early``), and after the session was handed to the SDK. Each line must get the
 spec's error reply (or none, for a notification), the process must keep running with the same
 browser, and a normal tools/call must still work after the whole table.
 """

@@ -225,7 +225,7 @@ async def test_the_session_browsers_marker_and_a_foreign_origin_are_refused_even
 
     webhand = Webhand(settings_for_tests(tmp_path_factory, warm_reserve=False))  # never started: no browser needed
     from webhand.surfaces.dashboard import DashboardServer
-    from webhand.surfaces.mcp_http import HttpOptions
+    from webhand.surfaces.http_security import HttpOptions
 
     token = "surfaces-test-token-" + "x" * 20
     server = DashboardServer(webhand, HttpOptions(host="127.0.0.1", port=0, token=token, require_token=True))

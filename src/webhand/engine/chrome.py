@@ -23,13 +23,13 @@ import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
-from webhand.locations import private_folder, runtime_dir
+from webhand.security.locations import private_folder, runtime_dir
 
 if TYPE_CHECKING:
     from webhand.config import Settings

@@ -25,7 +25,7 @@ from typing import Any
 
 from webhand import __version__
 from webhand.errors import FileNotWritable
-from webhand.locations import private_folder
+from webhand.security.locations import private_folder
 
 log = logging.getLogger("webhand")
 

@@ -1,6 +1,6 @@
 """Origin policy, the parts every driver shares: the refusal log, and why a request was refused.
 
-The rules themselves are ``webhand/origins.py``. Each driver enforces them inside the browser
+The rules themselves are ``webhand/security/origins.py``. Each driver enforces them inside the browser
 (``engine/pw/policy.py`` with Playwright's routes, ``engine/cdp/policy.py`` with ``Fetch``), and
 every context with a policy also sends all its traffic through ``PolicyProxy``
 (``engine/policy_proxy.py``), which holds on the channels the browser layer cannot see. Both
@@ -19,8 +19,8 @@ from urllib.parse import urljoin, urlsplit
 
 from webhand.engine.policy_proxy import REFUSED_HEADER
 from webhand.errors import PolicyRefused
-from webhand.hosts import InvalidHost, normalize_host
-from webhand.origins import DEFAULT_PORTS, OriginRules
+from webhand.security.host_names import InvalidHost, normalize_host
+from webhand.security.origins import DEFAULT_PORTS, OriginRules
 
 #: How far back a refusal of the same connection counts as the same refusal.
 _SAME_REFUSAL_WINDOW = 10

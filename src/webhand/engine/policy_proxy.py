@@ -25,8 +25,8 @@ import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from webhand.hosts import InvalidHost, is_loopback, normalize_host
-from webhand.origins import OriginRules
+from webhand.security.host_names import InvalidHost, is_loopback, normalize_host
+from webhand.security.origins import OriginRules
 
 log = logging.getLogger("webhand.policy")
 

@@ -1,7 +1,7 @@
 """The one masker: everything that leaves webhand with every secret replaced by its placeholder.
 
 A reply (``Response``), a file a tool writes from page content, a history entry
-(session/recording.py), an export (``webhand export``), the daemon's status and the dashboard's
+(history/recording.py), an export (``webhand export``), the daemon's status and the dashboard's
 views all pass what they show through a ``Masker``. It replaces each secret value of the secrets
 file, in any of its usual spellings (secret_forms.py), by ``<secret>NAME</secret>``, and each lone
 UTF-16 surrogate (legal in a JavaScript string, not encodable by any transport) by U+FFFD.
@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from webhand.secrets import SecretBook, load
+from webhand.security.secret_store import SecretBook, load
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

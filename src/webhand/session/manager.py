@@ -17,7 +17,7 @@ import atexit
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +26,8 @@ from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import BrowserHandle, Context, Engine, TabEvents
 from webhand.engine.pool import Placement
 from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
-from webhand.paths import ConversationFiles
 from webhand.session import placing
+from webhand.session.files import ConversationFiles
 from webhand.session.session import Session, SessionKey
 from webhand.session.shutdown import Steps, within_cap
 
@@ -110,8 +110,17 @@ class SessionManager:
         self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
         self._stopping = False
         self.dashboard_url: str | None = None  # where a dashboard serves these sessions (surfaces/dashboard/)
+        #: How that dashboard links to one session, from its url and the session's public id: the
+        #: dashboard's own form, which it sets when it is mounted (tools reach no surface).
+        self.dashboard_link: Callable[[str, str], str] | None = None
         self._loop_guard: AsyncGenerator[None, None] | None = None
         atexit.register(self._kill_at_exit)
+
+    def link_to(self, session: Session) -> str | None:
+        """``session``'s page in the dashboard being served; None while none is."""
+        if self.dashboard_url is None or self.dashboard_link is None:
+            return None
+        return self.dashboard_link(self.dashboard_url, session.public_id)
 
     # -- life ----------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -316,7 +325,7 @@ class SessionManager:
         if closed is not None:
             session.notices.append(f"{closed} This call runs in a fresh browser session.")
         self._sessions[key] = session
-        session.dashboard_base = lambda: self.dashboard_url
+        session.dashboard_link = lambda: self.link_to(session)
         session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
         if not custom:
             self._refill_after_first_call(session)

@@ -23,11 +23,11 @@ from webhand.config import Settings
 from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionClosed
-from webhand.paths import ConversationFiles
+from webhand.history.log import SessionHistory
 from webhand.response import URL_LIMIT, Response, page_line
 from webhand.session import recovery
 from webhand.session.control import HumanControl
-from webhand.session.history import SessionHistory
+from webhand.session.files import ConversationFiles
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
 _ANNOUNCED_CAP_SECONDS = 5.0
@@ -71,8 +71,9 @@ class Session:
         self.last_used_at = self.created_at
         # Names this session in dashboard URLs: unguessable, so a link never reaches another session.
         self.public_id = secrets.token_urlsafe(12)
-        # The dashboard's address while one is served (the manager sets it): browser_request_human's link.
-        self.dashboard_base: Callable[[], str | None] = lambda: None
+        # This session's page in the dashboard while one is served (the manager sets it):
+        # browser_request_human's link.
+        self.dashboard_link: Callable[[], str | None] = lambda: None
         self.control = HumanControl()  # a person in the dashboard may take the session (control.py)
         self.history = SessionHistory(settings.history_keep, files.history / f"{key.name}-{self.public_id}.jsonl",
                                       files.ensure)

@@ -1,1 +1,3 @@
-"""Surfaces: MCP, CLI, daemon, function-calling schemas. Each is generated from the catalog."""
+"""Surfaces: MCP (mcp/), the CLI with its daemon (cli/), the dashboard (dashboard/), function-calling
+schemas, and the HTTP security the MCP endpoint and the dashboard share. The tools each offers are
+generated from the catalog."""

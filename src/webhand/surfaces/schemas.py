@@ -35,7 +35,7 @@ def definition(tool: ExposedTool, format: str) -> dict[str, Any]:
                                                  "parameters": tool.input_schema}}
     if format == "anthropic":
         return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
-    from webhand.surfaces.mcp import mcp_tool
+    from webhand.surfaces.mcp.server import mcp_tool
 
     return mcp_tool(tool).model_dump(by_alias=True, exclude_none=True, mode="json")
 
@@ -95,7 +95,7 @@ class ToolDispatcher:
         if self.format == "anthropic":
             result = await self.call(_field(tool_call, "name"), _field(tool_call, "input"))
             return anthropic_reply(_field(tool_call, "id"), result)
-        from webhand.surfaces.mcp_json import call_result
+        from webhand.surfaces.mcp.tool_json import call_result
 
         return call_result(await self.call(_field(tool_call, "name"), _field(tool_call, "arguments")))
 

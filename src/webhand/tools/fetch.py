@@ -15,10 +15,10 @@ from pydantic import Field
 
 from webhand.durations import Timeout
 from webhand.errors import ActionTimeout, InvalidArgument
-from webhand.fetching import Fetched, fetch, needs_browser
-from webhand.origins import OriginRules
 from webhand.page.convert import html_document
+from webhand.page.http_fetch import Fetched, fetch, needs_browser
 from webhand.response import Response
+from webhand.security.origins import OriginRules
 from webhand.session.conversation import ConversationSessions
 from webhand.session.session import Session
 from webhand.tools.definition import ToolArgs, tool

@@ -28,14 +28,11 @@ class RequestHumanArgs(PageArgs):
 @tool("browser_request_human", capability="human")
 async def request_human(session: Session, args: RequestHumanArgs, response: Response) -> None:
     """Ask a person to take over this session in the dashboard (login, CAPTCHA); waits until they hand it back."""
-    from webhand.surfaces.dashboard import link
-
-    base = session.dashboard_base()
-    if base is None:
+    url = session.dashboard_link()
+    if url is None:
         raise PolicyRefused("No dashboard is being served, so no person can take over this session.",
                             "Ask the user to run `webhand dashboard` (CLI) or to serve MCP over HTTP "
                             "(`webhand mcp --port N`, which serves /dashboard), then call again.")
-    url = link(base, session.public_id)
     # The model gets the link only with the reply; whoever runs the server sees the request now.
     log.warning("the agent asks for a person on %s: %s (%s)", session.key, args.reason, url)
     outcome = await session.control.request_help(args.reason, args.timeout)

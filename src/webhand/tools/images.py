@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from webhand.config import Settings
-from webhand.images import read_for_model
+from webhand.images.fitting import read_for_model
 from webhand.response import Response
 from webhand.tools.definition import ToolArgs, tool
 

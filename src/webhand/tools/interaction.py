@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from webhand import secrets
+from webhand.security import secret_store as secrets
 from webhand.durations import Timeout
 from webhand.engine.driver import Element
 from webhand.response import Response

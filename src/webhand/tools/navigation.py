@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from webhand.durations import Timeout
 from webhand.errors import NavigationFailed, shorten
-from webhand.origins import INTERNAL_SCHEMES
+from webhand.security.origins import INTERNAL_SCHEMES
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.changes import loaded, watch_changes, watch_load
 from webhand.session.session import Session

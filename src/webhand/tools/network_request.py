@@ -1,7 +1,7 @@
 """One request in full: its headers and body, and on demand its response body.
 
 Everything shown passes through the reply's masker (security/masking.py), so a secret the model
-typed never comes back in a header or a body, in any encoding ``secret_forms`` knows. A response
+typed never comes back in a header or a body, in any encoding ``security.secret_spellings`` knows. A response
 body larger than the inline cap is written to a file in the conversation's folder, masked; a binary
 body is saved as it came unless a secret is in it.
 """

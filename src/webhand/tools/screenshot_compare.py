@@ -9,9 +9,9 @@ from pydantic import Field
 
 from webhand.durations import Timeout
 from webhand.errors import FileNotReadable, InvalidArgument
-from webhand.image_diff import compare
-from webhand.paths import require_file
+from webhand.images.compare import compare
 from webhand.response import Response
+from webhand.session.files import require_file
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 from webhand.tools.observation import capture_png

@@ -17,8 +17,8 @@ from pydantic import Field
 from webhand.durations import Timeout
 from webhand.engine.driver import Cookie
 from webhand.errors import FileNotReadable, InvalidArgument, shorten
-from webhand.paths import require_file
 from webhand.response import Response, to_json_text
+from webhand.session.files import require_file
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 

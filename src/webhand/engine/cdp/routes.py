@@ -33,7 +33,7 @@ from webhand.engine.cdp.policy import POLICY_PATTERNS, at_request_stage
 from webhand.engine.driver import NetworkConditions, RouteRule
 from webhand.engine.network import emulation_params
 from webhand.engine.url_glob import compiled
-from webhand.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
+from webhand.security.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
 
 if TYPE_CHECKING:
     from webhand.engine.cdp.policy import CdpPolicy

@@ -1,6 +1,6 @@
 """Origin policy, the request layer: what Playwright can route, refused inside the browser.
 
-The rules (``webhand/origins.py``) are enforced at two layers. This one sees requests with their
+The rules (``webhand/security/origins.py``) are enforced at two layers. This one sees requests with their
 full URL, so its refusals are the ones a reply can name precisely:
 
 - a context-level route checks every request before it is sent: navigations, subresources,
@@ -28,7 +28,7 @@ from playwright.async_api import Route
 
 from webhand.engine.policy import OriginPolicy
 from webhand.engine.policy import RefusalLog
-from webhand.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
+from webhand.security.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
 
 __all__ = ["PlaywrightRequestPolicy", "RefusalLog"]
 

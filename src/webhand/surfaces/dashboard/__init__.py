@@ -1,10 +1,10 @@
 """The dashboard: a person sees a Webhand's sessions, watches one live, reads its history, and
 takes control when the agent needs a hand (a login, a CAPTCHA).
 
-It is served at ``/dashboard`` beside MCP on the HTTP server (``mcp_http.build_app``), and by the
-CLI daemon on a loopback port for ``webhand dashboard``. Both use the HTTP server's security. The
-daemon's always has a token: its socket is private to the user, and a loopback port without one
-would hand every other local user the same sessions. The token is the user's own
+It is served at ``/dashboard`` beside MCP on the HTTP server (``streamable_http.build_app``), and
+by the CLI daemon on a loopback port for ``webhand dashboard``. Both use the same HTTP security
+(``surfaces/http_security``). The daemon's always has a token: its socket is private to the user,
+and a loopback port without one would hand every other local user the same sessions. The token is the user's own
 (``user_token``), and the link carries it in the URL fragment, which the browser never sends.
 """
 
@@ -21,28 +21,35 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp
 
-from webhand.origins import OWN_ENDPOINTS
+from webhand.security.origins import OWN_ENDPOINTS
 from webhand.surfaces.dashboard.app import DASHBOARD_PATH, Dashboard
+from webhand.surfaces.http_security import (
+    BearerTokenGate,
+    HttpOptions,
+    SessionBrowserGate,
+    bind,
+    check_options,
+    transport_security,
+)
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from webhand.host import Webhand
-    from webhand.surfaces.mcp_http import HttpOptions
 
 #: Paths a browser loads without the token: the static page, which holds no data and asks for it.
 OPEN_PATHS = frozenset({DASHBOARD_PATH, DASHBOARD_PATH + "/"})
 
 
 def dashboard_mount(webhand: Webhand, options: HttpOptions) -> Mount:
-    """``/dashboard`` with its routes, for an app that already checks the token (mcp_http)."""
-    from webhand.surfaces.mcp_http import _security
-
-    return Mount(DASHBOARD_PATH, app=Dashboard(webhand, TransportSecurityMiddleware(_security(options))).app())
+    """``/dashboard`` with its routes, for an app that already checks the token (the MCP endpoint's).
+    From now on a session's link (``browser_request_human``'s) is written as this dashboard reads it."""
+    webhand.sessions.dashboard_link = link
+    return Mount(DASHBOARD_PATH, app=Dashboard(webhand, TransportSecurityMiddleware(transport_security(options))).app())
 
 
 def dashboard_app(webhand: Webhand, options: HttpOptions) -> ASGIApp:
-    """A whole app serving only the dashboard, with the HTTP server's checks (token, Host, Origin, body cap)."""
-    from webhand.surfaces.mcp_http import BearerTokenGate, SessionBrowserGate, check_options
-
+    """A whole app serving only the dashboard, with the HTTP checks (token, Host, Origin, body cap)."""
     check_options(options)
     app: ASGIApp = RequestBodyLimitMiddleware(Starlette(routes=[dashboard_mount(webhand, options)]),
                                               options.max_body_bytes)
@@ -92,13 +99,11 @@ class DashboardServer:
         self.options = options
         self.url = ""
         self._task: asyncio.Task[None] | None = None
-        self._server: object = None
+        self._server: uvicorn.Server | None = None
         self._port = 0
 
     async def start(self) -> str:
         import uvicorn
-
-        from webhand.surfaces.mcp_http import bind
 
         sock = bind(self.options.host, self.options.port)
         port = sock.getsockname()[1]
@@ -121,7 +126,8 @@ class DashboardServer:
             return
         if self.webhand.dashboard_url == self.url:
             self.webhand.dashboard_url = None
-        self._server.should_exit = True  # type: ignore[attr-defined]
+        if self._server is not None:
+            self._server.should_exit = True
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(self._task, 5)
         self._task = None

@@ -1,8 +1,8 @@
 """The dashboard's routes (Starlette): the page, the sessions, a live view, takeover and input.
 
-Security is the HTTP server's (``mcp_http``): loopback by default, a bearer token required on any
-other address, Host and Origin checked against the same allow list (the SDK's check, reused), and
-bodies capped. The page itself (static, no data) loads without the token, so that a person can
+Security is shared with the MCP endpoint (``surfaces/http_security``): loopback by default, a
+bearer token required on any other address, Host and Origin checked against the same allow list
+(the SDK's check, reused), and bodies capped. The page itself (static, no data) loads without the token, so that a person can
 open the link and type the token in; every route that returns or changes anything needs it.
 POSTs must be ``application/json``, which a cross-site form cannot send.
 """
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import resources
 from typing import Any
 
@@ -37,6 +38,39 @@ DASHBOARD_PATH = "/dashboard"
 _FOLLOW_SECONDS = 1.0
 _INPUT_TIMEOUT = 5.0
 _INPUT_FIELDS = {"kind", "x", "y", "button", "click_count", "delta_x", "delta_y", "key", "code", "text", "modifiers"}
+
+
+#: A route's method on the Dashboard (Starlette calls it bound, with the request), and the shape
+#: of one about a session, which ``on_open_session`` turns into the first.
+Handler = Callable[["Dashboard", Request], Awaitable[Response]]
+SessionHandler = Callable[["Dashboard", Request, Session], Awaitable[Response]]
+
+
+def checked(handler: Handler) -> Handler:
+    """A route that answers only requests the HTTP security lets through (Host, Origin; the
+    token is checked before, by the gate around the whole app); any other gets its refusal."""
+
+    @functools.wraps(handler)
+    async def route(self: Dashboard, request: Request) -> Response:
+        refused = await self._refusal(request)
+        return refused or await handler(self, request)
+
+    return route
+
+
+def on_open_session(handler: SessionHandler) -> Handler:
+    """A ``checked`` route about the open session named in its path (``{sid}``): a 404 telling the
+    page to reload its list when that session is closed or never was."""
+
+    @checked
+    @functools.wraps(handler)
+    async def route(self: Dashboard, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return self._gone()
+        return await handler(self, request, session)
+
+    return route
 
 
 def page_html() -> str:
@@ -65,7 +99,7 @@ class Dashboard:
         return Starlette(routes=self.routes())
 
     # -- helpers ---------------------------------------------------------------------------------
-    async def _checked(self, request: Request) -> Response | None:
+    async def _refusal(self, request: Request) -> Response | None:
         refused = await self.security.validate_request(request, is_post=request.method == "POST")
         if refused is None:
             self.webhand.dashboard_seen = time.monotonic()  # someone looks: calls keep thumbnails
@@ -80,34 +114,23 @@ class Dashboard:
         return JSONResponse({"error": "No such session: it was closed, or the link is wrong. Reload the list."}, 404)
 
     # -- routes --------------------------------------------------------------------------------
+    @checked
     async def page(self, request: Request) -> Response:
-        refused = await self._checked(request)
-        return refused or HTMLResponse(page_html(), headers={"Cache-Control": "no-store",
-                                                             "Content-Security-Policy": _CSP})
+        return HTMLResponse(page_html(), headers={"Cache-Control": "no-store", "Content-Security-Policy": _CSP})
 
+    @checked
     async def list_sessions(self, request: Request) -> Response:
-        refused = await self._checked(request)
-        return refused or JSONResponse({"sessions": sessions_list(self.webhand)})
+        return JSONResponse({"sessions": sessions_list(self.webhand)})
 
-    async def details(self, request: Request) -> Response:
-        refused = await self._checked(request)
-        if refused:
-            return refused
-        session = self._session(request)
-        if session is None:
-            return self._gone()
+    @on_open_session
+    async def details(self, request: Request, session: Session) -> Response:
         since_text = request.query_params.get("since", "0")
         since = int(since_text) if since_text.isdigit() else 0  # entries after this index (the page has the rest)
         return JSONResponse(session_details(self.webhand, session, since))
 
-    async def history(self, request: Request) -> Response:
+    @on_open_session
+    async def history(self, request: Request, session: Session) -> Response:
         """Every recorded call (spilled ones too), for `webhand export FILE`."""
-        refused = await self._checked(request)
-        if refused:
-            return refused
-        session = self._session(request)
-        if session is None:
-            return self._gone()
         entries = await asyncio.to_thread(session.history.all)
         masker = Masker(self.webhand.settings.secrets_file)
         for entry in entries:
@@ -115,10 +138,8 @@ class Dashboard:
         return JSONResponse(masker.data({"session": session.key.name, "entries": entries}), headers={
             "Content-Disposition": f'attachment; filename="history-{session.key.name}.json"'})
 
+    @checked
     async def thumbnail(self, request: Request) -> Response:
-        refused = await self._checked(request)
-        if refused:
-            return refused
         session = self._session(request)
         entry = next((e for e in session.history.entries if e.index == request.path_params["index"]), None) \
             if session is not None else None
@@ -130,13 +151,8 @@ class Dashboard:
             return Response(status_code=404)
         return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
 
-    async def live_stream(self, request: Request) -> Response:
-        refused = await self._checked(request)
-        if refused:
-            return refused
-        session = self._session(request)
-        if session is None:
-            return self._gone()
+    @on_open_session
+    async def live_stream(self, request: Request, session: Session) -> Response:
         view = self.live.get(session.public_id)
         if view is None:
             view = self.live[session.public_id] = LiveView(session, self.webhand.settings.dashboard_max_fps)
@@ -163,13 +179,8 @@ class Dashboard:
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
-    async def control(self, request: Request) -> Response:
-        refused = await self._checked(request)
-        if refused:
-            return refused
-        session = self._session(request)
-        if session is None:
-            return self._gone()
+    @on_open_session
+    async def control(self, request: Request, session: Session) -> Response:
         body = await _json(request)
         action = body.get("action") if isinstance(body, dict) else None
         if action == "take":
@@ -186,13 +197,8 @@ class Dashboard:
             return JSONResponse({"released": True})
         return JSONResponse({"error": 'Send {"action": "take"} or {"action": "release", "control": TOKEN}.'}, 400)
 
-    async def input(self, request: Request) -> Response:
-        refused = await self._checked(request)
-        if refused:
-            return refused
-        session = self._session(request)
-        if session is None:
-            return self._gone()
+    @on_open_session
+    async def input(self, request: Request, session: Session) -> Response:
         body = await _json(request)
         if not isinstance(body, dict) or not session.control.holds(str(body.get("control", ""))):
             return JSONResponse({"error": "Take control of the session first."}, 409)

@@ -1,7 +1,7 @@
 """Plain HTTP GET for web_fetch: no browser, capped in size and time, under the origin policy.
 
 Redirects are followed here, hop by hop, so that every hop's URL is checked against the same
-rules the browser obeys (``origins.py``) before it is requested. When origin rules are set, the
+rules the browser obeys (``security/origins.py``) before it is requested. When origin rules are set, the
 connections also go through a ``PolicyProxy`` (``engine/policy_proxy.py``), the one the browser
 uses: it resolves each host itself and refuses a name whose DNS answer is a blocked address, so
 web_fetch cannot be used to reach what the browser may not.
@@ -15,11 +15,15 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from webhand.engine.policy_proxy import REFUSED_HEADER, PolicyProxy
 from webhand.errors import NavigationFailed, PolicyRefused
-from webhand.origins import OriginRules
+from webhand.security.origins import OriginRules
+
+if TYPE_CHECKING:
+    import httpx2  # for the types only: the module itself is imported on first use
 
 #: Most redirects followed, as in browsers' own limit order of magnitude (Chromium: 20).
 MAX_REDIRECTS = 10
@@ -114,11 +118,11 @@ async def fetch(url: str, rules: OriginRules, *, max_bytes: int, timeout: float)
             await proxy.close()
 
 
-async def _follow(client: object, url: str, rules: OriginRules, max_bytes: int) -> Fetched:
+async def _follow(client: httpx2.AsyncClient, url: str, rules: OriginRules, max_bytes: int) -> Fetched:
     redirects: list[str] = []
     for _ in range(MAX_REDIRECTS + 1):
         _check(rules, url, redirects)
-        async with client.stream("GET", url) as response:  # type: ignore[attr-defined]
+        async with client.stream("GET", url) as response:
             location = response.headers.get("location")
             if response.status_code in (301, 302, 303, 307, 308) and location:
                 redirects.append(url)
@@ -154,10 +158,10 @@ def _check(rules: OriginRules, url: str, redirects: list[str]) -> None:
                             "Only the origins the configuration allows can be fetched.")
 
 
-async def _read_capped(response: object, max_bytes: int) -> tuple[bytes, bool]:
+async def _read_capped(response: httpx2.Response, max_bytes: int) -> tuple[bytes, bool]:
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():  # type: ignore[attr-defined]
+    async for chunk in response.aiter_bytes():
         chunks.append(chunk)
         size += len(chunk)
         if size > max_bytes:

@@ -3,11 +3,11 @@
 The official SDK takes about 0.6 s of CPU to import (its pydantic models for every protocol
 version), and ``initialize`` needs none of it: its answer is fixed by the server's name, version,
 instructions and capabilities. So ``webhand mcp`` over stdio answers the client's first line as
-soon as it is read (``stdio_wire``), when it is a well-formed ``initialize``; the browser starts
+soon as it is read (``wire``), when it is a well-formed ``initialize``; the browser starts
 meanwhile. The SDK, loaded later, is given the same line first, so it negotiates and records the
 client's capabilities exactly as if it had answered, and its own answer, which must equal ours,
 is dropped. Anything else as a first line (another method, params the SDK must refuse) is left
-to the SDK untouched; a malformed message never gets here (``stdio_wire`` answers it). This module imports only the standard library.
+to the SDK untouched; a malformed message never gets here (``wire`` answers it). This module imports only the standard library.
 """
 
 from __future__ import annotations

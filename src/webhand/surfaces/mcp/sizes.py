@@ -13,7 +13,7 @@ import json
 
 from webhand.config import Settings
 from webhand.surfaces.exposure import exposed_tools
-from webhand.surfaces.mcp import mcp_tool
+from webhand.surfaces.mcp.server import mcp_tool
 from webhand.tools import enabled_tools
 
 CHARS_PER_TOKEN = 4.7

@@ -3,9 +3,9 @@
 A host spawns ``webhand mcp``, initializes, lists the tools and calls the first one at once. The
 official SDK costs about half a second of CPU to import, more than the browser takes to boot on
 the other core, so waiting for it would put its whole import on the way to the first page.
-Instead, once ``initialize`` was answered early (``stdio_wire``), this server answers the two
+Instead, once ``initialize`` was answered early (``wire``), this server answers the two
 requests a host sends first, with the same JSON the SDK would write (one rendering:
-``mcp_json``), while the SDK loads after the first call.
+``tool_json``), while the SDK loads after the first call.
 
 It serves only what it can answer exactly as the SDK would: a well-formed ``tools/list`` or
 ``tools/call``, the ``initialized`` notification (kept, for the SDK to see), and a cancellation of
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from webhand.surfaces.mcp_json import call_result, tool_entry, unknown_tool_result
-from webhand.surfaces.stdio_wire import StdioWire
+from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
+from webhand.surfaces.mcp.wire import StdioWire
 
 if TYPE_CHECKING:
     from webhand.host import ToolContext

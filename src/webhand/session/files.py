@@ -20,7 +20,7 @@ from secrets import token_hex
 
 from webhand.config import Settings
 from webhand.errors import FileNotReadable, FileNotWritable, InvalidArgument, PolicyRefused
-from webhand.locations import private_folder
+from webhand.security.locations import private_folder
 
 #: Longest path Linux takes (PATH_MAX counts the final NUL) and longest name in it (NAME_MAX).
 MAX_PATH_BYTES = 4095
@@ -50,7 +50,7 @@ class ConversationFiles:
             else self.folder / "downloads"
         self.large_replies = self.folder / "files"
         self.pdfs = self.folder / "pdf"
-        self.history = self.folder / "history"  # each session's older tool calls (session/history.py)
+        self.history = self.folder / "history"  # each session's older tool calls (history/log.py)
         self._made = False
 
     def own_folders(self) -> list[Path]:

@@ -1,7 +1,7 @@
 """The stdio client's pipe, owned by webhand for the whole session.
 
 ``webhand mcp`` over stdio reads and writes the client's pipe itself, from its first instruction
-on, so that it can answer before the MCP SDK is loaded (``handshake``, ``stdio_early``) and hand
+on, so that it can answer before the MCP SDK is loaded (``handshake``, ``early``) and hand
 the session to the SDK later without losing or reordering a byte:
 
 - fd 0 and fd 1 are moved to private descriptors at once, and the standard ones point at the null
@@ -36,8 +36,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from webhand.surfaces.handshake import early_answer
-from webhand.surfaces.jsonrpc_envelope import MAX_LINE_BYTES, check_line, oversized
+from webhand.surfaces.mcp.handshake import early_answer
+from webhand.surfaces.mcp.jsonrpc_envelope import MAX_LINE_BYTES, check_line, oversized
 
 log = logging.getLogger("webhand.mcp")
 
@@ -233,5 +233,5 @@ class SdkOutput:
         self._answered = None
         if message.get("result") != sent:
             log.warning("webhand answered initialize early with %s, but the MCP SDK would have answered %s; "
-                        "update webhand/surfaces/handshake.py to match the installed SDK", sent, message)
+                        "update webhand/surfaces/mcp/handshake.py to match the installed SDK", sent, message)
         return True

@@ -2,7 +2,7 @@
 
 A rule is ``scheme://host[:port]``, ``host[:port]`` (any scheme, any port) or ``*.domain`` (the
 domain and its subdomains), optionally with a scheme and a port. Hosts in rules and in URLs are
-normalized the same way (``hosts.py``), so ``LOCALHOST.``, ``127.1`` or ``[::ffff:7f00:1]`` cannot
+normalized the same way (``security/host_names.py``), so ``LOCALHOST.``, ``127.1`` or ``[::ffff:7f00:1]`` cannot
 slip past a rule written ``localhost`` or ``127.0.0.1``. ``ws`` counts as ``http`` and ``wss`` as
 ``https``: a WebSocket belongs to the origin of the same host and port.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-from webhand.hosts import InvalidHost, address, is_loopback, normalize_host, same_place
+from webhand.security.host_names import InvalidHost, address, is_loopback, normalize_host, same_place
 
 # Schemes that never leave the browser, or that only name a document already allowed to load.
 ALWAYS_ALLOWED = ("data", "blob", "about", "chrome-error", "devtools", "chrome-extension")
@@ -64,7 +64,7 @@ class OwnEndpoints:
         return None
 
 
-#: The one registry of this process (``surfaces/mcp_http.py`` and ``surfaces/dashboard`` fill it).
+#: The one registry of this process (``surfaces/mcp/streamable_http.py`` and ``surfaces/dashboard`` fill it).
 OWN_ENDPOINTS = OwnEndpoints()
 
 #: Fetch patterns that pause what could reach an own endpoint on a loopback address, when no origin

@@ -24,7 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 @contextmanager
 def serve_demo_site() -> Iterator[str]:
     """Serve the bundled site on 127.0.0.1 (a free port) and yield its URL."""
-    with resources.as_file(resources.files("webhand").joinpath("demo_site")) as folder:
+    with resources.as_file(resources.files("webhand").joinpath("surfaces", "cli", "demo_site")) as folder:
         handler = type("DemoHandler", (http.server.SimpleHTTPRequestHandler,), {
             "log_message": lambda *args: None,
             "__init__": lambda self, *a, **k: http.server.SimpleHTTPRequestHandler.__init__(self, *a, directory=str(folder), **k),

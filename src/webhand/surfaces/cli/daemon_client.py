@@ -1,7 +1,7 @@
 """The CLI's side of the daemon: connect to it, start it on first use, send one request.
 
 Standard library only, and lean: a CLI call to a running daemon imports this module and nothing
-heavier (see ``cli.main``)."""
+heavier (see ``main.main``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from webhand.errors import WebhandError
-from webhand.locations import runtime_dir_name
+from webhand.security.locations import runtime_dir_name
 
 #: Largest request or reply line; replies carry image paths, never image bytes.
 MAX_LINE_BYTES = 16 * 1024 * 1024

@@ -9,7 +9,7 @@ import os
 import sys
 
 from webhand.errors import ConfigError, WebhandError
-from webhand.surfaces.cli_tools import (
+from webhand.surfaces.cli.tools import (
     BUILTINS,
     add_common_options,
     add_tool_commands,
@@ -81,7 +81,7 @@ def _daemon_args(args: argparse.Namespace) -> list[str]:
 def config_origin(args: argparse.Namespace) -> str:
     """Where settings come from (config file and agent), so the CLI can tell a daemon started
     with other settings."""
-    from webhand.locations import find_config_file
+    from webhand.security.locations import find_config_file
 
     path = find_config_file(getattr(args, "config", None))
     agent = getattr(args, "agent", None) or os.environ.get("WEBHAND_AGENT")
@@ -90,16 +90,16 @@ def config_origin(args: argparse.Namespace) -> str:
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     if args.port is None:
-        from webhand.surfaces.stdio_wire import StdioWire
+        from webhand.surfaces.mcp.wire import StdioWire
 
         # Own the client's pipe now: `initialize` is answered while the settings, the browser and
-        # the catalog load (surfaces/stdio.py tells the order).
+        # the catalog load (surfaces/mcp/stdio.py tells the order).
         wire = StdioWire(args.tool_style).start()
         from webhand.engine.subreaper import adopt_orphans
 
         adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/subreaper.py)
         from webhand.engine.launch_memo import memo_key
-        from webhand.surfaces.stdio import serve
+        from webhand.surfaces.mcp.stdio import serve
 
         started_as = {name: value for name, value in vars(args).items() if not callable(value)}
         _run(serve(lambda: _settings(args), wire, style=args.tool_style,
@@ -110,7 +110,8 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     adopt_orphans()
     settings = _settings(args)
     from webhand.host import Webhand
-    from webhand.surfaces.mcp_http import HttpOptions, check_options, read_token_file, serve_http, settings_for_address
+    from webhand.surfaces.http_security import HttpOptions, check_options, read_token_file
+    from webhand.surfaces.mcp.streamable_http import serve_http, settings_for_address
 
     if args.token and args.token_file:
         raise ConfigError("Both --token and --token-file were given.", "Keep --token-file (a flag's value shows in ps).")
@@ -129,7 +130,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
-    from webhand.surfaces import daemon_client
+    from webhand.surfaces.cli import daemon_client
 
     settings = _settings(args)
     reply = daemon_client.request({"op": "dashboard", "port": args.port}, timeout=settings.timeout,
@@ -142,25 +143,25 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from webhand.surfaces.cli_history import run_export
+    from webhand.surfaces.cli.history import run_export
 
     return run_export(args, _settings(args))
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from webhand.surfaces.cli_history import run_replay
+    from webhand.surfaces.cli.history import run_replay
 
     return run_replay(args, _settings(args))
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from webhand.demo import run_demo
+    from webhand.surfaces.cli.demo import run_demo
 
     return _run(run_demo())
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from webhand.doctor import run_doctor
+    from webhand.surfaces.cli.doctor import run_doctor
 
     return _run(run_doctor(_settings(args)))
 
@@ -171,7 +172,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     if args.stats:
-        from webhand.surfaces.sizes import size_report
+        from webhand.surfaces.mcp.sizes import size_report
 
         print(size_report(settings))
         return 0
@@ -181,8 +182,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_daemon(args: argparse.Namespace) -> int:
-    from webhand.surfaces import daemon_client
-    from webhand.surfaces.daemon import run_daemon
+    from webhand.surfaces.cli import daemon_client
+    from webhand.surfaces.cli.daemon import run_daemon
 
     if args.action == "run":
         return run_daemon(_settings(args), announce=not args.foreground, origin=config_origin(args))

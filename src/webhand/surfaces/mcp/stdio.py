@@ -7,12 +7,12 @@ other conversation will come. The reserve stays for the HTTP server and the Pyth
 Start-up order (each step measured, see docs/design.md "Cold start"):
 
 1. The client's ``initialize`` is answered from its first line before anything heavy loads
-   (``stdio_wire``, ``handshake``).
+   (``wire``, ``handshake``).
 2. The settings load, and the browser's process is spawned. When this server was started as the
    last one was (same command line, directory, variables), its browser is launched first, as that
    one launched it, and the settings confirm it or it is replaced (``engine/launch_memo``).
 3. While Chromium boots on the other core, the client's first ``tools/list`` and ``tools/call``
-   are served without the MCP SDK (``stdio_early``): the catalog loads at the first list.
+   are served without the MCP SDK (``early``): the catalog loads at the first list.
 4. The SDK is imported once the first call was answered (or at once, for a line only it can
    answer), in a thread, and the session is handed to it: it serves everything after.
 """
@@ -32,8 +32,8 @@ from webhand.engine.chrome import ChromeProcess, discard_launch
 from webhand.engine.launch_memo import Plan
 from webhand.errors import WebhandError
 from webhand.surfaces.exposure import served_tools
-from webhand.surfaces.stdio_early import EarlyServer
-from webhand.surfaces.stdio_wire import SdkInput, SdkOutput, StdioWire
+from webhand.surfaces.mcp.early import EarlyServer
+from webhand.surfaces.mcp.wire import SdkInput, SdkOutput, StdioWire
 
 if TYPE_CHECKING:  # both load after the remembered browser is launched: they are most of the start-up's CPU
     from webhand.config import Settings
@@ -72,7 +72,7 @@ async def serve(load_settings: Callable[[], Settings], wire: StdioWire, *, style
             handover = await early.serve(sdk_loaded)
             if not handover.ended:
                 await loading
-                from webhand.surfaces.mcp import serve_stdio
+                from webhand.surfaces.mcp.server import serve_stdio
 
                 await serve_stdio(webhand, context, SdkInput(wire, handover.replay, early.cancels_own_call),
                                   SdkOutput(wire, wire.answered), style=style, exposed=exposed)
@@ -115,7 +115,7 @@ async def _confirm_launch(webhand: Webhand, memo_key: str | None, guess: tuple[P
 async def _load_sdk(wanted: asyncio.Event, loaded: asyncio.Event) -> None:
     """Import the MCP SDK once it is wanted: in a thread, so that a call under way goes on."""
     await wanted.wait()
-    await asyncio.to_thread(__import__, "webhand.surfaces.mcp")
+    await asyncio.to_thread(__import__, "webhand.surfaces.mcp.server")
     loaded.set()
 
 

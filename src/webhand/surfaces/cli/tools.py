@@ -5,7 +5,7 @@ are ``--flags``; ``ref`` is an optional first positional so that ``webhand click
 naturally. Help text is the tool's and the fields' descriptions. The call itself runs in the
 daemon, so the browser and its state outlive the command.
 
-The parser is built from ``cli_commands.json``, which ``command_specs()`` generates from the
+The parser is built from ``commands.json``, which ``command_specs()`` generates from the
 catalog (``scripts/gen_tool_table.py`` writes it; a test checks it is current): a CLI call
 that only forwards to the daemon must not pay for importing the catalog and its models.
 """
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 #: Subcommands that are not tools; a tool whose short name is one of them keeps its full name.
 BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help", "dashboard", "export", "replay"}
-COMMANDS_FILE = Path(__file__).with_name("cli_commands.json")
+COMMANDS_FILE = Path(__file__).with_name("commands.json")
 #: Fields the CLI sets itself: ``--session`` picks the daemon conversation instead.
 _HIDDEN_FIELDS = {"session"}
 _TYPES = {"integer": int, "number": float, "string": str}
@@ -35,7 +35,7 @@ _FIELD_KEYS = ("type", "enum", "items", "description")
 
 
 def command_specs() -> dict[str, Any]:
-    """What the CLI needs of the catalog, as JSON data (the content of ``cli_commands.json``)."""
+    """What the CLI needs of the catalog, as JSON data (the content of ``commands.json``)."""
     from webhand.tools import CAPABILITIES, CATALOG
 
     commands = []
@@ -177,7 +177,7 @@ class ForwardedCall:
 
 def parse_forwarded(argv: list[str], cwd: str, env: dict[str, str]) -> ForwardedCall | None:
     """A tool command line typed in ``cwd`` with ``env``, parsed by the daemon for the thin client
-    (``cli_forward``); None when ``argv`` is no tool command. Raises ``CommandLineError``."""
+    (``forward``); None when ``argv`` is no tool command. Raises ``CommandLineError``."""
     spec = find_command(argv[0]) if argv else None
     if spec is None:
         return None
@@ -199,7 +199,7 @@ def _origin(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> str:
     """Which config file and agent the caller's settings come from (as ``cli.config_origin``)."""
     from pathlib import Path
 
-    from webhand.locations import find_config_file
+    from webhand.security.locations import find_config_file
 
     explicit = args.config or env.get("WEBHAND_CONFIG")
     path = find_config_file(os.path.join(cwd, os.path.expanduser(explicit)) if explicit else None, env=env, cwd=Path(cwd))
@@ -216,7 +216,7 @@ _LONGEST_TIMEOUT = 600.0
 def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_timeout: float, timeout: float,
                      origin: str = "") -> int:
     """Send the call to the daemon (starting it if needed), print the reply, return the exit status."""
-    from webhand.surfaces.daemon_client import request
+    from webhand.surfaces.cli.daemon_client import request
 
     arguments = tool_arguments(args)
     wait = float(arguments.get("timeout") or timeout) + 30.0  # the daemon enforces the real timeout
@@ -228,7 +228,7 @@ def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_tim
 def forward_to_running_daemon(args: argparse.Namespace, origin: str) -> int | None:
     """The CLI's fast path: send the call to a daemon that is already running, print the reply
     and return the exit status; None when no daemon runs (the caller starts one)."""
-    from webhand.surfaces.daemon_client import DaemonNotRunning, request
+    from webhand.surfaces.cli.daemon_client import DaemonNotRunning, request
 
     arguments = tool_arguments(args)
     wait = float(arguments.get("timeout") or _LONGEST_TIMEOUT) + 30.0

@@ -1,7 +1,7 @@
 """webhand's MCP results as plain JSON: a tool's entry in ``tools/list`` and a ``tools/call`` result.
 
 One rendering for both stdio paths: the MCP SDK's server validates these into its own models
-(``surfaces/mcp``), and the early stdio server (``stdio_early``) writes them before the SDK is
+(``server``), and the early stdio server (``early``) writes them before the SDK is
 loaded. Keys whose value would be null are left out, as the SDK leaves them out on the wire.
 Standard library only.
 """

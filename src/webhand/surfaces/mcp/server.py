@@ -1,7 +1,7 @@
 """The MCP server, on the official ``mcp`` SDK's low-level server.
 
 Tools, their schemas and annotations come from the catalog (see ``exposure``). Over stdio, one
-connection is one conversation. Over streamable HTTP (``mcp_http``), each MCP session is one
+connection is one conversation. Over streamable HTTP (``streamable_http``), each MCP session is one
 conversation with its own browser, ended when the session ends.
 """
 
@@ -17,8 +17,8 @@ from mcp.shared.exceptions import MCPError
 
 from webhand import __version__
 from webhand.host import ToolContext, Webhand
-from webhand.surfaces.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
-from webhand.surfaces.mcp_json import call_result, tool_entry, unknown_tool_result
+from webhand.surfaces.mcp.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
+from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
 
 if TYPE_CHECKING:
     from webhand.surfaces.exposure import ExposedTool
@@ -69,7 +69,7 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
 async def serve_stdio(webhand: Webhand, context: ToolContext, stdin: Any, stdout: Any, *, style: str = "multi",
                       exposed: Callable[[], dict[str, ExposedTool]] | None = None) -> None:
     """Serve one conversation over stdio until the client closes the pipe. ``stdin``/``stdout``: the
-    wire's lines and writer (``stdio_wire``), which webhand owns from the process's start."""
+    wire's lines and writer (``wire``), which webhand owns from the process's start."""
     server = build_server(webhand, lambda _ctx: context, style=style, exposed=exposed)
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -11,7 +11,7 @@ The model writes ``<secret>NAME</secret>`` wherever it would type the value; ``e
 real value in just before it reaches the browser, after checking that the field's origin is one
 the secret may be typed on. ``redact`` (run by ``Response.result`` on every reply, and on every
 file webhand writes) turns the value back into its placeholder in any of its usual encodings
-(``secret_forms``), so a reply, log line or history entry built from a reply never holds one.
+(``security.secret_spellings``), so a reply, log line or history entry built from a reply never holds one.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from webhand.errors import ConfigError, InvalidArgument, PolicyRefused
-from webhand.secret_forms import masking_pattern
+from webhand.security.secret_spellings import masking_pattern
 
 # Every occurrence of a value is masked in every reply, so a very short value ("ab") would
 # garble ordinary text; such a secret is refused when the file is read.

@@ -58,8 +58,7 @@ async def _binary_version(path: str) -> str:
 
 async def _check_endpoints(settings: Settings, report: _Report) -> None:
     """Connect to each remote endpoint once, with its headers and timeout, then disconnect."""
-    from webhand.engine.pool import expand_headers
-    from webhand.engine.pool import redacted_url
+    from webhand.engine.pool import expand_headers, redacted_url
     from webhand.session.manager import make_engine
 
     pool = settings.effective_pool()
@@ -89,8 +88,8 @@ async def _check_endpoints(settings: Settings, report: _Report) -> None:
 
 async def run_doctor(settings: Settings) -> int:
     from webhand.engine.chrome import find_chromium
-    from webhand.locations import private_folder, runtime_dir
     from webhand.host import Webhand
+    from webhand.security.locations import private_folder, runtime_dir
 
     report = _Report()
     report.info("webhand", f"{__version__} on Python {platform.python_version()} ({sys.platform}, "
@@ -107,7 +106,7 @@ async def run_doctor(settings: Settings) -> int:
     except (OSError, WebhandError) as error:
         report.fail("runtime dir", str(error))
     try:
-        # The same check as a conversation's first file (paths.py): the user's, and nobody else's to change.
+        # The same check as a conversation's first file (session/files.py): the user's, and nobody else's to change.
         report.ok("output dir", private_folder(settings.output_dir.expanduser(), "Set output_dir (WEBHAND_OUTPUT_DIR) to "
                                                "a folder of your own that only you can write."))
     except WebhandError as error:

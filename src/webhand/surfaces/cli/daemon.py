@@ -27,10 +27,10 @@ from webhand.config import Settings
 from webhand.engine.subreaper import adopt_orphans
 from webhand.errors import WebhandError
 from webhand.host import Webhand
-from webhand.locations import runtime_dir
+from webhand.security.locations import runtime_dir
 from webhand.response import URL_LIMIT, ToolResult, page_line
 from webhand.security.masking import Masker
-from webhand.surfaces.daemon_client import MAX_LINE_BYTES, socket_path
+from webhand.surfaces.cli.daemon_client import MAX_LINE_BYTES, socket_path
 
 log = logging.getLogger("webhand")
 
@@ -167,9 +167,9 @@ class Daemon:
         return reply
 
     async def _command_line(self, request: dict[str, Any]) -> dict[str, Any]:
-        """A tool command as typed (the thin client, ``cli_forward``): parsed here, where the parser
+        """A tool command as typed (the thin client, ``forward``): parsed here, where the parser
         is already loaded, in the caller's directory and environment; the reply is what to print."""
-        from webhand.surfaces.cli_tools import CommandLineError, parse_forwarded, render_reply
+        from webhand.surfaces.cli.tools import CommandLineError, parse_forwarded, render_reply
 
         argv, cwd, env = request.get("argv"), request.get("cwd"), request.get("env") or {}
         if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and isinstance(cwd, str)
@@ -190,7 +190,7 @@ class Daemon:
         """Serve the dashboard on loopback (started on the first request, then the same one), behind
         the user's token: any local user can reach a loopback port, only this user the socket."""
         from webhand.surfaces.dashboard import DashboardServer, link, user_token
-        from webhand.surfaces.mcp_http import HttpOptions
+        from webhand.surfaces.http_security import HttpOptions
 
         token = user_token(runtime_dir())
         if self.dashboard is None:

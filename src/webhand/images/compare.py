@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageChops, ImageDraw
 
-from webhand.images import open_image
+from webhand.images.fitting import open_image
 
 _RED = (230, 0, 0)
 

@@ -5,7 +5,7 @@ own start (about 13 ms here). This path imports the standard library's socket an
 lean daemon client, nothing else: the daemon, which has the parser and the catalog loaded
 already, parses the command line in the caller's directory and environment and answers with
 what to print. Everything else (no daemon running, a command that is not a tool, ``--help``)
-goes to the full CLI, ``cli.main``.
+goes to the full CLI, ``main.main``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def main() -> int:
         code = _forward(argv)
         if code is not None:
             return code
-    from webhand.surfaces.cli import main as full_cli
+    from webhand.surfaces.cli.main import main as full_cli
 
     return full_cli(argv)
 
@@ -34,7 +34,7 @@ def main() -> int:
 def _forward(argv: list[str]) -> int | None:
     """Exit status of the command run by the daemon; None when none runs or argv is no tool command."""
     from webhand.errors import WebhandError
-    from webhand.surfaces.daemon_client import DaemonNotRunning, request
+    from webhand.surfaces.cli.daemon_client import DaemonNotRunning, request
 
     env = {name: os.environ[name] for name in _FORWARDED_ENV if name in os.environ}
     try:

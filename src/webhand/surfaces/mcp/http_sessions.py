@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from webhand.surfaces.jsonrpc_guard import jsonrpc_error_response, read_body
+from webhand.surfaces.mcp.jsonrpc_guard import jsonrpc_error_response, read_body
 
 log = logging.getLogger("webhand")
 

@@ -1,5 +1,5 @@
 """The CLI's history commands: ``webhand export`` (a session's calls as a script) and ``webhand
-replay`` (rerun a JSON export). Kept apart from cli.py, which stays the parser and the dispatch."""
+replay`` (rerun a JSON export). Kept apart from main.py, which stays the parser and the dispatch."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from webhand.errors import ConfigError
 
 
 def run_export(args: argparse.Namespace, settings: Settings) -> int:
-    from webhand.export import load_entries, render, steps_of
+    from webhand.history.export import load_entries, render, steps_of
     from webhand.security.masking import Masker
 
     source = Path(args.session)
     if source.is_file():
         entries, name = load_entries(source), source.stem
     else:
-        from webhand.surfaces import daemon_client
+        from webhand.surfaces.cli import daemon_client
 
         try:
             reply = daemon_client.request({"op": "history", "session": args.session}, timeout=30.0)
@@ -46,7 +46,7 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_replay(args: argparse.Namespace, settings: Settings) -> int:
-    from webhand.replay import load_export, replay
+    from webhand.history.replay import load_export, replay
 
     steps = load_export(Path(args.file))
     report = asyncio.run(replay(steps, settings))

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from webhand.surfaces.jsonrpc_envelope import envelope_problem, error_reply, valid_id
+from webhand.surfaces.mcp.jsonrpc_envelope import envelope_problem, error_reply, valid_id
 
 
 def jsonrpc_error_response(request_id: Any, code: int, message: str, *, status_code: int = 400,
