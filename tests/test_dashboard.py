@@ -22,7 +22,7 @@ from webhand.engine.chrome import find_chromium
 from webhand.errors import ConfigError
 from webhand.history.export import load_entries, steps_of
 from webhand.surfaces.dashboard import DashboardServer, dashboard_app
-from webhand.surfaces.dashboard.live import LiveView
+from webhand.surfaces.dashboard.live import DashboardLiveView
 from webhand.surfaces.http_security import HttpOptions
 
 TOKEN = "dashboard-test-token-5b1e"
@@ -231,7 +231,7 @@ async def test_history_saved_from_the_dashboard_exports(watched, dashboard, agen
 async def test_live_view_streams_only_while_someone_watches(watched, agent, site):
     await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
     session = next(s for s in watched.sessions.sessions() if s.key.conversation == agent.conversation_id)
-    view = LiveView(session, max_fps=5)
+    view = DashboardLiveView(session, max_fps=5)
     assert not view.streaming
     queue = await view.join()
     frame = await asyncio.wait_for(queue.get(), 15)

@@ -116,15 +116,15 @@ def test_an_origins_line_that_is_not_an_origin_is_refused_naming_the_entry(tmp_p
 
 
 def test_origin_rules_need_the_scheme_and_port_and_cover_subdomains_only_with_a_wildcard():
-    from webhand.security.secret_store import OriginRule
+    from webhand.security.secret_store import SecretOrigin
 
-    exact, wildcard = OriginRule.parse("https://Example.COM."), OriginRule.parse("https://*.example.com")
+    exact, wildcard = SecretOrigin.parse("https://Example.COM."), SecretOrigin.parse("https://*.example.com")
     assert exact.matches("https://example.com") and exact.matches("https://example.com:443")
     assert not exact.matches("http://example.com") and not exact.matches("https://example.com:8443")
     assert not exact.matches("https://login.example.com") and not exact.matches("null")
     assert wildcard.matches("https://login.example.com") and wildcard.matches("https://example.com")
     assert not wildcard.matches("https://evil-example.com") and not wildcard.matches("https://example.com.evil.test")
-    assert OriginRule.parse("https://bücher.example").matches("https://xn--bcher-kva.example")
+    assert SecretOrigin.parse("https://bücher.example").matches("https://xn--bcher-kva.example")
 
 
 async def test_a_reply_is_withheld_when_the_secrets_file_can_no_longer_be_read(tmp_path_factory, site):

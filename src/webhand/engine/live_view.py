@@ -46,7 +46,7 @@ class LiveView:
         return base64.b64decode(shot["data"])
 
     async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
-                               max_height: int, quality: int) -> Screencast:
+                               max_height: int, quality: int) -> ChannelScreencast:
         async with guarded(self.channel, "Starting the live view", 30):
             stream = await self.channel.fork()
 
@@ -60,7 +60,7 @@ class LiveView:
             stop_listening = stream.on("Page.screencastFrame", frame)
             await stream.send("Page.startScreencast", {"format": "jpeg", "quality": quality, "maxWidth": max_width,
                                                        "maxHeight": max_height})
-        return Screencast(stream, stop_listening)
+        return ChannelScreencast(stream, stop_listening)
 
     async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
         method, params = input_command(event)
@@ -72,7 +72,7 @@ class LiveView:
                                 "It may be busy or hung; try again.") from None
 
 
-class Screencast:
+class ChannelScreencast:
     """A running screencast (``driver.Screencast``): its own session, ended by ``stop``."""
 
     def __init__(self, stream: CdpChannel, stop_listening: Callable[[], None]) -> None:

@@ -39,7 +39,7 @@ def placeholder(name: str) -> str:
 
 # origins ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class OriginRule:
+class SecretOrigin:
     """One origin a secret may be typed on: ``scheme://host[:port]``; a ``*.`` first label
     covers the domain and its subdomains. The scheme is required: http is not https."""
 
@@ -50,7 +50,7 @@ class OriginRule:
     wildcard: bool
 
     @classmethod
-    def parse(cls, text: str) -> "OriginRule":
+    def parse(cls, text: str) -> "SecretOrigin":
         parts = urlsplit(text)
         wildcard = parts.netloc.startswith("*.")
         try:
@@ -90,7 +90,7 @@ def _host(host: str) -> str:
 class Secret:
     name: str
     value: str
-    origins: tuple[OriginRule, ...] = ()  # empty: any origin
+    origins: tuple[SecretOrigin, ...] = ()  # empty: any origin
 
 
 class SecretBook:
@@ -137,7 +137,7 @@ def load(path: Path | None) -> SecretBook:
 
 def _parse(lines: list[str], path: Path) -> dict[str, Secret]:
     values: dict[str, str] = {}
-    origins: dict[str, tuple[OriginRule, ...]] = {}
+    origins: dict[str, tuple[SecretOrigin, ...]] = {}
     for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
@@ -165,11 +165,11 @@ def _parse(lines: list[str], path: Path) -> dict[str, Secret]:
     return {name: Secret(name, value, origins.get(name, ())) for name, value in values.items()}
 
 
-def _parse_origins(name: str, text: str, path: Path) -> tuple[OriginRule, ...]:
+def _parse_origins(name: str, text: str, path: Path) -> tuple[SecretOrigin, ...]:
     rules = []
     for item in text.replace(",", " ").split():
         try:
-            rules.append(OriginRule.parse(item))
+            rules.append(SecretOrigin.parse(item))
         except ValueError:
             raise ConfigError(f"{name}{_ORIGINS_SUFFIX} in {path} has {item!r}, which is not an origin.",
                               "Write origins as https://site.example[:port], or https://*.site.example "

@@ -1,7 +1,7 @@
 """What a tab hears from its page over CDP, handed to the session: console calls and page errors,
 requests (for the network log and the settle rules), dialogs, file choosers, new windows.
 
-``PageEvents`` is owned by ``CdpTab`` (tab.py), which has it listen on each session of its page
+``CdpPageEvents`` is owned by ``CdpTab`` (tab.py), which has it listen on each session of its page
 (the page's own and each out-of-process frame's) as the session is set up.
 """
 
@@ -73,7 +73,7 @@ class CdpFileChooser:
                 params={"files": paths, "backendNodeId": self._node}, session_id=self._session)  # type: ignore[typeddict-item]
 
 
-class PageEvents:
+class CdpPageEvents:
     """One tab's listener: it hands what its page says to ``events`` (the session's callbacks), feeds
     the tab's request tracker and network log, and tells the tab's context of a download (a document
     answered as an attachment) or a new window (``window_opened``) about to come."""

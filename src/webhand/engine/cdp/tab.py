@@ -22,7 +22,7 @@ from webhand.engine.cdp import keyboard, stealth
 from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.element import CdpElement
-from webhand.engine.cdp.events import PageEvents
+from webhand.engine.cdp.events import CdpPageEvents
 from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
 from webhand.engine.cdp.liveness import Liveness
 from webhand.engine.cdp.network import CdpNetworkLog
@@ -31,7 +31,7 @@ from webhand.engine.cdp.workers import TabWorkers
 from webhand.engine.devtools import PerformanceCounters
 from webhand.engine.driver import (InputEvent, NavigationResult, ScreencastFrame, ServiceWorkerRegistration, SettleCaps,
                                    TabEvents, WaitCondition, WaitUntil)
-from webhand.engine.live_view import LiveView, Screencast
+from webhand.engine.live_view import LiveView, ChannelScreencast
 from webhand.engine.console_javascript import ConsoleJavaScript
 from webhand.engine.net_errors import net_failure
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
@@ -90,7 +90,7 @@ class CdpTab:
         self.tracker = settle.RequestTracker(self, policy, refusals)
         self.liveness = Liveness(connection, session_id, target_id, self.frame_tree, self.tracker)
         self.network_log = CdpNetworkLog(connection)  # requests in full (browser_network_request)
-        self.page_events = PageEvents(connection, session_id, index, self.frame_tree, self.tracker, self.network_log,
+        self.page_events = CdpPageEvents(connection, session_id, index, self.frame_tree, self.tracker, self.network_log,
                                       events, download_announced=context.announce_download,
                                       window_opened=context.announce_tab)
         self.workers = TabWorkers(connection, session_id, index, events, self.sessions)
@@ -540,7 +540,7 @@ class CdpTab:
         return await self.live_view.thumbnail(width=width, timeout=timeout)
 
     async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
-                               max_height: int, quality: int) -> Screencast:
+                               max_height: int, quality: int) -> ChannelScreencast:
         return await self.live_view.start_screencast(on_frame, max_width=max_width, max_height=max_height,
                                                      quality=quality)
 

@@ -170,7 +170,7 @@ class PlaywrightContext:
             # latency and throughput are set on each tab's own session after it (the last word counts).
             await self.context.set_offline(conditions.offline)
             self.network_conditions = conditions
-            await asyncio.gather(*(tab.devtools.emulate(conditions) for tab in self.tabs if not tab.closed))
+            await asyncio.gather(*(tab.cdp_session.emulate(conditions) for tab in self.tabs if not tab.closed))
 
     async def add_route(self, rule: RouteRule) -> None:
         await self.mocks.add(rule)

@@ -68,7 +68,7 @@ class PlaywrightFileChooser:
             await self.chooser.set_files(paths, timeout=timeout * 1000)
 
 
-class PageEvents:
+class PlaywrightPageEvents:
     """What one page says, handed to the session: its uncaught errors, its dialogs and its file
     choosers. (Its console messages are heard on the context: ``ContextConsole``.)"""
 
@@ -96,7 +96,7 @@ class PageEvents:
 
 class ConsoleTagger(Protocol):
     def tag_console(self, entry: ConsoleEntry, timestamp: float) -> None:
-        """Say whether ``entry`` came from an iframe, once the tab's CDP session tells (devtools.py)."""
+        """Say whether ``entry`` came from an iframe, once the tab's CDP session tells (cdp_session.py)."""
 
 
 class ConsoleTab(Protocol):
@@ -107,7 +107,7 @@ class ConsoleTab(Protocol):
     @property
     def index(self) -> int: ...
     @property
-    def devtools(self) -> ConsoleTagger: ...
+    def cdp_session(self) -> ConsoleTagger: ...
 
 
 class ContextConsole:
@@ -129,5 +129,5 @@ class ContextConsole:
         source = ("worker" if message.page is not None else "sw") if message.worker is not None else ""
         entry = ConsoleEntry(message.type, message.text, where, tab.index if tab else -1, source)
         if tab is not None and not source:
-            tab.devtools.tag_console(entry, message.timestamp)  # an iframe's? CDP tells (devtools.py)
+            tab.cdp_session.tag_console(entry, message.timestamp)  # an iframe's? CDP tells (cdp_session.py)
         self._events.console(entry)

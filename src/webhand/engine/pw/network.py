@@ -21,11 +21,11 @@ from webhand.errors import InvalidArgument
 _IDS = itertools.count(1)
 
 
-class NetworkLog:
+class PlaywrightNetworkLog:
     """Hands each finished or failed request of one page to ``events.request``, and keeps the
     request itself (bounded) so that its headers and bodies can be read later.
 
-    ``claim_source(entry)`` fills in where a response came from (devtools.py reads it from CDP, now
+    ``claim_source(entry)`` fills in where a response came from (cdp_session.py reads it from CDP, now
     or a moment later); a response Playwright saw come from a service worker says so itself.
     """
 

@@ -8,7 +8,7 @@ A tab owns its collaborators, each made in ``__init__`` with what it needs:
 - ``_tracker`` (settle.py): requests in flight and action watches; browser_wait_for's conditions
   run in waits.py;
 - ``liveness`` (liveness.py): crash, hang test, stopping a navigation, ending the page;
-- ``devtools`` (devtools.py): what the tab's own CDP session learns; ``network_log`` (network.py).
+- ``cdp_session`` (cdp_session.py): what the tab's own CDP session learns; ``network_log`` (network.py).
 
 Evaluating (javascript.py), thumbnails, screencast and a person's input (live.py), service workers
 and performance counters (tab_debugging.py) are still bases of the class.
@@ -28,17 +28,17 @@ from webhand.engine.console_javascript import ConsoleJavaScript
 from webhand.engine.devtools import PerformanceCounters
 from webhand.engine.driver import (InputEvent, NavigationResult, NetworkConditions, ScreencastFrame, ServiceWorkerRegistration,
                                    SettleCaps, TabEvents, WaitCondition, WaitUntil)
-from webhand.engine.live_view import LiveView, Screencast
+from webhand.engine.live_view import LiveView, ChannelScreencast
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
 from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
 from webhand.engine.pw.channel import PlaywrightChannel, viewport_of
-from webhand.engine.pw.devtools import TabDevtools
+from webhand.engine.pw.cdp_session import TabCdpSession
 from webhand.engine.pw.element import PlaywrightElement
 from webhand.engine.pw.errors import navigation_error, translate, translated, unknown_key
-from webhand.engine.pw.events import PageEvents
+from webhand.engine.pw.events import PlaywrightPageEvents
 from webhand.engine.pw.frames import PlaywrightFrame, PlaywrightFrameTree
 from webhand.engine.pw.liveness import PageLiveness
-from webhand.engine.pw.network import NetworkLog
+from webhand.engine.pw.network import PlaywrightNetworkLog
 from webhand.engine.pw.policy import PlaywrightRequestPolicy
 from webhand.engine.pw.settle import PlaywrightActionWatch, PlaywrightRequestTracker, document_loaded
 from webhand.engine.pw.waits import wait_for_condition
@@ -58,7 +58,7 @@ class PlaywrightTab:
         self.index = index
         self.next_ref: dict[str, int] = {}  # per frame key; keeps counting across documents
         self._cdp: asyncio.Future[CDPSession] | None = None
-        self.page_events = PageEvents(page, events, index)
+        self.page_events = PlaywrightPageEvents(page, events, index)
         self.frame_tree = PlaywrightFrameTree(page, self._session)
         # Told the moment the page asks for a new window (window.open, target=_blank), before the
         # new tab exists: the context counts it so an action can wait for the tab (context.py).
@@ -71,15 +71,15 @@ class PlaywrightTab:
         self._refusals_before = 0  # the refusal log's count when the current navigation began
         self.liveness = PageLiveness(page, self._tracker, self._session)
         # response sources, iframe console messages, service workers, network emulation
-        self.devtools = TabDevtools(self._session, network_conditions, response_sources=response_sources)
-        self.network_log = NetworkLog(page, events, index, self.devtools.claim_source)
+        self.cdp_session = TabCdpSession(self._session, network_conditions, response_sources=response_sources)
+        self.network_log = PlaywrightNetworkLog(page, events, index, self.cdp_session.claim_source)
         # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
         self.channel = PlaywrightChannel(page, self._session)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel, viewport_of(page))
-        self.service_worker_actions = ServiceWorkerActions(self.channel, self.devtools.service_worker_registry,
+        self.service_worker_actions = ServiceWorkerActions(self.channel, self.cdp_session.service_worker_registry,
                                                            self.console, lambda: self.url)
-        self.performance = PerformanceCounters(self.channel, enabled=self.devtools.ready)
+        self.performance = PerformanceCounters(self.channel, enabled=self.cdp_session.ready)
 
     async def _watch_window_open(self) -> None:
         try:
@@ -115,7 +115,7 @@ class PlaywrightTab:
     async def navigate(self, url: str, *, wait_until: WaitUntil = "load", timeout: float,
                        title: bool = True) -> NavigationResult:
         await self._before_navigation(url)  # the origin policy refuses before anything loads
-        await self.devtools.ready  # so that the sources of this page's responses are heard
+        await self.cdp_session.ready  # so that the sources of this page's responses are heard
         answered_with_file = False
 
         def watch(response: Any) -> None:
@@ -320,7 +320,7 @@ class PlaywrightTab:
         return await self.live_view.thumbnail(width=width, timeout=timeout)
 
     async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
-                               max_height: int, quality: int) -> Screencast:
+                               max_height: int, quality: int) -> ChannelScreencast:
         return await self.live_view.start_screencast(on_frame, max_width=max_width, max_height=max_height,
                                                      quality=quality)
 

@@ -30,7 +30,7 @@ from webhand.host import Webhand
 from webhand.security.masking import Masker
 from webhand.session.control import wait_for_agent_to_finish
 from webhand.session.session import Session
-from webhand.surfaces.dashboard.live import LiveView
+from webhand.surfaces.dashboard.live import DashboardLiveView
 from webhand.surfaces.dashboard.views import session_details, sessions_list
 
 DASHBOARD_PATH = "/dashboard"
@@ -81,7 +81,7 @@ class Dashboard:
     def __init__(self, webhand: Webhand, security: TransportSecurityMiddleware) -> None:
         self.webhand = webhand
         self.security = security
-        self.live: dict[str, LiveView] = {}  # by session public id, while someone watches
+        self.live: dict[str, DashboardLiveView] = {}  # by session public id, while someone watches
 
     def routes(self) -> list[Route]:
         return [
@@ -155,7 +155,7 @@ class Dashboard:
     async def live_stream(self, request: Request, session: Session) -> Response:
         view = self.live.get(session.public_id)
         if view is None:
-            view = self.live[session.public_id] = LiveView(session, self.webhand.settings.dashboard_max_fps)
+            view = self.live[session.public_id] = DashboardLiveView(session, self.webhand.settings.dashboard_max_fps)
         queue = await view.join()
 
         async def events() -> AsyncIterator[bytes]:

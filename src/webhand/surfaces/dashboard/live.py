@@ -26,7 +26,7 @@ MAX_HEIGHT = 1280
 QUALITY = 60
 
 
-class LiveView:
+class DashboardLiveView:
     def __init__(self, session: Session, max_fps: float) -> None:
         self.session = session
         self.interval = 1.0 / max_fps

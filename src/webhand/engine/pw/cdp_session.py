@@ -31,7 +31,7 @@ _URLS = 500
 _RECENT_CONSOLE = 200
 
 
-class TabDevtools:
+class TabCdpSession:
     def __init__(self, session: Callable[[], Awaitable[CDPSession]],
                  conditions: Callable[[], NetworkConditions] | None = None, *, response_sources: bool = True) -> None:
         self._session = session
