@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from corpus_site import controls, fold
 from harness import backend_node_ids, evaluate, open_cdp, tab_of
-from webhand.page.text import without_break_hints
+from webhand.engine.break_hints import without_break_hints
 
 # Chromium's AX tree names some roles by its internal names where the snapshot uses the ARIA
 # role (the one Playwright and the ARIA specs use). Each entry: Chromium's role -> the ARIA one.

@@ -11,7 +11,7 @@ import re
 
 from PIL import Image, ImageChops
 
-from webhand.images.annotate import Label
+from webhand.page.annotate import Label
 
 # Where each button is on the page (CSS pixels, document coordinates), from buttons.html.
 BOXES = {

@@ -8,7 +8,7 @@ import pytest
 
 from webhand.config import Settings, load_settings
 from webhand.errors import ConfigError
-from webhand.session.files import ConversationFiles
+from webhand.conversation_files import ConversationFiles
 from webhand.surfaces.cli.main import main
 
 CONFIG = """

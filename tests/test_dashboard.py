@@ -20,7 +20,7 @@ from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
 from webhand.engine.chrome import find_chromium
 from webhand.errors import ConfigError
-from webhand.history.export import load_entries, steps_of
+from webhand.surfaces.cli.export import load_entries, steps_of
 from webhand.surfaces.dashboard import DashboardServer, dashboard_app
 from webhand.surfaces.dashboard.live import DashboardLiveView
 from webhand.surfaces.http_security import HttpOptions

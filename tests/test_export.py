@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 
 from helpers import CLI_TIMEOUT, settings_for_tests, wait_until_gone
-from webhand.history.export import render, steps_of
-from webhand.history.replay import load_export, replay
+from webhand.surfaces.cli.export import render, steps_of
+from webhand.surfaces.cli.replay import load_export, replay
 
 SRC = str(Path(__file__).parent.parent / "src")
 #: A last step the tests add to an export: what the replayed page holds.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from helpers import open_page
-from webhand.history.export import steps_of
+from webhand.surfaces.cli.export import steps_of
 
 # Break hints: soft hyphen, zero-width space, non-joiner, joiner, word joiner, byte-order mark.
 HINTS = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")

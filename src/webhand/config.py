@@ -128,7 +128,7 @@ class Settings(BaseModel):
     action_timeout: float = Field(5.0, gt=0, le=600, description="How long an action waits for its element to be actionable.")
     launch_timeout: float = Field(30.0, gt=0, le=600)
     # Output
-    # Each conversation writes into its own unguessable subfolder of these (session/files.py).
+    # Each conversation writes into its own unguessable subfolder of these (conversation_files.py).
     output_dir: Path = Field(default_factory=_default_output_dir, description="Where conversations' files go, one private subfolder each.")
     screenshot_dir: Path | None = Field(None, description="Screenshots here instead (still one subfolder per conversation).")
     download_dir: Path | None = Field(None, description="Downloads here instead (still one subfolder per conversation).")
@@ -164,7 +164,7 @@ class Settings(BaseModel):
     image_max_pixels: int = Field(1_150_000, ge=4096, le=100_000_000, description="... and to at most this many pixels in all.")
     # web_fetch (tools/fetch.py): plain HTTP, no browser.
     fetch_max_bytes: int = Field(5 * 1024 * 1024, ge=1024, le=100 * 1024 * 1024, description="web_fetch reads at most this many bytes of a body.")
-    # Session history and the dashboard (history/log.py, surfaces/dashboard/)
+    # Session history and the dashboard (session/history.py, surfaces/dashboard/)
     history_keep: int = Field(200, ge=1, le=100_000, description="Tool calls each session keeps in memory; older ones go to history/<session>.jsonl in the conversation's folder.")
     dashboard_max_fps: float = Field(5.0, gt=0, le=30, description="Most frames per second the dashboard's live view sends.")
     # Remote browsers and the pool (engine/pool.py)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
-from webhand.history.recording import CallRecord
+from webhand.session.recording import CallRecord
 from webhand.response import Response, ToolResult
 from webhand.session.conversation import ConversationSessions
-from webhand.session.files import ConversationFiles
+from webhand.conversation_files import ConversationFiles
 from webhand.session.manager import SessionManager
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from webhand.config import Settings
 from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
-from webhand.session.files import ConversationFiles
+from webhand.conversation_files import ConversationFiles
 from webhand.security.masking import Masker
 
 if TYPE_CHECKING:  # Pillow loads with the first image, not with every server's start

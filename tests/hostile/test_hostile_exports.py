@@ -88,7 +88,7 @@ def _clean(tmp_path: Path, form: str) -> str:
 
 def _export_here(tmp_path: Path, entry: dict, form: str) -> str:
     """What `webhand export FILE --format FORM` writes, run in this process (the table is large)."""
-    from webhand.history.export import load_entries, render, steps_of
+    from webhand.surfaces.cli.export import load_entries, render, steps_of
 
     history = tmp_path / "default.jsonl"
     history.write_text(json.dumps(entry) + "\n", encoding="utf-8")

@@ -29,7 +29,7 @@ from webhand import Settings
 from webhand.engine import launch_memo
 from webhand.errors import FileNotWritable
 from webhand.security.locations import runtime_dir
-from webhand.session.files import ConversationFiles
+from webhand.conversation_files import ConversationFiles
 
 
 @dataclass

@@ -9,7 +9,7 @@ import fnmatch
 from webhand.engine.driver import WaitCondition
 from webhand.engine.settle import RequestTracker
 from webhand.errors import shorten
-from webhand.page.text import JS_BREAK_HINTS
+from webhand.engine.break_hints import JS_BREAK_HINTS
 
 #: The network counts as idle after this long with no request in flight (Playwright's definition).
 NETWORK_IDLE_SECONDS = 0.5

@@ -1,1 +1,1 @@
-"""Images: fitting a picture to what a model takes, comparing two screenshots, numbering the refs on a screenshot."""
+"""Images: fitting a picture to what a model takes, comparing two screenshots."""

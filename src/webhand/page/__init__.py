@@ -1,1 +1,1 @@
-"""How a page is seen: snapshots with refs, readable text."""
+"""How a page is seen: snapshots with refs, readable text, annotated screenshots."""

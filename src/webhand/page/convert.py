@@ -158,7 +158,7 @@ def document_of(html: str, url: str) -> Document:
 
     import lxml.html
 
-    from webhand.page.text import without_break_hints
+    from webhand.engine.break_hints import without_break_hints
 
     try:
         tree = lxml.html.document_fromstring(html)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from webhand.engine.driver import Tab
 from webhand.page.snapshot import take_snapshot
-from webhand.page.text import without_break_hints
+from webhand.engine.break_hints import without_break_hints
 
 # Words a person uses for a role, mapped to the roles the snapshot prints.
 _ROLE_WORDS: dict[str, set[str]] = {

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound
 from webhand.page.convert import article_markdown
-from webhand.page.text import without_break_hints
+from webhand.engine.break_hints import without_break_hints
 
 _REF = re.compile(r"^(f\d+)?(e\d+)$")
 

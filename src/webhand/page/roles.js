@@ -79,7 +79,7 @@ function nativeRole(el) {
 }
 
 // Break hints (<wbr> as an element, zero-width spaces, joiners, soft hyphens: BREAK_HINTS, and
-// ANY_BREAK_HINT for a quick test, spliced in from page/text.py, one rule for Python and the page)
+// ANY_BREAK_HINT for a quick test, spliced in from engine/break_hints.py, one rule for Python and the page)
 // show no character to a reader, and a model copying a name with one ("/pet\u200b/findByStatus")
 // into a URL or a search gets it wrong: they are dropped from every name, value and text line.
 const unhinted = (s) => (s && ANY_BREAK_HINT.test(s) ? s.replace(BREAK_HINTS, '') : s || '');

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from webhand.engine.driver import Frame, Tab
 from webhand.errors import InvalidArgument, RefNotFound, WebhandError
-from webhand.page.text import JS_ANY_BREAK_HINT, JS_BREAK_HINTS
+from webhand.engine.break_hints import JS_ANY_BREAK_HINT, JS_BREAK_HINTS
 from webhand.response import Response
 
 Mode = Literal["page", "interactive", "full"]
@@ -29,7 +29,7 @@ def agent_script() -> str:
     Function declarations are hoisted, so roles.js may follow snapshot.js's early return. The
     accname bundle (a ``var``) comes last: it runs only when the agent is installed, and the
     agent's functions are first called after that. ``BREAK_HINTS`` and ``ANY_BREAK_HINT`` come
-    from page/text.py, so the page and Python drop the same characters.
+    from engine/break_hints.py, so the page and Python drop the same characters.
     """
     files = resources.files("webhand.page")
     parts = [files.joinpath(name).read_text() for name in ("snapshot.js", "roles.js", "vendor/accname.js")]

@@ -1,7 +1,7 @@
 """The one masker: everything that leaves webhand with every secret replaced by its placeholder.
 
 A reply (``Response``), a file a tool writes from page content, a history entry
-(history/recording.py), an export (``webhand export``), the daemon's status and the dashboard's
+(session/recording.py), an export (``webhand export``), the daemon's status and the dashboard's
 views all pass what they show through a ``Masker``. It replaces each secret value of the secrets
 file, in any of its usual spellings (secret_forms.py), by ``<secret>NAME</secret>``, and each lone
 UTF-16 surrogate (legal in a JavaScript string, not encodable by any transport) by U+FFFD.

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from webhand.config import Viewport
 from webhand.errors import SessionClosed
-from webhand.history.recording import CallRecord, record_call
+from webhand.session.recording import CallRecord, record_call
 from webhand.session import placing
 from webhand.session.control import agent_turn
 from webhand.session.session import Session
@@ -48,7 +48,7 @@ class ConversationSessions:
                 response.add(notice)
             session.notices.clear()
             try:
-                # A host's call is recorded in the session's history (history/recording.py).
+                # A host's call is recorded in the session's history (session/recording.py).
                 async with record_call(session, record, response) if record else contextlib.nullcontext():
                     await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
             except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)

@@ -27,7 +27,7 @@ from webhand.engine.driver import BrowserHandle, Context, Engine, TabEvents
 from webhand.engine.pool import Placement
 from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
 from webhand.session import placing
-from webhand.session.files import ConversationFiles
+from webhand.conversation_files import ConversationFiles
 from webhand.session.session import Session, SessionKey
 from webhand.session.shutdown import Steps, within_cap
 

@@ -23,11 +23,11 @@ from webhand.config import Settings
 from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionClosed
-from webhand.history.log import SessionHistory
+from webhand.session.history import SessionHistory
 from webhand.response import URL_LIMIT, Response, page_line
 from webhand.session import recovery
 from webhand.session.control import HumanControl
-from webhand.session.files import ConversationFiles
+from webhand.conversation_files import ConversationFiles
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
 _ANNOUNCED_CAP_SECONDS = 5.0

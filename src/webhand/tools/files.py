@@ -15,7 +15,7 @@ from pydantic import Field
 
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
-from webhand.session.files import require_file
+from webhand.conversation_files import require_file
 from webhand.response import URL_LIMIT, Response
 from webhand.session.changes import watch_changes
 from webhand.session.session import Session

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
-from webhand.images.annotate import annotated_screenshot
+from webhand.page.annotate import annotated_screenshot
 from webhand.page.find import find
 from webhand.page.snapshot import add_snapshot, omitted_notice, take_snapshot
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response

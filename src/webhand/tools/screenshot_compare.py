@@ -11,7 +11,7 @@ from webhand.durations import Timeout
 from webhand.errors import FileNotReadable, InvalidArgument
 from webhand.images.compare import compare
 from webhand.response import Response
-from webhand.session.files import require_file
+from webhand.conversation_files import require_file
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 from webhand.tools.observation import capture_png

@@ -18,7 +18,7 @@ from webhand.durations import Timeout
 from webhand.engine.driver import Cookie
 from webhand.errors import FileNotReadable, InvalidArgument, shorten
 from webhand.response import Response, to_json_text
-from webhand.session.files import require_file
+from webhand.conversation_files import require_file
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 

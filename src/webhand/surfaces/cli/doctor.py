@@ -106,7 +106,7 @@ async def run_doctor(settings: Settings) -> int:
     except (OSError, WebhandError) as error:
         report.fail("runtime dir", str(error))
     try:
-        # The same check as a conversation's first file (session/files.py): the user's, and nobody else's to change.
+        # The same check as a conversation's first file (conversation_files.py): the user's, and nobody else's to change.
         report.ok("output dir", private_folder(settings.output_dir.expanduser(), "Set output_dir (WEBHAND_OUTPUT_DIR) to "
                                                "a folder of your own that only you can write."))
     except WebhandError as error:

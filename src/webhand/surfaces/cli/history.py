@@ -13,7 +13,7 @@ from webhand.errors import ConfigError
 
 
 def run_export(args: argparse.Namespace, settings: Settings) -> int:
-    from webhand.history.export import load_entries, render, steps_of
+    from webhand.surfaces.cli.export import load_entries, render, steps_of
     from webhand.security.masking import Masker
 
     source = Path(args.session)
@@ -46,7 +46,7 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_replay(args: argparse.Namespace, settings: Settings) -> int:
-    from webhand.history.replay import load_export, replay
+    from webhand.surfaces.cli.replay import load_export, replay
 
     steps = load_export(Path(args.file))
     report = asyncio.run(replay(steps, settings))

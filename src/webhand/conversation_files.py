@@ -50,7 +50,7 @@ class ConversationFiles:
             else self.folder / "downloads"
         self.large_replies = self.folder / "files"
         self.pdfs = self.folder / "pdf"
-        self.history = self.folder / "history"  # each session's older tool calls (history/log.py)
+        self.history = self.folder / "history"  # each session's older tool calls (session/history.py)
         self._made = False
 
     def own_folders(self) -> list[Path]:

@@ -1,4 +1,4 @@
-"""Recording one tool call into its session's history (history/log.py).
+"""Recording one tool call into its session's history (session/history.py).
 
 ``record_call`` wraps the call inside the session's lock, so the URLs before and after are the
 page this call saw. Before the call it also notes, for each ref the call names, a CSS selector

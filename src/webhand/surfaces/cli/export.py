@@ -1,6 +1,6 @@
 """``webhand export``: a session's history as a script that runs again on a fresh page.
 
-The history (history/log.py) keeps every call with its arguments. Exporting keeps the calls
+The history (session/history.py) keeps every call with its arguments. Exporting keeps the calls
 that changed something and succeeded (reading tools, session tools and failed calls are left
 out), and turns each ref into the CSS selector recorded for it when the call ran: a ref is only
 good for the page that gave it, a selector finds the element on a fresh load. A ref that has no
@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from webhand.errors import InvalidArgument
-from webhand.history.recording import REF_FIELDS
+from webhand.session.recording import REF_FIELDS
 from webhand.response import NAME_LIMIT, page_line
 
 EXPORT_VERSION = 1
@@ -35,7 +35,7 @@ _LEFT_OUT = {"browser_close", "browser_request_human", "browser_wait_for_downloa
 
 
 class RecordedTarget(BaseModel):
-    """What ``record_call`` keeps of one ref (history/recording.py)."""
+    """What ``record_call`` keeps of one ref (session/recording.py)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     role: str = Field("", pattern=r"^([a-z][a-z-]{0,39})?$")  # a role is one word (page/roles.js)
