@@ -110,6 +110,34 @@ def test_the_package_has_no_import_cycle_type_checking_imports_included():
     assert not found, "import cycles in src/webhand:\n" + "\n".join(lines)
 
 
+
+def room_of(module: str) -> str:
+    """The room a module lives in: its package right under webhand (``webhand.engine``), or the
+    top-level module itself (``webhand.response``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_the_rooms_import_downward_only():
+    """No two rooms (the packages and modules right under webhand) import each other, even through
+    others: the house has floors, each room using only the ones below it. Inside a room modules may
+    lean on each other freely as long as they form no cycle (the test above)."""
+    graph = import_graph(modules())
+    rooms: dict[str, set[str]] = {}
+    why: dict[tuple[str, str], str] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            a, b = room_of(module), room_of(target)
+            if a != b and b != "webhand":
+                rooms.setdefault(a, set()).add(b)
+                why.setdefault((a, b), f"{module} imports {target}")
+    found = cycles({room: rooms.get(room, set()) for room in {room_of(m) for m in graph}})
+    lines = []
+    for component in found:
+        members = set(component)
+        lines += [f"    {why[(a, b)]}" for a in component for b in sorted(rooms.get(a, set()) & members)]
+    assert not found, "rooms of src/webhand that import each other:\n" + "\n".join(lines)
+
+
 def test_the_cycle_finder_sees_type_checking_and_submodule_imports(tmp_path):
     """The finder itself, on a small package: a cycle closed only by a TYPE_CHECKING import, and one
     closed by ``from . import submodule``."""
