@@ -492,8 +492,9 @@ class Engine(Protocol):
     #: Whether tabs ask the browser where each response came from (cache, service worker, prefetch).
     #: It costs a stream of CDP events per request, so it is on only when the network tools are served.
     response_sources: bool
-    #: Set once a launch has spawned its Chromium process (or failed to), before the browser boots.
-    browser_spawned: asyncio.Event
+    @property
+    def browser_spawned(self) -> asyncio.Event:
+        """Set once a launch has spawned its Chromium process (or failed to), before the browser boots."""
 
     async def start(self) -> None: ...
     def prelaunch(self) -> None:

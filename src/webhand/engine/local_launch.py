@@ -5,39 +5,53 @@ and the launch itself, from the settings' plan (``chrome.launch_plan``)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from webhand.engine.chrome import ChromeProcess, launch_plan
+from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch, launch_plan
 
 if TYPE_CHECKING:
     from webhand.config import Settings
-    from webhand.engine.chrome import LaunchedBrowsers
 
 
-class LocalLaunches:
-    """Mixed into an engine that has ``settings``, ``policy`` (with ``active``), ``launched``,
-    ``browser_spawned`` and ``_early_chrome``."""
+class LocalLauncher:
+    """The browsers an engine runs on this machine, owned by the engine (``engine.local``).
 
-    settings: Settings
-    policy: Any
-    launched: LaunchedBrowsers
-    browser_spawned: asyncio.Event
-    _early_chrome: asyncio.Future[ChromeProcess] | None
+    ``policy_active`` says whether the engine's origin policy is on (its proxy changes the plan).
+    """
+
+    def __init__(self, settings: Settings, policy_active: Callable[[], bool]) -> None:
+        self.settings = settings
+        self._policy_active = policy_active
+        self.launched = LaunchedBrowsers()  # what kill_now ends by pid
+        self.spawned = asyncio.Event()  # set when a launch has its Chromium process
+        self._early: asyncio.Future[ChromeProcess] | None = None
 
     def prelaunch(self) -> None:
         """Start the next browser now, in the background, for ``launch`` to take."""
-        if self._early_chrome is None:
-            self._early_chrome = asyncio.ensure_future(self._start_chrome())
+        if self._early is None:
+            self._early = asyncio.ensure_future(self._start())
 
-    def launch_plan(self) -> dict[str, Any]:
-        return launch_plan(self.settings, policy_active=self.policy.active)
+    def plan(self) -> dict[str, Any]:
+        return launch_plan(self.settings, policy_active=self._policy_active())
 
     def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
         self.launched.add_when_launched(starting)
-        if self._early_chrome is None:
-            self._early_chrome = starting
-        self.browser_spawned.set()
+        if self._early is None:
+            self._early = starting
+        self.spawned.set()
 
-    async def _start_chrome(self) -> ChromeProcess:
-        chrome = await ChromeProcess.launch_planned(self.launch_plan(), spawned=self.browser_spawned)
+    def take(self) -> asyncio.Future[ChromeProcess]:
+        """The browser started ahead, or a launch begun now: the caller owns it from here."""
+        starting, self._early = self._early or asyncio.ensure_future(self._start()), None
+        return starting
+
+    async def discard_early(self) -> None:
+        """End a browser launched ahead for a session that never came."""
+        early, self._early = self._early, None
+        if early is not None:
+            await discard_launch(early)
+
+    async def _start(self) -> ChromeProcess:
+        chrome = await ChromeProcess.launch_planned(self.plan(), spawned=self.spawned)
         return self.launched.add(chrome)

@@ -24,9 +24,9 @@ from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
-from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch
+from webhand.engine.chrome import ChromeProcess
 from webhand.engine.driver import TabEvents
-from webhand.engine.local_launch import LocalLaunches
+from webhand.engine.local_launch import LocalLauncher
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pool import redacted_url
@@ -177,17 +177,29 @@ class CdpBrowser:
                                   "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
 
 
-class CdpEngine(LocalLaunches):
+class CdpEngine:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.policy = CdpPolicy.from_settings(settings)
+        self.local = LocalLauncher(settings, lambda: self.policy.active)  # browsers launched here
         self.version: str | None = None
         # Where each response came from is told by the Network events every tab listens to anyway
         # (network.py): nothing more to ask for. Kept for the host, which sets it for either driver.
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))
-        self._early_chrome: asyncio.Task[ChromeProcess] | None = None
-        self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process
-        self.launched = LaunchedBrowsers()  # what kill_now ends by pid
+
+    # the browsers launched on this machine (engine/local_launch.py) ------------------------------
+    @property
+    def browser_spawned(self) -> asyncio.Event:
+        return self.local.spawned
+
+    def prelaunch(self) -> None:
+        self.local.prelaunch()
+
+    def launch_plan(self) -> dict[str, Any]:
+        return self.local.plan()
+
+    def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        self.local.adopt_prelaunched(starting)
 
     async def start(self) -> None:
         """Nothing to start: no driver process."""
@@ -195,11 +207,11 @@ class CdpEngine(LocalLaunches):
     def kill_now(self) -> list[int]:
         """SIGKILL, by pid, the browsers this engine launched that nobody closed: shutdown's last
         resort when closing them overran its cap. Returns the pids."""
-        return self.launched.kill_now()
+        return self.local.launched.kill_now()
 
     async def launch(self) -> CdpBrowser:
         settings = self.settings
-        starting, self._early_chrome = self._early_chrome or asyncio.ensure_future(self._start_chrome()), None
+        starting = self.local.take()
         chrome = await starting
         try:
             connection = await CdpConnection.open(chrome.ws_endpoint, timeout=settings.launch_timeout)
@@ -240,9 +252,7 @@ class CdpEngine(LocalLaunches):
     async def stop(self) -> None:
         """No driver process to stop (each browser closes its own connection); a browser launched
         ahead for a session that never came is ended."""
-        early, self._early_chrome = self._early_chrome, None
-        if early is not None:
-            await discard_launch(early)
+        await self.local.discard_early()
 
 
 def _websocket_url(cdp_url: str, timeout: float, headers: dict[str, str]) -> str:

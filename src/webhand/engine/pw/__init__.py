@@ -22,9 +22,9 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
-from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch
+from webhand.engine.chrome import ChromeProcess, discard_launch
 from webhand.engine.driver import TabEvents
-from webhand.engine.local_launch import LocalLaunches
+from webhand.engine.local_launch import LocalLauncher
 from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
@@ -148,17 +148,29 @@ def _first_line(error: Exception, url: str) -> str:
     return line.replace(url, redacted_url(url))
 
 
-class PlaywrightEngine(LocalLaunches):
+class PlaywrightEngine:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._playwright: Playwright | None = None
         self._manager: Any = None
         self.policy = PlaywrightRequestPolicy.from_settings(settings)
+        self.local = LocalLauncher(settings, lambda: self.policy.active)  # browsers launched here
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))  # the host may change it
-        self._early_chrome: asyncio.Task[ChromeProcess] | None = None
-        self.browser_spawned = asyncio.Event()  # set when a launch has its Chromium process
         self._driver_start: asyncio.Future[Playwright] | None = None
-        self.launched = LaunchedBrowsers()  # what kill_now ends by pid
+
+    # the browsers launched on this machine (engine/local_launch.py) ------------------------------
+    @property
+    def browser_spawned(self) -> asyncio.Event:
+        return self.local.spawned
+
+    def prelaunch(self) -> None:
+        self.local.prelaunch()
+
+    def launch_plan(self) -> dict[str, Any]:
+        return self.local.plan()
+
+    def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
+        self.local.adopt_prelaunched(starting)
 
     async def start(self) -> None:
         # One driver however many callers start it at once (the boot and an early launch).
@@ -170,7 +182,7 @@ class PlaywrightEngine(LocalLaunches):
     async def launch(self) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side
         # by side: a first launch waits for the slower of the two, not for their sum.
-        starting, self._early_chrome = self._early_chrome or asyncio.ensure_future(self._start_chrome()), None
+        starting = self.local.take()
         try:
             await self.start()
         except BaseException:
@@ -216,9 +228,7 @@ class PlaywrightEngine(LocalLaunches):
                                  response_sources=self.response_sources)
 
     async def stop(self) -> None:
-        early, self._early_chrome = self._early_chrome, None
-        if early is not None:  # launched ahead for a session that never came
-            await discard_launch(early)
+        await self.local.discard_early()  # launched ahead for a session that never came
         if self._driver_start is not None and not self._driver_start.done():
             # The driver is mid-start: let it finish (capped) so that exiting ends its process.
             with contextlib.suppress(Exception):
@@ -234,7 +244,7 @@ class PlaywrightEngine(LocalLaunches):
         """SIGKILL, by pid, the browsers this engine launched that nobody closed, and the Node
         driver: shutdown's last resort when closing them overran its cap. Every Playwright call
         still waiting on either then fails at once. Returns the pids."""
-        pids = self.launched.kill_now()
+        pids = self.local.launched.kill_now()
         # Playwright keeps the driver's process private (its client's pipe transport); the version
         # is pinned in constraints.txt, and another layout finds nothing here (the driver then
         # exits by itself once its pipe closes).
