@@ -1,5 +1,5 @@
 """What the dashboard needs of a tab, the same on every driver: thumbnails, a screencast of the
-viewport, a person's input (was each driver's ``live.py`` and ``engine/live_input.py``).
+viewport, a person's input.
 
 The screencast runs on a second session attached to the same page (``CdpChannel.fork``), so its
 frame events and acknowledgements never queue behind the agent's calls on the tab's session.
