@@ -210,11 +210,11 @@ class Pool:
     async def _connect(self, endpoint: Endpoint) -> None:
         """One connection, with the endpoint's timeout and retry policy."""
         config = endpoint.settings
-        assert config.url is not None
+        assert config.url is not None or config.kind == "extension"
         headers = expand_headers(config.headers, endpoint.name)
         for attempt in range(config.retries + 1):
             try:
-                browser = await self.engine.connect(config.url, kind=config.kind, headers=headers,
+                browser = await self.engine.connect(config.url or "", kind=config.kind, headers=headers,
                                                     timeout=config.timeout)
                 break
             except BrowserLaunchFailed as error:

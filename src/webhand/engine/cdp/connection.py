@@ -152,6 +152,12 @@ class CdpConnection:
     async def open(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float) -> CdpConnection:
         client = _LeanClient(url, additional_headers=headers)
         await asyncio.wait_for(client.start(), timeout)
+        return cls.over(client)
+
+    @classmethod
+    def over(cls, client: Any) -> CdpConnection:
+        """A connection on a started client: cdp-use's, or one with the same shape (the extension
+        bridge's ``relay.RelayClient``)."""
         connection = cls(client)
         # cdp-use gives no "closed" callback; its reader task ends when the socket does.
         task = client._message_handler_task
