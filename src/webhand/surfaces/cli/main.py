@@ -53,6 +53,9 @@ def _remote_options(parser: argparse.ArgumentParser) -> None:
                         "show in `ps`")
     parser.add_argument("--attach-existing-context", action="store_true",
                         help="with --cdp-url: drive that browser's own tabs, cookies and logins")
+    parser.add_argument("--extension-bridge", action="store_true",
+                        help="drive the tabs you share from the Chrome you run, through webhand's extension "
+                        "(`webhand extension path`)")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -63,6 +66,7 @@ def _settings(args: argparse.Namespace) -> Settings:
              "executable_path": getattr(args, "chrome", None), "cdp_url": getattr(args, "cdp_url", None),
              "playwright_url": getattr(args, "playwright_url", None),
              "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None,
+             "extension_bridge": getattr(args, "extension_bridge", None) or None,
              "driver": getattr(args, "driver", None)}
     headers = getattr(args, "remote_header", None)
     if headers:
