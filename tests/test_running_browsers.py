@@ -57,7 +57,10 @@ def home_with_chromium(tmp_path_factory):
 def test_a_chromium_with_a_debugging_port_is_found_and_attachable(home_with_chromium):
     home, chrome = home_with_chromium
     (home / ".config" / "google-chrome").mkdir()  # a browser installed but not running
-    found = {b.name: b for b in find_running_browsers(home)}
+    deadline = time.monotonic() + 15  # the port may answer a moment after the file is written, on a loaded machine
+    while not (found := {b.name: b for b in find_running_browsers(home)})["Chromium"].attachable \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert found["Chromium"].attachable, found["Chromium"].reason
     port = int((home / ".config" / "chromium" / "DevToolsActivePort").read_text().split()[0])
     assert found["Chromium"].cdp_url == f"http://127.0.0.1:{port}"

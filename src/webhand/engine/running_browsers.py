@@ -28,7 +28,7 @@ from pathlib import Path
 #: The most of a DevToolsActivePort file read: a port and a path are a few dozen bytes.
 _MAX_FILE_BYTES = 512
 #: How long a port has to answer /json/version.
-PROBE_TIMEOUT_SECONDS = 1.0
+PROBE_TIMEOUT_SECONDS = 2.0
 _WS_PATH = re.compile(r"/devtools/browser/[A-Za-z0-9-]{1,64}")
 
 # (browser name, user-data dir relative to the home folder)
@@ -162,8 +162,9 @@ def _read_port_file(path: Path, home: Path) -> tuple[int, str] | str:
 def _probe(port: int, timeout: float) -> str | None:
     """The browser's product ("Chrome/140.0.…") when 127.0.0.1:port answers /json/version as a
     DevTools endpoint does; None otherwise."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through an HTTP(S)_PROXY
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=timeout) as reply:
+        with direct.open(f"http://127.0.0.1:{port}/json/version", timeout=timeout) as reply:
             body = json.loads(reply.read(64 * 1024))
     except (OSError, ValueError):
         return None
