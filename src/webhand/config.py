@@ -199,6 +199,17 @@ class Settings(BaseModel):
         # as a Path it would be ".", the current directory.
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("extensions")
+    @classmethod
+    def _extension_folders(cls, value: list[Path]) -> list[Path]:
+        folders = []
+        for path in value:
+            folder = Path(path).expanduser().absolute()
+            if not (folder / "manifest.json").is_file():
+                raise ValueError(f"{folder} is not an unpacked extension (a folder with a manifest.json)")
+            folders.append(folder)
+        return folders
+
     @field_validator("capabilities")
     @classmethod
     def _known_caps(cls, value: list[str]) -> list[str]:

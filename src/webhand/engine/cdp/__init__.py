@@ -27,7 +27,7 @@ from webhand.engine.cdp.shared_tabs import SharedTabsContext
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
 from webhand.engine.chrome import ChromeProcess
-from webhand.engine.driver import TabEvents
+from webhand.engine.driver import BrowserExtension, TabEvents
 from webhand.engine.local_launch import LocalLauncher
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
@@ -174,6 +174,13 @@ class CdpBrowser:
         except (TimeoutError, asyncio.TimeoutError, *PROTOCOL_ERRORS):
             return False
 
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        from webhand.engine.cdp.connection import guarded
+
+        async with guarded("Listing the browser's extensions", timeout):
+            found = (await self.connection.send.Extensions.getExtensions())["extensions"]
+        return [BrowserExtension(e["name"], e["version"], e["id"], e["path"], e["enabled"]) for e in found]
+
     async def existing_context(self, *, events: TabEvents) -> CdpContext:
         raise BrowserLaunchFailed("Attaching to a browser's own default context (attach_to_existing_context) is "
                                   "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
@@ -192,6 +199,9 @@ class SharedTabsBrowser(CdpBrowser):
     async def new_context(self, *, width: int, height: int, downloads_dir: str | None,
                           events: TabEvents) -> CdpContext:
         raise refused("A fresh browser context")
+
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        raise refused("Listing the browser's extensions")
 
     async def existing_context(self, *, events: TabEvents) -> SharedTabsContext:
         for old in [c for c in self.contexts.values() if c.closed]:
