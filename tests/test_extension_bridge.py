@@ -116,6 +116,8 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site):
         assert opened.is_error and "extension" in opened.text, opened.text
         closed = await context.call("browser_tabs", {"action": "close", "index": 0})
         assert closed.is_error, closed.text
+        workers = await context.call("browser_service_workers", {})  # a domain chrome.debugger leaves out
+        assert workers.is_error and "extension" in workers.text, workers.text
 
         # A page on 127.0.0.1 cannot open the relay's WebSocket, even knowing the token.
         script = ("new Promise(done => { const ws = new WebSocket('ws://127.0.0.1:%d/extension');"
@@ -131,6 +133,18 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site):
         seen = len(site.received_paths(f"bridge-ping?tab={tab}"))
         await _until(lambda: len(site.received_paths(f"bridge-ping?tab={tab}")) > seen + 2,
                      what=f"the {tab} tab keeps running after webhand left")
+
+    # A new webhand on the same port: the extension, whose connection closed, reconnects by itself
+    # and the tab is still shared, with what the first webhand did in it.
+    async with Webhand(settings) as webhand:
+        context = webhand.context("bridge-again")
+        for _ in range(80):
+            again = await context.call("browser_text", {})
+            if not again.is_error:
+                break
+            await asyncio.sleep(0.25)
+        assert "pressed 1" in again.text, again.text
+    assert chrome.poll() is None
 
 
 @pytest.mark.one_driver("the relay's own handshake, no driver")

@@ -189,6 +189,10 @@ class Pool:
         took = f" after waiting {waited:.1f} s" if waited is not None else ""
         if not up:
             down = "; ".join(f"{e.name}: {e.last_error.rstrip('.')}" for e in candidates)
+            if all(e.settings.kind == "extension" for e in candidates):
+                return BrowserLaunchFailed(f"The Chrome you run is not connected{took}: {down}.",
+                                           "In Chrome, check that webhand's extension is loaded and paired (its popup "
+                                           "says so), and share a tab; webhand picks it up on its own within seconds.")
             return BrowserLaunchFailed(f"No browser endpoint is reachable{took}: {down}.",
                                        "Check that the endpoints run and that their URLs and headers are right "
                                        "(`webhand doctor` checks each); webhand reconnects to them on its own.")

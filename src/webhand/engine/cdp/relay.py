@@ -327,8 +327,16 @@ class RelayClient:
             tab_id, child = self._children.get(session_id), session_id
         if tab_id is None or tab_id not in self._targets:
             raise RuntimeError({"message": "Session with given id not found."})
-        return await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child, "method": method,
-                                        "params": params})
+        try:
+            return await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child, "method": method,
+                                            "params": params})
+        except RuntimeError as error:
+            # chrome.debugger leaves out some domains (ServiceWorker, Browser, SystemInfo …) and says
+            # "wasn't found", as for a typo: here it means the extension cannot do it.
+            said = str(error.args[0].get("message", "")) if error.args and isinstance(error.args[0], dict) else ""
+            if "wasn't found" in said or "not allowed" in said.lower():
+                raise refused(f"The DevTools command {method}") from None
+            raise
 
     async def _browser_command(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "Browser.getVersion":
