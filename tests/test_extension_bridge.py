@@ -190,3 +190,32 @@ async def test_the_person_s_browser_is_ended_by_pid(bridge):
     os.killpg(chrome.pid, signal.SIGTERM)
     chrome.wait(15)
     assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.one_driver("the pairing token's file, no browser")
+@pytest.mark.parametrize("tamper, refused", [
+    ("readable by others", "not a private file"),    # another local user could have read it
+    ("a symbolic link", "cannot be read"),           # whoever controls the link chooses the token
+    ("too short", "too short"),                      # not one webhand made
+    (None, None),                                    # the table's control: made once, then the same
+])
+def test_a_tampered_pairing_token_file_is_refused(tmp_path, monkeypatch, tamper, refused):
+    from webhand.errors import FileNotWritable
+    from webhand.security.pairing import token_path
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    made = pairing_token()
+    path = token_path()
+    if tamper == "readable by others":
+        path.chmod(0o644)
+    elif tamper == "a symbolic link":
+        (tmp_path / "planted").write_text("x" * 43)
+        path.unlink()
+        path.symlink_to(tmp_path / "planted")
+    elif tamper == "too short":
+        path.write_text("short")
+    if refused is None:
+        assert pairing_token() == made and len(made) >= 40
+    else:
+        with pytest.raises(FileNotWritable, match=refused):
+            pairing_token()
