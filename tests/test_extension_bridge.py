@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -158,9 +159,10 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site):
     (EXTENSION_ORIGIN, None, "4003"),                    # no token at all
     (EXTENSION_ORIGIN, "right", "accepted"),             # the extension itself (the table's control)
 ])
-async def test_the_relay_refuses_pages_forged_origins_and_wrong_tokens(bridge, origin, token, refused_how):
-    _, port, right_token, settings = bridge
+async def test_the_relay_refuses_pages_forged_origins_and_wrong_tokens(origin, token, refused_how):
     from webhand.engine.cdp.relay import ExtensionRelay
+
+    right_token = secrets.token_urlsafe(32)
 
     relay = ExtensionRelay(_free_port(), lambda: right_token)
     await relay.start()

@@ -180,7 +180,7 @@ class Settings(BaseModel):
     pool_labels: list[str] = Field(default_factory=list, description="This webhand's sessions go only to pool endpoints carrying all these labels.")
     # The Chrome the person runs, through webhand's extension (engine/cdp/relay.py)
     extension_bridge: bool = Field(False, description="Drive the tabs a person shares from the Chrome they run, through webhand's browser extension (`webhand extension path`), instead of launching a browser. Raw CDP driver only.")
-    extension_port: int = Field(47311, ge=0, le=65535, description="The port on 127.0.0.1 where webhand's relay waits for the extension (the same as in the extension's popup).")
+    extension_port: int = Field(47311, ge=1, le=65535, description="The port on 127.0.0.1 where webhand's relay waits for the extension (the same as in the extension's popup).")
     # Extensions loaded into the browsers webhand launches (engine/chrome.py)
     extensions: list[Path] = Field(default_factory=list, description="Unpacked extensions (folders with a manifest.json) loaded into every browser webhand launches; process isolation only, not with a remote browser.")
 

@@ -32,6 +32,7 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
+from webhand.engine.cdp.connection import CommandProxy
 from webhand.errors import BrowserLaunchFailed, WebhandError
 from webhand.security.pairing import EXTENSION_ORIGIN, token_matches
 
@@ -194,6 +195,7 @@ class ExtensionRelay:
         old, self.link = self.link, link
         if old is not None:
             await old.socket.close(4000, "replaced by a newer connection")
+        log.info("the browser extension connected")
         await link.tell({"type": "welcome"})
         self._linked.set()
         try:
@@ -215,11 +217,9 @@ class RelayClient:
     the ids chrome.debugger gives them."""
 
     def __init__(self, link: ExtensionLink) -> None:
-        from webhand.engine.cdp.connection import _Commands
-
         self.link = link
         self.event_handlers: dict[str, Callable[[Any, str | None], None]] = {}
-        self.send = _Commands(self)  # type: ignore[arg-type]
+        self.send = CommandProxy(self)  # type: ignore[arg-type]
         self._roots: dict[str, int] = {}  # a tab's own sessions (and their second sessions) -> tab id
         self._children: dict[str, int] = {}  # child session id -> tab id
         self._targets: dict[int, dict[str, Any]] = {}  # tab id -> its target info, while announced
