@@ -221,6 +221,7 @@ class RelayClient:
         self.event_handlers: dict[str, Callable[[Any, str | None], None]] = {}
         self.send = CommandProxy(self)  # type: ignore[arg-type]
         self._roots: dict[str, int] = {}  # a tab's own sessions (and their second sessions) -> tab id
+        self._second: set[str] = set()  # which of those are second sessions (Target.attachToTarget)
         self._children: dict[str, int] = {}  # child session id -> tab id
         self._targets: dict[int, dict[str, Any]] = {}  # tab id -> its target info, while announced
         self._views = itertools.count(1)
@@ -278,6 +279,7 @@ class RelayClient:
         info = self._targets.pop(tab_id, None)
         for session in [s for s, t in self._roots.items() if t == tab_id]:
             del self._roots[session]
+            self._second.discard(session)
         for session in [s for s, t in self._children.items() if t == tab_id]:
             del self._children[session]
         if info is not None:
@@ -304,7 +306,7 @@ class RelayClient:
             return
         for session in [s for s, t in self._roots.items() if t == tab_id]:
             self._dispatch(method, params, session)
-        if method == "Target.targetInfoChanged" or method == "Page.frameNavigated":
+        if method == "Page.frameNavigated":
             frame = params.get("frame") or {}
             if not frame.get("parentId") and frame.get("url"):
                 self._targets[tab_id]["url"] = frame["url"]
@@ -340,8 +342,8 @@ class RelayClient:
 
     async def _browser_command(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "Browser.getVersion":
-            product = next((part for part in self.link.user_agent.split() if part.startswith(("Chrome/", "Edg/"))),
-                           "Chrome")
+            product = next((part.removeprefix("Headless") for part in self.link.user_agent.split()
+                            if part.startswith(("Chrome/", "HeadlessChrome/"))), "Chrome")
             return {"protocolVersion": "1.3", "product": product, "userAgent": self.link.user_agent,
                     "jsVersion": "", "revision": ""}
         if method in ("Target.setDiscoverTargets", "Target.setAutoAttach"):
@@ -352,14 +354,16 @@ class RelayClient:
         if method == "Target.attachToTarget" and tab_id is not None:
             session = f"tab-{tab_id}-view-{next(self._views)}"
             self._roots[session] = tab_id
+            self._second.add(session)
             return {"sessionId": session}
         if method == "Target.activateTarget" and tab_id is not None:
             return await self.link.request({"type": "activate", "tabId": tab_id})
         if method == "Target.detachFromTarget":
             session = str(params.get("sessionId", ""))
             if session in self._roots:
-                if session.count("-") > 1:  # a second session: only its listeners were here
+                if session in self._second:  # a second session: only its listeners were here
                     del self._roots[session]
+                    self._second.discard(session)
                 return {}  # a tab's own session stays while the tab is shared
             if session in self._children:
                 tab_id = self._children[session]
