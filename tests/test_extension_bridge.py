@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -221,3 +222,28 @@ def test_a_tampered_pairing_token_file_is_refused(tmp_path, monkeypatch, tamper,
     else:
         with pytest.raises(FileNotWritable, match=refused):
             pairing_token()
+
+
+@pytest.mark.one_driver("the shipped extension's files, no browser")
+def test_the_shipped_extension_asks_for_little_and_reaches_only_loopback():
+    import base64
+    import hashlib
+
+    from webhand.security.pairing import EXTENSION_ID
+
+    folder = extension_folder()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["manifest_version"] == 3
+    assert set(manifest["permissions"]) == {"debugger", "tabs", "storage", "alarms"}
+    assert "host_permissions" not in manifest and "content_scripts" not in manifest
+    policy = manifest["content_security_policy"]["extension_pages"]
+    assert "connect-src 'self' ws://127.0.0.1:*" in policy and "script-src 'self'" in policy
+    # Its id, and so the one origin the relay accepts, comes from the manifest's public key.
+    digest = hashlib.sha256(base64.b64decode(manifest["key"])).hexdigest()[:32]
+    assert "".join(chr(ord("a") + int(c, 16)) for c in digest) == EXTENSION_ID
+    # No remote code: every script is a file of the folder, and none names a host but 127.0.0.1.
+    for script in folder.glob("*.js"):
+        text = script.read_text()
+        assert not re.search(r"(https?|wss?)://(?!127\.0\.0\.1)", text), script.name
+        assert "eval(" not in text and "new Function" not in text and "importScripts" not in text
+    assert {p.name for p in folder.iterdir()} == {"manifest.json", "service_worker.js", "popup.html", "popup.js"}

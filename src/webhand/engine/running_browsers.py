@@ -98,10 +98,10 @@ def examine(name: str, folder: Path, home: Path, *, timeout: float = PROBE_TIMEO
     if isinstance(parsed, str):  # missing or unreadable
         if parsed == "missing":
             if running:
-                return result(False, "running without a DevTools port: Chrome 136 and later refuse "
-                                     "--remote-debugging-port on the default profile; share a tab through webhand's "
-                                     "extension (webhand extension path), or start it with another --user-data-dir "
-                                     "and --remote-debugging-port")
+                return result(False, "running without a DevTools port (started without --remote-debugging-port, "
+                                     "or Chrome 136 and later on its default profile, which refuses it); share a tab "
+                                     "through webhand's extension (webhand extension path), or start it with another "
+                                     "--user-data-dir and --remote-debugging-port")
             return result(False, "not running (no DevToolsActivePort file)")
         return result(False, f"its DevToolsActivePort file cannot be used: {parsed}")
     port, _path = parsed
