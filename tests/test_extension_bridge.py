@@ -127,6 +127,13 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site):
                   " ws.onerror = () => done('refused'); })" % (port, json.dumps(token)))
         attempt = await context.call("browser_eval", {"expression": script})
         assert attempt.data["result"] == "refused", attempt.text
+        # The extension itself refuses a tab that is not shared, whatever webhand's side asks.
+        link = webhand.sessions.engine.relay.link
+        for forged in ({"type": "attach", "tabId": 987654321},
+                       {"type": "command", "tabId": 987654321, "method": "Page.navigate", "params": {"url": "about:blank"}},
+                       {"type": "activate", "tabId": 987654321}):
+            with pytest.raises(RuntimeError, match="not shared"):
+                await link.request(forged, 10)
         assert not site.received_paths("tab=private&what=")  # the unshared tab was never touched
 
     # webhand is gone: the browser and both tabs still run (their pages keep reporting).
