@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webhand.config import Settings
-from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
 from webhand.engine.cdp.relay import ExtensionRelay, RelayClient, refused
@@ -175,8 +175,6 @@ class CdpBrowser:
             return False
 
     async def extensions(self, timeout: float) -> list[BrowserExtension]:
-        from webhand.engine.cdp.connection import guarded
-
         async with guarded("Listing the browser's extensions", timeout):
             found = (await self.connection.send.Extensions.getExtensions())["extensions"]
         return [BrowserExtension(e["name"], e["version"], e["id"], e["path"], e["enabled"]) for e in found]
