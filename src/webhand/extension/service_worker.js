@@ -146,7 +146,13 @@ async function reportShared() {
 async function attach(tabId) {
   if (!(await sharedTabs()).has(tabId)) throw new Error("this tab is not shared");
   if (!attached.has(tabId)) {
-    await chrome.debugger.attach({tabId}, PROTOCOL_VERSION);
+    try {
+      await chrome.debugger.attach({tabId}, PROTOCOL_VERSION);
+    } catch (error) {
+      // A worker that was suspended and woke again forgot its attachments, which Chrome kept.
+      const theirs = (await chrome.debugger.getTargets()).find((t) => t.tabId === tabId && t.attached);
+      if (!theirs || !String(error && error.message).includes("already attached")) throw error;
+    }
     attached.add(tabId);
   }
   const targets = await chrome.debugger.getTargets();
