@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
+from websockets.exceptions import WebSocketException
 
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
 from webhand.security.locations import private_folder, runtime_dir
@@ -84,8 +85,9 @@ def _is_script(path: str) -> bool:
 
 
 def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280, height: int = 720,
-                 extra: list[str] | None = None) -> list[str]:
-    """Flags fit for containers and closed networks: nothing phones home, nothing waits for a user."""
+                 extra: list[str] | None = None, extensions: list[str] | None = None) -> list[str]:
+    """Flags fit for containers and closed networks: nothing phones home, nothing waits for a user.
+    ``extensions`` (unpacked folders, ``extensions = [...]``) are the only ones the browser runs."""
     flags = [
         f"--user-data-dir={user_data_dir}",
         "--remote-debugging-port=0",
@@ -96,7 +98,7 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
         "--disable-component-update",
         "--disable-sync",
         "--disable-default-apps",
-        "--disable-extensions",
+        *(_extension_flags(extensions) if extensions else ["--disable-extensions"]),
         "--disable-breakpad",
         "--disable-client-side-phishing-detection",
         "--disable-domain-reliability",
@@ -122,6 +124,32 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
     # renderer and its omnibox UI for nothing.
     flags.append("--no-startup-window")
     return flags
+
+
+def _extension_flags(extensions: list[str]) -> list[str]:
+    # The extensions are loaded over CDP once the browser is up (load_extensions): --load-extension
+    # cannot enable them in the browser contexts sessions run in (incognito-like), loadUnpacked can.
+    # The Extensions domain needs unsafe extension debugging on; that adds no way in: the DevTools
+    # endpoint is webhand's alone (127.0.0.1, a port of its own).
+    return ["--enable-unsafe-extension-debugging", "--disable-component-extensions-with-background-pages"]
+
+
+async def load_extensions(ws_endpoint: str, folders: list[str]) -> None:
+    """Load each unpacked extension into the browser at ``ws_endpoint``, enabled in every context
+    (``Extensions.loadUnpacked``); the caller caps the time."""
+    from websockets.asyncio.client import connect
+
+    async with connect(ws_endpoint, max_size=1 << 20, compression=None) as socket:
+        for number, folder in enumerate(folders, 1):
+            await socket.send(json.dumps({"id": number, "method": "Extensions.loadUnpacked",
+                                          "params": {"path": folder, "enableInIncognito": True}}))
+            while (reply := json.loads(await socket.recv())).get("id") != number:
+                pass  # an event: not the answer
+            if "error" in reply:
+                raise BrowserLaunchFailed(f"Chromium refused the extension in {folder}: "
+                                          f"{str(reply['error'].get('message'))[:300]}",
+                                          "Fix its manifest.json (chrome://extensions, Load unpacked, shows the same "
+                                          "error), or remove it from extensions.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,7 +319,8 @@ def launch_plan(settings: Settings, *, policy_active: bool) -> dict[str, Any]:
     return {"executable": find_chromium(settings.executable_path), "headless": settings.headless,
             "width": settings.viewport.width, "height": settings.viewport.height,
             "extra_args": settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
-            "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if policy_active else None}
+            "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if policy_active else None,
+            "extensions": [os.path.realpath(path) for path in settings.extensions]}
 
 
 async def discard_launch(starting: asyncio.Future[ChromeProcess]) -> None:
@@ -330,11 +359,13 @@ class ChromeProcess:
     @classmethod
     async def launch(cls, executable: str, *, headless: bool = True, width: int = 1280, height: int = 720,
                      extra_args: list[str] | None = None, timeout: float = 30.0,
-                     preferences: dict[str, object] | None = None, spawned: asyncio.Event | None = None) -> "ChromeProcess":
+                     preferences: dict[str, object] | None = None, spawned: asyncio.Event | None = None,
+                     extensions: list[str] | None = None) -> "ChromeProcess":
         """Start Chromium; ``preferences`` seed its profile (settings that have no command-line switch).
         ``spawned`` is set once the process exists (or could not start), before it boots."""
         try:
-            return await cls._launch(executable, headless, width, height, extra_args, timeout, preferences, spawned)
+            return await cls._launch(executable, headless, width, height, extra_args, timeout, preferences, spawned,
+                                     extensions)
         finally:
             if spawned is not None:
                 spawned.set()
@@ -342,13 +373,14 @@ class ChromeProcess:
     @classmethod
     async def _launch(cls, executable: str, headless: bool, width: int, height: int, extra_args: list[str] | None,
                       timeout: float, preferences: dict[str, object] | None,
-                      spawned: asyncio.Event | None) -> "ChromeProcess":
+                      spawned: asyncio.Event | None, extensions: list[str] | None = None) -> "ChromeProcess":
         user_data_dir = _new_user_data_dir()
         if preferences:
             os.makedirs(os.path.join(user_data_dir, "Default"))
             with open(os.path.join(user_data_dir, "Default", "Preferences"), "w", encoding="utf-8") as file:
                 json.dump(preferences, file)
-        args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args)
+        args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args,
+                            extensions=extensions)
         # Crashpad's handler double-forks out of our process group. Pointing the config home
         # into the user-data dir puts that dir on the handler's command line (--database=…),
         # which is how close() and the reaper recognise it as ours.
@@ -388,6 +420,18 @@ class ChromeProcess:
                                       "Run `webhand doctor`; raise launch_timeout on a slow machine.") from None
         chrome = cls(process, ws, user_data_dir, entry, tail)
         chrome._drain = asyncio.create_task(_drain(process, tail))
+        if extensions:
+            try:
+                await asyncio.wait_for(load_extensions(ws, extensions), timeout)
+            except BaseException as error:  # cancellation too
+                await asyncio.shield(chrome.close())
+                if isinstance(error, (OSError, ValueError, WebSocketException)):
+                    raise BrowserLaunchFailed(f"Loading the extensions into Chromium failed: {error}",
+                                              "Run `webhand doctor` to see what is wrong.") from None
+                if isinstance(error, asyncio.TimeoutError):
+                    raise BrowserLaunchFailed(f"Loading the extensions into Chromium did not finish within "
+                                              f"{timeout:.0f} s.", "Raise launch_timeout on a slow machine.") from None
+                raise
         return chrome
 
     @property

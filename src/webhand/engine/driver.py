@@ -463,6 +463,17 @@ class Context(Protocol):
         ...
 
 
+@dataclass
+class BrowserExtension:
+    """An unpacked extension loaded into a browser webhand launched (``extensions = [...]``)."""
+
+    name: str
+    version: str
+    id: str
+    path: str
+    enabled: bool
+
+
 class BrowserHandle(Protocol):
     """One Chromium as a driver holds it (not the public ``webhand.api.Browser``)."""
 
@@ -483,6 +494,9 @@ class BrowserHandle(Protocol):
         ...
     async def wait_disconnected(self, timeout: float) -> bool:
         """Whether the connection drops within ``timeout``."""
+        ...
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        """The unpacked extensions the browser runs (``Extensions.getExtensions``)."""
         ...
     async def close(self) -> None: ...
     def kill_now(self) -> None: ...

@@ -189,6 +189,10 @@ class Pool:
         took = f" after waiting {waited:.1f} s" if waited is not None else ""
         if not up:
             down = "; ".join(f"{e.name}: {e.last_error.rstrip('.')}" for e in candidates)
+            if all(e.settings.kind == "extension" for e in candidates):
+                return BrowserLaunchFailed(f"The Chrome you run is not connected{took}: {down}.",
+                                           "In Chrome, check that webhand's extension is loaded and paired (its popup "
+                                           "says so), and share a tab; webhand picks it up on its own within seconds.")
             return BrowserLaunchFailed(f"No browser endpoint is reachable{took}: {down}.",
                                        "Check that the endpoints run and that their URLs and headers are right "
                                        "(`webhand doctor` checks each); webhand reconnects to them on its own.")
@@ -210,11 +214,11 @@ class Pool:
     async def _connect(self, endpoint: Endpoint) -> None:
         """One connection, with the endpoint's timeout and retry policy."""
         config = endpoint.settings
-        assert config.url is not None
+        assert config.url is not None or config.kind == "extension"
         headers = expand_headers(config.headers, endpoint.name)
         for attempt in range(config.retries + 1):
             try:
-                browser = await self.engine.connect(config.url, kind=config.kind, headers=headers,
+                browser = await self.engine.connect(config.url or "", kind=config.kind, headers=headers,
                                                     timeout=config.timeout)
                 break
             except BrowserLaunchFailed as error:

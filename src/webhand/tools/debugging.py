@@ -14,7 +14,7 @@ from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import Response
 from webhand.session.session import Session
-from webhand.tools.definition import PageArgs, tool
+from webhand.tools.definition import PageArgs, ToolArgs, tool
 
 
 class ServiceWorkersArgs(PageArgs):
@@ -138,3 +138,29 @@ def _counter(name: str, value: float) -> str:
     if name.endswith("Size"):
         return f"{value / 1_048_576:,.1f} MB"
     return f"{value:,.0f}"
+
+
+class ExtensionsArgs(ToolArgs):
+    timeout: Timeout = None
+
+
+@tool("browser_extensions", capability="debug", read_only=True)
+async def extensions(session: Session, args: ExtensionsArgs, response: Response) -> None:
+    """List the browser extensions loaded into this session's browser (the extensions setting): name, version,
+    id, enabled."""
+    if not session.settings.extensions:
+        response.add("No extensions are loaded: webhand runs Chromium with extensions off unless the configuration "
+                     "lists unpacked extension folders (extensions = [\"/path/to/extension\"], process isolation).")
+        return
+    found = await session.browser.extensions(args.timeout or session.settings.timeout)
+    if not found:
+        response.add("The browser runs none of the configured extensions (it refused them at launch: check that "
+                     "each folder holds a valid manifest.json).")
+        return
+    lines = [f"Extensions ({len(found)}):"]
+    for extension in found:
+        lines.append(f"- {response.clip(extension.name, 100)} {response.clip(extension.version, 40)}, id "
+                     f"{extension.id}, {'enabled' if extension.enabled else 'disabled'}")
+    response.add("\n".join(lines))
+    response.data({"extensions": [{"name": e.name, "version": e.version, "id": e.id, "enabled": e.enabled}
+                                  for e in found]})

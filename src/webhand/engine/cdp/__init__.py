@@ -19,20 +19,22 @@ from collections.abc import Callable
 from typing import Any
 
 from webhand.config import Settings
-from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
+from webhand.engine.cdp.relay import ExtensionRelay, RelayClient, refused
+from webhand.engine.cdp.shared_tabs import SharedTabsContext
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
 from webhand.engine.chrome import ChromeProcess
-from webhand.engine.driver import TabEvents
+from webhand.engine.driver import BrowserExtension, TabEvents
 from webhand.engine.local_launch import LocalLauncher
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed
 
-__all__ = ["CdpBrowser", "CdpEngine"]
+__all__ = ["CdpBrowser", "CdpEngine", "SharedTabsBrowser"]
 
 
 class CdpBrowser:
@@ -172,9 +174,45 @@ class CdpBrowser:
         except (TimeoutError, asyncio.TimeoutError, *PROTOCOL_ERRORS):
             return False
 
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        async with guarded("Listing the browser's extensions", timeout):
+            found = (await self.connection.send.Extensions.getExtensions())["extensions"]
+        return [BrowserExtension(e["name"], e["version"], e["id"], e["path"], e["enabled"]) for e in found]
+
     async def existing_context(self, *, events: TabEvents) -> CdpContext:
         raise BrowserLaunchFailed("Attaching to a browser's own default context (attach_to_existing_context) is "
                                   "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
+
+
+class SharedTabsBrowser(CdpBrowser):
+    """The Chrome a person runs, reached through webhand's extension (relay.py): its only targets
+    are the tabs the person shared. A session takes them as its context; nothing here closes them
+    or the browser (closing only disconnects)."""
+
+    def __init__(self, connection: CdpConnection, client: RelayClient, timeout: float) -> None:
+        super().__init__(connection, None, None)
+        self.client = client
+        self._timeout = timeout
+
+    async def new_context(self, *, width: int, height: int, downloads_dir: str | None,
+                          events: TabEvents) -> CdpContext:
+        raise refused("A fresh browser context")
+
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        raise refused("Listing the browser's extensions")
+
+    async def existing_context(self, *, events: TabEvents) -> SharedTabsContext:
+        for old in [c for c in self.contexts.values() if c.closed]:
+            self.contexts.pop(old.context_id, None)
+        context = SharedTabsContext(self.connection, self.client, events)
+        self.contexts[context.context_id] = context
+        try:
+            await context.share_in(self._timeout)
+        except BaseException:
+            await context.close()
+            self.contexts.pop(context.context_id, None)
+            raise
+        return context
 
 
 class CdpEngine:
@@ -186,6 +224,7 @@ class CdpEngine:
         # Where each response came from is told by the Network events every tab listens to anyway
         # (network.py): nothing more to ask for. Kept for the host, which sets it for either driver.
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))
+        self.relay: ExtensionRelay | None = None  # the extension bridge's server, once asked for
 
     # the browsers launched on this machine (engine/local_launch.py) ------------------------------
     @property
@@ -229,6 +268,8 @@ class CdpEngine:
 
     async def connect(self, cdp_url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
                       timeout: float | None = None) -> CdpBrowser:
+        if kind == "extension":
+            return await self._connect_extension(timeout or self.settings.launch_timeout)
         if kind != "cdp":  # a Playwright browser server speaks Playwright's protocol, not CDP
             raise BrowserLaunchFailed(f"The raw CDP driver cannot connect to a {kind} endpoint ({redacted_url(cdp_url)}).",
                                       'Use driver = "playwright" for Playwright browser servers.')
@@ -245,14 +286,36 @@ class CdpEngine:
         self.version = browser.version
         return browser
 
+    async def _connect_extension(self, timeout: float) -> SharedTabsBrowser:
+        """The tabs shared through webhand's extension: the relay starts (once) and the extension's
+        connection is awaited up to ``timeout``."""
+        from webhand.security.pairing import pairing_token
+
+        if self.relay is None:
+            self.relay = ExtensionRelay(self.settings.extension_port, pairing_token)
+        await self.relay.start()
+        link = await self.relay.wait_link(timeout)
+        client = RelayClient(link)
+        browser = SharedTabsBrowser(CdpConnection.over(client), client, timeout)
+        try:
+            await asyncio.wait_for(browser.start(), timeout)
+        except (TimeoutError, *PROTOCOL_ERRORS) as error:
+            await client.stop()
+            raise BrowserLaunchFailed(f"The browser extension connected, but did not answer: {error}",
+                                      "Reload the extension in chrome://extensions and try again.") from None
+        self.version = browser.version
+        return browser
+
     def _disguise(self, browser: CdpBrowser) -> None:
         if self.settings.stealth:
             browser.stealth = StealthProfile(browser.user_agent)
 
     async def stop(self) -> None:
         """No driver process to stop (each browser closes its own connection); a browser launched
-        ahead for a session that never came is ended."""
+        ahead for a session that never came is ended; the extension relay stops listening."""
         await self.local.discard_early()
+        if self.relay is not None:
+            await self.relay.close()
 
 
 def _websocket_url(cdp_url: str, timeout: float, headers: dict[str, str]) -> str:

@@ -51,7 +51,7 @@ class CdpClosed(Exception):
     """The connection, the page or its session is gone."""
 
 
-class _Commands:
+class CommandProxy:
     """``send.Domain.method(params=..., session_id=...)``, as cdp-use's typed library is called."""
 
     def __init__(self, client: CDPClient) -> None:
@@ -120,7 +120,7 @@ class _LeanClient(CDPClient):
         # Where CdpConnection.on registers its dispatchers; the reader loop reads the same table.
         self.event_handlers = events.handlers
         self._event_registry = events  # type: ignore[assignment]
-        self.send = _Commands(self)  # type: ignore[assignment]
+        self.send = CommandProxy(self)  # type: ignore[assignment]
 
     async def start(self) -> None:
         """cdp-use's start, without per-message compression on a loopback socket. websockets
@@ -152,6 +152,12 @@ class CdpConnection:
     async def open(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float) -> CdpConnection:
         client = _LeanClient(url, additional_headers=headers)
         await asyncio.wait_for(client.start(), timeout)
+        return cls.over(client)
+
+    @classmethod
+    def over(cls, client: Any) -> CdpConnection:
+        """A connection on a started client: cdp-use's, or one with the same shape (the extension
+        bridge's ``relay.RelayClient``)."""
         connection = cls(client)
         # cdp-use gives no "closed" callback; its reader task ends when the socket does.
         task = client._message_handler_task

@@ -135,10 +135,12 @@ class CdpTab:
             send.Target.setAutoAttach(params={"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
                                       session_id=session_id),
         ]
+        if main and width:  # width 0: a tab of the person's own browser keeps its window's size
+            commands.append(send.Emulation.setDeviceMetricsOverride(
+                params={"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                session_id=session_id))
         if main:
             commands += [
-                send.Emulation.setDeviceMetricsOverride(params={"width": width, "height": height, "deviceScaleFactor": 1,
-                                                                "mobile": False}, session_id=session_id),
                 # A tab that is not in front still gets focus events and :focus, as in Playwright.
                 send.Emulation.setFocusEmulationEnabled(params={"enabled": True}, session_id=session_id),
             ]

@@ -23,7 +23,7 @@ from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
 from webhand.engine.chrome import ChromeProcess, discard_launch
-from webhand.engine.driver import TabEvents
+from webhand.engine.driver import BrowserExtension, TabEvents
 from webhand.engine.local_launch import LocalLauncher
 from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
@@ -31,7 +31,7 @@ from webhand.engine.pw.errors import translated
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.policy import PlaywrightRequestPolicy, RefusalLog
 from webhand.engine.pw.stealth import PlaywrightStealth
-from webhand.errors import BrowserLaunchFailed
+from webhand.errors import ActionTimeout, BrowserLaunchFailed
 
 __all__ = ["PlaywrightBrowser", "PlaywrightEngine", "redacted_url"]
 
@@ -98,6 +98,23 @@ class PlaywrightBrowser:
         except asyncio.TimeoutError:
             pass
         return self.disconnected.is_set()
+
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        async def listed() -> list[dict[str, Any]]:
+            session = await self.browser.new_browser_cdp_session()
+            try:
+                return list((await session.send("Extensions.getExtensions"))["extensions"])
+            finally:
+                with contextlib.suppress(PWError):
+                    await session.detach()
+
+        try:
+            async with translated("Listing the browser's extensions", timeout):
+                found = await asyncio.wait_for(listed(), timeout)
+        except TimeoutError:
+            raise ActionTimeout(f"Listing the browser's extensions did not finish within {timeout:g} s.",
+                                "Try again with a larger timeout.") from None
+        return [BrowserExtension(e["name"], e["version"], e["id"], e["path"], e["enabled"]) for e in found]
 
     async def ping(self, timeout: float) -> bool:
         """A round trip to the browser itself (not just an open socket): a CDP session, one call."""

@@ -53,6 +53,9 @@ def _remote_options(parser: argparse.ArgumentParser) -> None:
                         "show in `ps`")
     parser.add_argument("--attach-existing-context", action="store_true",
                         help="with --cdp-url: drive that browser's own tabs, cookies and logins")
+    parser.add_argument("--extension-bridge", action="store_true",
+                        help="drive the tabs you share from the Chrome you run, through webhand's extension "
+                        "(`webhand extension path`)")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -63,6 +66,7 @@ def _settings(args: argparse.Namespace) -> Settings:
              "executable_path": getattr(args, "chrome", None), "cdp_url": getattr(args, "cdp_url", None),
              "playwright_url": getattr(args, "playwright_url", None),
              "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None,
+             "extension_bridge": getattr(args, "extension_bridge", None) or None,
              "driver": getattr(args, "driver", None)}
     headers = getattr(args, "remote_header", None)
     if headers:
@@ -164,6 +168,29 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from webhand.surfaces.cli.doctor import run_doctor
 
     return _run(run_doctor(_settings(args)))
+
+
+def _cmd_browsers(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from webhand.engine.running_browsers import describe, find_running_browsers
+
+    found = find_running_browsers()
+    if args.json:
+        print(json.dumps([asdict(b) | {"cdp_url": b.cdp_url} for b in found], indent=1))
+    else:
+        print("\n".join(describe(found)))
+    return 0
+
+
+def _cmd_extension(args: argparse.Namespace) -> int:
+    from webhand.security.pairing import extension_folder, pairing_token
+
+    if args.action == "path":
+        print(extension_folder())
+    else:
+        print(pairing_token())
+    return 0
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -268,6 +295,16 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
     _config_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
+
+    browsers = sub.add_parser("browsers", help="list the Chrome, Chromium, Edge and Brave browsers here that expose "
+                              "DevTools, and whether each can be attached (cdp_url)")
+    browsers.add_argument("--json", action="store_true", help="print JSON")
+    browsers.set_defaults(run=_cmd_browsers)
+
+    extension = sub.add_parser("extension", help="the browser extension that shares tabs of the Chrome you run: "
+                               "`path` prints its folder (for Load unpacked), `pair` its pairing token")
+    extension.add_argument("action", choices=["path", "pair"])
+    extension.set_defaults(run=_cmd_extension)
 
     dashboard = sub.add_parser("dashboard", help="serve the dashboard of the CLI's sessions (live view, history, "
                                "takeover) on 127.0.0.1; `webhand mcp --port` serves it at /dashboard too")
