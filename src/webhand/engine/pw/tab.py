@@ -170,9 +170,13 @@ class PlaywrightTab:
         async with translated("Taking a screenshot", timeout):
             return await self.page.screenshot(full_page=full_page, type="png", timeout=timeout * 1000)
 
-    async def set_viewport(self, width: int, height: int) -> None:
+    async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with translated("Resizing the viewport"):
             await self.page.set_viewport_size({"width": width, "height": height})
+            # Playwright sets the device scale per context only: a tab's own goes through CDP, as
+            # Playwright's own emulation does (its screenshots read the page's devicePixelRatio).
+            await self.channel.send("Emulation.setDeviceMetricsOverride", {
+                "width": width, "height": height, "deviceScaleFactor": device_scale, "mobile": False})
 
     async def close(self) -> None:
         try:
@@ -272,6 +276,15 @@ class PlaywrightTab:
                                 "The page may be busy: call browser_snapshot.") from None
         except PWError as error:
             raise unknown_key(key, error) or translate(error, f"Pressing {key}", timeout) from None
+
+    async def type_text(self, text: str, *, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.page.keyboard.type(text), timeout)
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"Typing did not finish within {timeout:g} s.",
+                                "The page may be busy: call browser_snapshot to see what was typed.") from None
+        except PWError as error:
+            raise translate(error, "Typing", timeout) from None
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         async with translated("Scrolling the page", timeout):
