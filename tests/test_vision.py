@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import pytest
 from PIL import Image, ImageChops
 
+from webhand.adapters.anthropic_computer import AnthropicComputer
+from webhand.adapters.openai_computer import OpenAIComputer
 from webhand.surfaces.cli.demo import serve_demo_site
 
 # The targets of grid.html: id -> colour (each appears nowhere else on the page).
@@ -99,17 +101,148 @@ async def test_a_click_at_a_target_seen_on_the_image_hits_that_target(vision, si
         seen = locate(shot.images[0].data)
         sent = Image.open(io.BytesIO(shot.images[0].data)).size
         assert len(seen) >= 5, (case, seen)
-        hits = 0
+        # CSS pixels of the page the image shows, and where it starts: the test's own arithmetic.
+        css_width, css_height = (1800, 2600) if case.full_page else (case.width, case.height)
+        origin = (0, 0) if case.full_page else case.scroll
         for target, (x, y, _) in seen.items():
-            point = {"x": round(x), "y": round(y)}
-            reply = await _ok(vision, "browser_mouse_click_xy", point)
-            number = target[1:]
-            assert f'button "Target {number}" [e' in reply.text, (case, target, reply.text)
-            landed = await _evaluate(vision, "window.hits.slice(-1)[0] || null")
-            hits += landed == target
+            reply = await _ok(vision, "browser_mouse_click_xy", {"x": round(x), "y": round(y)})
+            assert f'button "Target {target[1:]}" [e' in reply.text, (case, target, reply.text)
+        landed = await _evaluate(vision, "{hits: window.hits, points: window.points}")
+        hits = sum(hit == target for hit, target in zip(landed["hits"], seen, strict=False))
+        for (page_x, page_y), (x, y, _) in zip(landed["points"], seen.values(), strict=True):
+            # The press landed within one image pixel of the point given (rounded from the centre).
+            image_x = (page_x - origin[0]) * sent[0] / css_width
+            image_y = (page_y - origin[1]) * sent[1] / css_height
+            assert abs(image_x - round(x)) <= 1 and abs(image_y - round(y)) <= 1, (case, (image_x, image_y), (x, y))
         table.append((case.name, f"{sent[0]}x{sent[1]}", hits, len(seen)))
     print("\nhit table (case, image sent, hits, targets on the image):")
     for row in table:
         print("  {:<24} {:>10} {:>3}/{}".format(*row))
     assert all(hits == seen for _, _, hits, seen in table), table
     await _ok(vision, "browser_resize", {"width": 1280, "height": 720})
+
+
+def _legend(text: str) -> dict[str, tuple[int, int]]:
+    """Role and name -> the centre the annotated screenshot's legend gives (`e3 textbox "Email" at 412,380`)."""
+    return {f"{role} {name}": (int(x), int(y))
+            for role, name, x, y in re.findall(r'^(?:f\d+)?e\d+ (\w+) "(.*)" at (\d+),(\d+)$', text, re.M)}
+
+
+async def _fill_the_ticket_by_sight(see, click, type_text) -> None:
+    """The scripted vision agent: it reads only the legend's names and points, never a ref."""
+    places = _legend(await see())
+    await click(*places["textbox Your name"])
+    await type_text("Ada Lovelace")
+    await click(*places["textbox Email"])
+    await type_text("ada@example.org")
+    await click(*places["textbox What happened?"])
+    await type_text("I cannot sign in.")
+    await click(*places["button Create ticket"])
+
+
+async def _ticket(tools) -> str:
+    return await _evaluate(tools, "document.getElementById('result').textContent")
+
+
+@pytest.fixture(scope="module")
+def demo_site():
+    with serve_demo_site() as url:
+        yield url
+
+
+async def _annotated(tools) -> str:
+    return (await _ok(tools, "browser_take_screenshot", {"annotate": True})).text
+
+
+@pytest.mark.one_driver("the agent drives tools above the Driver; the driver primitives are covered by the hit table")
+async def test_a_vision_agent_completes_the_demo_ticket_through_the_vision_tools(tools, demo_site):
+    await _ok(tools, "browser_navigate", {"url": demo_site})
+
+    async def click(x, y):
+        reply = await _ok(tools, "browser_mouse_click_xy", {"x": x, "y": y})
+        assert re.search(r"on (textbox|button) \"", reply.text), reply.text
+
+    async def type_text(text):
+        await _ok(tools, "browser_keyboard_type", {"text": text})
+
+    await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    assert await _ticket(tools) == "Ticket #1099 created for Ada Lovelace (Login problems). We will write to ada@example.org."
+
+
+@pytest.mark.one_driver("an adapter translates vendor actions into the vision tools, which run above the Driver")
+async def test_a_vision_agent_completes_the_demo_ticket_through_anthropics_computer_tool(tools, demo_site):
+    await _ok(tools, "browser_navigate", {"url": demo_site})
+    for version in ("computer_20250124", "computer_20251124"):
+        computer = AnthropicComputer(tools, version=version)
+        definition = await computer.definition()
+        sent = Image.open(io.BytesIO((await _ok(tools, "browser_take_screenshot")).images[0].data)).size
+        assert definition == {"type": version, "name": "computer", "display_width_px": sent[0], "display_height_px": sent[1],
+                              **({"enable_zoom": True} if version == "computer_20251124" else {})}
+    calls = iter(range(100))
+
+    async def use(action_input):
+        result = await computer.run(f"toolu_{next(calls)}", action_input)
+        assert not result.is_error, result.text
+        item = result.item
+        assert item["type"] == "tool_result" and item["content"][0]["type"] == "text"
+        if action_input["action"] != "cursor_position":  # every other result ends with a screenshot
+            assert item["content"][-1]["type"] == "image" and item["content"][-1]["source"]["media_type"] == "image/png"
+        return result
+
+    async def click(x, y):
+        result = await use({"action": "left_click", "coordinate": [x, y]})
+        assert re.search(r"on (textbox|button) \"", result.text), result.text
+
+    async def type_text(text):
+        await use({"action": "type", "text": text})
+
+    await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    assert (await _ticket(tools)).startswith("Ticket #1099 created for Ada Lovelace")
+    # The other actions, on the same session: keys in xdotool's names, the cursor, a zoom.
+    places = _legend(await _annotated(tools))
+    await click(*places["textbox Your name"])
+    await use({"action": "key", "text": "ctrl+a BackSpace"})
+    await use({"action": "type", "text": "Grace"})
+    assert await _evaluate(tools, "document.getElementById('name').value") == "Grace"
+    assert (await use({"action": "cursor_position"})).text == "X={},Y={}".format(*places["textbox Your name"])
+    zoomed = await use({"action": "zoom", "region": [0, 0, 200, 100]})
+    assert Image.open(io.BytesIO(zoomed.screenshot)).size == (200, 100)  # full resolution: DPR 1, not downscaled
+    refused = await computer.run("toolu_x", {"action": "left_click", "coordinate": [99999, 5]})
+    assert refused.is_error and refused.item["is_error"] and "outside the last screenshot" in refused.text
+
+
+@pytest.mark.one_driver("an adapter translates vendor actions into the vision tools, which run above the Driver")
+async def test_a_vision_agent_completes_the_demo_ticket_through_openais_computer_use(tools, demo_site):
+    await _ok(tools, "browser_navigate", {"url": demo_site})
+    computer = OpenAIComputer(tools)
+    definition = await computer.definition()
+    assert definition["type"] == "computer_use_preview" and definition["environment"] == "browser"
+    calls = iter(range(100))
+
+    async def use(*actions):
+        call_id = f"call_{next(calls)}"
+        result = await computer.run({"type": "computer_call", "call_id": call_id, "action": actions[0]} if len(actions) == 1
+                                    else {"type": "computer_call", "call_id": call_id, "actions": list(actions)})
+        assert not result.is_error, result.text
+        assert result.item["type"] == "computer_call_output" and result.item["call_id"] == call_id
+        assert result.item["output"]["type"] == "computer_screenshot"
+        assert result.item["output"]["image_url"].startswith("data:image/png;base64,")
+        return result
+
+    async def click(x, y):
+        result = await use({"type": "click", "button": "left", "x": x, "y": y})
+        assert re.search(r"on (textbox|button) \"", result.text), result.text
+
+    async def type_text(text):
+        await use({"type": "type", "text": text})
+
+    await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    assert (await _ticket(tools)).startswith("Ticket #1099 created for Ada Lovelace")
+    places = _legend(await _annotated(tools))
+    await use({"type": "double_click", "x": places["textbox Email"][0], "y": places["textbox Email"][1]},
+              {"type": "keypress", "keys": ["CTRL", "A"]}, {"type": "keypress", "keys": ["BACKSPACE"]},
+              {"type": "type", "text": "grace@example.org"})
+    assert await _evaluate(tools, "document.getElementById('email').value") == "grace@example.org"
+    refused = await computer.run({"type": "computer_call", "call_id": "call_x", "action": {"type": "fly"}})
+    assert refused.is_error and "Unknown computer action 'fly'" in refused.text
+    assert refused.item["output"]["image_url"].startswith("data:image/png;base64,"), "a screenshot even after a refusal"
