@@ -90,13 +90,13 @@ async def _evaluate(tools, expression: str):
 
 async def test_a_click_at_a_target_seen_on_the_image_hits_that_target(vision, site, driver):
     table = []
+    await _ok(vision, "browser_navigate", {"url": site.url("vision/grid.html")})
     # The whole table on the default driver; on the other, the case that exercises every driver
     # primitive (a device scale set per tab, input at a viewport point) without the slow captures.
     for case in CASES if driver == "cdp" else [c for c in CASES if c.name == "DPR 2"]:
         await _ok(vision, "browser_resize", {"width": case.width, "height": case.height, "device_scale": case.scale})
-        await _ok(vision, "browser_navigate", {"url": site.url("vision/grid.html")})
-        if case.scroll != (0, 0):
-            await _ok(vision, "browser_eval", {"expression": f"window.scrollTo({case.scroll[0]}, {case.scroll[1]})"})
+        await _ok(vision, "browser_eval", {"expression": f"window.scrollTo({case.scroll[0]}, {case.scroll[1]}); "
+                                                         "window.hits = []; window.points = []"})
         shot = await _ok(vision, "browser_take_screenshot", {"full_page": case.full_page})
         seen = locate(shot.images[0].data)
         sent = Image.open(io.BytesIO(shot.images[0].data)).size

@@ -19,6 +19,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from webhand.engine.driver import Tab
 from webhand.page.boxes import RefBox, ref_boxes
+from webhand.page.coordinates import capture_scale
 from webhand.page.snapshot import viewport
 
 _PALETTE = [(214, 39, 40), (31, 119, 180), (44, 140, 44), (148, 103, 189), (200, 82, 0), (23, 130, 140),
@@ -98,5 +99,6 @@ async def annotated_screenshot(tab: Tab, *, full_page: bool, timeout: float) -> 
     png = await tab.screenshot(full_page=full_page, timeout=timeout)
     # The boxes are viewport-relative; a full-page picture starts at the top of the document.
     origin = (-float(port["scroll_x"]), -float(port["scroll_y"])) if full_page else (0.0, 0.0)
-    drawn, labels = annotate(png, boxes, scale=float(port["device_scale"] or 1), origin=origin)
+    width = Image.open(io.BytesIO(png)).width  # reads the header only
+    drawn, labels = annotate(png, boxes, scale=capture_scale(port, full_page=full_page, image_width=width), origin=origin)
     return drawn, labels, port

@@ -76,9 +76,17 @@ class ImageMap:
         return f"{kind} screenshot {self.sent_width}x{self.sent_height} (device scale {self.device_scale:g}{scaled})"
 
 
+def capture_scale(port: dict[str, Any], *, full_page: bool, image_width: int) -> float:
+    """Device pixels per CSS pixel of a screenshot, measured on it: its width over the CSS width
+    it shows. Not ``devicePixelRatio``: a driver may capture at another scale than the page
+    reports (Playwright captures at its context's scale, whatever a tab emulates)."""
+    css_width = float(port.get("content_width") or 0) if full_page else float(port["width"])
+    return image_width / css_width if css_width > 0 else float(port.get("device_scale") or 1)
+
+
 def image_map(port: dict[str, Any], *, full_page: bool, original: tuple[int, int], sent: tuple[int, int]) -> ImageMap:
     """The map of a screenshot taken with the page at ``port`` (``page.snapshot.viewport``)."""
-    scale = float(port.get("device_scale") or 1)
+    scale = capture_scale(port, full_page=full_page, image_width=original[0])
     origin = (0.0, 0.0) if full_page else (float(port["scroll_x"]), float(port["scroll_y"]))
     return ImageMap(origin[0], origin[1], scale, original[0], original[1], sent[0], sent[1], full_page,
                     float(port["width"]), float(port["height"]))
