@@ -246,3 +246,54 @@ async def test_a_vision_agent_completes_the_demo_ticket_through_openais_computer
     refused = await computer.run({"type": "computer_call", "call_id": "call_x", "action": {"type": "fly"}})
     assert refused.is_error and "Unknown computer action 'fly'" in refused.text
     assert refused.item["output"]["image_url"].startswith("data:image/png;base64,"), "a screenshot even after a refusal"
+
+
+async def test_drag_moves_a_slider_and_the_wheel_scrolls_the_panel_under_the_point_not_the_page(vision, site):
+    await _ok(vision, "browser_resize", {"width": 1280, "height": 720})
+    await _ok(vision, "browser_navigate", {"url": site.url("vision/controls.html")})
+    shot = await _ok(vision, "browser_take_screenshot", {"annotate": True})
+    boxes = {label["name"]: label["box"] for label in shot.data["labels"]}
+    left, top, width, height = boxes["Volume"]  # the slider at value 0: its thumb is at its left end
+    middle = top + height // 2
+    reply = await _ok(vision, "browser_mouse_drag_xy", {"start_x": left + 4, "start_y": middle,
+                                                         "end_x": left + width * 3 // 4, "end_y": middle})
+    assert 'starting on slider "Volume"' in reply.text, reply.text
+    assert 65 <= int(await _evaluate(vision, "document.getElementById('volume').value")) <= 85
+
+    # The panel is at (100, 200), 300x200 CSS pixels (controls.html): at DPR 1, as many image pixels.
+    reply = await _ok(vision, "browser_mouse_wheel_xy", {"x": 250, "y": 300, "delta_y": 300})
+    assert "over a <div>" in reply.text, reply.text
+    # The wheel's scroll runs in the compositor: wait for it (capped), then check what moved.
+    await _ok(vision, "browser_wait_for", {"javascript": "document.getElementById('panel').scrollTop > 0", "timeout": 5})
+    assert await _evaluate(vision, "[document.getElementById('panel').scrollTop > 100, scrollY]") == [True, 0]
+
+
+@pytest.mark.one_driver("the refusals are decided above the Driver, before any input is sent")
+async def test_coordinates_are_refused_cleanly(tools, site):
+    await _ok(tools, "browser_navigate", {"url": site.url("vision/grid.html")})
+    before = await tools.call("browser_mouse_click_xy", {"x": 10, "y": 10})
+    assert before.is_error and "No screenshot of this tab was taken yet" in before.text
+    assert "browser_take_screenshot" in before.text
+    await _ok(tools, "browser_take_screenshot", {})
+    attempts = [
+        ({"x": 1280, "y": 10}, "outside the last screenshot, which is 1280x720"),
+        ({"x": 10, "y": 99999}, "outside the last screenshot"),
+        ({"x": -1, "y": 10}, "outside the last screenshot"),
+        ({"x": 10, "y": -0.5}, "outside the last screenshot"),
+        ({"x": "left", "y": 10}, "x: Input should be a valid number"),
+        ({"x": None, "y": 10}, "x: Input should be a valid number"),
+        ({"x": [1, 2], "y": 10}, "x: Input should be a valid number"),
+        ({"x": float("nan"), "y": 10}, "must be a number of image pixels"),
+        ({"x": float("inf"), "y": 10}, "must be a number of image pixels"),
+        ({"y": 10}, "x: Field required"),
+    ]
+    for arguments, said in attempts:
+        reply = await tools.call("browser_mouse_click_xy", arguments)
+        assert reply.is_error and said in reply.text, (arguments, reply.text)
+    drag = await tools.call("browser_mouse_drag_xy", {"start_x": 5, "start_y": 5, "end_x": 5000, "end_y": 5})
+    assert drag.is_error and "The drag's end (5000, 5) is outside" in drag.text
+    assert await _evaluate(tools, "window.hits") == [], "nothing was clicked by a refused call"
+    # An element's screenshot maps to no page point: the next action asks for a page screenshot.
+    await _ok(tools, "browser_take_screenshot", {"selector": "#t1"})
+    element = await tools.call("browser_mouse_click_xy", {"x": 5, "y": 5})
+    assert element.is_error and "of one element" in element.text
