@@ -259,6 +259,12 @@ async def test_drag_moves_a_slider_and_the_wheel_scrolls_the_panel_under_the_poi
                                                          "end_x": left + width * 3 // 4, "end_y": middle})
     assert 'starting on slider "Volume"' in reply.text, reply.text
     assert 65 <= int(await _evaluate(vision, "document.getElementById('volume').value")) <= 85
+    # The same by hand: the button pressed on the thumb, moves while held, released elsewhere.
+    await _ok(vision, "browser_mouse_button_xy", {"action": "down", "x": left + width * 3 // 4, "y": middle})
+    moved = await _ok(vision, "browser_mouse_move_xy", {"x": left + width // 2, "y": middle})
+    assert moved.text.startswith("Dragged the mouse"), moved.text
+    await _ok(vision, "browser_mouse_button_xy", {"action": "up", "x": left + width // 4, "y": middle})
+    assert 15 <= int(await _evaluate(vision, "document.getElementById('volume').value")) <= 35
 
     # The panel is at (100, 200), 300x200 CSS pixels (controls.html): at DPR 1, as many image pixels.
     reply = await _ok(vision, "browser_mouse_wheel_xy", {"x": 250, "y": 300, "delta_y": 300})

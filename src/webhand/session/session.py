@@ -91,6 +91,7 @@ class Session:
         # actions read their points by (page/coordinates.py), and where the pointer is on it.
         self._screenshots: dict[int, tuple[Tab, ImageMap | None]] = {}
         self.pointer: dict[int, tuple[float, float]] = {}
+        self.held_button: dict[int, str] = {}  # a mouse button pressed and not released (browser_mouse_button_xy)
         self.closed = False
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
@@ -204,7 +205,7 @@ class Session:
         """The model was just given a screenshot of ``tab`` (``None``: one whose pixels map to no
         page point, an element's): the coordinate actions read their points on it from now on."""
         self._screenshots[tab.index] = (tab, seen)
-        self.pointer.pop(tab.index, None)
+        self.pointer.pop(tab.index, None)  # the pointer's point was on the last picture
 
     def last_screenshot(self, tab: Tab) -> tuple[bool, ImageMap | None]:
         """Whether the model was given a screenshot of ``tab``, and the map of the last one."""

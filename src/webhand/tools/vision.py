@@ -100,9 +100,10 @@ def _at(x: float, y: float, point: PagePoint) -> str:
 # move -------------------------------------------------------------------------------------------
 async def perform_hover(session: Session, args: PointArgs) -> str:
     tab, _, point = await landing(session, args.x, args.y)
-    await mouse(session, tab, "mouseMoved", point)
+    held = session.held_button.get(tab.index)
+    await mouse(session, tab, "mouseMoved", point, button=held or "none")  # type: ignore[arg-type]
     session.pointer[tab.index] = (args.x, args.y)
-    return f"Moved the mouse to {_at(args.x, args.y, point)}, over {await what_is_under(tab, point)}."
+    return ("Dragged" if held else "Moved") + f" the mouse to {_at(args.x, args.y, point)}, over {await what_is_under(tab, point)}."
 
 
 @tool("browser_mouse_move_xy", capability="vision")
@@ -156,9 +157,14 @@ async def perform_click_button(session: Session, args: ButtonArgs) -> str:
         raise InvalidArgument("The mouse has not been moved on this screenshot yet.",
                               "Give x and y, or move it first with browser_mouse_move_xy.")
     tab, _, point = await landing(session, x, y)
-    await mouse(session, tab, "mouseMoved", point)
+    held = session.held_button.get(tab.index)
+    await mouse(session, tab, "mouseMoved", point, button=held or "none")  # type: ignore[arg-type]
     await mouse(session, tab, "mousePressed" if args.action == "down" else "mouseReleased", point,
                 button=args.button, clicks=1)
+    if args.action == "down":
+        session.held_button[tab.index] = args.button
+    else:
+        session.held_button.pop(tab.index, None)
     session.pointer[tab.index] = (x, y)
     done = "Pressed and held" if args.action == "down" else "Released"
     return f"{done} the {args.button} button at {_at(x, y, point)}, on {await what_is_under(tab, point)}."
