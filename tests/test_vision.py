@@ -57,6 +57,7 @@ class Case:
     scale: float = 1.0
     scroll: tuple[int, int] = (0, 0)
     full_page: bool = False
+    annotated: bool = False  # the targets are read from the annotated screenshot's legend, not by colour
 
 
 CASES = [
@@ -66,6 +67,7 @@ CASES = [
     Case("scrolled (150, 250)", 1280, 720, 1, (150, 250)),
     Case("full page", 1280, 720, full_page=True),
     Case("2560x1600, downscaled", 2560, 1600),
+    Case("annotated legend, DPR 2", 1280, 720, 2, annotated=True),
 ]
 
 
@@ -97,8 +99,11 @@ async def test_a_click_at_a_target_seen_on_the_image_hits_that_target(vision, si
         await _ok(vision, "browser_resize", {"width": case.width, "height": case.height, "device_scale": case.scale})
         await _ok(vision, "browser_eval", {"expression": f"window.scrollTo({case.scroll[0]}, {case.scroll[1]}); "
                                                          "window.hits = []; window.points = []"})
-        shot = await _ok(vision, "browser_take_screenshot", {"full_page": case.full_page})
-        seen = locate(shot.images[0].data)
+        shot = await _ok(vision, "browser_take_screenshot", {"full_page": case.full_page, "annotate": case.annotated})
+        if case.annotated:  # where the legend says each box's centre is on the image
+            seen = {f"t{name.split()[-1]}": (x, y, 0) for name, (x, y) in _legend(shot.text).items()}
+        else:
+            seen = locate(shot.images[0].data)
         sent = Image.open(io.BytesIO(shot.images[0].data)).size
         assert len(seen) >= 5, (case, seen)
         # CSS pixels of the page the image shows, and where it starts: the test's own arithmetic.
@@ -128,8 +133,9 @@ def _legend(text: str) -> dict[str, tuple[int, int]]:
             for role, name, x, y in re.findall(r'^(?:f\d+)?e\d+ (\w+) "(.*)" at (\d+),(\d+)$', text, re.M)}
 
 
-async def _fill_the_ticket_by_sight(see, click, type_text) -> None:
-    """The scripted vision agent: it reads only the legend's names and points, never a ref."""
+async def _fill_the_ticket_by_sight(see, click, type_text) -> str:
+    """The scripted vision agent: it reads only the legend's names and points, never a ref.
+    Returns what the last click's reply said."""
     places = _legend(await see())
     await click(*places["textbox Your name"])
     await type_text("Ada Lovelace")
@@ -137,7 +143,7 @@ async def _fill_the_ticket_by_sight(see, click, type_text) -> None:
     await type_text("ada@example.org")
     await click(*places["textbox What happened?"])
     await type_text("I cannot sign in.")
-    await click(*places["button Create ticket"])
+    return await click(*places["button Create ticket"])
 
 
 async def _ticket(tools) -> str:
@@ -161,11 +167,14 @@ async def test_a_vision_agent_completes_the_demo_ticket_through_the_vision_tools
     async def click(x, y):
         reply = await _ok(tools, "browser_mouse_click_xy", {"x": x, "y": y})
         assert re.search(r"on (textbox|button) \"", reply.text), reply.text
+        return reply.text
 
     async def type_text(text):
         await _ok(tools, "browser_keyboard_type", {"text": text})
 
-    await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    said = await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    # The reply says what the click changed, though the agent never took a snapshot.
+    assert "+ status: Ticket #1099 created for Ada Lovelace" in said, said
     assert await _ticket(tools) == "Ticket #1099 created for Ada Lovelace (Login problems). We will write to ada@example.org."
 
 
@@ -192,11 +201,14 @@ async def test_a_vision_agent_completes_the_demo_ticket_through_anthropics_compu
     async def click(x, y):
         result = await use({"action": "left_click", "coordinate": [x, y]})
         assert re.search(r"on (textbox|button) \"", result.text), result.text
+        return result.text
 
     async def type_text(text):
         await use({"action": "type", "text": text})
 
-    await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    said = await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    # The reply says what the click changed, though the agent never took a snapshot.
+    assert "+ status: Ticket #1099 created for Ada Lovelace" in said, said
     assert (await _ticket(tools)).startswith("Ticket #1099 created for Ada Lovelace")
     # The other actions, on the same session: keys in xdotool's names, the cursor, a zoom.
     places = _legend(await _annotated(tools))
@@ -232,11 +244,14 @@ async def test_a_vision_agent_completes_the_demo_ticket_through_openais_computer
     async def click(x, y):
         result = await use({"type": "click", "button": "left", "x": x, "y": y})
         assert re.search(r"on (textbox|button) \"", result.text), result.text
+        return result.text
 
     async def type_text(text):
         await use({"type": "type", "text": text})
 
-    await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    said = await _fill_the_ticket_by_sight(lambda: _annotated(tools), click, type_text)
+    # The reply says what the click changed, though the agent never took a snapshot.
+    assert "+ status: Ticket #1099 created for Ada Lovelace" in said, said
     assert (await _ticket(tools)).startswith("Ticket #1099 created for Ada Lovelace")
     places = _legend(await _annotated(tools))
     await use({"type": "double_click", "x": places["textbox Email"][0], "y": places["textbox Email"][1]},

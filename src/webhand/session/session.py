@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from webhand.config import Settings
-from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
+from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, MouseButton, NetworkEntry, Tab,
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionClosed
 from webhand.session.history import SessionHistory
@@ -91,7 +91,7 @@ class Session:
         # actions read their points by (page/coordinates.py), and where the pointer is on it.
         self._screenshots: dict[int, tuple[Tab, ImageMap | None]] = {}
         self.pointer: dict[int, tuple[float, float]] = {}
-        self.held_button: dict[int, str] = {}  # a mouse button pressed and not released (browser_mouse_button_xy)
+        self.held_button: dict[int, MouseButton] = {}  # a mouse button pressed and not released (browser_mouse_button_xy)
         self.closed = False
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         self._active: Tab | None = context.tabs[0] if context.tabs else None

@@ -25,7 +25,7 @@ from webhand.engine.cdp.keyboard import LAYOUT, MODIFIER_BITS, parse_chord
 from webhand.engine.driver import InputEvent, MouseButton, Tab
 from webhand.errors import InvalidArgument
 from webhand.page.coordinates import ImageMap, PagePoint, describe_point, image_map, reveal
-from webhand.page.snapshot import viewport
+from webhand.page.snapshot import take_snapshot, viewport
 from webhand.response import NAME_LIMIT, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -65,7 +65,22 @@ async def landing(session: Session, x: object, y: object, what: str = "The point
     tab = await session.tab()
     image = await last_map(session, tab)
     x, y = image.check(x, y, what)
-    return tab, image, await reveal(tab, image.to_document(x, y))
+    point = await reveal(tab, image.to_document(x, y))
+    await baseline(session, tab)
+    return tab, image, point
+
+
+async def baseline(session: Session, tab: Tab) -> None:
+    """A model that only looks at screenshots has no snapshot of the page for the reply to say
+    what the action changed against (``report_snapshot_changes``): take one first, as its view."""
+    last = session.last_snapshot
+    if last is None or last.tab != tab.index:
+        session.last_snapshot = await take_snapshot(tab)
+
+
+def _held(session: Session, tab: Tab) -> MouseButton | Literal["none"]:
+    """The button held down on ``tab`` (a move then drags with it), or "none"."""
+    return session.held_button.get(tab.index, "none")
 
 
 def modifier_bits(modifiers: list[str]) -> int:
@@ -100,10 +115,10 @@ def _at(x: float, y: float, point: PagePoint) -> str:
 # move -------------------------------------------------------------------------------------------
 async def perform_hover(session: Session, args: PointArgs) -> str:
     tab, _, point = await landing(session, args.x, args.y)
-    held = session.held_button.get(tab.index)
-    await mouse(session, tab, "mouseMoved", point, button=held or "none")  # type: ignore[arg-type]
+    held = _held(session, tab)
+    await mouse(session, tab, "mouseMoved", point, button=held)
     session.pointer[tab.index] = (args.x, args.y)
-    return ("Dragged" if held else "Moved") + f" the mouse to {_at(args.x, args.y, point)}, over {await what_is_under(tab, point)}."
+    return ("Dragged" if held != "none" else "Moved") + f" the mouse to {_at(args.x, args.y, point)}, over {await what_is_under(tab, point)}."
 
 
 @tool("browser_mouse_move_xy", capability="vision")
@@ -157,8 +172,7 @@ async def perform_click_button(session: Session, args: ButtonArgs) -> str:
         raise InvalidArgument("The mouse has not been moved on this screenshot yet.",
                               "Give x and y, or move it first with browser_mouse_move_xy.")
     tab, _, point = await landing(session, x, y)
-    held = session.held_button.get(tab.index)
-    await mouse(session, tab, "mouseMoved", point, button=held or "none")  # type: ignore[arg-type]
+    await mouse(session, tab, "mouseMoved", point, button=_held(session, tab))
     await mouse(session, tab, "mousePressed" if args.action == "down" else "mouseReleased", point,
                 button=args.button, clicks=1)
     if args.action == "down":
@@ -243,6 +257,7 @@ class KeyboardTypeArgs(PageArgs):
 
 
 async def perform_type(session: Session, args: KeyboardTypeArgs) -> str:
+    await baseline(session, await session.tab())
     await (await session.tab()).type_text(args.text, timeout=session.settings.action_timeout)
     shown = repr(args.text) if len(args.text) <= 60 else f"{len(args.text)} characters"
     return f"Typed {shown} into whatever has focus."
