@@ -29,6 +29,12 @@ _TEXT = (255, 255, 255)
 _REF_IN_TEXT = re.compile(r"\[((?:f\d+)?e\d+)\]")
 
 
+def quoted_name(name: str) -> str:
+    """A page-made name as a reply quotes it: JSON-quoted (it cannot forge a line), a ref it spells
+    written ``(e9)`` as the snapshot does (it cannot plant a ref)."""
+    return json.dumps(_REF_IN_TEXT.sub(r"(\1)", name), ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class Label:
     """A drawn label: the element's box and the label's tag, in pixels of the screenshot."""
@@ -50,9 +56,8 @@ class Label:
     def legend_line(self, scale: float | None = None) -> str:
         """``e8 button "Create ticket"``: the name quoted as JSON, so that it cannot forge a line;
         with ``scale``, followed by ``at 412,380``: the box's centre on the image the model got."""
-        name = _REF_IN_TEXT.sub(r"(\1)", self.name)
         at = " at {},{}".format(*self.centre(scale)) if scale is not None else ""
-        return f"{self.ref} {self.role}" + (f" {json.dumps(name, ensure_ascii=False)}" if name else "") + at
+        return f"{self.ref} {self.role}" + (f" {quoted_name(self.name)}" if self.name else "") + at
 
 
 def annotate(png: bytes, boxes: list[RefBox], *, scale: float, origin: tuple[float, float] = (0.0, 0.0)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 from typing import Literal
 
 from pydantic import Field
@@ -24,6 +23,7 @@ from pydantic import Field
 from webhand.engine.cdp.keyboard import LAYOUT, MODIFIER_BITS, parse_chord
 from webhand.engine.driver import InputEvent, MouseButton, Tab
 from webhand.errors import InvalidArgument
+from webhand.page.annotate import quoted_name
 from webhand.page.coordinates import ImageMap, PagePoint, describe_point, image_map, reveal
 from webhand.page.snapshot import take_snapshot, viewport
 from webhand.response import NAME_LIMIT, Response
@@ -104,7 +104,7 @@ async def what_is_under(tab: Tab, point: PagePoint) -> str:
     if under.ref is None:
         return f"a <{under.tag}> (no control, no ref)"
     name = under.name[:NAME_LIMIT]
-    return f"{under.role}" + (f" {json.dumps(name, ensure_ascii=False)}" if name else "") + f" [{under.ref}]"
+    return f"{under.role}" + (f" {quoted_name(name)}" if name else "") + f" [{under.ref}]"
 
 
 def _at(x: float, y: float, point: PagePoint) -> str:
