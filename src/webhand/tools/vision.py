@@ -22,6 +22,7 @@ from pydantic import Field
 
 from webhand.engine.cdp.keyboard import LAYOUT, MODIFIER_BITS, parse_chord
 from webhand.engine.driver import InputEvent, MouseButton, Tab
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.page.annotate import quoted_name
 from webhand.page.coordinates import ImageMap, PagePoint, describe_point, image_map, reveal
@@ -29,7 +30,7 @@ from webhand.page.snapshot import take_snapshot, viewport
 from webhand.response import NAME_LIMIT, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
-from webhand.tools.interaction import Modifier, act
+from webhand.tools.interaction import Modifier, act, wait_for
 
 Button = Literal["left", "right", "middle"]
 #: Pointer moves a drag is sent as between its two ends: enough for a page that follows
@@ -42,7 +43,11 @@ _X = "Pixels from the left edge of the last screenshot you were given of this ta
 _Y = "Pixels from the top edge of that screenshot."
 
 
-class PointArgs(PageArgs):
+class VisionArgs(PageArgs):
+    timeout: Timeout = None  # how long the page may take to take the input (default action_timeout)
+
+
+class PointArgs(VisionArgs):
     x: float = Field(description=_X)
     y: float = Field(description=_Y)
 
@@ -90,10 +95,10 @@ def modifier_bits(modifiers: list[str]) -> int:
     return bits
 
 
-async def mouse(session: Session, tab: Tab, kind: str, point: PagePoint, *, button: MouseButton | Literal["none"] = "none", clicks: int = 0,
-                modifiers: int = 0, delta: tuple[float, float] = (0.0, 0.0)) -> None:
+async def mouse(timeout: float, tab: Tab, kind: str, point: PagePoint, *, button: MouseButton | Literal["none"] = "none",
+                clicks: int = 0, modifiers: int = 0, delta: tuple[float, float] = (0.0, 0.0)) -> None:
     await tab.dispatch_input(InputEvent(kind, point.x, point.y, button, clicks, delta[0], delta[1],
-                                        modifiers=modifiers), timeout=session.settings.action_timeout)
+                                        modifiers=modifiers), timeout=timeout)
 
 
 async def what_is_under(tab: Tab, point: PagePoint) -> str:
@@ -114,9 +119,10 @@ def _at(x: float, y: float, point: PagePoint) -> str:
 
 # move -------------------------------------------------------------------------------------------
 async def perform_hover(session: Session, args: PointArgs) -> str:
+    timeout = wait_for(session, args)
     tab, _, point = await landing(session, args.x, args.y)
     held = _held(session, tab)
-    await mouse(session, tab, "mouseMoved", point, button=held)
+    await mouse(timeout, tab, "mouseMoved", point, button=held)
     session.pointer[tab.index] = (args.x, args.y)
     return ("Dragged" if held != "none" else "Moved") + f" the mouse to {_at(args.x, args.y, point)}, over {await what_is_under(tab, point)}."
 
@@ -135,13 +141,14 @@ class ClickArgs(PointArgs):
 
 
 async def perform_click(session: Session, args: ClickArgs) -> str:
+    timeout = wait_for(session, args)
     tab, _, point = await landing(session, args.x, args.y)
     under = await what_is_under(tab, point)  # before the click, which may remove it
     bits = modifier_bits(list(args.modifiers))
-    await mouse(session, tab, "mouseMoved", point, modifiers=bits)
+    await mouse(timeout, tab, "mouseMoved", point, modifiers=bits)
     for count in range(1, args.click_count + 1):  # a double click is two clicks, the second counted 2
-        await mouse(session, tab, "mousePressed", point, button=args.button, clicks=count, modifiers=bits)
-        await mouse(session, tab, "mouseReleased", point, button=args.button, clicks=count, modifiers=bits)
+        await mouse(timeout, tab, "mousePressed", point, button=args.button, clicks=count, modifiers=bits)
+        await mouse(timeout, tab, "mouseReleased", point, button=args.button, clicks=count, modifiers=bits)
     session.pointer[tab.index] = (args.x, args.y)
     how = {1: "Clicked", 2: "Double-clicked", 3: "Triple-clicked"}[args.click_count]
     how += f" ({args.button} button)" if args.button != "left" else ""
@@ -156,7 +163,7 @@ async def mouse_click(session: Session, args: ClickArgs, response: Response) -> 
 
 
 # press or release one button ---------------------------------------------------------------------
-class ButtonArgs(PageArgs):
+class ButtonArgs(VisionArgs):
     action: Literal["down", "up"] = Field(description="down: press the button and hold it; up: release it.")
     button: Button = Field("left", description="Mouse button.")
     x: float | None = Field(None, description=_X + " Omit both for where the mouse is.")
@@ -164,6 +171,7 @@ class ButtonArgs(PageArgs):
 
 
 async def perform_click_button(session: Session, args: ButtonArgs) -> str:
+    timeout = wait_for(session, args)
     tab = await session.tab()
     if (args.x is None) != (args.y is None):
         raise InvalidArgument("Give both x and y, or neither (where the mouse is).", "Call again with both or none.")
@@ -172,8 +180,8 @@ async def perform_click_button(session: Session, args: ButtonArgs) -> str:
         raise InvalidArgument("The mouse has not been moved on this screenshot yet.",
                               "Give x and y, or move it first with browser_mouse_move_xy.")
     tab, _, point = await landing(session, x, y)
-    await mouse(session, tab, "mouseMoved", point, button=_held(session, tab))
-    await mouse(session, tab, "mousePressed" if args.action == "down" else "mouseReleased", point,
+    await mouse(timeout, tab, "mouseMoved", point, button=_held(session, tab))
+    await mouse(timeout, tab, "mousePressed" if args.action == "down" else "mouseReleased", point,
                 button=args.button, clicks=1)
     if args.action == "down":
         session.held_button[tab.index] = args.button
@@ -191,7 +199,7 @@ async def mouse_button(session: Session, args: ButtonArgs, response: Response) -
 
 
 # drag -------------------------------------------------------------------------------------------
-class DragArgs(PageArgs):
+class DragArgs(VisionArgs):
     start_x: float = Field(description="Where the drag starts: " + _X)
     start_y: float = Field(description="Where the drag starts: " + _Y)
     end_x: float = Field(description="Where it ends, on the same screenshot.")
@@ -200,6 +208,7 @@ class DragArgs(PageArgs):
 
 
 async def perform_drag(session: Session, args: DragArgs) -> str:
+    timeout = wait_for(session, args)
     tab, image, start = await landing(session, args.start_x, args.start_y, "The drag's start")
     end_x, end_y = image.check(args.end_x, args.end_y, "The drag's end")
     end_document = image.to_document(end_x, end_y)
@@ -209,13 +218,13 @@ async def perform_drag(session: Session, args: DragArgs) -> str:
         raise InvalidArgument("The drag's end is not in the viewport together with its start.",
                               "Drag in shorter steps, scrolling in between (browser_mouse_wheel_xy), on viewport screenshots.")
     under = await what_is_under(tab, start)
-    await mouse(session, tab, "mouseMoved", start)
-    await mouse(session, tab, "mousePressed", start, button=args.button, clicks=1)
+    await mouse(timeout, tab, "mouseMoved", start)
+    await mouse(timeout, tab, "mousePressed", start, button=args.button, clicks=1)
     for step in range(1, _DRAG_STEPS + 1):
         between = PagePoint(start.x + (end.x - start.x) * step / _DRAG_STEPS,
                             start.y + (end.y - start.y) * step / _DRAG_STEPS, False, start.scroll_x, start.scroll_y)
-        await mouse(session, tab, "mouseMoved", between, button=args.button)
-    await mouse(session, tab, "mouseReleased", end, button=args.button, clicks=1)
+        await mouse(timeout, tab, "mouseMoved", between, button=args.button)
+    await mouse(timeout, tab, "mouseReleased", end, button=args.button, clicks=1)
     session.pointer[tab.index] = (end_x, end_y)
     return (f"Dragged from {_at(args.start_x, args.start_y, start)} to ({end_x:g}, {end_y:g}), "
             f"starting on {under}, ending on {await what_is_under(tab, end)}.")
@@ -234,12 +243,13 @@ class WheelArgs(PointArgs):
 
 
 async def perform_scroll(session: Session, args: WheelArgs) -> str:
+    timeout = wait_for(session, args)
     if not args.delta_x and not args.delta_y:
         raise InvalidArgument("delta_x and delta_y are both 0: nothing to scroll.", "Give delta_y (down) or delta_x (right).")
     tab, _, point = await landing(session, args.x, args.y)
     under = await what_is_under(tab, point)
-    await mouse(session, tab, "mouseMoved", point)
-    await mouse(session, tab, "mouseWheel", point, delta=(args.delta_x, args.delta_y))
+    await mouse(timeout, tab, "mouseMoved", point)
+    await mouse(timeout, tab, "mouseWheel", point, delta=(args.delta_x, args.delta_y))
     session.pointer[tab.index] = (args.x, args.y)
     return (f"Turned the wheel by ({args.delta_x:g}, {args.delta_y:g}) at {_at(args.x, args.y, point)}, over {under}: "
             "whatever scrolls there scrolled (an inner panel, else the page).")
@@ -252,13 +262,13 @@ async def mouse_wheel(session: Session, args: WheelArgs, response: Response) -> 
 
 
 # the keyboard at whatever has focus ----------------------------------------------------------------
-class KeyboardTypeArgs(PageArgs):
+class KeyboardTypeArgs(VisionArgs):
     text: str = Field(max_length=10_000, description="Text to type, key by key, into whatever has focus (click it first).")
 
 
 async def perform_type(session: Session, args: KeyboardTypeArgs) -> str:
     await baseline(session, await session.tab())
-    await (await session.tab()).type_text(args.text, timeout=session.settings.action_timeout)
+    await (await session.tab()).type_text(args.text, timeout=wait_for(session, args))
     shown = repr(args.text) if len(args.text) <= 60 else f"{len(args.text)} characters"
     return f"Typed {shown} into whatever has focus."
 
@@ -269,7 +279,7 @@ async def keyboard_type(session: Session, args: KeyboardTypeArgs, response: Resp
     await act(session, response, perform_type, args, typing=True)
 
 
-class KeyHoldArgs(PageArgs):
+class KeyHoldArgs(VisionArgs):
     key: str = Field(description="Key or chord held down: Shift, Control+Shift, ArrowDown, a.")
     seconds: float = Field(ge=0, le=MAX_HOLD_SECONDS, description="How long to hold it, in seconds (at most 10).")
 
@@ -279,7 +289,7 @@ async def perform_press_key(session: Session, args: KeyHoldArgs) -> str:
     tab = await session.tab()
     held = [LAYOUT[m] for m in modifiers] + [key]
     bits = 0
-    timeout = session.settings.action_timeout
+    timeout = wait_for(session, args)
     try:
         for down in held:
             bits |= MODIFIER_BITS.get(down.key, 0)
@@ -300,7 +310,7 @@ async def key_hold(session: Session, args: KeyHoldArgs, response: Response) -> N
 
 
 # zoom -------------------------------------------------------------------------------------------
-class ZoomArgs(PageArgs):
+class ZoomArgs(VisionArgs):
     x0: float = Field(description="Left edge of the region, in pixels of the last screenshot.")
     y0: float = Field(description="Top edge of the region.")
     x1: float = Field(description="Right edge of the region.")
@@ -319,7 +329,7 @@ async def zoom(session: Session, args: ZoomArgs, response: Response) -> None:
     if right <= left or bottom <= top:
         raise InvalidArgument("The region is empty: x1 must be greater than x0, and y1 than y0.", "Call again with x0 < x1 and y0 < y1.")
     port = await viewport(tab)
-    png = await tab.screenshot(full_page=image.full_page, timeout=session.settings.timeout)
+    png = await tab.screenshot(full_page=image.full_page, timeout=args.timeout or session.settings.timeout)
     picture = Image.open(io.BytesIO(png))
     fresh = image_map(port, full_page=image.full_page, original=picture.size, sent=picture.size)
     corners = [fresh.to_image(*image.to_document(x, y)) for x, y in ((left, top), (right, bottom))]

@@ -77,6 +77,7 @@ class PlaywrightTab:
         self.channel = PlaywrightChannel(page, self._session)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel, viewport_of(page))
+        self._device_scale = 1.0  # set by set_viewport, over the context's own
         self.service_worker_actions = ServiceWorkerActions(self.channel, self.cdp_session.service_worker_registry,
                                                            self.console, lambda: self.url)
         self.performance = PerformanceCounters(self.channel, enabled=self.cdp_session.ready)
@@ -173,10 +174,13 @@ class PlaywrightTab:
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with translated("Resizing the viewport"):
             await self.page.set_viewport_size({"width": width, "height": height})
-            # Playwright sets the device scale per context only: a tab's own goes through CDP, as
-            # Playwright's own emulation does (its screenshots read the page's devicePixelRatio).
-            await self.channel.send("Emulation.setDeviceMetricsOverride", {
-                "width": width, "height": height, "deviceScaleFactor": device_scale, "mobile": False})
+            # Playwright sets the device scale per context only: a tab's own goes through CDP, the
+            # way Playwright's emulation does it (its screenshots stay at the context's scale, which
+            # the coordinate mapping measures on the image). Only once a scale other than 1 was asked.
+            if device_scale != 1 or self._device_scale != 1:
+                await self.channel.send("Emulation.setDeviceMetricsOverride", {
+                    "width": width, "height": height, "deviceScaleFactor": device_scale, "mobile": False})
+                self._device_scale = device_scale
 
     async def close(self) -> None:
         try:
