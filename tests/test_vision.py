@@ -264,7 +264,7 @@ async def test_a_vision_agent_completes_the_demo_ticket_through_openais_computer
     assert refused.item["output"]["image_url"].startswith("data:image/png;base64,"), "a screenshot even after a refusal"
 
 
-async def test_drag_moves_a_slider_and_the_wheel_scrolls_the_panel_under_the_point_not_the_page(vision, site):
+async def test_drag_wheel_and_typing_act_on_what_is_at_the_point(vision, site):
     await _ok(vision, "browser_resize", {"width": 1280, "height": 720})
     await _ok(vision, "browser_navigate", {"url": site.url("vision/controls.html")})
     shot = await _ok(vision, "browser_take_screenshot", {"annotate": True})
@@ -288,6 +288,13 @@ async def test_drag_moves_a_slider_and_the_wheel_scrolls_the_panel_under_the_poi
     # The wheel's scroll runs in the compositor: wait for it (capped), then check what moved.
     await _ok(vision, "browser_wait_for", {"javascript": "document.getElementById('panel').scrollTop > 0", "timeout": 5})
     assert await _evaluate(vision, "[document.getElementById('panel').scrollTop > 100, scrollY]") == [True, 0]
+
+    # Typing goes to whatever the click focused, key by key (a character no key types included).
+    clicked = await _ok(vision, "browser_mouse_click_xy", {"x": 200, "y": 462})  # the note field at (100, 450), 200x24
+    assert 'on textbox "Note"' in clicked.text, clicked.text
+    typed = await _ok(vision, "browser_keyboard_type", {"text": "Déjà vu 42"})
+    assert 'textbox "Note"' in typed.text and "Déjà vu 42" in typed.text, typed.text
+    assert await _evaluate(vision, "document.getElementById('note').value") == "Déjà vu 42"
 
 
 @pytest.mark.one_driver("the refusals are decided above the Driver, before any input is sent")
