@@ -251,8 +251,8 @@ async def perform_scroll(session: Session, args: WheelArgs) -> str:
     await mouse(timeout, tab, "mouseMoved", point)
     await mouse(timeout, tab, "mouseWheel", point, delta=(args.delta_x, args.delta_y))
     session.pointer[tab.index] = (args.x, args.y)
-    return (f"Turned the wheel by ({args.delta_x:g}, {args.delta_y:g}) at {_at(args.x, args.y, point)}, over {under}: "
-            "whatever scrolls there scrolled (an inner panel, else the page).")
+    # Not "it scrolled": the browser scrolls the innermost scroller there that can still move, if any.
+    return f"Turned the wheel by ({args.delta_x:g}, {args.delta_y:g}) at {_at(args.x, args.y, point)}, over {under}."
 
 
 @tool("browser_mouse_wheel_xy", capability="vision")
