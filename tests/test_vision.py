@@ -332,3 +332,18 @@ async def test_coordinates_are_refused_cleanly(tools, site):
     await _ok(tools, "browser_take_screenshot", {"selector": "#t1"})
     element = await tools.call("browser_mouse_click_xy", {"x": 5, "y": 5})
     assert element.is_error and "of one element" in element.text
+
+
+def test_vendor_key_names_map_to_webhands():
+    from webhand.adapters.computer_use import chord
+    from webhand.errors import InvalidArgument
+
+    table = {("ctrl", "a"): "Control+a", ("Return",): "Enter", ("alt", "Tab"): "Alt+Tab", ("Page_Down",): "PageDown",
+             ("KP_0",): "0", ("super", "l"): "Meta+l", ("shift", "Up"): "Shift+ArrowUp", ("BackSpace",): "Backspace",
+             ("CTRL", "A"): "Control+a", ("ENTER",): "Enter", ("ESC",): "Escape", ("CMD", "SHIFT", "Z"): "Meta+Shift+z",
+             ("ARROWLEFT",): "ArrowLeft", ("SPACE",): "Space", ("F5",): "F5", ("minus",): "-"}
+    for names, expected in table.items():
+        assert chord(list(names)) == expected, names
+    for bad in (["zz"], ["a", "b"], [], ["ctrl", "nosuchkey"]):
+        with pytest.raises(InvalidArgument):
+            chord(bad)
