@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from webhand.config import Settings
-from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
+from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, MouseButton, NetworkEntry, Tab,
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionClosed
 from webhand.session.history import SessionHistory
@@ -38,6 +38,7 @@ _HUNG_UNWIND_CAP_SECONDS = 0.3
 
 
 if TYPE_CHECKING:  # only for the annotation: page code does not belong to a session's import
+    from webhand.page.coordinates import ImageMap
     from webhand.page.snapshot import Snapshot
 
 
@@ -85,6 +86,12 @@ class Session:
         self.told_tabs: set[int] = set()  # tabs a tool opened and reported itself (browser_tabs open)
         # What the model last saw of the page: an action's reply tells what changed since (page/diff.py).
         self.last_snapshot: Snapshot | None = None
+        # What the model last saw of each tab as pixels (by tab index, with the tab itself, as an
+        # index is reused after a tab closes): the map of its last screenshot, which the coordinate
+        # actions read their points by (page/coordinates.py), and where the pointer is on it.
+        self._screenshots: dict[int, tuple[Tab, ImageMap | None]] = {}
+        self.pointer: dict[int, tuple[float, float]] = {}
+        self.held_button: dict[int, MouseButton] = {}  # a mouse button pressed and not released (browser_mouse_button_xy)
         self.closed = False
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
@@ -193,6 +200,19 @@ class Session:
         place (rather than switching to another tab the model did not choose)."""
         self._active = None
         self._replacing = True
+
+    def saw_screenshot(self, tab: Tab, seen: ImageMap | None) -> None:
+        """The model was just given a screenshot of ``tab`` (``None``: one whose pixels map to no
+        page point, an element's): the coordinate actions read their points on it from now on."""
+        self._screenshots[tab.index] = (tab, seen)
+        self.pointer.pop(tab.index, None)  # the pointer's point was on the last picture
+
+    def last_screenshot(self, tab: Tab) -> tuple[bool, ImageMap | None]:
+        """Whether the model was given a screenshot of ``tab``, and the map of the last one."""
+        seen = self._screenshots.get(tab.index)
+        if seen is None or seen[0] is not tab:
+            return False, None
+        return True, seen[1]
 
     async def element(self, ref: str | None, selector: str | None, timeout: float | None = None) -> Element:
         """The element an action names: by ref (exact, never re-matched) or by CSS selector."""
