@@ -15,6 +15,7 @@ never a driver library's own exception.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class ConsoleEntry:
     location: str = ""
     tab: int = 0
     source: str = ""  # "" for the page itself; "sw", "worker" (dedicated or shared) or "frame"
+    logged_at: float = field(default_factory=time.time)  # when the page logged it (seconds since the epoch)
 
 
 @dataclass(frozen=True)
