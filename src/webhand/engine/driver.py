@@ -237,6 +237,7 @@ class ServiceWorkerVersion:
 class ServiceWorkerRegistration:
     scope: str
     versions: list[ServiceWorkerVersion]
+    controls_page: bool = False  # its active worker controls the tab asked about (navigator.serviceWorker.controller)
 
 
 @dataclass(frozen=True)
