@@ -1,4 +1,4 @@
-"""Finding elements by description: "link Truth Value Testing", "the login button", "sign-up link".
+"""Finding elements by a plain description: "the login button", "link Truth Value Testing".
 
 A snapshot is capped (``max_refs``) so that a huge page stays readable; ``find`` is how a model
 reaches what the cap left out. It walks the whole page (every frame, no cap) with the same page

@@ -25,9 +25,8 @@ class LogsArgs(PageArgs):
 
 @tool("browser_recent_console_logs", read_only=True)
 async def recent_console_logs(session: Session, args: LogsArgs, response: Response) -> None:
-    """Read the most recent console messages and uncaught page errors, oldest first, each with the local time it was
-    logged and objects previewed as DevTools prints them; those of service workers, workers and iframes are tagged
-    [sw], [worker], [frame]."""
+    """Read the most recent console messages and uncaught page errors, oldest first; those of service workers,
+    workers and iframes are tagged [sw], [worker], [frame]."""
     entries = list(session.console)[-args.limit:]
     if not entries:
         response.add("No console messages.")

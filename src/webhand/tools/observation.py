@@ -42,14 +42,13 @@ async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> 
 
 class FindArgs(PageArgs):
     query: str = Field(min_length=1, max_length=500,
-                       description='What to find, in plain words: role words and name or text, e.g. "link Truth Value '
-                                   'Testing", "the login button", "email field". Typos of one letter are tolerated.')
+                       description='What to find, in plain words: "the login button", "email field", "link Pricing".')
     limit: int = Field(10, ge=1, le=50, description="Most matches to return.")
 
 
 @tool("browser_find", read_only=True)
 async def find_elements(session: Session, args: FindArgs, response: Response) -> None:
-    """Find elements anywhere on the page (all frames, past the snapshot's ref cap) by a plain description ("the sign up button"); replies with their refs, best match first."""
+    """Find elements anywhere on the page (all frames, past the snapshot's ref cap) by a plain description; replies with their refs, best match first."""
     tab = await session.tab()
     matches, refs = await find(tab, args.query, limit=args.limit)
     if not matches:
