@@ -11,6 +11,7 @@ import pytest
 
 from helpers import settings_for_tests
 from webhand import Webhand
+from webhand.engine.policy import OriginPolicy, RefusalLog, rewrite_refusal
 
 SECRET = "tok-Vq83-secret"
 
@@ -366,3 +367,16 @@ async def test_a_rewrite_never_reaches_an_origin_the_policy_blocks(tmp_path_fact
         received = await _sent_through_the_page(tools)  # no route was set: the page's own request went
     assert received.startswith("server received: POST /echo?from=page"), received
     assert not other_site.received_paths("leak="), other_site.received_paths("leak=")
+
+
+def test_a_rewritten_request_is_checked_again_as_it_goes_and_the_refusal_names_the_rewrite():
+    # The drivers send a rewritten request on without pausing it again: this check is all that stands
+    # between a route and a refused origin at that moment (the route's URL was checked when it was set).
+    policy = OriginPolicy([], ["http://127.0.0.1:9"], False)
+    refusals = RefusalLog()
+    reason = rewrite_refusal(policy, refusals, "POST", "http://127.0.0.1:8/a", "http://127.0.0.1:9/b")
+    assert reason and reason.startswith("refused by the blocked_origins rule")
+    method, url, why = refusals.entries[-1]
+    assert (method, url) == ("POST", "http://127.0.0.1:9/b") and why.startswith("a route rewrote http://127.0.0.1:8/a")
+    assert rewrite_refusal(policy, refusals, "GET", "http://127.0.0.1:8/a", "http://127.0.0.1:8/c") is None
+    assert rewrite_refusal(None, None, "GET", "http://127.0.0.1:8/a", "http://127.0.0.1:9/b") is None  # no policy
