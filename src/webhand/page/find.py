@@ -250,16 +250,23 @@ def _needed(terms: int) -> int:
 def _could_match(terms: tuple[str, ...], label: list[str]) -> bool:
     """A quick test that rules out most lines before the word-by-word alignment: enough words of the
     description appear as a label word, inside the label's words joined (a compound), or one edit
-    from a label word."""
+    from a label word or two joined. Stops at the first word that makes a match impossible."""
     words = set(label)
     joined = "".join(label)
-    possible = 0
+    allowed_missing = len(terms) - _needed(len(terms))
     for i, term in enumerate(terms):
-        if term in words or term in joined or "".join(terms[i:i + 2]) in words or (
-                len(term) >= 4 and (any(within_one_edit(term, w) for w in words)
-                                    or any(within_one_edit(term, a + b) for a, b in zip(label, label[1:])))):
-            possible += 1
-    return possible >= _needed(len(terms))
+        if term in words or term in joined or "".join(terms[i:i + 2]) in words:
+            continue
+        size = len(term)
+        if size >= 4 and term.isalpha() and (
+                any(abs(len(w) - size) <= 1 and within_one_edit(term, w) for w in words)
+                or any(abs(len(a) + len(b) - size) <= 1 and within_one_edit(term, a + b)
+                       for a, b in zip(label, label[1:]))):
+            continue
+        allowed_missing -= 1
+        if allowed_missing < 0:
+            return False
+    return True
 
 
 def _score(description: Description, label: list[str]) -> tuple[float, str]:
