@@ -110,6 +110,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if not self._dynamic():
             self._send(405, b"method not allowed", "text/plain")
 
+    do_PUT = do_POST  # /echo answers any method a route may rewrite a request to
+
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True

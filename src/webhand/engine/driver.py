@@ -15,6 +15,7 @@ never a driver library's own exception.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class ConsoleEntry:
     location: str = ""
     tab: int = 0
     source: str = ""  # "" for the page itself; "sw", "worker" (dedicated or shared) or "frame"
+    logged_at: float = field(default_factory=time.time)  # when the page logged it (seconds since the epoch)
 
 
 @dataclass(frozen=True)
@@ -214,14 +216,26 @@ class NetworkConditions:
 
 @dataclass
 class RouteRule:
-    """A mock: requests matching ``pattern`` are blocked, or answered with the given response."""
+    """A route: requests matching ``pattern`` are blocked, answered with the given response, or
+    changed (``continue``: URL, method, headers, body) and sent on."""
 
     pattern: str  # a glob URL pattern, e.g. **/api/user or https://example.com/*.png
-    action: Literal["block", "fulfill"]
+    action: Literal["block", "fulfill", "continue"]
     status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: str = ""
-    hits: int = 0  # requests it answered
+    headers: dict[str, str] = field(default_factory=dict)  # fulfill: the answer's; continue: set on the request
+    body: str = ""  # fulfill: the answer's
+    hits: int = 0  # requests it answered (or changed)
+    url: str | None = None  # continue: send the request here instead
+    method: str | None = None  # continue: with this method instead
+    post_data: str | None = None  # continue: with this body instead
+
+    def rewritten_url(self, url: str) -> str:
+        return self.url or url
+
+    def request_headers(self, original: dict[str, str]) -> dict[str, str]:
+        """The request's headers with this route's set over them (names compared without case)."""
+        merged = {name: value for name, value in original.items() if name.lower() not in self.headers}
+        return {**merged, **self.headers}
 
 
 @dataclass(frozen=True)
@@ -235,6 +249,7 @@ class ServiceWorkerVersion:
 class ServiceWorkerRegistration:
     scope: str
     versions: list[ServiceWorkerVersion]
+    controls_page: bool = False  # its active worker controls the tab asked about (navigator.serviceWorker.controller)
 
 
 @dataclass(frozen=True)
@@ -462,8 +477,9 @@ class Context(Protocol):
         ...
     async def set_network_conditions(self, conditions: NetworkConditions) -> None: ...
     async def add_route(self, rule: RouteRule) -> None:
-        """Install (or replace, for the same pattern) a mock. It never lets a request past the
-        origin policy: a request the policy refuses is still refused."""
+        """Install (or replace, for the same pattern) a route. It never lets a request past the
+        origin policy: a request the policy refuses is still refused, and so is a request a
+        ``continue`` route sends to a refused URL (refused now when its URL is, ``PolicyRefused``)."""
         ...
     async def remove_routes(self, pattern: str | None) -> list[RouteRule]:
         """Remove the route of ``pattern`` (all when None); returns those removed."""

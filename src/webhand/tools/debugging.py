@@ -41,15 +41,16 @@ def _describe(registrations: list[ServiceWorkerRegistration], response: Response
         return "No service workers are registered in this session."
     lines = [f"Service workers ({len(registrations)}):"]
     for registration in registrations:
-        lines.append(f"- scope {response.clip(registration.scope, 300)}")
+        lines.append(f"- scope {response.clip(registration.scope, 300)}"
+                     + (" (controls this page)" if registration.controls_page else ""))
         lines += [f"  {v.state}: {response.clip(v.script_url, 300)} ({v.running})" for v in registration.versions]
     return "\n".join(lines)
 
 
 @tool("browser_service_workers", capability="debug")
 async def service_workers(session: Session, args: ServiceWorkersArgs, response: Response) -> None:
-    """List service worker registrations (scope, script, state: installing/waiting/active, running or not); or
-    unregister, update, skip waiting."""
+    """List service worker registrations (scope, script, state: installing/waiting/active, running or not, which one
+    controls this page); or unregister, update, skip waiting."""
     tab = await session.tab()
     registrations = await tab.service_workers()
     timeout = args.timeout or session.settings.timeout
@@ -64,8 +65,8 @@ async def service_workers(session: Session, args: ServiceWorkersArgs, response: 
             response.add("Pages it controls keep it until they are closed or reloaded.")
         registrations = await tab.service_workers()
     response.add(_describe(registrations, response))
-    response.data({"registrations": [{"scope": r.scope, "versions": [v.__dict__ for v in r.versions]}
-                                     for r in registrations]})
+    response.data({"registrations": [{"scope": r.scope, "controls_page": r.controls_page,
+                                      "versions": [v.__dict__ for v in r.versions]} for r in registrations]})
 
 
 def _targets(args: ServiceWorkersArgs, registrations: list[ServiceWorkerRegistration]) -> list[str]:

@@ -43,13 +43,13 @@ async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> 
 
 class FindArgs(PageArgs):
     query: str = Field(min_length=1, max_length=500,
-                       description='What to find, by role words and name or text: "link Truth Value Testing", "login button".')
+                       description='What to find, in plain words: "the login button", "email field", "link Pricing".')
     limit: int = Field(10, ge=1, le=50, description="Most matches to return.")
 
 
 @tool("browser_find", read_only=True)
 async def find_elements(session: Session, args: FindArgs, response: Response) -> None:
-    """Find elements anywhere on the page (all frames, past the snapshot's ref cap) by role and name or text; replies with their refs, best match first."""
+    """Find elements anywhere on the page (all frames, past the snapshot's ref cap) by a plain description; replies with their refs, best match first."""
     tab = await session.tab()
     matches, refs = await find(tab, args.query, limit=args.limit)
     if not matches:
@@ -58,8 +58,9 @@ async def find_elements(session: Session, args: FindArgs, response: Response) ->
         return
     response.add(f"{len(matches)} best matches for {args.query!r}, best first (indented: the section it is in):")
     for match in matches:
-        response.add(match.line + (f"\n  in: {match.context}" if match.context else ""))
-    response.data({"matches": [{"line": m.line, "context": m.context} for m in matches]})
+        response.add(match.line + (f"\n  in: {match.context}" if match.context else "")
+                     + (f"\n  matched: {match.why}" if match.why else ""))
+    response.data({"matches": [{"line": m.line, "context": m.context, "why": m.why} for m in matches]})
 
 
 class ScreenshotArgs(PageArgs):
