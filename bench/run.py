@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""webhand side by side with its peers: latency, tokens, sessions, memory and scale.
+"""webhand side by side with its peers: latency, tokens, a warm CLI command, sessions, memory and scale.
 
     make bench            # full run (about 15-20 minutes)
     make bench QUICK=1    # quick run (under 3 minutes)
@@ -28,15 +28,14 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import measure  # noqa: E402
 import report  # noqa: E402
 from pages import PageServer  # noqa: E402
 from peers import specs  # noqa: E402
 from suites import Run  # noqa: E402
 
-SUITES = ("tools_list", "first_page", "actions", "snapshots", "memory", "scale")
+SUITES = ("tools_list", "cli", "first_page", "actions", "snapshots", "memory", "scale")
 #: Share of the run's time budget per suite; time a suite leaves unused goes to the ones after it.
-SHARES = {"tools_list": 0.05, "first_page": 0.15, "actions": 0.17, "snapshots": 0.33, "memory": 0.06, "scale": 0.24}
+SHARES = {"tools_list": 0.05, "cli": 0.04, "first_page": 0.15, "actions": 0.17, "snapshots": 0.33, "memory": 0.06, "scale": 0.24}
 #: Every process the bench starts inherits this variable, so the end of the run can find any left behind.
 RUN_MARK = "WEBHAND_BENCH_RUN_ID"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import measure
 from pages import PageServer
-from peers import McpServer, Spec, unavailable
+from peers import McpServer, Spec, server_for, unavailable
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Run:
                 if why:
                     self.note(f"{spec.label} skipped: {why}")
                     continue
-                server = McpServer(spec)
+                server = server_for(spec)
                 try:
                     await server.start()
                 except Exception as error:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
