@@ -305,12 +305,12 @@ def _buys_less(r: dict[str, Any]) -> list[str]:
     if not out:
         return []
     return ["## Where a figure buys less", "",
-            "A fast or small reply is worth less when the model has to ask again. agent-browser's click replies with "
-            "`{\"clicked\": ...}` once the click is dispatched: it does not wait for what the click set off (the rounds below "
-            "count how often the page had not moved yet) and says nothing of what changed, so the model's next call (a snapshot) "
-            "pays for both. Its default snapshot lists interactive elements "
-            "(and headings) only, without the page's text; Playwright MCP waits a fixed settle time after every action, which is "
-            "part of its figures; webhand's interactive snapshot keeps text beside its refs, at most 200 refs on big pages. "
+            "A fast or small reply is worth less when the model has to ask again. agent-browser's click replies "
+            "`{\"clicked\": ...}` once the click is dispatched and names nothing of what changed, so the model's next call "
+            "(a snapshot) has to find out; whether the page had moved by the time it replied is counted below. Playwright "
+            "MCP's action figures include its fixed settle wait. Interactive snapshots (webhand's default, agent-browser's "
+            "default) are small because they leave most of the page's text out: the share each carries is below, per page "
+            "in the snapshot section; the full modes carry it all. "
             "Measured in this run:", "", *out, ""]
 
 

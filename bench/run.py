@@ -86,7 +86,8 @@ async def main(args: argparse.Namespace) -> int:
                                   "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                                   "machine": machine(chrome)}
     with PageServer() as pages:
-        bench = Run(quick=args.quick, chrome=chrome, pages=pages, specs=specs(chrome))
+        bench = Run(quick=args.quick, chrome=chrome, pages=pages, specs=specs(chrome),
+                    scale_ladders=[x.strip() for x in args.scale_ladders.split(",")] if args.scale_ladders else None)
         results["servers"] = {s.key: {"label": s.label, "version": s.version, "command": " ".join(
             [Path(s.command).name, *s.args]), "note": s.note} for s in bench.specs}
         if pages.pydocs is None:
@@ -170,6 +171,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"), help="results folder")
     parser.add_argument("--budget", type=float, help="seconds the suites share (default: 140 quick, 1000 full)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--scale-ladders", help="the scale suite's ladders, comma-separated: context, pool, process "
+                        "(default: all three)")
     return parser.parse_args(argv)
 
 

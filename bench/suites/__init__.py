@@ -24,6 +24,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
     seen_pids: dict[int, float] = field(default_factory=dict)  # every browser pid seen, with its start time
     suite_deadline: float = float("inf")  # time.time() by which the running suite should wrap up
+    scale_ladders: list[str] | None = None  # the scale suite's ladders to run (None: all)
 
     def over(self) -> bool:
         """True once the running suite has spent its share of the run's time budget."""

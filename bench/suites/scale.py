@@ -181,6 +181,7 @@ async def run(bench: Run, only: list[str] | None = None) -> dict[str, Any]:
     plan = QUICK_PLAN if bench.quick else FULL_PLAN
     out: dict[str, Any] = {"limit_ms": LIMIT_MS, "think_seconds": "0.5-1.5", "actions": "type, click, click, snapshot",
                            "min_samples_per_level": 12 if bench.quick else 24, "cpus": os.cpu_count()}
+    only = only or bench.scale_ladders
     for isolation, (levels, rounds, budget, share) in plan.items():
         if only and isolation not in only:
             continue
