@@ -69,5 +69,6 @@ def _forward(argv: list[str]) -> "int | None":
     sys.stderr.write(reply.get("stderr") or "")
     return int(reply.get("exit", 1))
 
+
 if __name__ == "__main__":
     raise SystemExit(main())
