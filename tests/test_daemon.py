@@ -79,3 +79,63 @@ def test_a_command_right_after_daemon_stop_starts_a_new_daemon(cli, site):
         assert psutil.wait_procs(processes, timeout=30)[1] == []
         pids.append(pid)
     assert len(set(pids)) == 4, "each command after a stop started a new daemon"
+
+
+# -- the wire the console script's fast path speaks (daemon_wire: json's and socket's C parts) --
+
+WIRE_VALUES = [
+    {"op": "argv", "argv": ["type", "e3", "naïve café ✓ 𝄞"], "cwd": "/tmp/a b", "env": {"HOME": "/root"}},
+    {"argv": ["eval", "\"quoted\" \\ back\\slash", "\n\r\t\x00\x1f\x7f", "\u2028\u2029"]},
+    {"argv": ["\udcff\udc80 undecodable bytes (surrogateescape)", "\ud800 lone surrogate"]},
+    {"nested": [[], {}, [1, 2.5, -3e-7, True, False, None]], "big": 10**30, "": ""},
+    {"nan": float("inf"), "name": "x" * 100_000},
+]
+
+
+def test_the_wire_writes_what_json_writes_and_reads_what_json_reads():
+    import json
+    import math
+
+    from webhand.surfaces.cli.daemon_wire import decode, encode
+
+    for value in WIRE_VALUES:
+        assert encode(value) == json.dumps(value).encode()
+        assert decode(encode(value) + b"\n") == json.loads(json.dumps(value))
+    assert math.isnan(decode(b'{"a": NaN}')["a"]) and decode(b' {"a": -Infinity} \n') == {"a": -math.inf}
+    for garbage in (b"", b"\n", b"{", b'{"a": 1} trailing', b"{'a': 1}", b'{"a": "\x01"}', b"nul"):
+        try:
+            decode(garbage)
+        except ValueError:
+            continue
+        raise AssertionError(f"{garbage!r} was read as JSON")
+
+
+def test_a_daemon_that_closes_without_answering_is_reported_not_a_traceback(tmp_path):
+    """The fast path on a socket that accepts and hangs up (a daemon that crashed mid-call):
+    the message the full client gives, exit status 1, nothing else started."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    cli = Cli(tmp_path)
+    folder = cli.runtime / "webhand"
+    folder.mkdir(mode=0o700)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(folder / "daemon.sock"))
+    server.listen()
+
+    def hang_up() -> None:
+        connection, _ = server.accept()
+        connection.recv(65536)
+        connection.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    try:
+        done = subprocess.run([sys.executable, "-m", "webhand", "get_url"], env=cli.env, capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+    finally:
+        server.close()
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("webhand: The webhand daemon closed the connection without answering.")
+    assert "Traceback" not in done.stderr and not (folder / "daemon.lock").exists()

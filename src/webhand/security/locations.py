@@ -11,7 +11,10 @@ TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must st
 if TYPE_CHECKING:
     from pathlib import Path
 
-from webhand.errors import ConfigError, FileNotWritable, WebhandError
+    from webhand.errors import FileNotWritable
+
+# webhand.errors is imported where an error is raised, not here: it imports re (and with it enum),
+# a third of a warm CLI call, which reaches this module for the runtime folder's check.
 
 CONFIG_FILE_NAME = "webhand.toml"
 
@@ -33,6 +36,8 @@ def find_config_file(explicit: str | Path | None = None, *, env: dict[str, str] 
     if chosen:
         path = Path(chosen).expanduser()
         if not path.is_file():
+            from webhand.errors import ConfigError
+
             raise ConfigError(f"Config file {path} does not exist.", "Fix --config / WEBHAND_CONFIG or create the file.")
         return path
     for candidate in ((cwd or Path.cwd()) / CONFIG_FILE_NAME, user_config_dir() / CONFIG_FILE_NAME):
@@ -135,8 +140,14 @@ def is_private_folder(path: str) -> bool:
     """Whether ``path`` exists and passes ``private_folder``'s check."""
     try:
         private_folder(path, "", create=False)
-    except (OSError, WebhandError):
+    except OSError:
         return False
+    except Exception as error:
+        from webhand.errors import FileNotWritable
+
+        if isinstance(error, FileNotWritable):  # what private_folder raises for an unsafe folder
+            return False
+        raise
     return True
 
 
@@ -162,6 +173,8 @@ def _check_folder(folder: str, info: os.stat_result, wanted: str, hint: str, *, 
 
 
 def _unsafe(wanted: str, folder: str, reason: str, hint: str) -> FileNotWritable:
+    from webhand.errors import FileNotWritable
+
     where = folder if folder == wanted else f"{folder} (on the way to {wanted})"
     return FileNotWritable(f"webhand will not use the folder {where}: it {reason}.", hint)
 
