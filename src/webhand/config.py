@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from webhand.durations import to_seconds
-from webhand.errors import ConfigError
-from webhand.security.locations import CONFIG_FILE_NAME, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
+from webhand.errors import ConfigError, WebhandError
+from webhand.security.locations import CONFIG_FILE_NAME, check_profile_name, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
 from webhand.security.origins import OriginRule
 
 
@@ -122,6 +122,16 @@ class Settings(BaseModel):
     queue_timeout: float = Field(30.0, ge=0, le=600, description="HTTP MCP server: seconds a new client waits for a "
                                  "place when max_sessions are in use (one frees when a session ends, is abandoned, or "
                                  "its client's connection closes) before it is refused.")
+    profile: str | None = Field(None, description="Run the default session of each conversation on this named profile: "
+                                "a Chromium user-data dir webhand keeps (XDG_DATA_HOME/webhand/profiles/NAME), so its "
+                                "sign-ins, cookies and storage survive sessions, servers and reboots. One session at a "
+                                "time may use a profile. Needs a browser webhand launches here (no cdp_url, "
+                                "playwright_url or pool).")
+    storage_state: Path | None = Field(None, description="A storage-state JSON file (cookies and localStorage, as "
+                                       "browser_storage_state saves it) loaded into every new session without a "
+                                       "profile before its first page: start signed in.")
+    save_storage_state: bool = Field(False, description="With storage_state: write each such session's cookies and "
+                                     "localStorage back to that file when it closes (atomically, mode 0600).")
     create_named_sessions_implicitly: bool = Field(False, description="A page tool given a `session` name that is not open starts it, instead of refusing (a typo would start a fresh browser).")
     # Time
     timeout: float = Field(15.0, gt=0, le=600, description="Default timeout of one operation, in seconds.")
@@ -189,6 +199,23 @@ class Settings(BaseModel):
         # as a Path it would be ".", the current directory.
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _profile_name(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None  # WEBHAND_PROFILE= means no profile
+        if value is not None:
+            try:
+                check_profile_name(value)
+            except WebhandError as error:
+                raise ValueError(f"{error.message} {error.hint.rstrip('.')}") from None
+        return value
+
+    @field_validator("storage_state", mode="before")
+    @classmethod
+    def _no_empty_path(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("capabilities")
     @classmethod
     def _known_caps(cls, value: list[str]) -> list[str]:
@@ -228,6 +255,16 @@ class Settings(BaseModel):
                 "127.0.0.1. Remove cdp_url so that webhand launches Chromium, or remove the origin rules")
         if sum(bool(x) for x in (self.cdp_url, self.playwright_url, self.pool)) > 1:
             raise ValueError("cdp_url, playwright_url and pool each say where browsers come from: set only one")
+        if self.profile and remote:
+            raise ValueError(f"profile {self.profile!r} needs a browser webhand launches on this machine (a profile "
+                             "is a folder here, run by its own Chromium), but cdp_url, playwright_url or a remote "
+                             "pool endpoint says browsers come from elsewhere. Remove one of them; to sign a remote "
+                             "browser in, use storage_state")
+        if self.profile and self.storage_state:
+            raise ValueError("profile and storage_state both say where a session's sign-ins come from: set only one "
+                             "(a profile keeps its own cookies and storage)")
+        if self.save_storage_state and not self.storage_state:
+            raise ValueError("save_storage_state needs storage_state, the file to write back to")
         if self.attach_to_existing_context and not self.cdp_url:
             raise ValueError("attach_to_existing_context needs cdp_url (a Chrome started with --remote-debugging-port)")
         return self
