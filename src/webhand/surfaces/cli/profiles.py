@@ -133,9 +133,13 @@ async def _until_done(session: Session) -> None:
     loop = asyncio.get_running_loop()
     done = asyncio.Event()
     watching_input = False
-    with contextlib.suppress(OSError, ValueError, NotImplementedError):
+    try:
         loop.add_reader(sys.stdin.fileno(), lambda: (sys.stdin.readline(), done.set()))
         watching_input = True
+    except (OSError, ValueError, NotImplementedError):
+        # Input that cannot be polled (a file, /dev/null) is read at once: its end is "done".
+        reading = loop.run_in_executor(None, sys.stdin.readline)
+        reading.add_done_callback(lambda _: done.set())
     try:
         while not done.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
