@@ -576,8 +576,10 @@ class SessionManager:
         """Keep what the next call of this session must hear: it will land in a fresh browser."""
         tab = session.active_tab
         where = f" (its page was {shorten(tab.url)})" if tab is not None and not tab.closed and tab.url else ""
+        gone = (f"its pages{where} are closed; profile {session.profile!r} keeps its cookies and storage"
+                if session.profile else f"its pages{where}, cookies and storage are gone")
         self._closed_for_idleness[key] = (
             f"The browser session {key.name!r} was closed after {session.idle_for():.0f} s without a call "
-            f"(idle_timeout is {self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone.")
+            f"(idle_timeout is {self.settings.idle_timeout:g} s): {gone}.")
         while len(self._closed_for_idleness) > _IDLE_NOTICES_KEPT:
             self._closed_for_idleness.popitem(last=False)
