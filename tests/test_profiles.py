@@ -55,6 +55,8 @@ async def test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session
         assert refused.is_error
         assert f"Profile 'work' is in use by pid {os.getpid()}" in refused.text
         assert "conversation first, session 'default'" in refused.text
+        named = await first.call("browser_session_create", {"name": "also-work", "profile": "work"})
+        assert named.is_error and "conversation first, session 'default'" in named.text
     folder = data_home / "webhand" / "profiles" / "work"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE((data_home / "webhand" / "profiles").stat().st_mode) == 0o700
@@ -135,6 +137,20 @@ async def test_profile_names_that_try_path_tricks_are_refused(name, tools, data_
     reply = await tools.call("browser_session_create", {"name": "signed", "profile": name})
     assert reply.is_error and "not valid" in reply.text
     assert not any(data_home.iterdir()), "a refused name made a folder"
+
+
+def test_the_profile_is_chosen_by_file_agent_env_and_flag(tmp_path):
+    from webhand.config import load_settings
+    from webhand.surfaces.cli.main import _settings, build_parser
+
+    config = tmp_path / "webhand.toml"
+    config.write_text('[defaults.browser]\nprofile = "work"\n[agents.crm.browser]\nprofile = "crm"\n')
+    assert load_settings(config=config, env={}).profile == "work"
+    assert load_settings(config=config, agent="crm", env={}).profile == "crm"
+    assert load_settings(config=config, env={"WEBHAND_PROFILE": "env-one"}).profile == "env-one"
+    assert load_settings(config=config, env={"WEBHAND_PROFILE": ""}).profile is None  # an empty one turns it off
+    args = build_parser(tools=False).parse_args(["mcp", "--profile", "flagged", "--config", str(config)])
+    assert _settings(args).profile == "flagged"
 
 
 def test_a_profile_needs_a_browser_launched_here():
