@@ -22,7 +22,7 @@ import pytest
 from helpers import ok, settings_for_tests
 from webhand import Webhand
 from webhand.config import Settings
-from webhand.errors import ConfigError, InvalidArgument, ProfileInUse
+from webhand.errors import ConfigError, InvalidArgument, ProfileInUse, WebhandError
 from webhand.security.locations import check_profile_name
 from webhand.session.profiles import LOCK_FILE, ProfileLock, browsers_on, list_profiles, profile_dir
 
@@ -137,6 +137,42 @@ async def test_profile_names_that_try_path_tricks_are_refused(name, tools, data_
     reply = await tools.call("browser_session_create", {"name": "signed", "profile": name})
     assert reply.is_error and "not valid" in reply.text
     assert not any(data_home.iterdir()), "a refused name made a folder"
+
+
+def _plant_symlinked_profile(data: Path) -> None:
+    (data / "webhand" / "profiles").mkdir(parents=True, mode=0o700)
+    elsewhere = data / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (data / "webhand" / "profiles" / "work").symlink_to(elsewhere)
+
+
+def _open_profiles_folder(data: Path) -> None:
+    (data / "webhand" / "profiles").mkdir(parents=True, mode=0o700)
+    (data / "webhand" / "profiles").chmod(0o777)  # another local user could swap a profile in
+
+
+def _symlinked_lock(data: Path) -> None:
+    (data / "webhand" / "profiles" / "work").mkdir(parents=True, mode=0o700)
+    (data / "webhand" / "profiles" / "work" / LOCK_FILE).symlink_to(data / "victim")
+
+
+def _fifo_lock(data: Path) -> None:
+    (data / "webhand" / "profiles" / "work").mkdir(parents=True, mode=0o700)
+    os.mkfifo(data / "webhand" / "profiles" / "work" / LOCK_FILE)
+
+
+@pytest.mark.parametrize(("plant", "said"), [
+    (_plant_symlinked_profile, "is a symbolic link"),
+    (_open_profiles_folder, "can be written by its group and every user"),
+    (_symlinked_lock, "will not use the lock file"),
+    (_fifo_lock, "will not use the lock file"),
+])
+def test_a_profile_folder_someone_else_could_change_is_refused(plant, said, data_home):
+    plant(data_home)
+    with pytest.raises(WebhandError) as refused:
+        ProfileLock.acquire("work", "the test")
+    assert said in refused.value.message
+    assert not (data_home / "victim").exists()
 
 
 def test_the_profile_is_chosen_by_file_agent_env_and_flag(tmp_path):

@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from typing import Any
 
 import psutil
 
-from webhand.errors import InvalidArgument, ProfileInUse
+from webhand.errors import FileNotWritable, InvalidArgument, ProfileInUse
 from webhand.security.locations import check_profile_name, is_profile_name, private_folder, profiles_folder_name
 
 LOCK_FILE = "webhand.lock"
@@ -121,7 +122,15 @@ class ProfileLock:
         """Hold profile ``name`` for ``purpose`` ("conversation …, session …"), or raise
         ``ProfileInUse`` naming who holds it. A lock its holder left by dying is taken over."""
         folder = profile_dir(name)
-        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise OSError("not a regular file")
+        except OSError as error:
+            raise FileNotWritable(f"webhand will not use the lock file {folder / LOCK_FILE}: "
+                                  f"{error.strerror or error} (a symbolic link or something else put there).",
+                                  "Remove it; webhand makes a new one.") from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
