@@ -186,13 +186,19 @@ class SessionManager:
     def prelaunch(self) -> None:
         """Start the browser the next session will need now, beside the driver's start-up (a
         browser webhand launches: with a pool, or ``cdp_url``, the pool says where sessions go)."""
-        if self.pool is None and not self._stopping:
+        if self._reserve_wanted() and not self._stopping:
             self.engine.prelaunch()
 
     def launch_plan(self) -> dict[str, Any] | None:
-        """How the next browser webhand launches is launched; None when sessions go where a pool
-        (or ``cdp_url``) says, and webhand launches none (``engine/launch_memo.py``)."""
-        return self.engine.launch_plan() if self.pool is None else None
+        """How the next browser webhand launches ahead is launched; None when it launches none ahead:
+        sessions go where a pool (or ``cdp_url``) says, or each default session runs on a profile,
+        whose browser is launched on demand (``engine/launch_memo.py``)."""
+        return self.engine.launch_plan() if self._reserve_wanted() else None
+
+    def _reserve_wanted(self) -> bool:
+        """Whether a browser is launched ahead of need: not for a pool (it places sessions), nor when
+        every default session runs on a profile (its browser is launched on the profile's folder)."""
+        return self.pool is None and self.settings.profile is None
 
     def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
         """The next browser is ``starting``, launched from a plan equal to ``launch_plan()``."""
@@ -202,7 +208,7 @@ class SessionManager:
         """Once the browser ``prelaunch`` started has its process (or could not start one; capped by
         the launch timeout): from then on CPU-bound start-up work, such as an import, no longer
         delays the browser's own boot, which runs on another core."""
-        if self.pool is None and not self._stopping:
+        if self._reserve_wanted() and not self._stopping:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.engine.browser_spawned.wait(), self.settings.launch_timeout)
 
@@ -518,7 +524,7 @@ class SessionManager:
         return _Prepared(browser, context, events, owns_browser=not shared)
 
     def _refill_reserve(self) -> None:
-        if self.settings.warm_reserve and self.pool is None and not self._stopping and self._reserve is None:
+        if self.settings.warm_reserve and self._reserve_wanted() and not self._stopping and self._reserve is None:
             self._reserve = asyncio.create_task(self._prepare(), name="webhand-warm-reserve")
 
     async def _take_prepared(self) -> _Prepared:
