@@ -204,7 +204,10 @@ async def test_storage_state_signs_every_new_session_in_and_is_saved_back(driver
     state_file.write_text(json.dumps({"cookies": [{"name": "member", "value": "opensesame", "domain": "127.0.0.1",
                                                    "path": "/", "expires": -1, "httpOnly": True, "secure": False,
                                                    "sameSite": "Lax"}], "origins": []}))
-    settings = settings_for_tests(tmp_path_factory, driver=driver, warm_reserve=False,
+    secrets = tmp_path_factory.mktemp("secrets") / "secrets.env"
+    secrets.write_text("API_KEY=k3y-typed-into-the-page\n")
+    secrets.chmod(0o600)
+    settings = settings_for_tests(tmp_path_factory, driver=driver, warm_reserve=False, secrets_file=str(secrets),
                                   storage_state=str(state_file), save_storage_state=True)
     async with Webhand(settings) as webhand:
         conversation = webhand.context("member")
@@ -213,11 +216,16 @@ async def test_storage_state_signs_every_new_session_in_and_is_saved_back(driver
         assert "Title: Members" in ok(await conversation.call("browser_navigate", {"url": site.url("members"),
                                                                                  "session": "second"}))
         ok(await conversation.call("browser_session_destroy", {"name": "second"}))
-        ok(await conversation.call("browser_eval", {"expression": "localStorage.setItem('theme', 'dark'); 1"}))
+        # An item named like a Storage method ("key") is kept too.
+        ok(await conversation.call("browser_eval", {"expression": "localStorage.setItem('theme', 'dark'); "
+                                                                   "localStorage.setItem('key', 'k3y-typed-into-the-page'); 1"}))
         ok(await conversation.call("browser_close", {}))
     saved = json.loads(state_file.read_text())
     assert {c["name"] for c in saved["cookies"]} == {"member"}
-    assert {"origin": site.origin, "localStorage": [{"name": "theme", "value": "dark"}]} in saved["origins"]
+    stored = next(o["localStorage"] for o in saved["origins"] if o["origin"] == site.origin)
+    assert sorted(stored, key=lambda item: item["name"]) == [{"name": "key", "value": "<secret>API_KEY</secret>"},
+                                                             {"name": "theme", "value": "dark"}]
+    assert "k3y-typed-into-the-page" not in state_file.read_text()  # masked as browser_storage_state masks it
     assert stat.S_IMODE(state_file.stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["signed-in.json"], "a temporary file was left beside it"
 
