@@ -173,6 +173,7 @@ def test_a_profile_folder_someone_else_could_change_is_refused(plant, said, data
         ProfileLock.acquire("work", "the test")
     assert said in refused.value.message
     assert not (data_home / "victim").exists()
+    list_profiles()  # listing neither follows nor blocks on what was planted
 
 
 def test_the_profile_is_chosen_by_file_agent_env_and_flag(tmp_path):

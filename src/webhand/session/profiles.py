@@ -91,10 +91,12 @@ def _own_holder(purpose: str) -> dict[str, Any]:
 def read_holder(folder: Path) -> Holder | None:
     """The holder the lock file names, or None when it names none (or cannot be read)."""
     try:
-        fd = os.open(folder / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(folder / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO would block
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         raw = os.read(fd, _LOCK_READ_CAP)
     finally:
         os.close(fd)
