@@ -26,6 +26,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from webhand.config import Settings, Viewport
@@ -382,7 +383,7 @@ class SessionManager:
             self._refill_after_first_call(session)
         return session
 
-    async def _save_storage_state(self, session: Session, path: Any) -> None:
+    async def _save_storage_state(self, session: Session, path: Path) -> None:
         """Write the session's cookies and localStorage back to ``storage_state``, secrets masked as
         browser_storage_state masks them."""
         if not session.browser.alive:
