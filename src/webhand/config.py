@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from webhand.durations import to_seconds
-from webhand.errors import ConfigError
-from webhand.security.locations import CONFIG_FILE_NAME, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
+from webhand.errors import ConfigError, WebhandError
+from webhand.security.locations import CONFIG_FILE_NAME, check_profile_name, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
 from webhand.security.origins import OriginRule
 
 
@@ -127,6 +127,16 @@ class Settings(BaseModel):
     queue_timeout: float = Field(30.0, ge=0, le=600, description="HTTP MCP server: seconds a new client waits for a "
                                  "place when max_sessions are in use (one frees when a session ends, is abandoned, or "
                                  "its client's connection closes) before it is refused.")
+    profile: str | None = Field(None, description="Run the default session of each conversation on this named profile: "
+                                "a Chromium user-data dir webhand keeps (XDG_DATA_HOME/webhand/profiles/NAME), so its "
+                                "sign-ins, cookies and storage survive sessions, servers and reboots. One session at a "
+                                "time may use a profile. Needs a browser webhand launches here (no cdp_url, "
+                                "playwright_url or pool).")
+    storage_state: Path | None = Field(None, description="A storage-state JSON file (cookies and localStorage, as "
+                                       "browser_storage_state saves it) loaded into every new session without a "
+                                       "profile before its first page: start signed in.")
+    save_storage_state: bool = Field(False, description="With storage_state: write each such session's cookies and "
+                                     "localStorage back to that file when it closes (atomically, mode 0600).")
     create_named_sessions_implicitly: bool = Field(False, description="A page tool given a `session` name that is not open starts it, instead of refusing (a typo would start a fresh browser).")
     # Time
     timeout: float = Field(15.0, gt=0, le=600, description="Default timeout of one operation, in seconds.")
@@ -209,6 +219,22 @@ class Settings(BaseModel):
                 raise ValueError(f"{folder} is not an unpacked extension (a folder with a manifest.json)")
             folders.append(folder)
         return folders
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _profile_name(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None  # WEBHAND_PROFILE= means no profile
+        if value is not None:
+            try:
+                check_profile_name(value)
+            except WebhandError as error:
+                raise ValueError(f"{error.message} {error.hint.rstrip('.')}") from None
+        return value
+
+    @field_validator("storage_state", mode="before")
+    @classmethod
+    def _no_empty_path(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("capabilities")
     @classmethod
@@ -262,6 +288,18 @@ class Settings(BaseModel):
         if self.extensions and self.isolation == "context":
             raise ValueError("extensions need isolation = \"process\": in context isolation conversations share one "
                              "browser, and an extension would see (and could change) every conversation's pages")
+        if sum(bool(x) for x in (self.cdp_url, self.playwright_url, self.pool)) > 1:
+            raise ValueError("cdp_url, playwright_url and pool each say where browsers come from: set only one")
+        if self.profile and remote:  # remote includes the extension bridge: its tabs are the person's own
+            raise ValueError(f"profile {self.profile!r} needs a browser webhand launches on this machine (a profile "
+                             "is a folder here, run by its own Chromium), but cdp_url, playwright_url or a remote "
+                             "pool endpoint says browsers come from elsewhere. Remove one of them; to sign a remote "
+                             "browser in, use storage_state")
+        if self.profile and self.storage_state:
+            raise ValueError("profile and storage_state both say where a session's sign-ins come from: set only one "
+                             "(a profile keeps its own cookies and storage)")
+        if self.save_storage_state and not self.storage_state:
+            raise ValueError("save_storage_state needs storage_state, the file to write back to")
         if self.attach_to_existing_context and not self.cdp_url:
             raise ValueError("attach_to_existing_context needs cdp_url (a Chrome started with --remote-debugging-port)")
         return self

@@ -177,3 +177,7 @@ class PoolFull(SessionLimitReached):
 
 class DocumentTooLarge(WebhandError):
     """A document is too large to convert to text within webhand's bounds (tags, memory)."""
+
+
+class ProfileInUse(WebhandError):
+    """A named profile is held by another session (one browser per profile folder)."""

@@ -71,6 +71,37 @@ def state_home() -> str:
     return os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
 
 
+def data_home() -> str:
+    """Where webhand keeps what the user means to keep: named browser profiles (session/profiles.py)."""
+    return os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+
+
+#: A profile's name: letters, digits, '-' and '_', starting with a letter or digit. No '.', '/',
+#: '\\' or '~', so no name can leave the profiles folder, hide, or be taken for an option.
+_PROFILE_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+
+
+def is_profile_name(name: object) -> bool:
+    import re
+
+    return isinstance(name, str) and re.fullmatch(_PROFILE_NAME, name) is not None
+
+
+def check_profile_name(name: object) -> str:
+    """``name`` when it is a valid profile name; else ``InvalidArgument`` saying what a name may be."""
+    if not is_profile_name(name):
+        from webhand.errors import InvalidArgument
+
+        raise InvalidArgument(f"Profile name {repr(name)[:80]} is not valid.",
+                              "Use 1 to 64 letters, digits, '-' or '_', starting with a letter or digit (e.g. work).")
+    return name  # type: ignore[return-value]
+
+
+def profiles_folder_name() -> str:
+    """Where named profiles live (session/profiles.py): ``$XDG_DATA_HOME/webhand/profiles``."""
+    return os.path.join(data_home(), "webhand", "profiles")
+
+
 def cache_home() -> str:
     return os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
 

@@ -29,8 +29,8 @@ class ConversationSessions:
         self.conversation_id = conversation_id
         self.settings = manager.settings
 
-    async def create(self, name: str, viewport: Viewport | None = None) -> Session:
-        return await self._manager.create(self.conversation_id, name, viewport=viewport)
+    async def create(self, name: str, viewport: Viewport | None = None, *, profile: str | None = None) -> Session:
+        return await self._manager.create(self.conversation_id, name, viewport=viewport, profile=profile)
 
     def list(self) -> list[SessionInfo]:
         return self._manager.list(self.conversation_id)
@@ -57,9 +57,10 @@ class ConversationSessions:
                 session.touch()
                 session.first_call_done.set()
 
-    async def open_default(self) -> Session:
-        """The conversation's default session, started now when it is not open yet."""
-        return await self._manager.get_or_create(self.conversation_id)
+    async def open_default(self, *, profile: str | None = None) -> Session:
+        """The conversation's default session, started now when it is not open yet (on ``profile``,
+        else the configured one)."""
+        return await self._manager.get_or_create(self.conversation_id, profile=profile)
 
     def find(self, name: str | None) -> Session | None:
         """This conversation's open session of that name (the default one for None), if any."""

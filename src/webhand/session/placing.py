@@ -74,6 +74,10 @@ def tell_replaced(lost: object, fresh: Session) -> None:
         fresh.notices.append(f"The browser endpoint {lost.endpoint.name!r} of this session was lost "
                              f"({lost.endpoint.last_error or 'the connection dropped'}): its pages, cookies and "
                              f"storage there are gone. This call runs in a fresh session on {where!r}.")
+    elif fresh.profile is not None:
+        fresh.notices.append(f"The previous browser of this session had exited; a new one was started on profile "
+                             f"{fresh.profile!r} (its open pages are gone; the cookies and storage it had written "
+                             "to the profile are kept).")
     else:
         fresh.notices.append("The previous browser of this session had exited; a new one was started "
                              "(pages, cookies and storage of the old one are gone).")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from collections import deque
@@ -28,6 +29,8 @@ from webhand.response import URL_LIMIT, Response, page_line
 from webhand.session import recovery
 from webhand.session.control import HumanControl
 from webhand.conversation_files import ConversationFiles
+
+log = logging.getLogger("webhand.sessions")
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
 _ANNOUNCED_CAP_SECONDS = 5.0
@@ -94,6 +97,10 @@ class Session:
         self.held_button: dict[int, MouseButton] = {}  # a mouse button pressed and not released (browser_mouse_button_xy)
         self.closed = False
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
+        #: Work run at the start of close, while the context still answers (saving its storage state);
+        #: each is capped by the operation timeout and cannot stop the close.
+        self.before_close: list[Callable[[], Awaitable[None]]] = []
+        self.profile: str | None = None  # the named profile this session's browser runs on (profiles.py)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
         self._replacing = False  # the active tab was ended by recovery: open a fresh one in its place
         self.dialogs: list[Dialog] = []  # open JavaScript dialogs, oldest first
@@ -321,6 +328,11 @@ class Session:
             return
         self.closed = True
         try:
+            for work in self.before_close:
+                try:
+                    await asyncio.wait_for(work(), self.settings.timeout)
+                except (Exception, asyncio.TimeoutError) as error:  # noqa: BLE001 - the close goes on
+                    log.warning("before closing the %s: %s", self.key, error)
             await self.context.close()
             if self.owns_browser:
                 await self.browser.close()

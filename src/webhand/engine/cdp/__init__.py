@@ -118,7 +118,7 @@ class CdpBrowser:
             created = await asyncio.wait_for(self.connection.send.Target.createBrowserContext(params=params), 30)  # type: ignore[arg-type]
             context = CdpContext(self.connection, created["browserContextId"], events, width=width, height=height,
                                  downloads_dir=downloads_dir, policy=self.policy, proxy=proxy,
-                                 staging_parent=self.chrome.user_data_dir if self.chrome is not None else None)
+                                 staging_parent=self.chrome.scratch_dir if self.chrome is not None else None)
             if proxy is not None and self.policy is not None:
                 self.policy.log_for(context, refusals)
             context.stealth = self.stealth
@@ -179,9 +179,26 @@ class CdpBrowser:
             found = (await self.connection.send.Extensions.getExtensions())["extensions"]
         return [BrowserExtension(e["name"], e["version"], e["id"], e["path"], e["enabled"]) for e in found]
 
-    async def existing_context(self, *, events: TabEvents) -> CdpContext:
-        raise BrowserLaunchFailed("Attaching to a browser's own default context (attach_to_existing_context) is "
-                                  "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
+    async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> CdpContext:
+        """The default context of a browser webhand launched on a kept profile: the one context whose
+        cookies and storage Chromium writes to the profile's folder (a created context lives in
+        memory only). Closing the session closes its tabs, never the context."""
+        if self.chrome is None:
+            raise BrowserLaunchFailed("Attaching to a browser's own default context (attach_to_existing_context) is "
+                                      "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
+        try:
+            contexts = await asyncio.wait_for(self.connection.send.Target.getBrowserContexts(), 30)
+            context_id = contexts["defaultBrowserContextId"]  # type: ignore[typeddict-item]
+            context = CdpContext(self.connection, context_id, events, width=width, height=height,
+                                 downloads_dir=None, policy=self.policy, proxy=None, owns_context=False,
+                                 staging_parent=self.chrome.scratch_dir)
+            context.stealth = self.stealth
+            self.contexts[context.context_id] = context
+            await context.start_downloads()
+        except (TimeoutError, KeyError, *PROTOCOL_ERRORS) as error:
+            from webhand.engine.cdp.connection import translate
+            raise translate(error, "Opening the browser's default context", 30) from None
+        return context
 
 
 class SharedTabsBrowser(CdpBrowser):
@@ -201,7 +218,8 @@ class SharedTabsBrowser(CdpBrowser):
     async def extensions(self, timeout: float) -> list[BrowserExtension]:
         raise refused("Listing the browser's extensions")
 
-    async def existing_context(self, *, events: TabEvents) -> SharedTabsContext:
+    async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> SharedTabsContext:
+        # width and height are not applied: the person's window keeps its size.
         for old in [c for c in self.contexts.values() if c.closed]:
             self.contexts.pop(old.context_id, None)
         context = SharedTabsContext(self.connection, self.client, events)
@@ -248,9 +266,9 @@ class CdpEngine:
         resort when closing them overran its cap. Returns the pids."""
         return self.local.launched.kill_now()
 
-    async def launch(self) -> CdpBrowser:
+    async def launch(self, *, profile_dir: str | None = None) -> CdpBrowser:
         settings = self.settings
-        starting = self.local.take()
+        starting = self.local.take(profile_dir)
         chrome = await starting
         try:
             connection = await CdpConnection.open(chrome.ws_endpoint, timeout=settings.launch_timeout)

@@ -136,7 +136,7 @@ class PlaywrightBrowser:
     def version(self) -> str:
         return self.browser.version
 
-    async def existing_context(self, *, events: TabEvents) -> PlaywrightContext:
+    async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> PlaywrightContext:
         """The browser's own default context, with the tabs, cookies and logins already in it
         (attach_to_existing_context). Closing the session leaves them, and the context, open."""
         if not self.browser.contexts:
@@ -196,10 +196,10 @@ class PlaywrightEngine:
             self._driver_start = asyncio.ensure_future(self._manager.start())
         self._playwright = await asyncio.shield(self._driver_start)
 
-    async def launch(self) -> PlaywrightBrowser:
+    async def launch(self, *, profile_dir: str | None = None) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side
         # by side: a first launch waits for the slower of the two, not for their sum.
-        starting = self.local.take()
+        starting = self.local.take(profile_dir)
         try:
             await self.start()
         except BaseException:

@@ -67,7 +67,7 @@ def _settings(args: argparse.Namespace) -> Settings:
              "playwright_url": getattr(args, "playwright_url", None),
              "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None,
              "extension_bridge": getattr(args, "extension_bridge", None) or None,
-             "driver": getattr(args, "driver", None)}
+             "driver": getattr(args, "driver", None), "profile": getattr(args, "profile", None)}
     headers = getattr(args, "remote_header", None)
     if headers:
         flags["remote_headers"] = dict(_header(text) for text in headers)
@@ -76,7 +76,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _daemon_args(args: argparse.Namespace) -> list[str]:
     extra = []
-    for name in ("config", "agent"):
+    for name in ("config", "agent", "profile"):
         if getattr(args, name, None):
             extra += [f"--{name}", getattr(args, name)]
     return extra
@@ -156,6 +156,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from webhand.surfaces.cli.history import run_replay
 
     return run_replay(args, _settings(args))
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from webhand.surfaces.cli.profiles import run_profile
+
+    return run_profile(args, lambda: _settings(args))
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -271,6 +277,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     mcp.add_argument("--chrome", help="path of the Chromium binary")
     _remote_options(mcp)
     mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
+    _profile_option(mcp)
     _config_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
 
@@ -278,6 +285,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     daemon.add_argument("action", choices=["start", "stop", "status", "run"])
     daemon.add_argument("--foreground", action="store_true", help="with run: do not announce on stdout")
     daemon.add_argument("--json", action="store_true", help="with status: print JSON")
+    _profile_option(daemon)
     _config_options(daemon)
     daemon.set_defaults(run=_cmd_daemon)
 
@@ -325,12 +333,21 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     _config_options(replay)
     replay.set_defaults(run=_cmd_replay)
 
+    from webhand.surfaces.cli.profiles import add_profile_command
+
+    add_profile_command(sub, _config_options, _cmd_profile)
+
     demo = sub.add_parser("demo", help="drive a scripted agent session against a bundled local site")
     demo.set_defaults(run=_cmd_demo)
 
     if tools:
         add_tool_commands(sub)
     return parser
+
+
+def _profile_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", help="run each conversation's default session on this named profile, kept "
+                        "between sessions (env WEBHAND_PROFILE; `webhand profile list`)")
 
 
 def _config_options(parser: argparse.ArgumentParser) -> None:
