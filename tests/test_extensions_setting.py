@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import own_browser_processes, settings_for_tests
+from helpers import own_browser_processes, settings_for_tests, wait_until_gone_async
 from webhand.config import Settings
 from webhand.errors import ConfigError
 from webhand.host import Webhand
@@ -32,7 +32,7 @@ async def test_an_extension_runs_in_the_page_and_is_listed(tmp_path_factory, sit
         assert (entry["name"], entry["version"], entry["enabled"]) == ("webhand test marker", "1.2.3", True)
         assert len(entry["id"]) == 32 and set(entry["id"]) <= set("abcdefghijklmnop")
         await webhand.end_conversation("extensions")
-    assert not own_browser_processes()
+    assert not await wait_until_gone_async(own_browser_processes())  # reaped (the subreaper adopts the orphans)
 
 
 @pytest.mark.one_driver("settings validation, no browser")
