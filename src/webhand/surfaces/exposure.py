@@ -87,7 +87,9 @@ def exposed_tools(tools: Iterable[Tool], style: str = "multi") -> list[ExposedTo
         raise ConfigError(f"Unknown tool style {style!r}.", "Use one of: " + ", ".join(TOOL_STYLES) + ".")
     tools = list(tools)
     hidden = hidden_fields(tools)
-    return [_single_tool(tools, hidden)] if style == "single" else [_catalog_tool(t, hidden) for t in tools]
+    if style == "single":  # no tool served (enabled = false): no browser tool either, not one with no actions
+        return [_single_tool(tools, hidden)] if tools else []
+    return [_catalog_tool(t, hidden) for t in tools]
 
 
 def served_tools(tools: Callable[[], Iterable[Tool]], style: str = "multi") -> Callable[[], dict[str, ExposedTool]]:

@@ -105,6 +105,7 @@ async def _annotated(session: Session, args: ScreenshotArgs, response: Response,
 class ResizeArgs(PageArgs):
     width: int = Field(description="Viewport width in CSS pixels.")
     height: int = Field(description="Viewport height in CSS pixels.")
+    timeout: Timeout = None
 
 
 @tool("browser_resize", capability="extra")
