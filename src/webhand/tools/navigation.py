@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, model_validator
@@ -31,6 +31,19 @@ class NavigateArgs(PageArgs):
     # The Python/Playwright design's navigate takes a selector to wait for once the page loaded
     # (or a load state). Accepted, not advertised: browser_wait_for is the tool for it.
     wait_for: SkipJsonSchema[str | None] = Field(None, min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _chrome_devtools_type(cls, data: Any) -> Any:
+        """Chrome DevTools MCP's navigate_page has ``type`` "url" (this tool), or "back", "forward",
+        "reload": tools of their own here, which the refusal names."""
+        if isinstance(data, dict) and "type" in data:
+            kind = data.get("type")
+            if kind != "url":
+                raise ValueError(f"type={kind!r}: this tool opens a URL; call browser_back, browser_forward or "
+                                 "browser_reload to move in the history")
+            data = {k: v for k, v in data.items() if k != "type"}
+        return data
 
     @model_validator(mode="after")
     def _load_state_given_as_wait_for(self) -> "NavigateArgs":

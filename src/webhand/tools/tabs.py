@@ -9,9 +9,9 @@ handler: the model asked to close it, and a "leave this page?" prompt would only
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from webhand.durations import Timeout
 from webhand.engine.driver import Tab
@@ -31,6 +31,12 @@ class TabsArgs(PageArgs):
     index: int | None = Field(None, ge=0, description="Tab number from the list, for focus and close (close defaults to the current tab).")
     url: str | None = Field(None, description="For open: the URL to load in the new tab (else it stays blank).")
     timeout: Timeout = None
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _playwright_mcp_words(cls, value: Any) -> Any:
+        """Playwright MCP's browser_tabs says "new" and "select" for open and focus."""
+        return {"new": "open", "select": "focus"}.get(value, value) if isinstance(value, str) else value
 
 
 @tool("browser_tabs", capability="tabs", destructive=True, during_dialog=True)
