@@ -114,6 +114,8 @@ class Settings(BaseModel):
     isolation: Literal["process", "context"] = "process"
     warm_reserve: bool = Field(True, description="In process isolation, keep one browser launched ahead of need.")
     max_sessions: int = Field(5, ge=1, le=1000)
+    max_tabs: int = Field(20, ge=1, le=1000, description="Most open tabs per session, popups included: browser_tabs "
+                          "open is refused past it, and tabs a page opens past it are closed (the reply says which).")
     idle_timeout: float = Field(1800.0, gt=0, description="Seconds a session may be idle before it is closed.")
     idle_check_interval: float = Field(60.0, gt=0)
     abandoned_after: float = Field(60.0, gt=0, description="HTTP MCP server: a session with no open stream and no "

@@ -283,12 +283,33 @@ class Session:
                 self.note(f"Download of {page_line(download.name)} is still in progress; browser_downloads shows it when done.")
 
     async def _tell_new_tabs(self, before: set[int], response: Response) -> None:
-        """Tabs the page opened during the tool, once loaded (a tool that opened one itself said so)."""
+        """Tabs the page opened during the tool, once loaded (a tool that opened one itself said so).
+        Past ``max_tabs`` the newest tabs the page opened are closed, and the reply says so: a page
+        that opens popups in a loop must not grow the session's memory without bound."""
+        await self._close_tabs_past_the_limit(response)
         for tab in [t for t in self.context.tabs if t.index not in before and not t.closed]:
             if tab.index not in self.told_tabs:
                 await tab.wait_for_load(timeout=self.settings.timeout)
                 response.add(f"Opened tab {tab.index}: {response.page(tab.url or 'about:blank', URL_LIMIT)} "
                              "(browser_tabs to switch to it)")
+
+    async def _close_tabs_past_the_limit(self, response: Response) -> None:
+        open_tabs = [t for t in self.context.tabs if not t.closed]
+        excess = len(open_tabs) - self.settings.max_tabs
+        if excess <= 0:
+            return
+        # The newest go (popups come last); the tab the model works in stays.
+        closing = [t for t in reversed(open_tabs) if t is not self._active][:excess]
+        closed: list[str] = []
+        for tab in sorted(closing, key=lambda t: t.index):
+            url = tab.url or "about:blank"
+            with contextlib.suppress(Exception):  # a tab that closed itself meanwhile is closed all the same
+                await asyncio.wait_for(tab.close(), self.settings.timeout)
+            self.told_tabs.add(tab.index)
+            closed.append(f"{tab.index} ({response.page(url, URL_LIMIT)})")
+        response.add(f"The page opened more tabs than max_tabs ({self.settings.max_tabs}) allows; webhand closed "
+                     f"the newest: tab {', '.join(closed)}. Close tabs you no longer need with browser_tabs "
+                     "action=close to make room.")
 
     def _tell_events_since(self, seen: int, response: Response) -> None:
         new = min(self.events_seen - seen, len(self.events))
