@@ -86,6 +86,7 @@ class Session:
         # What the model last saw of the page: an action's reply tells what changed since (page/diff.py).
         self.last_snapshot: Snapshot | None = None
         self.closed = False
+        self._closing: asyncio.Future[None] | None = None
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
         self._replacing = False  # the active tab was ended by recovery: open a fresh one in its place
@@ -318,6 +319,13 @@ class Session:
 
     # -- end -----------------------------------------------------------------------------------
     async def close(self) -> None:
+        """Close the session; a second call (the conversation ending while webhand shuts down)
+        waits for the closing under way, so that nothing is torn down beneath it."""
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closing)
+
+    async def _close(self) -> None:
         if self.closed:
             return
         self.closed = True
