@@ -126,3 +126,14 @@ def test_other_designs_names_are_accepted_but_never_advertised(style):
     assert not [name for name in advertised if name != name.lower()], "no camelCase form"
     assert not set(OTHER_TOOL_NAMES) & {t.name for t in exposed_tools(CATALOG.values(), style)}
     assert {ours for ours, _ in OTHER_TOOL_NAMES.values()} <= set(CATALOG), "every other name leads to a tool"
+
+
+async def test_the_dispatcher_answers_a_call_by_another_design_s_tool_name(tools, site):
+    dispatcher = ToolDispatcher(tools, "anthropic")
+    assert "navigate_page" not in {d["name"] for d in dispatcher.definitions()}, "answered, never listed"
+    reply = await dispatcher.run({"type": "tool_use", "id": "t1", "name": "navigate_page",
+                                  "input": {"url": site.url("login.html")}})
+    assert not reply.get("is_error") and "Sign in" in reply["content"][0]["text"]
+    single = ToolDispatcher(tools, "anthropic", style="single")
+    refused = await single.run({"type": "tool_use", "id": "t2", "name": "navigate_page", "input": {}})
+    assert refused["is_error"] and "browser" in refused["content"][0]["text"]
