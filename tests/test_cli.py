@@ -36,7 +36,8 @@ def test_a_session_across_calls_with_text_json_errors_and_named_sessions(cli, si
     assert as_json["data"] == {"result": "flavour=oat"} and as_json["is_error"] is False
 
     cli("navigate", site.url("login.html"), "--session", "other")
-    other = json.loads(cli("eval", "document.cookie", "--session", "other", "--json").stdout)
+    # Global options before the command, as other CLIs take them, reach the daemon the same way.
+    other = json.loads(cli("--session", "other", "--json", "eval", "document.cookie").stdout)
     assert other["data"] == {"result": ""}, "a named session has its own browser"
 
     failed = cli("click", "e999", check=False)
@@ -125,3 +126,19 @@ def test_a_forwarded_command_is_read_in_the_callers_directory_and_environment(cl
     assert site.url("login.html") in cli("get_url").stdout  # the daemon's own environment had no session
     usage = cli("get_url", "--bogus", check=False)
     assert usage.returncode == 2 and "unrecognized arguments: --bogus" in usage.stderr and usage.stdout == ""
+
+
+def test_global_options_come_before_or_after_the_command_and_version_is_printed(tmp_path, capsys):
+    from webhand import __version__
+    from webhand.surfaces.cli.main import main
+
+    config = tmp_path / "webhand.toml"
+    config.write_text("[agents.offline.browser]\nenabled = false\n")
+    for argv in (["--config", str(config), "--agent", "offline", "schema", "--caps", "core"],
+                 ["schema", "--config", str(config), "--agent", "offline", "--caps", "all"],
+                 [f"--config={config}", "--agent=offline", "--caps", "core", "schema", "--tool-style", "single"]):
+        assert main(argv) == 0
+        assert json.loads(capsys.readouterr().out) == [], f"enabled = false serves no tool, whatever the flags: {argv}"
+    assert main(["--config", str(config), "schema"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) > 5, "the default agent has its browser"
+    assert main(["--version"]) == 0 and capsys.readouterr().out == f"webhand {__version__}\n"

@@ -119,6 +119,8 @@ class Settings(BaseModel):
     isolation: Literal["process", "context"] = "process"
     warm_reserve: bool = Field(True, description="In process isolation, keep one browser launched ahead of need.")
     max_sessions: int = Field(5, ge=1, le=1000)
+    max_tabs: int = Field(20, ge=1, le=1000, description="Most open tabs per session, popups included: browser_tabs "
+                          "open is refused past it, and tabs a page opens past it are closed (the reply says which).")
     idle_timeout: float = Field(1800.0, gt=0, description="Seconds a session may be idle before it is closed.")
     idle_check_interval: float = Field(60.0, gt=0)
     abandoned_after: float = Field(60.0, gt=0, description="HTTP MCP server: a session with no open stream and no "
@@ -156,6 +158,8 @@ class Settings(BaseModel):
     text_max_chars: int = Field(20_000, ge=500, description="browser_text replies longer than this are cut, with a notice.")
     console_buffer: int = Field(1000, ge=10, le=100_000)
     # Security
+    enabled: bool = Field(True, description="false: this agent has no browser; no tool is served in any style, "
+                                            "whatever the capability flags say.")
     evaluate_enabled: bool = True
     capabilities: list[str] = Field(default_factory=lambda: ["core"])
     roots: list[Path] = Field(default_factory=list, description="Folders every conversation's file tools may also read and write (uploads, read_image, storage states); by default only the conversation's own output folder.")
@@ -490,16 +494,15 @@ def _browser_table(table: Any, path: Path, where: str) -> dict[str, Any]:
                     kinds = sorted(["default"] + [f.removesuffix("_timeout") for f in fields if f.endswith("_timeout")])
                     raise ConfigError(f"Unknown key {where}.timeouts.{kind} in {path}.", f"Allowed: {', '.join(kinds)}.")
                 values[name] = seconds
-        elif key == "enabled" and "enabled" not in fields:
+        elif key == "enabled":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}.enabled={value!r} in {path}: must be true or false.", "Fix the value.")
-            if not value:
-                values["capabilities"] = []  # the browser is off for this agent: serve no tools
+            values["enabled"] = value  # false: no tool at all, which no --caps flag brings back (tools/__init__.py)
         else:
             name = next((n for n in (key, f"{key}_path", key.removesuffix("_file"), key.removesuffix("_path"))
                          if n in fields), None)
             if name is None:
-                allowed = sorted([*fields, "timeouts", "enabled"])
+                allowed = sorted([*fields, "timeouts"])
                 raise ConfigError(f"Unknown key {where}.{key} in {path}.", f"Allowed: {', '.join(allowed)}.")
             if name == "viewport" and isinstance(value, str):
                 width, _, height = value.lower().partition("x")

@@ -121,6 +121,7 @@ class SessionManager:
         self._boot: asyncio.Task[None] | None = None
         self._refills: set[asyncio.Task[None]] = set()
         self._closing: set[asyncio.Task[None]] = set()  # sessions whose browser died, being cleaned up
+        self._ending: set[Session] = set()  # sessions being closed on request (kill_session)
         # Sessions the idle reaper closed, and what to tell the next call that reaches for them
         # (oldest dropped first: a conversation that never comes back must not grow this forever).
         self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
@@ -130,6 +131,8 @@ class SessionManager:
         #: dashboard's own form, which it sets when it is mounted (tools reach no surface).
         self.dashboard_link: Callable[[str, str], str] | None = None
         self._loop_guard: AsyncGenerator[None, None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop webhand started on, for the exit
+        self._shutting_down: asyncio.Task[None] | None = None
         atexit.register(self._kill_at_exit)
 
     def link_to(self, session: Session) -> str | None:
@@ -142,6 +145,7 @@ class SessionManager:
     async def start(self) -> None:
         """Begin booting, without waiting for it: a server can answer its client at once while the
         driver starts. The first session (or ``ready``) waits for the boot to finish."""
+        self._loop = asyncio.get_running_loop()
         if self._boot is None:
             self._boot = asyncio.create_task(self._boot_up(), name="webhand-boot")
         if self._loop_guard is None:
@@ -157,7 +161,7 @@ class SessionManager:
             yield
         finally:
             self._loop_guard = None
-            if self._boot is not None:
+            if self._boot is not None or self._shutting_down is not None:
                 await self.shutdown_all()
 
     async def ready(self, *, reserve: bool = False) -> None:
@@ -216,16 +220,28 @@ class SessionManager:
     async def shutdown_all(self) -> None:
         """Close every session and every browser webhand started, within the ``timeout`` cap
         (session/shutdown.py: what overruns is logged, and the browsers are killed by pid).
-        Safe to call twice."""
-        self._stopping = True
+        Safe to call twice, and from two places at once: a program's close() can race the end of
+        its event loop (``asyncio.run`` closes ``open_browser`` and the loop guard together), and
+        the later call waits for the shutdown under way instead of killing what it is closing."""
+        if self._shutting_down is None:
+            self._shutting_down = asyncio.create_task(self._shut_down(), name="webhand-shutdown")
+        if self._shutting_down is asyncio.current_task():
+            return  # the loop guard, closed by the shutdown itself
+        await asyncio.shield(self._shutting_down)
+
+    async def _shut_down(self) -> None:
         try:
-            await within_cap(self._close_everything, self.engine, self.settings.timeout)
+            self._stopping = True
+            try:
+                await within_cap(self._close_everything, self.engine, self.settings.timeout)
+            finally:
+                self._boot = None
+                self._stopping = False
+            guard, self._loop_guard = self._loop_guard, None
+            if guard is not None:
+                await guard.aclose()  # nothing left for it to do
         finally:
-            self._boot = None
-            self._stopping = False
-        guard, self._loop_guard = self._loop_guard, None
-        if guard is not None:
-            await guard.aclose()  # nothing left for it to do
+            self._shutting_down = None
 
     async def _close_everything(self, steps: Steps) -> None:
         if self._boot is not None:  # let a boot under way finish, so nothing half-started is left
@@ -237,7 +253,7 @@ class SessionManager:
         opening = list(self._creating.values())
         for task in opening:
             task.cancel()
-        sessions = list(self._sessions.values())
+        sessions = [*self._sessions.values(), *self._ending]  # Session.close: a second call waits for the first
         self._sessions.clear()
         # Sessions cut short while opening unwind here too (closing what they launched), so that
         # nothing is still being closed after shutdown returns.
@@ -253,8 +269,22 @@ class SessionManager:
         await steps.run("stopping the driver", self.engine.stop())
 
     def _kill_at_exit(self) -> None:
-        """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own (by
-        pid: every browser the engine launched that was not closed, sessions and reserve included)."""
+        """When the interpreter exits without shutdown_all. A program that ran its own loop and
+        left it open (``loop.run_until_complete`` without close()) gets a clean shutdown on that
+        loop, whose tasks then end before Python destroys them (else: "Task was destroyed but it
+        is pending!", "Event loop is closed" on its stderr). Then, last resort: SIGKILL what we
+        own (by pid: every browser the engine launched that was not closed, reserve included)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed() and not loop.is_running() \
+                and (self._boot is not None or self._sessions):
+            try:
+                loop.run_until_complete(asyncio.wait_for(self.shutdown_all(), self.settings.timeout + 5))
+                left = [task for task in asyncio.all_tasks(loop) if not task.done()]
+                for task in left:  # the libraries' own readers and keep-alives, now idle
+                    task.cancel()
+                loop.run_until_complete(asyncio.wait_for(asyncio.gather(*left, return_exceptions=True), 5))
+            except Exception as error:  # noqa: BLE001 - the kill below still ends every browser
+                log.debug("shutting down at exit failed: %r", error)
         self.engine.kill_now()
 
     # -- sessions ------------------------------------------------------------------------------
@@ -435,7 +465,11 @@ class SessionManager:
         session = self._sessions.pop(key, None)
         if session is None:
             return False
-        await session.close()
+        self._ending.add(session)  # a shutdown meanwhile waits for this close instead of killing beneath it
+        try:
+            await session.close()
+        finally:
+            self._ending.discard(session)
         return True
 
     async def kill_conversation(self, conversation_id: str) -> int:

@@ -96,6 +96,7 @@ class Session:
         self.pointer: dict[int, tuple[float, float]] = {}
         self.held_button: dict[int, MouseButton] = {}  # a mouse button pressed and not released (browser_mouse_button_xy)
         self.closed = False
+        self._closing: asyncio.Future[None] | None = None
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
         #: Work run at the start of close, while the context still answers (saving its storage state);
         #: each is capped by the operation timeout and cannot stop the close.
@@ -310,12 +311,33 @@ class Session:
                 self.note(f"Download of {page_line(download.name)} is still in progress; browser_downloads shows it when done.")
 
     async def _tell_new_tabs(self, before: set[int], response: Response) -> None:
-        """Tabs the page opened during the tool, once loaded (a tool that opened one itself said so)."""
+        """Tabs the page opened during the tool, once loaded (a tool that opened one itself said so).
+        Past ``max_tabs`` the newest tabs the page opened are closed, and the reply says so: a page
+        that opens popups in a loop must not grow the session's memory without bound."""
+        await self._close_tabs_past_the_limit(response)
         for tab in [t for t in self.context.tabs if t.index not in before and not t.closed]:
             if tab.index not in self.told_tabs:
                 await tab.wait_for_load(timeout=self.settings.timeout)
                 response.add(f"Opened tab {tab.index}: {response.page(tab.url or 'about:blank', URL_LIMIT)} "
                              "(browser_tabs to switch to it)")
+
+    async def _close_tabs_past_the_limit(self, response: Response) -> None:
+        open_tabs = [t for t in self.context.tabs if not t.closed]
+        excess = len(open_tabs) - self.settings.max_tabs
+        if excess <= 0:
+            return
+        # The newest go (popups come last); the tab the model works in stays.
+        closing = [t for t in reversed(open_tabs) if t is not self._active][:excess]
+        closed: list[str] = []
+        for tab in sorted(closing, key=lambda t: t.index):
+            url = tab.url or "about:blank"
+            with contextlib.suppress(Exception):  # a tab that closed itself meanwhile is closed all the same
+                await asyncio.wait_for(tab.close(), self.settings.timeout)
+            self.told_tabs.add(tab.index)
+            closed.append(f"{tab.index} ({response.page(url, URL_LIMIT)})")
+        response.add(f"The page opened more tabs than max_tabs ({self.settings.max_tabs}) allows; webhand closed "
+                     f"the newest: tab {', '.join(closed)}. Close tabs you no longer need with browser_tabs "
+                     "action=close to make room.")
 
     def _tell_events_since(self, seen: int, response: Response) -> None:
         new = min(self.events_seen - seen, len(self.events))
@@ -324,6 +346,13 @@ class Session:
 
     # -- end -----------------------------------------------------------------------------------
     async def close(self) -> None:
+        """Close the session; a second call (the conversation ending while webhand shuts down)
+        waits for the closing under way, so that nothing is torn down beneath it."""
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closing)
+
+    async def _close(self) -> None:
         if self.closed:
             return
         self.closed = True

@@ -118,6 +118,7 @@ class ResizeArgs(PageArgs):
     width: int = Field(description="Viewport width in CSS pixels.")
     height: int = Field(description="Viewport height in CSS pixels.")
     device_scale: float = Field(1.0, ge=1, le=4, description="Device pixels per CSS pixel: 2 or 3 emulate a high-density screen.")
+    timeout: Timeout = None
 
 
 @tool("browser_resize", capability="extra")

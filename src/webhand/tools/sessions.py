@@ -132,6 +132,11 @@ class SessionHistoryArgs(ToolArgs):
     limit: int = Field(20, ge=1, le=500, description="How many of the most recent calls to return.")
 
 
+def _session_label(name: str) -> str:
+    """How a reply names a session: "the default session", "session s0"."""
+    return "the default session" if name == "default" else f"session {name}"
+
+
 @tool("browser_session_history", capability="sessions", read_only=True, manages_sessions=True)
 async def session_history(sessions: ConversationSessions, args: SessionHistoryArgs, response: Response) -> None:
     """The session's most recent tool calls: tool, arguments (secrets masked), outcome, duration, URLs."""
@@ -143,13 +148,14 @@ async def session_history(sessions: ConversationSessions, args: SessionHistoryAr
     history = session.history
     entries = history.recent(args.limit)
     if not entries:
-        response.add(f"The {session.key} has made no calls yet.")
+        label = _session_label(session.key.name)
+        response.add(f"{label[0].upper()}{label[1:]} has made no calls yet.")
     else:
         shown = f"the last {len(entries)} of {history.count}" if history.count > len(entries) else f"all {len(entries)}"
         lines = [f"{e.index}. {_clock(e.started_at)} {e.tool} {_arguments(e.arguments)} -> {e.outcome} "
                  f"({e.duration_ms} ms){_moved(e.url_before, e.url_after)}"
                  + (f": {e.message}" if e.outcome != "ok" and e.message else "") for e in entries]
-        response.add(f"History of the {session.key} ({shown} calls):\n" + "\n".join(lines))
+        response.add(f"History of {_session_label(session.key.name)} ({shown} calls):\n" + "\n".join(lines))
         if history.spilled:
             response.add(f"Older calls are in {history.spill_file}.")
     response.data({"session": session.key.name, "count": history.count,

@@ -252,6 +252,9 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     parser = argparse.ArgumentParser(prog="webhand", description="A real headless Chromium for AI agents, as tools. "
                                      "`webhand navigate URL`, `webhand snapshot`, `webhand click e3` ... keep one "
                                      "browser between calls (a background daemon holds it).")
+    parser.add_argument("-V", "--version", action="store_true",
+                        help="print webhand's version and exit (global options such as --config, --agent, "
+                             "--session and --json may also come before the command)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if only is not None:
         add_tool_commands(sub, only)
@@ -355,8 +358,33 @@ def _config_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", help="agent profile of the config file ([agents.NAME.browser])")
 
 
+#: Options that mean the same to every command that takes them, accepted before the command too
+#: (``webhand --config F --agent A schema``): option -> whether it takes a value.
+GLOBAL_OPTIONS = {"--config": True, "--agent": True, "--session": True, "--json": False, "--caps": True,
+                  "--driver": True, "--chrome": True, "--tool-style": True}
+
+
+def command_first(argv: list[str]) -> list[str]:
+    """The command line with the global options given before the command moved after it, where
+    argparse reads them (each subcommand owns its options). Cheap: no parser is built for it."""
+    moved: list[str] = []
+    at = 0
+    while at < len(argv) and argv[at].split("=", 1)[0] in GLOBAL_OPTIONS:
+        takes_value = GLOBAL_OPTIONS[argv[at].split("=", 1)[0]] and "=" not in argv[at]
+        moved += argv[at:at + 1 + takes_value]
+        at += 1 + takes_value
+    if not moved or at >= len(argv) or argv[at].startswith("-"):
+        return argv  # nothing moved, or no command follows: argparse says what is wrong
+    return [argv[at], *moved, *argv[at + 1:]]
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = command_first(sys.argv[1:] if argv is None else list(argv))
+    if argv[:1] in (["--version"], ["-V"]):
+        from webhand import __version__
+
+        print(f"webhand {__version__}")
+        return 0
     spec = find_command(argv[0]) if argv else None
     if spec is not None:  # a tool command: a running daemon answers it without loading the catalog or settings
         args = build_parser(only=spec["command"]).parse_args(argv)

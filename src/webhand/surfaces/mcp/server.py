@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from webhand import __version__
 from webhand.host import ToolContext, Webhand
 from webhand.surfaces.mcp.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
+from webhand.surfaces.exposure import by_name
 from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        tool = exposed().get(params.name)
+        tool = by_name(exposed(), params.name)
         if tool is None:
             return types.CallToolResult.model_validate(unknown_tool_result(params.name, list(exposed())))
         return types.CallToolResult.model_validate(call_result(await tool.run(context_for(ctx), dict(params.arguments or {}))))
