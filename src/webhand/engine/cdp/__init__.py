@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webhand.config import Settings
+from webhand.engine.capped import answers_within
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
@@ -132,9 +133,8 @@ class CdpBrowser:
     async def close(self) -> None:
         """Disconnect; and when webhand launched this browser, kill its process group."""
         try:
-            if not self.chrome:
-                for context in list(self.contexts.values()):
-                    await context.close()
+            if not self.chrome:  # side by side: each waits (capped) for a browser that may not answer
+                await asyncio.gather(*(context.close() for context in list(self.contexts.values())))
             await self.connection.close()
         finally:
             if self.chrome:
@@ -165,12 +165,8 @@ class CdpBrowser:
         return dropped.is_set() or self.connection.closed
 
     async def ping(self, timeout: float) -> bool:
-        """A round trip to the browser itself (not just an open socket)."""
-        try:
-            await asyncio.wait_for(self.connection.send.Browser.getVersion(), timeout)
-            return True
-        except (TimeoutError, asyncio.TimeoutError, *PROTOCOL_ERRORS):
-            return False
+        """A round trip to the browser itself (not just an open socket), given up at ``timeout``."""
+        return await answers_within(self.connection.send.Browser.getVersion(), timeout)
 
     async def existing_context(self, *, events: TabEvents) -> CdpContext:
         raise BrowserLaunchFailed("Attaching to a browser's own default context (attach_to_existing_context) is "
@@ -233,12 +229,15 @@ class CdpEngine:
             raise BrowserLaunchFailed(f"The raw CDP driver cannot connect to a {kind} endpoint ({redacted_url(cdp_url)}).",
                                       'Use driver = "playwright" for Playwright browser servers.')
         timeout = timeout or self.settings.launch_timeout
+        connection: CdpConnection | None = None
         try:
             url = await asyncio.to_thread(_websocket_url, cdp_url, timeout, headers or {})
             connection = await CdpConnection.open(url, headers=headers, timeout=timeout)
             browser = CdpBrowser(connection, None, self.policy)
             await asyncio.wait_for(browser.start(), timeout)
         except (TimeoutError, OSError, ValueError, *PROTOCOL_ERRORS) as error:
+            if connection is not None:
+                connection.abort()  # opened, but the browser did not answer on it
             raise BrowserLaunchFailed(f"Could not connect to the browser at {redacted_url(cdp_url)}: {error}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
         self._disguise(browser)

@@ -22,6 +22,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
+from webhand.engine.capped import abandon, answers_within
 from webhand.engine.chrome import ChromeProcess, discard_launch
 from webhand.engine.driver import TabEvents
 from webhand.engine.local_launch import LocalLauncher
@@ -100,20 +101,17 @@ class PlaywrightBrowser:
         return self.disconnected.is_set()
 
     async def ping(self, timeout: float) -> bool:
-        """A round trip to the browser itself (not just an open socket): a CDP session, one call."""
+        """A round trip to the browser itself (not just an open socket): a CDP session, one call,
+        given up at ``timeout``. The session is detached without waiting: a detach waits for the
+        browser's answer too, and awaiting it on the way out made the check outlast its cap."""
         async def round_trip() -> None:
             session = await self.browser.new_browser_cdp_session()
             try:
                 await session.send("Browser.getVersion")
             finally:
-                with contextlib.suppress(PWError):
-                    await session.detach()
+                abandon(asyncio.ensure_future(session.detach()), cancel=False)
 
-        try:
-            await asyncio.wait_for(round_trip(), timeout)
-            return True
-        except (PWError, asyncio.TimeoutError):
-            return False
+        return await answers_within(round_trip(), timeout)
 
     @property
     def version(self) -> str:
