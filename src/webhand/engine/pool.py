@@ -243,7 +243,7 @@ class Pool:
                 # Connecting can succeed where nothing answers (a Playwright server whose browser is
                 # frozen): the endpoint takes sessions only once its browser answers a round trip.
                 if not await answers_within(browser.ping(config.timeout), config.timeout):
-                    self._disconnect(browser)
+                    self._disconnect(browser, lost=True)
                     raise BrowserLaunchFailed(f"{endpoint.name}: connected, but the browser did not answer within "
                                               f"{config.timeout:g} s")
                 break
@@ -278,15 +278,16 @@ class Pool:
         endpoint.placed.clear()
         old, endpoint.browser = endpoint.browser, None
         if old is not None:
-            self._disconnect(old)
+            self._disconnect(old, lost=True)
         if not self._stopping.is_set() and (endpoint.reconnecting is None or endpoint.reconnecting.done()):
             endpoint.reconnecting = asyncio.create_task(self._reconnect(endpoint), name="webhand-pool-reconnect")
         self._notify()
 
-    def _disconnect(self, browser: BrowserHandle) -> None:
+    def _disconnect(self, browser: BrowserHandle, *, lost: bool) -> None:
         """Close a connection in the background (only disconnects: a remote browser is never killed);
-        ``close`` waits for what is still under way."""
-        closing = asyncio.ensure_future(browser.close())
+        ``close`` waits for what is still under way. A ``lost`` one is dropped without asking its
+        browser anything: it may never answer."""
+        closing = asyncio.ensure_future(browser.abandon() if lost else browser.close())
         self._disconnecting.add(closing)
         closing.add_done_callback(self._disconnecting.discard)
 

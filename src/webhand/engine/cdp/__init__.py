@@ -144,6 +144,13 @@ class CdpBrowser:
         if self.chrome:
             self.chrome.kill_now()
 
+    async def abandon(self) -> None:
+        """Cut the socket: the browser disposes the contexts of a connection that detached
+        (``disposeOnDetach``), when it answers again."""
+        self.connection.abort()
+        if self.chrome:
+            await self.chrome.close()
+
     # What a pool asks of an endpoint's browser (engine/pool.py) -------------------------------
     def on_disconnected(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` when the connection drops (a remote endpoint died or went away)."""

@@ -140,6 +140,22 @@ class PlaywrightBrowser:
         if self.chrome:
             self.chrome.kill_now()
 
+    async def abandon(self) -> None:
+        """Playwright owns the socket (in its Node driver): its disconnect is asked for, and waited
+        for only briefly; the driver drops the connection when it can."""
+        closing = asyncio.ensure_future(self.browser.close())
+        await asyncio.wait({closing}, timeout=_ABANDON_CAP_SECONDS)
+        if not closing.done():
+            abandon(closing, cancel=False)
+        elif not closing.cancelled():
+            closing.exception()  # a disconnect that failed is no news
+        if self.chrome:
+            await self.chrome.close()
+
+
+#: How long abandoning a connection waits for Playwright to report it closed.
+_ABANDON_CAP_SECONDS = 1.0
+
 
 def _first_line(error: Exception, url: str) -> str:
     line = (str(error).splitlines() or [type(error).__name__])[0]
