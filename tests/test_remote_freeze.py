@@ -21,6 +21,7 @@ import pytest
 from helpers import settings_for_tests
 from remote_engines import DebuggingChrome, PlaywrightServer, SilentProxy, _Started
 from webhand import Webhand
+from webhand.session.manager import make_engine
 
 HEALTH_INTERVAL = 1.0
 ENDPOINT_TIMEOUT = 2.0
@@ -29,6 +30,8 @@ DETECTION_BOUND = 2 * (HEALTH_INTERVAL + ENDPOINT_TIMEOUT) + 1
 CALL_TIMEOUT = 10.0
 #: A reply is due at the call's own timeout; this much more covers building the reply on a loaded machine.
 REPLY_MARGIN = 1.5
+#: A check given up at its cap returns then; this much more covers a loaded machine's event loop.
+CAP_MARGIN = 1.0
 #: What the page-blaming replies say; a frozen endpoint's reply must say none of it.
 PAGE_BLAME = ("stopped responding", "did not finish within", "The page in tab", "may be hung")
 
@@ -128,7 +131,6 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
                   f"calls there ended after {', '.join(f'{took:.2f}' for took, _, _ in replies)} s")
             assert detection <= DETECTION_BOUND
 
-            print("T checks", time.monotonic() - began)
             for took, text, is_error in replies:
                 assert took <= CALL_TIMEOUT + REPLY_MARGIN, (took, text)
                 assert is_error and "endpoint 'east'" in text and "stopped answering" in text, text
@@ -142,8 +144,6 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
                 reply = await context.call("browser_cookies", {"action": "list"})
                 assert not reply.is_error and f"kept{index}" in reply.text, reply.text
                 assert "east" not in reply.text and "lost" not in reply.text
-            print("T end", time.monotonic() - began)
-        print("T closed", time.monotonic() - began)
     finally:
         faulty.thaw()
         faulty.kill()
@@ -151,3 +151,49 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
             proxy.close()
     left = [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not left, f"stand-in processes left: {[p.pid for p in left]}"
+
+
+@pytest.mark.parametrize("driver_name", ["cdp", "playwright"])
+async def test_a_health_check_returns_at_its_cap_and_leaves_no_request_behind(driver_name, tmp_path, tmp_path_factory):
+    frozen = DebuggingChrome(tmp_path / "profile")
+    try:
+        engine = make_engine(settings_for_tests(tmp_path_factory, driver=driver_name))
+        await engine.start()
+        try:
+            browser = await engine.connect(frozen.ws_url, kind="cdp", timeout=10)
+            assert await browser.ping(5)
+            frozen.freeze()
+            waiting_before = set(browser.connection.client.pending_requests) if driver_name == "cdp" else set()
+            for cap in (0.5, 1.0):  # the second asks behind the first, which never got its answer
+                started = time.monotonic()
+                assert not await browser.ping(cap)
+                assert time.monotonic() - started <= cap + CAP_MARGIN
+            if driver_name == "cdp":  # the requests given up on are not kept waiting for an answer
+                await asyncio.sleep(0)  # the cancellation of the last one lands on the loop's next turn
+                assert set(browser.connection.client.pending_requests) <= waiting_before
+            started = time.monotonic()
+            await browser.abandon()
+            assert time.monotonic() - started <= 1.0 + CAP_MARGIN
+        finally:
+            frozen.thaw()
+            await engine.stop()
+    finally:
+        frozen.kill()
+
+
+@pytest.mark.parametrize("driver_name", ["cdp", "playwright"])
+async def test_a_hung_page_on_an_endpoint_that_answers_is_still_the_pages_fault(
+        driver_name, calm, tmp_path_factory, site):
+    endpoint = {"name": "west", "kind": "cdp", "url": url_of(calm["cdp"], "cdp"), "timeout": ENDPOINT_TIMEOUT,
+                "retries": 0}
+    settings = settings_for_tests(tmp_path_factory, driver=driver_name, timeout=6,
+                                  pool={"endpoints": [endpoint], "health_interval": HEALTH_INTERVAL})
+    async with Webhand(settings) as wh:
+        tools = wh.context("hangs")
+        assert not (await tools.call("browser_navigate", {"url": site.url("recovery/form.html")})).is_error
+        reply = await tools.call("browser_click", {"selector": "button"})  # its handler never returns
+        assert reply.is_error and "stopped responding" in reply.text, reply.text
+        assert "endpoint" not in reply.text
+        assert [row["healthy"] for row in wh.sessions.pool.status()] == [True]
+        after = await tools.call("browser_navigate", {"url": site.url("login.html")})
+        assert not after.is_error and "endpoint" not in after.text, after.text
