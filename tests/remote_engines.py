@@ -55,7 +55,9 @@ def _first_line_matching(stream, needle: str, timeout: float) -> str:
             return line.strip()
 
 
-class _Started:
+class StandIn:
+    """A stand-in endpoint this test started (a process and its descendants)."""
+
     process: subprocess.Popen[str]
     tmp: str = ""
 
@@ -141,7 +143,7 @@ class _Started:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-class PlaywrightServer(_Started):
+class PlaywrightServer(StandIn):
     def __init__(self, config_dir: Path, port: int = 0) -> None:
         port = port or free_port()
         config = config_dir / f"launch-server-{port}.json"
@@ -157,7 +159,7 @@ class PlaywrightServer(_Started):
         assert self.url.startswith("ws://"), "the Playwright server did not announce its endpoint"
 
 
-class DebuggingChrome(_Started):
+class DebuggingChrome(StandIn):
     def __init__(self, profile: Path, url: str = "about:blank") -> None:
         # As a user's browser: a window with one start page (webhand's own launches open none).
         flags = [flag for flag in launch_flags(str(profile)) if flag not in ("about:blank", "--no-startup-window")]

@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from helpers import settings_for_tests
-from remote_engines import DebuggingChrome, PlaywrightServer, SilentProxy, _Started
+from remote_engines import DebuggingChrome, PlaywrightServer, SilentProxy, StandIn
 from webhand import Webhand
 from webhand.session.manager import make_engine
 
@@ -45,10 +45,10 @@ SETUPS = [
 
 
 @pytest.fixture(scope="module")
-def calm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, _Started]]:
+def calm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, StandIn]]:
     """One endpoint of each kind that never fails, shared by every case."""
     folder = tmp_path_factory.mktemp("calm-endpoints")
-    started: dict[str, _Started] = {}
+    started: dict[str, StandIn] = {}
     try:
         started["cdp"] = DebuggingChrome(folder / "profile")
         started["playwright"] = PlaywrightServer(folder)
@@ -58,7 +58,7 @@ def calm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, _Starte
             engine.kill()
 
 
-def url_of(engine: _Started, kind: str, port: int | None = None) -> str:
+def url_of(engine: StandIn, kind: str, port: int | None = None) -> str:
     """The endpoint's URL (CDP: the browser's own ws:// URL, so that a proxy stays in the path),
     through ``port`` when given."""
     url = engine.ws_url if kind == "cdp" else engine.url  # type: ignore[union-attr]
@@ -68,7 +68,7 @@ def url_of(engine: _Started, kind: str, port: int | None = None) -> str:
     return url.replace(own, f"127.0.0.1:{port}", 1)
 
 
-def start_faulty(kind: str, folder: Path) -> _Started:
+def start_faulty(kind: str, folder: Path) -> StandIn:
     return DebuggingChrome(folder / "profile") if kind == "cdp" else PlaywrightServer(folder)
 
 
