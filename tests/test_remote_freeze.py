@@ -100,9 +100,10 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
                                       pool={"endpoints": endpoints, "health_interval": HEALTH_INTERVAL})
         async with Webhand(settings) as wh:
             contexts = [wh.context(f"s{i}") for i in range(4)]
-            for i, context in enumerate(contexts):  # one at a time: the pool alternates east, west
-                reply = await context.call("browser_navigate", {"url": site.url(f"set-cookie?kept{i}=yes")})
-                assert not reply.is_error, reply.text
+            # Placed before any await, in turn: the pool alternates east and west.
+            replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"set-cookie?kept{i}=yes")})
+                                             for i, c in enumerate(contexts)))
+            assert all(not r.is_error for r in replies), [r.text for r in replies if r.is_error]
             on_east = [c for c in contexts if wh.sessions.endpoint_of(c.conversation_id) == "east"]
             on_west = [c for c in contexts if c not in on_east]
             assert len(on_east) == len(on_west) == 2
@@ -135,14 +136,16 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
                 assert took <= CALL_TIMEOUT + REPLY_MARGIN, (took, text)
                 assert is_error and "endpoint 'east'" in text and "stopped answering" in text, text
                 assert not any(blame in text for blame in PAGE_BLAME), text
-            for context in on_east:  # placed afresh on the next call, told once (by the call that failed)
-                reply = await context.call("browser_navigate", {"url": site.url("login.html")})
+            # Placed afresh on the next call, told once (by the call that failed); the others never
+            # noticed: their storage intact, nothing told.
+            again = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url("login.html")})
+                                           for c in on_east))
+            kept = await asyncio.gather(*(c.call("browser_cookies", {"action": "list"}) for c in on_west))
+            for context, reply in zip(on_east, again):
                 assert not reply.is_error and "east" not in reply.text, reply.text
                 assert wh.sessions.endpoint_of(context.conversation_id) == "west"
-            for context in on_west:  # never noticed: storage intact, nothing told
-                index = contexts.index(context)
-                reply = await context.call("browser_cookies", {"action": "list"})
-                assert not reply.is_error and f"kept{index}" in reply.text, reply.text
+            for context, reply in zip(on_west, kept):
+                assert not reply.is_error and f"kept{contexts.index(context)}" in reply.text, reply.text
                 assert "east" not in reply.text and "lost" not in reply.text
     finally:
         faulty.thaw()
