@@ -64,6 +64,11 @@ class Session:
         self.context = context
         self.owns_browser = owns_browser
         self.placement: object | None = None  # where a pool put it (engine/pool.py Placement)
+        # On a pool: resolved when the place it runs in went away (its endpoint was drained), and
+        # the question whether that place's browser still answers (within a cap; asking drains a
+        # silent one). Both set by session/placing.py; a call running then stops (see ``run``).
+        self.lost: asyncio.Future[object] | None = None
+        self.check_place: Callable[[float], Awaitable[bool]] | None = None
         self.console: deque[ConsoleEntry] = deque(maxlen=settings.console_buffer)
         self.network: deque[NetworkEntry] = deque(maxlen=settings.console_buffer)
         self.console_seen = 0  # entries ever recorded; lets an action report what it caused
@@ -177,7 +182,12 @@ class Session:
 
     @property
     def alive(self) -> bool:
-        return not self.closed and self.browser.alive
+        return not self.closed and self.browser.alive and not self.place_lost
+
+    @property
+    def place_lost(self) -> bool:
+        """The pool endpoint this session ran on was drained (its connection may still look open)."""
+        return self.lost is not None and self.lost.done()
 
     # -- tabs ----------------------------------------------------------------------------------
     async def tab(self) -> Tab:
@@ -256,27 +266,43 @@ class Session:
         or hung page is replaced by a fresh tab (recovery.py); ``timeout`` is the tool's own.
         """
         timeout = timeout or self.settings.timeout
+        if self.place_lost:
+            raise _place_gone()
         for line in await recovery.replace_crashed(self):  # crashed since the last call
             response.add(line)
         if not during_dialog:
             self.refuse_if_dialog()
         seen = self.events_seen
         tabs_before = {t.index for t in self.context.tabs}
-        self._interrupt = asyncio.get_running_loop().create_future()
+        interrupt = self._interrupt = asyncio.get_running_loop().create_future()
+
+        def place_went(_: object) -> None:  # the endpoint was drained: stop waiting for its browser
+            if not interrupt.done():
+                interrupt.set_result(None)
+
+        if self.lost is not None:
+            self.lost.add_done_callback(place_went)
         task = asyncio.ensure_future(work())
         verdict = recovery.ANSWERING
         try:
-            verdict = await recovery.watch(task, self._interrupt, lambda: self._active, timeout,
-                                           lambda: bool(self.open_dialogs()))
-            if verdict.kind == "stalled" and verdict.tab is not None:
+            verdict = await recovery.watch(task, interrupt, lambda: self._active, timeout,
+                                           lambda: bool(self.open_dialogs()), self.check_place)
+            if verdict.kind == "stalled" and verdict.tab is not None and not self.place_lost:
                 response.add(await recovery.stop_stalled(verdict.tab, verdict.url, timeout))
             if verdict.kind != "hung":
-                await asyncio.wait({task, self._interrupt}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({task, interrupt}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the call ran out of time: stop the work, skip the report
             await _stop(task)
             raise
         finally:
             self._interrupt = None
+            if self.lost is not None:
+                self.lost.remove_done_callback(place_went)
+        if self.place_lost:
+            # Nothing more is asked of a browser that went away: the work is dropped (its requests
+            # are abandoned, engine/capped.py) and the caller says which endpoint was lost.
+            await _stop(task, _HUNG_UNWIND_CAP_SECONDS)
+            raise _place_gone()
         try:
             if verdict.kind == "hung" and verdict.tab is not None:  # end the page first: the work then unwinds at once
                 raise await recovery.end_hung(self, verdict.tab, response.tool, timeout)
@@ -385,6 +411,13 @@ def describe_dialog(dialog: Dialog, *, hint: bool = True) -> str:
     }.get(dialog.kind, "browser_handle_dialog")
     article = "An" if dialog.kind[:1] in "aeiou" else "A"
     return f"{article} {text} opened. The page waits for it: call {how}."
+
+
+def _place_gone() -> SessionClosed:
+    """The error of a call whose pool endpoint was drained under it (session/placing.py's
+    ``explain_closed`` names the endpoint and the reason)."""
+    return SessionClosed("The browser endpoint of this session was lost while the call ran.",
+                         "Call the tool again: it runs in a fresh session on an endpoint that is up.")
 
 
 async def _stop(task: asyncio.Future[None], cap: float = _UNWIND_CAP_SECONDS) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webhand.config import Settings
+from webhand.engine.capped import answers_within
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
@@ -134,9 +135,8 @@ class CdpBrowser:
     async def close(self) -> None:
         """Disconnect; and when webhand launched this browser, kill its process group."""
         try:
-            if not self.chrome:
-                for context in list(self.contexts.values()):
-                    await context.close()
+            if not self.chrome:  # side by side: each waits (capped) for a browser that may not answer
+                await asyncio.gather(*(context.close() for context in list(self.contexts.values())))
             await self.connection.close()
         finally:
             if self.chrome:
@@ -145,6 +145,13 @@ class CdpBrowser:
     def kill_now(self) -> None:
         if self.chrome:
             self.chrome.kill_now()
+
+    async def abandon(self) -> None:
+        """Cut the socket: the browser disposes the contexts of a connection that detached
+        (``disposeOnDetach``), when it answers again."""
+        self.connection.abort()
+        if self.chrome:
+            await self.chrome.close()
 
     # What a pool asks of an endpoint's browser (engine/pool.py) -------------------------------
     def on_disconnected(self, callback: Callable[[], None]) -> None:
@@ -167,12 +174,8 @@ class CdpBrowser:
         return dropped.is_set() or self.connection.closed
 
     async def ping(self, timeout: float) -> bool:
-        """A round trip to the browser itself (not just an open socket)."""
-        try:
-            await asyncio.wait_for(self.connection.send.Browser.getVersion(), timeout)
-            return True
-        except (TimeoutError, asyncio.TimeoutError, *PROTOCOL_ERRORS):
-            return False
+        """A round trip to the browser itself (not just an open socket), given up at ``timeout``."""
+        return await answers_within(self.connection.send.Browser.getVersion(), timeout)
 
     async def extensions(self, timeout: float) -> list[BrowserExtension]:
         async with guarded("Listing the browser's extensions", timeout):
@@ -292,12 +295,15 @@ class CdpEngine:
             raise BrowserLaunchFailed(f"The raw CDP driver cannot connect to a {kind} endpoint ({redacted_url(cdp_url)}).",
                                       'Use driver = "playwright" for Playwright browser servers.')
         timeout = timeout or self.settings.launch_timeout
+        connection: CdpConnection | None = None
         try:
             url = await asyncio.to_thread(_websocket_url, cdp_url, timeout, headers or {})
             connection = await CdpConnection.open(url, headers=headers, timeout=timeout)
             browser = CdpBrowser(connection, None, self.policy)
             await asyncio.wait_for(browser.start(), timeout)
         except (TimeoutError, OSError, ValueError, *PROTOCOL_ERRORS) as error:
+            if connection is not None:
+                connection.abort()  # opened, but the browser did not answer on it
             raise BrowserLaunchFailed(f"Could not connect to the browser at {redacted_url(cdp_url)}: {error}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
         self._disguise(browser)

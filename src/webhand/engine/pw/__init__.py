@@ -22,6 +22,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
+from webhand.engine.capped import abandon, answers_within
 from webhand.engine.chrome import ChromeProcess, discard_launch
 from webhand.engine.driver import BrowserExtension, TabEvents
 from webhand.engine.local_launch import LocalLauncher
@@ -117,20 +118,17 @@ class PlaywrightBrowser:
         return [BrowserExtension(e["name"], e["version"], e["id"], e["path"], e["enabled"]) for e in found]
 
     async def ping(self, timeout: float) -> bool:
-        """A round trip to the browser itself (not just an open socket): a CDP session, one call."""
+        """A round trip to the browser itself (not just an open socket): a CDP session, one call,
+        given up at ``timeout``. The session is detached without waiting: a detach waits for the
+        browser's answer too, and awaiting it on the way out made the check outlast its cap."""
         async def round_trip() -> None:
             session = await self.browser.new_browser_cdp_session()
             try:
                 await session.send("Browser.getVersion")
             finally:
-                with contextlib.suppress(PWError):
-                    await session.detach()
+                abandon(asyncio.ensure_future(session.detach()), cancel=False)
 
-        try:
-            await asyncio.wait_for(round_trip(), timeout)
-            return True
-        except (PWError, asyncio.TimeoutError):
-            return False
+        return await answers_within(round_trip(), timeout)
 
     @property
     def version(self) -> str:
@@ -158,6 +156,22 @@ class PlaywrightBrowser:
     def kill_now(self) -> None:
         if self.chrome:
             self.chrome.kill_now()
+
+    async def abandon(self) -> None:
+        """Playwright owns the socket (in its Node driver): its disconnect is asked for, and waited
+        for only briefly; the driver drops the connection when it can."""
+        closing = asyncio.ensure_future(self.browser.close())
+        await asyncio.wait({closing}, timeout=_ABANDON_CAP_SECONDS)
+        if not closing.done():
+            abandon(closing, cancel=False)
+        elif not closing.cancelled():
+            closing.exception()  # a disconnect that failed is no news
+        if self.chrome:
+            await self.chrome.close()
+
+
+#: How long abandoning a connection waits for Playwright to report it closed.
+_ABANDON_CAP_SECONDS = 1.0
 
 
 def _first_line(error: Exception, url: str) -> str:
