@@ -65,7 +65,8 @@ async def test_state_lists_interactive_elements_with_the_snapshot_refs(tools, si
     assert not reply.is_error, reply.text
     state = reply.data
     assert json.loads(reply.text) == state
-    assert state["viewport"] == {"scroll_x": 0, "scroll_y": 0, "width": 1280, "height": 720, "device_scale": 1}
+    assert state["viewport"] == {"scroll_x": 0, "scroll_y": 0, "width": 1280, "height": 720, "device_scale": 1,
+                                 "content_width": 1280}
     by_name = {e["name"]: e for e in state["elements"]}
     password = by_name["Password"]
     assert f'[{password["ref"]}]' in shot

@@ -88,7 +88,7 @@ async def test_session_list_shows_status_times_actions_url_and_tabs(tools, site)
     assert info["status"] == "idle" and info["actions"] == 2 and info["tabs"] == 1
     assert info["url"] == site.url("actions/form.html")
     assert info["created_at"] <= info["last_used_at"]
-    assert f"- default: {site.url('actions/form.html')} (idle, 1 tab, 2 actions, created " in reply.text
+    assert f"- default: {site.url('actions/form.html')} (idle, temporary profile, 1 tab, 2 actions, created " in reply.text
 
 
 async def test_history_of_a_session_that_is_not_open_says_which_are(tools):
