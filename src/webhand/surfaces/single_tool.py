@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhand.caller import NO_CALLER, Caller
 from webhand.errors import InvalidArgument
 from webhand.host import ToolContext
 from webhand.response import ToolResult
@@ -226,7 +227,7 @@ class SingleTool:
                 given[ours] = given.pop(alias)
         return route, {**{route.renames.get(k, k): v for k, v in given.items()}, **route.fixed}
 
-    async def call(self, context: ToolContext, arguments: dict[str, Any] | None) -> ToolResult:
+    async def call(self, context: ToolContext, arguments: dict[str, Any] | None, caller: Caller = NO_CALLER) -> ToolResult:
         if (arguments or {}).get("action") == "launch" and ("launch", None) not in self.routes \
                 and not (arguments or {}).get("name"):
             # The other design starts its browser with `launch`; here the first page call does.
@@ -236,7 +237,7 @@ class SingleTool:
             route, args = self.route(arguments)
         except InvalidArgument as error:
             return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True)
-        result = await context.call(route.tool.name, args)
+        result = await context.call(route.tool.name, args, caller)
         result.text = self._rewrite(result.text)
         if result.data and isinstance(result.data.get("message"), str):
             result.data = {**result.data, "message": self._rewrite(result.data["message"])}

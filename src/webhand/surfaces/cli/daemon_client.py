@@ -67,9 +67,14 @@ def request(payload: dict[str, Any], *, timeout: float, start: list[str] | None 
         if start is None:
             raise DaemonNotRunning("The webhand daemon is not running.", "Any browser command starts it.")
         sock = start_daemon(start, launch_timeout)
+    # On a terminal, a call's progress shows on stderr as one line rewritten in place (the daemon
+    # sends it while the call runs; see ``daemon.py``); piped output stays as it was.
+    progress = payload.get("op") in ("call", "argv") and sys.stderr.isatty()
+    if progress:
+        payload = {**payload, "progress": True}
     with sock:
         sock.sendall(json.dumps(payload).encode() + b"\n")
-        reply = _read_line(sock, timeout)
+        reply = _read_reply(sock, timeout, _show_progress if progress else None)
     if not reply:
         raise DaemonUnavailable("The webhand daemon closed the connection without answering.",
                                 f"See {log_path()}; `webhand daemon stop` and try again.")
@@ -133,23 +138,46 @@ def _running(pid: int) -> bool:
         return True
 
 
-def _read_line(sock: socket.socket, timeout: float) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
+#: How a progress line from the daemon begins; the reply itself begins with ``{"ok"``.
+PROGRESS_PREFIX = b'{"progress":'
+
+
+def _read_reply(sock: socket.socket, timeout: float, on_progress: Any = None) -> bytes:
+    """The daemon's reply line; progress lines before it go to ``on_progress`` (a message each)."""
+    buffer = b""
+    shown = False
     deadline = time.monotonic() + timeout
-    while True:
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
-        try:
-            chunk = sock.recv(65536)
-        except TimeoutError:
-            raise DaemonUnavailable(f"The webhand daemon did not answer within {timeout:g} s.",
-                                    "The page may be hung: run `webhand close`, or `webhand daemon stop`.") from None
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if chunk.endswith(b"\n") or size > MAX_LINE_BYTES:
-            return b"".join(chunks)
+    try:
+        while True:
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                raise DaemonUnavailable(f"The webhand daemon did not answer within {timeout:g} s.",
+                                        "The page may be hung: run `webhand close`, or `webhand daemon stop`.") from None
+            if not chunk:
+                return buffer
+            buffer += chunk
+            while b"\n" in buffer and buffer.startswith(PROGRESS_PREFIX):
+                line, buffer = buffer.split(b"\n", 1)
+                if on_progress is not None:
+                    with contextlib.suppress(ValueError, AttributeError):
+                        on_progress(str(json.loads(line).get("message", "")))
+                        shown = True
+            if (buffer.endswith(b"\n") and not buffer.startswith(PROGRESS_PREFIX)) or len(buffer) > MAX_LINE_BYTES:
+                return buffer
+    finally:
+        if shown:
+            sys.stderr.write("\r\x1b[2K")  # the progress line goes once the reply is in
+            sys.stderr.flush()
+
+
+def _show_progress(message: str) -> None:
+    # The daemon's message is webhand's own words around masked, escaped page text; control
+    # characters are dropped all the same: this line is written to a terminal.
+    clean = "".join(c for c in message if c.isprintable())[:200]
+    sys.stderr.write(f"\r\x1b[2Kwebhand: {clean}")
+    sys.stderr.flush()
 
 
 def start_daemon(extra_args: list[str], launch_timeout: float) -> socket.socket:
