@@ -49,6 +49,9 @@ TITLE_LIMIT = 300
 NAME_LIMIT = 300
 WHOLE_URL = "browser_eval location.href reads it whole"
 WHOLE_TITLE = "browser_eval document.title reads it whole"
+#: Characters per token of a model's tokenizer, estimated offline (calibrated in surfaces/mcp/sizes.py):
+#: what the dashboard's history and ``webhand schema --stats`` convert sizes with.
+CHARS_PER_TOKEN = 4.7
 #: The most of a page's HTML browser_content returns inline (tools/reading.py).
 HTML_LIMIT = 100 * 1024
 #: Room around the one large text a reply may hold (its header, notices): past the largest a tool
@@ -188,6 +191,10 @@ class Response:
         """The first line said so far, masked: what a history entry keeps of the reply."""
         first = str(self._error) if self._error is not None else (self._lines[0] if self._lines else "Done.")
         return self.masker.text(first.split("\n", 1)[0])
+
+    def reply_chars(self) -> int:
+        """The length of the reply's text so far (before masking, which keeps lengths close)."""
+        return len(self._result().text)
 
     def fail(self, error: WebhandError) -> None:
         self._error = error
