@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from helpers import ref_of
 
@@ -63,3 +64,29 @@ async def test_the_network_log_saved_as_har_passes_the_schema_and_lists_the_page
     assert any(h["name"].lower() == "content-type" for h in entries["network.html"]["response"]["headers"])
     assert entries["network.html"]["response"]["content"]["mimeType"].startswith("text/html")
     assert path.stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.one_driver("the screencast under it is the Driver's, run on both drivers by the dashboard's tests")
+async def test_a_five_second_recording_plays_for_five_seconds(tools, site):
+    import av
+
+    await tools.call("browser_navigate", {"url": site.url("actions/form.html")})
+    started = await tools.call("browser_recording", {"action": "start", "fps": 5})
+    assert not started.is_error, started.text
+    await tools.call("browser_type", {"selector": "#name", "text": "Ada"})  # something moves on the page
+    await tools.call("browser_wait_for", {"time": 5})
+    stopped = await tools.call("browser_recording", {"action": "stop"})
+    assert not stopped.is_error, stopped.text
+    path = Path(stopped.data["path"])
+    assert path.is_relative_to(tools.files.folder) and path.suffix == ".webm" and str(path) in stopped.files
+    assert path.stat().st_mode & 0o077 == 0
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        assert stream.codec_context.name == "vp8"
+        decoded = [frame for frame in container.decode(stream)]
+        seconds = float(container.duration / av.time_base)
+    assert len(decoded) == stopped.data["frames"] >= 2  # the page's frames (it changed), then the last one held
+    assert 5 <= seconds < 9 and decoded[0].width == 1280  # the length asked for, plus the calls around it
+    assert abs(seconds - stopped.data["seconds"]) < 0.5
+    again = await tools.call("browser_recording", {"action": "stop"})
+    assert again.is_error and "No recording runs" in again.text
