@@ -128,7 +128,8 @@ async def test_client_roots_narrow_the_folders_file_tools_may_use(webhand, conve
         return {"paths": [str(folder / "note.txt")], "selector": "#files"}
 
     async with client(webhand, conversation, list_roots_callback=list_roots) as mcp:
-        await mcp.call_tool("browser_navigate", {"url": site.url("tabs_files/upload.html")})
+        opened = await mcp.call_tool("browser_navigate", {"url": site.url("tabs_files/upload.html")})
+        assert not opened.is_error, opened.content[0].text
         inside = await mcp.call_tool("browser_upload_file", upload(first))
         outside = await mcp.call_tool("browser_upload_file", upload(second))
         assert not inside.is_error, text(inside)
@@ -218,3 +219,36 @@ async def test_progress_stops_with_the_call_and_ends_quietly_when_the_client_is_
     async with ProgressTicker(broken, "waiting", interval=0.05):
         await asyncio.sleep(0.3)  # the call's own work, standing in for a long wait
     assert sent == ["waiting (0 s so far)"]  # the first failure ended the ticking; the call went on
+
+
+@pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
+async def test_over_stdio_even_the_first_call_keeps_to_the_clients_roots(tmp_path, site):
+    """``webhand mcp`` serves a plain client's first call before the SDK is loaded (early.py); a
+    client with roots gets every call from the SDK, which asks for its roots first."""
+    import sys
+
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from helpers import browsers_of_child_processes, wait_until_gone_async
+
+    allowed, other = tmp_path / "allowed", tmp_path / "other"
+    for folder in (allowed, other):
+        folder.mkdir()
+        (folder / "note.txt").write_text(folder.name)
+
+    async def list_roots(context) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=allowed.as_uri(), name="allowed")])
+
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path / "out"), "WEBHAND_ROOTS": str(tmp_path),
+           "WEBHAND_CAPABILITIES": "core,files"}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "webhand", "mcp"], env=env)
+    async with stdio_client(server) as (read, write), ClientSession(read, write, list_roots_callback=list_roots) as mcp:
+        await mcp.initialize()
+        first = await mcp.call_tool("browser_upload_file", {"paths": [str(other / "note.txt")], "selector": "#files"})
+        assert first.is_error and "client's roots" in first.content[0].text, first.content[0].text
+        opened = await mcp.call_tool("browser_navigate", {"url": site.url("tabs_files/upload.html")})
+        assert not opened.is_error, opened.content[0].text
+        inside = await mcp.call_tool("browser_upload_file", {"paths": [str(allowed / "note.txt")], "selector": "#files"})
+        assert not inside.is_error, inside.content[0].text
+        browsers = browsers_of_child_processes()
+    assert await wait_until_gone_async(browsers) == []
