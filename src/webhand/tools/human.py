@@ -14,6 +14,7 @@ import logging
 
 from pydantic import Field
 
+from webhand.caller import AskPerson
 from webhand.errors import ActionTimeout, HumanDeclined, HumanInControl, PolicyRefused
 from webhand.response import Response
 from webhand.session.session import Session
@@ -38,8 +39,9 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
                             "(`webhand mcp --port N`, which serves /dashboard), then call again.")
     # The model gets the link only with the reply; whoever runs the server sees the request now.
     log.warning("the agent asks for a person on %s: %s (%s)", session.key, args.reason, url)
-    if response.caller.ask_person is not None:
-        await _ask_in_client(session, args, response, url)
+    ask = response.caller.ask_person
+    if ask is not None:
+        await _ask_in_client(session, args, response, url, ask)
         return
     response.waiting_for("a person to take over in the dashboard and hand the session back")
     outcome = await session.control.request_help(args.reason, args.timeout)
@@ -54,16 +56,15 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
     response.data({"dashboard": url, "handed_back": True})
 
 
-async def _ask_in_client(session: Session, args: RequestHumanArgs, response: Response, url: str) -> None:
+async def _ask_in_client(session: Session, args: RequestHumanArgs, response: Response, url: str, ask: AskPerson) -> None:
     """Ask the person through the MCP client: they act in the dashboard, then answer Done there."""
-    assert response.caller.ask_person is not None
     message = (f"The browser agent needs your help: {args.reason}\n"
                f"Open this link, take control of the session and do it, then choose Done (Accept) here: {url}")
     response.waiting_for("the person to answer in the MCP client")
     session.control.request_reason = args.reason  # the dashboard shows the request too
     try:
         async with asyncio.timeout(args.timeout):
-            answer = await response.caller.ask_person(message, url)
+            answer = await ask(message, url)
     except TimeoutError:
         raise ActionTimeout(f"The person did not answer the request in the client within {args.timeout:g} s ({url}).",
                             "Call browser_request_human again to keep waiting, or carry on without help.") from None
