@@ -27,8 +27,9 @@ test: setup
 	@scripts/ensure-corpus
 	$(PY) -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
 
-# `make bench` (full, ~15-20 min) or `make bench QUICK=1` (< 3 min): webhand next to Playwright MCP and
-# Chrome DevTools MCP (pinned in bench/package-lock.json), results in bench/results/.
+# `make bench` (full, ~15-20 min) or `make bench QUICK=1` (< 3 min): webhand next to Playwright MCP,
+# Chrome DevTools MCP and agent-browser (pinned in bench/package-lock.json; installed again when the
+# lock is newer than node_modules), results in bench/results/.
 BENCH_STAMP := $(VENV)/.bench-stamp
 
 $(BENCH_STAMP): $(STAMP)
@@ -36,7 +37,7 @@ $(BENCH_STAMP): $(STAMP)
 	@touch $@
 
 bench: setup $(BENCH_STAMP)
-	@if [ ! -d bench/node_modules ]; then \
+	@if [ ! -f bench/node_modules/.package-lock.json ] || [ bench/package-lock.json -nt bench/node_modules/.package-lock.json ]; then \
 	  if command -v npm >/dev/null 2>&1; then \
 	    (cd bench && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund); \
 	  else echo "bench: npm is missing: the peers are skipped"; fi; fi

@@ -1,8 +1,8 @@
 """Every server in the bench behind one interface, driven through the official MCP Python client.
 
 ``specs()`` names the servers: webhand (``webhand mcp``), Playwright MCP (default, and with its
-settle wait at 0), and Chrome DevTools MCP, all headless, isolated and on the same Chromium
-binary. ``McpServer`` starts one over stdio in a task of its own (so servers can be stopped in any
+settle wait at 0), Chrome DevTools MCP and agent-browser (``agent-browser mcp``), all headless,
+isolated and on the same Chromium binary. ``McpServer`` starts one over stdio in a task of its own (so servers can be stopped in any
 order), times each call from the client's side, and maps the bench's steps (navigate, snapshot,
 click, type, press a key) onto that server's tools.
 """
@@ -10,6 +10,7 @@ click, type, press a key) onto that server's tools.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
+import psutil
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -34,7 +36,7 @@ CALL_TIMEOUT = 120.0
 class Spec:
     key: str            # short id used in the results
     label: str          # what the report prints
-    kind: str           # webhand | playwright | devtools
+    kind: str           # webhand | playwright | devtools | agent-browser
     command: str
     args: list[str]
     version: str = ""
@@ -89,13 +91,32 @@ def specs(chrome: str) -> list[Spec]:
     cdt_args += ["--chromeArg=--no-sandbox"] if _no_sandbox() else []
     out.append(Spec("devtools", "Chrome DevTools MCP", "devtools", str(NODE_BIN / "chrome-devtools-mcp"), cdt_args,
                     _npm_version("chrome-devtools-mcp")))
+    out.append(agent_browser_spec(chrome))
     return out
+
+
+def agent_browser_binary() -> Path:
+    """agent-browser's native client, which ships inside its npm package (one binary per platform);
+    the package's node wrapper (``.bin/agent-browser``) only finds and runs it."""
+    system = {"linux": "linux", "darwin": "darwin"}.get(sys.platform, sys.platform)
+    machine = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(os.uname().machine.lower(), "")
+    return BENCH / "node_modules" / "agent-browser" / "bin" / f"agent-browser-{system}-{machine}"
+
+
+def agent_browser_spec(chrome: str) -> Spec:
+    """agent-browser's MCP server. It starts a daemon of its own (detached: it outlives the MCP
+    process) that launches Chromium headless at 1280x720; ``AgentBrowserServer`` ends both."""
+    return Spec("agent-browser", "agent-browser MCP", "agent-browser", str(agent_browser_binary()), ["mcp"],
+                _npm_version("agent-browser"), {"AGENT_BROWSER_EXECUTABLE_PATH": chrome},
+                note="its own daemon and Chromium, ended by PID at the end")
 
 
 def unavailable(spec: Spec) -> str | None:
     """Why this server cannot run here, or None."""
     if spec.kind != "webhand" and not Path(spec.command).exists():
         return f"{spec.command} is missing: run `npm ci` in bench/"
+    if spec.kind == "agent-browser" and not os.access(spec.command, os.X_OK):
+        return f"{spec.command} is not executable (npm ci ran without its postinstall): chmod +x it"
     return None
 
 
@@ -228,6 +249,10 @@ class McpServer:
             return await self.call("press_key", {"pageId": await self._page(), "key": key})
         return await self.call("browser_press_key", {"key": key})
 
+    async def current_url(self) -> str | None:
+        """The page's URL by the server's cheapest call, where it has one the bench uses (else None)."""
+        return None
+
     async def has_tool(self, name: str) -> bool:
         return name in await self.tool_names()
 
@@ -243,9 +268,99 @@ class McpServer:
         quoted = re.escape(f'{role} "{name}')
         patterns = {"webhand": rf'{quoted}[^\n]*?\[((?:f\d+)?e\d+)\]',
                     "playwright": rf'{quoted}[^\n]*?\[ref=((?:f\d+)?e\d+)\]',
-                    "devtools": rf'uid=(\S+) {quoted}'}
+                    "devtools": rf'uid=(\S+) {quoted}',
+                    "agent-browser": rf'{quoted}[^\n]*?\[(?:[^\]]*?, )?ref=(e\d+)\]'}
         found = re.search(patterns[self.spec.kind], snapshot)
         return found.group(1) if found else None
+
+
+class AgentBrowserServer(McpServer):
+    """agent-browser's MCP server and the daemon it starts. The daemon detaches (a new session,
+    parent init) and outlives the MCP process, so it is given a runtime folder of its own
+    (``XDG_RUNTIME_DIR``: its socket and PID file go there), found by its PID file, measured from
+    there, and ended by PID at the end: first as its own tool asks (close all), then SIGTERM,
+    then SIGKILL for whatever of it (daemon, Chromium) still runs."""
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec)
+        self.runtime = Path(self._workdir) / "run"
+        self.runtime.mkdir(mode=0o700)
+        self.spec = Spec(**{**spec.__dict__, "env": {**spec.env, "XDG_RUNTIME_DIR": str(self.runtime)}})
+
+    def daemon_pids(self) -> list[int]:
+        pids = []
+        for file in (self.runtime / "agent-browser").glob("*.pid"):
+            try:
+                pids.append(int(file.read_text().strip()))
+            except (OSError, ValueError):
+                continue
+        return pids
+
+    def daemon_processes(self) -> list[psutil.Process]:
+        """Its daemons and everything below them (Chromium), alive."""
+        found = []
+        for pid in self.daemon_pids():
+            try:
+                daemon = psutil.Process(pid)
+                found += [daemon, *daemon.children(recursive=True)]
+            except psutil.Error:
+                continue
+        return [p for p in found if _alive(p)]
+
+    def memory(self) -> dict[str, float | int]:
+        browsers = [p for p in self.daemon_processes() if measure.is_browser(p) and "crashpad" not in p.name().lower()]
+        daemons = [p for p in self.daemon_processes() if p.pid in self.daemon_pids()]
+        server = measure.pss_mb([p for p in measure.descendants() if p.pid == self.pid]) if self.pid else 0.0
+        return {"browser_pss_mb": measure.pss_mb(browsers), "browser_processes": len(browsers),
+                "server_pss_mb": round(server + measure.pss_mb(daemons), 1)}
+
+    async def stop(self) -> None:
+        if self.session is not None:
+            await self.call("agent_browser_close", {"all": True}, timeout=30)
+        left = self.daemon_processes()
+        _gone, alive = await asyncio.to_thread(psutil.wait_procs, left, 10)
+        for process in alive:  # the daemon first: it closes its Chromium on SIGTERM
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        _gone, alive = await asyncio.to_thread(psutil.wait_procs, alive, 10)
+        for process in alive:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        await super().stop()
+
+    # -- the bench's steps: agent-browser's tools, refs as @eN -------------------------------------
+    async def navigate(self, url: str) -> Reply:
+        return await self.call("agent_browser_open", {"url": url})
+
+    async def snapshot(self, full: bool = False) -> Reply:
+        # Its default lists interactive elements only (with headings), none of the page's text;
+        # interactive=false is the whole tree.
+        return await self.call("agent_browser_snapshot", {"interactive": not full})
+
+    async def click(self, ref: str) -> Reply:
+        return await self.call("agent_browser_click", {"selector": f"@{ref}"})
+
+    async def type(self, ref: str, text: str) -> Reply:
+        return await self.call("agent_browser_fill", {"selector": f"@{ref}", "text": text})
+
+    async def press_key(self, key: str) -> Reply:
+        return await self.call("agent_browser_press", {"key": key})
+
+    async def current_url(self) -> str | None:
+        reply = await self.call("agent_browser_get_url", {})
+        return None if reply.is_error else reply.text
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def server_for(spec: Spec) -> McpServer:
+    """The client object that drives ``spec``'s server."""
+    return AgentBrowserServer(spec) if spec.kind == "agent-browser" else McpServer(spec)
 
 
 class InProcessWebhand(McpServer):

@@ -9,7 +9,10 @@ from typing import Any
 from measure import ratio
 
 STEPS = ("navigate", "snapshot", "type", "click", "press_key")
-PEERS = (("playwright", "Playwright MCP"), ("playwright-settle0", "Playwright MCP settle 0"), ("devtools", "Chrome DevTools MCP"))
+PEERS = (("playwright", "Playwright MCP"), ("playwright-settle0", "Playwright MCP settle 0"), ("devtools", "Chrome DevTools MCP"),
+         ("agent-browser", "agent-browser MCP"))
+#: The warm-CLI goal of issue 31: a warm `webhand get_url` at most this many times `python -c pass`.
+CLI_LIMIT = 1.5
 
 
 def _num(value: Any, digits: int = 0) -> str:
@@ -75,6 +78,11 @@ def targets(r: dict[str, Any]) -> list[list[str]]:
     best = _get(r, "scale", "context", "max_sessions_under_1s")
     rows.append(["50 concurrent sessions, context isolation, p95 < 1 s", f"{_num(best)} sessions passed",
                  "n/a" if best is None else ("yes" if best >= 50 else "no")])
+    cli = _get(r, "cli", "commands", "webhand get_url") or {}
+    found = cli.get("wall_vs_python")
+    rows.append([f"Warm CLI `webhand get_url` ≤ {CLI_LIMIT}× the venv's `python -c pass` (median wall)",
+                 f"{_num(_get(cli, 'wall_ms', 'median'), 1)} vs {_num(_get(r, 'cli', 'commands', 'python -c pass', 'wall_ms', 'median'), 1)} ms "
+                 f"({_x(found)}, pair by pair)" if found else "n/a", "n/a" if found is None else ("yes" if found <= CLI_LIMIT else "no")])
     return rows + _start_up_targets(r)
 
 
@@ -106,7 +114,7 @@ def markdown(r: dict[str, Any]) -> str:
            "Servers: " + "; ".join(f"{s['label']} {s['version']}" for k, s in servers.items() if k != "playwright-settle0")
            + ". All headless, isolated, on the same Chromium binary, driven through the official MCP Python client over stdio.", "",
            *_glance(r), "## Targets (reported, not asserted)", "", *_table(["target", "measured", "met"], targets(r))]
-    out += _actions(r) + _first_page(r) + _tools_list(r) + _snapshots(r) + _memory(r) + _scale(r)
+    out += _buys_less(r) + _cli(r) + _actions(r) + _first_page(r) + _tools_list(r) + _snapshots(r) + _memory(r) + _scale(r)
     notes = r.get("notes") or []
     cleanup = r.get("cleanup") or {}
     out += ["## Notes", ""] + [f"- {n}" for n in notes] + [
@@ -117,7 +125,7 @@ def markdown(r: dict[str, Any]) -> str:
 
 def _glance(r: dict[str, Any]) -> list[str]:
     """One table of the headline figures, one column per server."""
-    keys = ["webhand", "webhand-pw", "playwright", "playwright-settle0", "devtools"]
+    keys = ["webhand", "webhand-pw", "playwright", "playwright-settle0", "devtools", "agent-browser"]
     keys = [k for k in keys if k in (r.get("servers") or {}) or k == "webhand"]
     labels = {k: (_get(r, "servers", k, "label") or k) for k in keys}
     same_as_webhand = ["same"] if "webhand-pw" in keys else []  # tokens do not depend on the driver
@@ -128,14 +136,19 @@ def _glance(r: dict[str, Any]) -> list[str]:
     modes = ("webhand:default", "webhand:full", "playwright:default", "devtools:default")
     both = [p for p, row in pages.items() if all("tokens" in (row.get(m) or {}) for m in modes)]
     total = {m: sum(pages[p][m]["tokens"] for p in both) for m in modes}
+    agent = [m for m in ("agent-browser:default", "agent-browser:full") if all("tokens" in (pages[p].get(m) or {}) for p in both)]
+    agent_total = {m: sum(pages[p][m]["tokens"] for p in both) for m in agent}
+    agent_cell = ([f"{_num(agent_total.get('agent-browser:default'))} interactive, {_num(agent_total.get('agent-browser:full'))} full"]
+                  if "agent-browser" in keys else [])
     if both:
         rows.append([f"snapshot tokens, sum over {len(both)} pages", f"{_num(total['webhand:default'])} interactive, "
                      f"{_num(total['webhand:full'])} full", *same_as_webhand, _num(total["playwright:default"]), "same",
-                     _num(total["devtools:default"])])
+                     _num(total["devtools:default"]), *agent_cell])
     tools = _get(r, "tools_list", "variants") or {}
     rows.append(["tools/list tokens (default)", _num(_get(tools, "webhand", "tokens")), *same_as_webhand,
                  _num(_get(tools, "playwright", "tokens")),
-                 "same", _num(_get(tools, "devtools", "tokens"))])
+                 "same", _num(_get(tools, "devtools", "tokens")),
+                 *([_num(_get(tools, "agent-browser", "tokens"))] if "agent-browser" in keys else [])])
     fp = _get(r, "first_page", "mcp") or {}
     rows.append(["spawn → initialize answered, median ms", *(_num(_get(fp, k, "initialize", "median")) if k != "playwright-settle0" else "same" for k in keys)])
     rows.append(["cold: spawn → first page, median ms", *(_num(_get(fp, k, "cold_total", "median")) if k != "playwright-settle0" else "same" for k in keys)])
@@ -233,12 +246,72 @@ def _snapshots(r: dict[str, Any]) -> list[str]:
         rows.append([page, *cells, _x(ratio(_get(row, "webhand:default", "chars"), pw)), _x(ratio(_get(row, "webhand:full", "chars"), pw)),
                      _num(_get(row, "webhand:default", "missing_vs_playwright"))])
         times.append([page, *(_num(_get(row, mode, "ms", "median")) for mode in modes)])
-    return [f"## Snapshot size per page: tokens (characters)", "",
+    shares = [[page, _num(row.get("page_words")), *(_share(_get(row, mode, "text_share")) for mode in modes)]
+              for page, row in pages.items()]
+    return ["## Snapshot size per page: tokens (characters)", "",
             "ᶠ webhand wrote this snapshot to a file (over its 40,000-byte reply limit) and replied with its path and a preview; "
             "the size shown is the file's. webhand interactive lists at most 200 refs by default (so on big pages it leaves "
             "controls out and says how many: the last column counts them, by role and name, against Playwright MCP's refs).", "",
             *_table(header, rows), "Snapshot time per page (median ms; the gen-N rows show how it grows with page size):", "",
-            *_table(["page"] + list(modes.values()), times)]
+            *_table(["page"] + list(modes.values()), times),
+            "Page text each snapshot carries: of the distinct words (four letters or more) of the page's visible text, as its "
+            "HTML has it, the share found in the snapshot. An interactive snapshot is small because it leaves the text out; "
+            "the model then needs another call to read the page.", "",
+            *_table(["page", "page words", *modes.values()], shares)]
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.0f}%"
+
+
+def _mean_share(r: dict[str, Any], mode: str) -> float | None:
+    values = [v for row in (_get(r, "snapshots", "pages") or {}).values() if (v := _get(row, mode, "text_share")) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _cli(r: dict[str, Any]) -> list[str]:
+    cli = r.get("cli") or {}
+    commands = cli.get("commands") or {}
+    if not commands:
+        return []
+    rows = [[f"`{name}`", _num(_get(v, "wall_ms", "median"), 1), _num(_get(v, "wall_ms", "p95"), 1), _num(_get(v, "cpu_ms", "median"), 1),
+             _x(v.get("wall_vs_python")) if "wall_vs_python" in v else "1.00× (the floor)"] for name, v in commands.items()]
+    return ["## A warm CLI command", "",
+            f"Each CLI's daemon already running with one page open; the commands timed in turn, the order rotating, "
+            f"{cli.get('rounds')} rounds, each run a whole process from spawn to exit (webhand: {cli.get('webhand_command')}; "
+            f"agent-browser: its native client). Load average before / after: {cli.get('load_average_before')} / "
+            f"{cli.get('load_average_after')}.", "",
+            *_table(["command", "median wall ms", "p95 wall ms", "median CPU ms", "wall vs python -c pass (median of pairs)"], rows)]
+
+
+def _buys_less(r: dict[str, Any]) -> list[str]:
+    """Where a peer's figure (or webhand's) buys less than the number alone says."""
+    out = []
+    checks = {k: _get(r, "actions", "servers", k, "click_checks") or {} for k in (_get(r, "actions", "servers") or {})}
+    for key, found in checks.items():
+        if found:
+            label = _get(r, "actions", "servers", key, "label") or key
+            moved = found.get("moved_when_click_replied")
+            out.append(f"- {label}: the click that signs in named the page it led to in {found.get('click_reply_names_new_page', 'n/a')} "
+                       "replies" + (f"; the URL asked for right after its reply was already the new page's in {moved} rounds."
+                                    if moved else "."))
+    for mode, label in (("webhand:default", "webhand interactive"), ("webhand:full", "webhand full"),
+                        ("playwright:default", "Playwright MCP"), ("devtools:default", "Chrome DevTools MCP"),
+                        ("agent-browser:default", "agent-browser interactive (its default)"),
+                        ("agent-browser:full", "agent-browser full")):
+        share = _mean_share(r, mode)
+        if share is not None:
+            out.append(f"- {label} snapshot: carries {share * 100:.0f}% of the page's own words on average over the pages.")
+    if not out:
+        return []
+    return ["## Where a figure buys less", "",
+            "A fast or small reply is worth less when the model has to ask again. agent-browser's click replies "
+            "`{\"clicked\": ...}` once the click is dispatched and names nothing of what changed, so the model's next call "
+            "(a snapshot) has to find out; whether the page had moved by the time it replied is counted below. Playwright "
+            "MCP's action figures include its fixed settle wait. Interactive snapshots (webhand's default, agent-browser's "
+            "default) are small because they leave most of the page's text out: the share each carries is below, per page "
+            "in the snapshot section; the full modes carry it all. "
+            "Measured in this run:", "", *out, ""]
 
 
 def _memory(r: dict[str, Any]) -> list[str]:
@@ -258,20 +331,26 @@ def _memory(r: dict[str, Any]) -> list[str]:
 
 def _scale(r: dict[str, Any]) -> list[str]:
     sc = r.get("scale") or {}
-    if not sc.get("context") and not sc.get("process"):
+    ladders = [iso for iso in ("process", "context", "pool") if sc.get(iso)]
+    if not ladders:
         return []
+    names = {"process": "process", "context": "context", "pool": f"pool of {_get(sc, 'pool', 'endpoints') or 2} CDP endpoints"}
     rows = []
-    for iso in ("process", "context"):
+    for iso in ladders:
         for level in _get(sc, iso, "levels") or []:
             lat = level.get("latency_ms") or {}
             tools = ", ".join(f"{k} {_num((v or {}).get('p95'))}" for k, v in (level.get("by_tool_ms") or {}).items())
-            rows.append([iso, str(level["sessions"]), _num(lat.get("median")), _num(lat.get("p95")), tools, str(level["errors"]),
-                         _num(level["browser_pss_mb"]), "yes" if level["passed"] else "no"])
-    best = ", ".join(f"{iso}: {_num(_get(sc, iso, 'max_sessions_under_1s'))} ({_get(sc, iso, 'stopped')})" for iso in ("process", "context"))
+            rows.append([names[iso], str(level["sessions"]), _num(lat.get("median")), _num(lat.get("p95")), tools, str(level["errors"]),
+                         _num(level["browser_pss_mb"]), _num(level.get("pss_per_session_mb"), 1),
+                         ", ".join(str(x) for x in level.get("load_average") or []) or "n/a", "yes" if level["passed"] else "no"])
+    best = ", ".join(f"{names[iso]}: {_num(_get(sc, iso, 'max_sessions_under_1s'))} ({_get(sc, iso, 'stopped')})" for iso in ladders)
     return ["## Concurrent sessions (webhand Python API)", "",
             f"Each session: {sc.get('actions')}, think time {sc.get('think_seconds')} s, all sessions at once, at least "
-            f"{sc.get('min_samples_per_level')} actions per level. Largest level with p95 < 1 s and no error — {best}.", "",
-            *_table(["isolation", "sessions", "p50 ms", "p95 ms", "p95 by tool, ms", "errors", "browser PSS MB", "p95 < 1 s"], rows)]
+            f"{sc.get('min_samples_per_level')} actions per level, on {sc.get('cpus') or '?'} cores. Largest level with p95 < 1 s "
+            f"and no error — {best}. The load average (1, 5, 15 min) is the machine's at the end of each level: anything "
+            "else running makes these figures pessimistic.", "",
+            *_table(["sessions on", "sessions", "p50 ms", "p95 ms", "p95 by tool, ms", "errors", "browser PSS MB",
+                     "PSS per session MB", "load average", "p95 < 1 s"], rows)]
 
 
 def write(results: dict[str, Any], out: Path, *, plots: bool = True) -> list[Path]:

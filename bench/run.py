@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""webhand side by side with its peers: latency, tokens, sessions, memory and scale.
+"""webhand side by side with its peers: latency, tokens, a warm CLI command, sessions, memory and scale.
 
     make bench            # full run (about 15-20 minutes)
     make bench QUICK=1    # quick run (under 3 minutes)
@@ -28,15 +28,14 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import measure  # noqa: E402
 import report  # noqa: E402
 from pages import PageServer  # noqa: E402
 from peers import specs  # noqa: E402
 from suites import Run  # noqa: E402
 
-SUITES = ("tools_list", "first_page", "actions", "snapshots", "memory", "scale")
+SUITES = ("tools_list", "cli", "first_page", "actions", "snapshots", "memory", "scale")
 #: Share of the run's time budget per suite; time a suite leaves unused goes to the ones after it.
-SHARES = {"tools_list": 0.05, "first_page": 0.15, "actions": 0.17, "snapshots": 0.33, "memory": 0.06, "scale": 0.24}
+SHARES = {"tools_list": 0.05, "cli": 0.04, "first_page": 0.15, "actions": 0.17, "snapshots": 0.33, "memory": 0.06, "scale": 0.24}
 #: Every process the bench starts inherits this variable, so the end of the run can find any left behind.
 RUN_MARK = "WEBHAND_BENCH_RUN_ID"
 
@@ -87,7 +86,8 @@ async def main(args: argparse.Namespace) -> int:
                                   "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                                   "machine": machine(chrome)}
     with PageServer() as pages:
-        bench = Run(quick=args.quick, chrome=chrome, pages=pages, specs=specs(chrome))
+        bench = Run(quick=args.quick, chrome=chrome, pages=pages, specs=specs(chrome),
+                    scale_ladders=[x.strip() for x in args.scale_ladders.split(",")] if args.scale_ladders else None)
         results["servers"] = {s.key: {"label": s.label, "version": s.version, "command": " ".join(
             [Path(s.command).name, *s.args]), "note": s.note} for s in bench.specs}
         if pages.pydocs is None:
@@ -171,6 +171,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"), help="results folder")
     parser.add_argument("--budget", type=float, help="seconds the suites share (default: 140 quick, 1000 full)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--scale-ladders", help="the scale suite's ladders, comma-separated: context, pool, process "
+                        "(default: all three)")
     return parser.parse_args(argv)
 
 

@@ -22,8 +22,9 @@ def tool_table() -> str:
     order = list(CAPABILITIES)
     for tool in sorted(CATALOG.values(), key=lambda t: (order.index(t.capability), t.name)):
         fields = tool.input_model.model_fields
+        shown = tool.input_schema().get("properties", {})  # other designs' forms are accepted, not listed
         args = ", ".join(f"`{name}`" if field.is_required() else f"`{name}`?" for name, field in fields.items()
-                         if name != "session")
+                         if name != "session" and name in shown)
         kind = " (read-only)" if tool.read_only else ""
         rows.append(f"| `{tool.name}` | {tool.capability}{kind} | {tool.description.replace('|', '/')} | {args or '—'} |")
     return "\n".join(rows)

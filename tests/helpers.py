@@ -7,6 +7,7 @@ import them (``from helpers import …``) instead of importing conftest.
 from __future__ import annotations
 
 import asyncio
+import http.cookies
 import http.server
 import json
 import os
@@ -88,6 +89,13 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             count, hidden = int(query.get("count", "1000")), query.get("hidden") == "1"
             self._send(200, b"<!doctype html><html><head><title>Tiny elements</title></head><body><p>Tiny elements</p>"
                        + (b"<div hidden>" if hidden else b"") + b"<i>x</i>" * count + b"</body></html>")
+        elif url.path == "/members":  # a page behind a sign-in: the session cookie member=opensesame
+            cookies = http.cookies.SimpleCookie(self.headers.get("Cookie", ""))
+            member = cookies.get("member")
+            if member is not None and member.value == "opensesame":
+                self._send(200, b"<title>Members</title><p>Welcome back, member</p>")
+            else:
+                self._send(401, b"<title>Sign in first</title><p>Sign in first</p>")
         elif url.path == "/set-cookie":
             cookies = [f"{k}={v}; Path=/" for k, v in query.items()]
             self.send_response(200)
@@ -109,6 +117,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def do_POST(self) -> None:
         if not self._dynamic():
             self._send(405, b"method not allowed", "text/plain")
+
+    do_PUT = do_POST  # /echo answers any method a route may rewrite a request to
 
 
 class _Server(http.server.ThreadingHTTPServer):

@@ -34,7 +34,7 @@ async def _screenshots(tools, **arguments) -> tuple[object, Image.Image, Image.I
 
 def _legend(text: str) -> dict[str, str]:
     """Button name -> ref, from the reply's legend lines (`e3 button "Red"`)."""
-    return {name: ref for ref, name in re.findall(r'^((?:f\d+)?e\d+) button "(\w+)"$', text, re.MULTILINE)}
+    return {name: ref for ref, name in re.findall(r'^((?:f\d+)?e\d+) button "(\w+)"(?: at \d+,\d+)?$', text, re.MULTILINE)}
 
 
 def _inside(point: tuple[int, int], box: tuple[int, int, int, int]) -> bool:
@@ -112,7 +112,8 @@ async def test_the_label_of_a_low_element_sits_just_above_it_and_leaves_its_cont
     reply, annotated, plain = await _screenshots(tools)
 
     [label] = reply.data["labels"]
-    assert reply.text.endswith(f'{label["ref"]} link "Next page"')
+    # The legend gives the box's centre on the image: (100 + 120 / 2, 100 + 20 / 2).
+    assert reply.text.endswith(f'{label["ref"]} link "Next page" at 160,110')
     left, top, width, height = 100, 100, 120, 20  # the link's box, from small.html
     tag_left, tag_top, tag_width, tag_height = label["tag"]
     assert (tag_left, tag_top + tag_height) == (left, top), "the tag's bottom-left corner is the box's top-left"

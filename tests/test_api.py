@@ -76,8 +76,40 @@ _NEVER_CLOSES = textwrap.dedent("""
 """)
 
 
-def test_leaving_without_close_is_silent_and_leaves_no_browser(tmp_path, site):
-    program = subprocess.Popen([sys.executable, "-c", _NEVER_CLOSES, site.url("login.html"), str(tmp_path)],
+# Through the Python API: open_browser entered and never left, its session used, then the end of
+# asyncio.run closes it and webhand's loop guard at once (the two shutdowns once raced, and printed
+# "Task was destroyed but it is pending!").
+_NEVER_LEAVES_OPEN_BROWSER = textwrap.dedent("""
+    import asyncio, sys
+    import webhand
+    async def main():
+        opened = webhand.open_browser(output_dir=sys.argv[2], warm_reserve=False)
+        browser = await opened.__aenter__()
+        await browser.navigate(sys.argv[1])
+        print("ready", flush=True)
+        sys.stdin.readline()
+    asyncio.run(main())
+""")
+
+# A program that runs its own event loop and never closes it: webhand shuts down on that loop at
+# exit, so no task is left for Python to destroy ("Event loop is closed" once came from them).
+_LEAVES_ITS_LOOP_OPEN = textwrap.dedent("""
+    import asyncio, sys
+    import webhand
+    async def main():
+        opened = webhand.open_browser(output_dir=sys.argv[2])
+        browser = await opened.__aenter__()
+        await browser.navigate(sys.argv[1])
+        print("ready", flush=True)
+        sys.stdin.readline()
+    asyncio.new_event_loop().run_until_complete(main())
+""")
+
+
+@pytest.mark.parametrize("program_text", [_NEVER_CLOSES, _NEVER_LEAVES_OPEN_BROWSER, _LEAVES_ITS_LOOP_OPEN],
+                         ids=["webhand-asyncio-run", "open-browser-asyncio-run", "open-browser-own-loop"])
+def test_leaving_without_close_is_silent_and_leaves_no_browser(tmp_path, site, program_text):
+    program = subprocess.Popen([sys.executable, "-c", program_text, site.url("login.html"), str(tmp_path)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert program.stdout is not None and program.stdout.readline().strip() == "ready"

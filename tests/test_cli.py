@@ -36,7 +36,8 @@ def test_a_session_across_calls_with_text_json_errors_and_named_sessions(cli, si
     assert as_json["data"] == {"result": "flavour=oat"} and as_json["is_error"] is False
 
     cli("navigate", site.url("login.html"), "--session", "other")
-    other = json.loads(cli("eval", "document.cookie", "--session", "other", "--json").stdout)
+    # Global options before the command, as other CLIs take them, reach the daemon the same way.
+    other = json.loads(cli("--session", "other", "--json", "eval", "document.cookie").stdout)
     assert other["data"] == {"result": ""}, "a named session has its own browser"
 
     failed = cli("click", "e999", check=False)
@@ -99,16 +100,19 @@ def test_a_call_to_a_running_daemon_imports_neither_the_catalog_nor_pydantic(cli
 
 def test_a_warm_call_through_the_entry_point_loads_no_parser(cli, site):
     """The command's entry point hands a tool command to the running daemon as typed: the daemon
-    parses it, so the client imports neither argparse nor the command table."""
+    parses it, so the client imports neither argparse nor the command table; and it talks to the
+    daemon through json's and socket's C parts, so not even re, enum, json or socket's Python layer
+    (about half of a warm call's time when they were imported)."""
     cli("navigate", site.url("login.html"))
     probe = ("import sys; sys.argv = ['webhand', 'get_url']; from webhand.surfaces.cli.forward import main; "
-             "code = main(); loaded = sorted(m for m in sys.modules if m in ('argparse', 'pydantic', 'asyncio') "
+             "code = main(); loaded = sorted(m for m in sys.modules if m in ('argparse', 'pydantic', 'asyncio', "
+             "'re', 'enum', 'json', 'socket', 'typing', 'pathlib', 'webhand.errors') "
              "or m.startswith(('webhand.surfaces.cli.', 'webhand.tools', 'webhand.config'))); "
              "print('loaded:', loaded); sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", probe], env=cli.env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert site.url("login.html") in done.stdout
-    assert "loaded: ['webhand.surfaces.cli.daemon_client', 'webhand.surfaces.cli.forward']" in done.stdout
+    assert "loaded: ['webhand.surfaces.cli.daemon_wire', 'webhand.surfaces.cli.forward']" in done.stdout
 
 
 def test_a_forwarded_command_is_read_in_the_callers_directory_and_environment(cli, site, tmp_path):
@@ -122,3 +126,19 @@ def test_a_forwarded_command_is_read_in_the_callers_directory_and_environment(cl
     assert site.url("login.html") in cli("get_url").stdout  # the daemon's own environment had no session
     usage = cli("get_url", "--bogus", check=False)
     assert usage.returncode == 2 and "unrecognized arguments: --bogus" in usage.stderr and usage.stdout == ""
+
+
+def test_global_options_come_before_or_after_the_command_and_version_is_printed(tmp_path, capsys):
+    from webhand import __version__
+    from webhand.surfaces.cli.main import main
+
+    config = tmp_path / "webhand.toml"
+    config.write_text("[agents.offline.browser]\nenabled = false\n")
+    for argv in (["--config", str(config), "--agent", "offline", "schema", "--caps", "core"],
+                 ["schema", "--config", str(config), "--agent", "offline", "--caps", "all"],
+                 [f"--config={config}", "--agent=offline", "--caps", "core", "schema", "--tool-style", "single"]):
+        assert main(argv) == 0
+        assert json.loads(capsys.readouterr().out) == [], f"enabled = false serves no tool, whatever the flags: {argv}"
+    assert main(["--config", str(config), "schema"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) > 5, "the default agent has its browser"
+    assert main(["--version"]) == 0 and capsys.readouterr().out == f"webhand {__version__}\n"

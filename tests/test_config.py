@@ -50,7 +50,7 @@ def test_file_then_agent_then_env_then_flags(config):
     flags = load_settings(config=config, agent="researcher", env={"WEBHAND_TIMEOUT": "40"}, flags={"timeout": 50})
     assert flags.timeout == 50
 
-    assert load_settings(config=config, agent="offline", env={}).capabilities == []
+    assert load_settings(config=config, agent="offline", env={}).enabled is False
 
 
 def test_the_file_is_found_in_the_working_dir_then_the_user_config_dir(config, tmp_path, monkeypatch):

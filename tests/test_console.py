@@ -3,10 +3,23 @@ workers and iframes share the page's ring buffer, tagged by where they came from
 
 from __future__ import annotations
 
+import re
+import time
+
 
 def ok(reply):
     assert not reply.is_error, reply.text
     return reply
+
+
+TIMED = re.compile(r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) ")
+
+
+def untimed(logs: str) -> list[str]:
+    """The log's lines without the time each leads with (every line has one)."""
+    lines = logs.splitlines()
+    assert all(TIMED.match(line) for line in lines), logs
+    return [TIMED.sub("", line) for line in lines]
 
 
 async def _logs_once_they_hold(tools, *texts: str) -> str:
@@ -23,7 +36,7 @@ async def test_worker_and_iframe_messages_are_tagged_and_the_page_own_are_not(to
     ok(await tools.call("browser_navigate", {"url": site.url("workers.html")}))
     ok(await tools.call("browser_wait_for", {"text": "workers answered"}))
     logs = await _logs_once_they_hold(tools, "shared worker says hello")
-    lines = logs.splitlines()
+    lines = untimed(logs)
     assert any(line.startswith("[log] page says hello") for line in lines), logs
     assert any(line.startswith("[frame] [warning] frame says hello") for line in lines), logs
     assert any(line.startswith("[worker] [log] dedicated worker says hello") for line in lines), logs
@@ -34,7 +47,7 @@ async def test_service_worker_messages_are_tagged_sw_once(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("pwa/index.html")}))
     ok(await tools.call("browser_wait_for", {"text": "service worker"}))
     logs = await _logs_once_they_hold(tools, "service worker v1 active")
-    installing = [line for line in logs.splitlines() if "service worker v1 installing" in line]
+    installing = [line for line in untimed(logs) if "service worker v1 installing" in line]
     assert len(installing) == 1 and installing[0].startswith("[sw] [log] "), logs
 
 
@@ -50,3 +63,30 @@ async def test_console_logs_are_read_and_cleared(tools, site):
     cleared = await tools.call("browser_clear_console_logs", {})
     assert cleared.text == "Cleared 4 console log entries."
     assert (await tools.call("browser_recent_console_logs", {})).text == "No console messages."
+
+
+async def test_entries_carry_the_time_they_were_logged_and_objects_read_as_devtools_prints_them(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("tall.html")})
+    ok(await tools.call("browser_clear_console_logs", {}))
+    before = time.time()
+    ok(await tools.call("browser_eval", {"expression": """
+        console.log('hello', 'log', 42, {a: 1, b: 'x', nested: {deep: {deeper: 1}}, list: [1, 2]});
+        console.log([1, 2, 3]);
+        console.info(new Map([['k', 2]]), null, undefined, true);
+        console.log({n: 1, m: 2, o: 3, p: 4, q: 5, r: 6, s: 7});
+        console.log('%s', '<b>line one\\nline two</b>', {'odd key': '\\u2028"quote"'});"""}))
+    logs = (await tools.call("browser_recent_console_logs", {})).text
+    lines = untimed(logs)
+    assert lines[0] == '[log] hello log 42 {a: 1, b: "x", nested: {…}, list: Array(2)}', logs
+    assert lines[1] == "[log] Array(3) [1, 2, 3]", logs
+    assert lines[2] == '[info] Map(1) {"k" => 2} null undefined true', logs
+    assert lines[3].startswith("[log] {n: 1, m: 2, o: 3, p: 4, q: 5") and lines[3].endswith(", …}"), logs  # cut
+    # Page text stays one line of data: its line breaks escaped, its quotes inside a quoted string.
+    assert lines[4].startswith("[log] <b>line one") and "line two" in lines[4] and len(lines) == 5, logs
+    assert '"odd key": ' in lines[4], logs
+    # The time each was logged, to the millisecond, on the local clock (as DevTools shows it).
+    h, m, s, ms = (int(g) for g in TIMED.match(logs.splitlines()[0]).groups())
+    logged = time.localtime(before)
+    assert (h, m) == (logged.tm_hour, logged.tm_min) or abs((h * 60 + m) - (logged.tm_hour * 60 + logged.tm_min)) <= 1
+    data = (await tools.call("browser_recent_console_logs", {})).data["entries"]
+    assert before - 1 <= data[0]["logged_at"] <= time.time() + 1, data[0]

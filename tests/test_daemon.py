@@ -113,24 +113,85 @@ def test_a_command_right_after_daemon_stop_starts_a_new_daemon(cli, site):
     assert len(set(pids)) == 4, "each command after a stop started a new daemon"
 
 
-def test_progress_lines_before_the_reply_are_shown_and_the_reply_is_kept():
+def test_progress_lines_before_the_reply_are_shown_and_the_reply_is_kept(capsys):
     """The CLI's half of progress: the daemon writes progress lines, then the reply, on one socket."""
     import socket as sockets
 
-    from webhand.surfaces.cli.daemon_client import _read_reply
+    from webhand.surfaces.cli.daemon_wire import exchange
 
     ours, daemons = sockets.socketpair()
     with ours, daemons:
         # Split mid-line, as a stream may deliver it, and with a page-made control character.
         daemons.sendall(b'{"progress": 1.0, "message": "the page at x to load (1 s so far)"}\n{"progr')
         daemons.sendall(b'ess": 2.0, "message": "evil\\u001b[2J (2 s so far)"}\n{"ok": true, "result": {}}\n')
-        shown: list[str] = []
-        assert _read_reply(ours, 5.0, shown.append) == b'{"ok": true, "result": {}}\n'
-    assert shown == ["the page at x to load (1 s so far)", "evil\x1b[2J (2 s so far)"]
+        assert exchange(ours, {"op": "call"}, 5.0, progress=True) == b'{"ok": true, "result": {}}\n'
+        assert b'"progress": true' in daemons.recv(65536)  # the request asked for progress
+    assert capsys.readouterr().err == ("\r\x1b[2Kwebhand: the page at x to load (1 s so far)"
+                                       "\r\x1b[2Kwebhand: evil[2J (2 s so far)\r\x1b[2K")
 
 
 def test_a_progress_line_on_the_terminal_carries_no_control_characters(capsys):
-    from webhand.surfaces.cli.daemon_client import _show_progress
+    from webhand.surfaces.cli.daemon_wire import show_progress
 
-    _show_progress("evil\x1b[2J\x07 (2 s so far)")
+    show_progress("evil\x1b[2J\x07 (2 s so far)")
     assert capsys.readouterr().err == "\r\x1b[2Kwebhand: evil[2J (2 s so far)"
+
+
+# -- the wire the console script's fast path speaks (daemon_wire: json's and socket's C parts) --
+
+WIRE_VALUES = [
+    {"op": "argv", "argv": ["type", "e3", "naïve café ✓ 𝄞"], "cwd": "/tmp/a b", "env": {"HOME": "/root"}},
+    {"argv": ["eval", "\"quoted\" \\ back\\slash", "\n\r\t\x00\x1f\x7f", "\u2028\u2029"]},
+    {"argv": ["\udcff\udc80 undecodable bytes (surrogateescape)", "\ud800 lone surrogate"]},
+    {"nested": [[], {}, [1, 2.5, -3e-7, True, False, None]], "big": 10**30, "": ""},
+    {"nan": float("inf"), "name": "x" * 100_000},
+]
+
+
+def test_the_wire_writes_what_json_writes_and_reads_what_json_reads():
+    import json
+    import math
+
+    from webhand.surfaces.cli.daemon_wire import decode, encode
+
+    for value in WIRE_VALUES:
+        assert encode(value) == json.dumps(value).encode()
+        assert decode(encode(value) + b"\n") == json.loads(json.dumps(value))
+    assert math.isnan(decode(b'{"a": NaN}')["a"]) and decode(b' {"a": -Infinity} \n') == {"a": -math.inf}
+    for garbage in (b"", b"\n", b"{", b'{"a": 1} trailing', b"{'a': 1}", b'{"a": "\x01"}', b"nul"):
+        try:
+            decode(garbage)
+        except ValueError:
+            continue
+        raise AssertionError(f"{garbage!r} was read as JSON")
+
+
+def test_a_daemon_that_closes_without_answering_is_reported_not_a_traceback(tmp_path):
+    """The fast path on a socket that accepts and hangs up (a daemon that crashed mid-call):
+    the message the full client gives, exit status 1, nothing else started."""
+    import socket
+    import subprocess
+    import sys
+    import threading
+
+    cli = Cli(tmp_path)
+    folder = cli.runtime / "webhand"
+    folder.mkdir(mode=0o700)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(folder / "daemon.sock"))
+    server.listen()
+
+    def hang_up() -> None:
+        connection, _ = server.accept()
+        connection.recv(65536)
+        connection.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    try:
+        done = subprocess.run([sys.executable, "-m", "webhand", "get_url"], env=cli.env, capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+    finally:
+        server.close()
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("webhand: The webhand daemon closed the connection without answering.")
+    assert "Traceback" not in done.stderr and not (folder / "daemon.lock").exists()

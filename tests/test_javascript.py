@@ -71,3 +71,16 @@ async def test_large_eval_results_go_to_a_file(tools, site, webhand):
     assert "saved to" in reply.text and len(reply.text) < 1000
     path = re.search(r"saved to (\S+?)\.?$", reply.text, re.M).group(1)
     assert open(path).read() == '"' + "x" * 5000 + '"'
+
+
+async def test_a_runaway_script_ends_as_a_timeout_naming_it_and_the_page_stays_usable(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("login.html")})
+    runaway = await tools.call("browser_eval", {"expression": "while(true){}", "timeout": 2})
+    assert runaway.is_error
+    assert "The JavaScript did not finish within 2 s" in runaway.text, runaway.text
+    assert "loop" in runaway.text and "timeout" in runaway.text  # what to do next
+    assert "Internal error" not in runaway.text and "page" not in runaway.text.split(".")[0]  # blames the script
+    after = await tools.call("browser_eval", {"expression": "document.title"})
+    assert not after.is_error and after.data == {"result": "Sign in"}, after.text
+    snapshot = await tools.call("browser_snapshot", {})
+    assert not snapshot.is_error and 'button "Sign in"' in snapshot.text, snapshot.text

@@ -15,7 +15,7 @@ from test_mcp_handshake import held_import_script, initialize, read_message, run
 from webhand.engine import launch_memo
 
 PLAN = {"executable": "/usr/lib/chromium/chromium", "headless": True, "width": 1280, "height": 720,
-        "extra_args": [], "timeout": 30.0, "preferences": None}
+        "extra_args": [], "timeout": 30.0, "preferences": None, "extensions": []}
 
 # The real entry point, with the config module's execution held until the test lets it go: a
 # browser that runs meanwhile was launched before the settings were known.

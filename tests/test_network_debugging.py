@@ -11,6 +11,7 @@ import pytest
 
 from helpers import settings_for_tests
 from webhand import Webhand
+from webhand.engine.policy import OriginPolicy, RefusalLog, rewrite_refusal
 
 SECRET = "tok-Vq83-secret"
 
@@ -300,3 +301,82 @@ def test_response_sources_are_asked_for_only_when_the_network_tools_are_served(t
     assert Webhand(settings, capabilities=["core", "network"]).sessions.engine.response_sources is True
     served_all = settings_for_tests(tmp_path_factory, driver=driver)
     assert Webhand(served_all).sessions.engine.response_sources is True  # "all"
+
+
+# -- rewriting a request and letting it continue ------------------------------------------------
+
+async def _sent_through_the_page(tools) -> str:
+    ok(await tools.call("browser_click", {"selector": "#send"}))
+    ok(await tools.call("browser_wait_for", {"selector": "#out:not(:empty)"}))
+    return (await tools.call("browser_eval", {"expression": "document.getElementById('out').textContent"})).data["result"]
+
+
+async def test_a_continue_route_changes_url_method_headers_and_body_and_the_server_gets_the_change(tools, site):
+    ok(await tools.call("browser_navigate", {"url": site.url("route/echo.html")}))
+    route = ok(await tools.call("browser_route", {
+        "pattern": "**/echo?from=page", "action": "continue", "url": site.url("echo?rewritten=1"), "method": "put",
+        "headers": {"X-Replace": "new", "X-Added": "yes"}, "body": "rewritten body"}))
+    assert (f"Route set: **/echo?from=page → sent on changed (url {site.url('echo?rewritten=1')}; method PUT; "
+            "headers x-replace, x-added; 14-byte body), 0 requests so far.") in route.text, route.text
+    received = await _sent_through_the_page(tools)
+    assert received.startswith("server received: PUT /echo?rewritten=1\n"), received
+    headers = {line.split(": ", 1)[0].lower(): line.split(": ", 1)[1] for line in received.splitlines()[1:] if ": " in line}
+    assert headers["x-replace"] == "new" and headers["x-added"] == "yes" and headers["x-original"] == "kept", received
+    assert received.endswith("rewritten body") and "original body" not in received, received
+    assert route.data["routes"][0]["url"] == site.url("echo?rewritten=1")
+    assert "1 request so far" in ok(await tools.call("browser_network_requests", {})).text
+    # Headers alone: the rest of the request goes as the page sent it.
+    ok(await tools.call("browser_route", {"pattern": "**/echo?from=page", "action": "continue",
+                                          "headers": {"X-Replace": "only this"}}))
+    received = await _sent_through_the_page(tools)
+    assert received.startswith("server received: POST /echo?from=page\n") and received.endswith("original body")
+    assert "X-Replace: only this" in received or "x-replace: only this" in received, received
+
+
+#: Rewrites a route may not make: (what it tries, its fields, what the refusal says). {blocked} is an
+#: origin the policy blocks; none of them may reach it.
+REWRITE_ATTEMPTS = [
+    ("a blocked origin", {"url": "{blocked}/echo?leak=1"}, "refused by the blocked_origins rule"),
+    ("a blocked origin, scheme in capitals", {"url": "HTTP://{blocked_host}/echo?leak=2"}, "refused by the blocked_origins rule"),
+    ("a blocked origin behind user info", {"url": "http://user:pw@{blocked_host}/echo?leak=3"}, "refused by the blocked_origins rule"),
+    ("a blocked origin as a hex address", {"url": "http://0x7f000001:{blocked_port}/echo?leak=4"}, "refused by the blocked_origins rule"),
+    ("a file", {"url": "file:///etc/passwd"}, "not an absolute http(s) URL"),
+    ("script", {"url": "javascript:alert(1)"}, "not an absolute http(s) URL"),
+    ("a header split into the URL", {"url": "http://{blocked_host}/\r\nX-Evil: 1"}, "not an absolute http(s) URL"),
+    ("a method with a line break", {"method": "GET\r\nX-Evil: 1"}, "not an HTTP method"),
+    ("a header with a line break", {"headers": {"X-A": "1\r\nHost: evil"}}, "not a valid HTTP header"),
+    ("a rewrite with an answer's status", {"url": "{site}/echo", "status": 404}, "status and content_type do not apply"),
+    ("url on a mock", {"action": "fulfill", "url": "{site}/echo"}, "go with action continue"),
+]
+
+
+async def test_a_rewrite_never_reaches_an_origin_the_policy_blocks(tmp_path_factory, site, other_site, driver):
+    settings = settings_for_tests(tmp_path_factory, blocked_origins=[other_site.origin], warm_reserve=False,
+                                  driver=driver)
+    host = other_site.origin.split("://", 1)[1]
+    fill = {"blocked": other_site.origin, "blocked_host": host, "blocked_port": host.rsplit(":", 1)[1],
+            "site": site.origin}
+    async with Webhand(settings) as wh:
+        tools = wh.context("route-rewrite-policy")
+        ok(await tools.call("browser_navigate", {"url": site.url("route/echo.html")}))
+        for what, fields, refusal in REWRITE_ATTEMPTS:
+            arguments = {"pattern": "**/echo?from=page", "action": "continue",
+                         **{k: v.format(**fill) if isinstance(v, str) else v for k, v in fields.items()}}
+            reply = await tools.call("browser_route", arguments)
+            assert reply.is_error and refusal in reply.text, (what, reply.text)
+        received = await _sent_through_the_page(tools)  # no route was set: the page's own request went
+    assert received.startswith("server received: POST /echo?from=page"), received
+    assert not other_site.received_paths("leak="), other_site.received_paths("leak=")
+
+
+def test_a_rewritten_request_is_checked_again_as_it_goes_and_the_refusal_names_the_rewrite():
+    # The drivers send a rewritten request on without pausing it again: this check is all that stands
+    # between a route and a refused origin at that moment (the route's URL was checked when it was set).
+    policy = OriginPolicy([], ["http://127.0.0.1:9"], False)
+    refusals = RefusalLog()
+    reason = rewrite_refusal(policy, refusals, "POST", "http://127.0.0.1:8/a", "http://127.0.0.1:9/b")
+    assert reason and reason.startswith("refused by the blocked_origins rule")
+    method, url, why = refusals.entries[-1]
+    assert (method, url) == ("POST", "http://127.0.0.1:9/b") and why.startswith("a route rewrote http://127.0.0.1:8/a")
+    assert rewrite_refusal(policy, refusals, "GET", "http://127.0.0.1:8/a", "http://127.0.0.1:8/c") is None
+    assert rewrite_refusal(None, None, "GET", "http://127.0.0.1:8/a", "http://127.0.0.1:9/b") is None  # no policy

@@ -83,3 +83,20 @@ async def test_an_unknown_scope_is_refused_with_the_scopes_there_are(tools, site
     await _installed(tools, site)
     refused = await tools.call("browser_service_workers", {"action": "update", "scope": site.url("elsewhere/")})
     assert refused.is_error and f"(scopes: {site.url('pwa/')})" in refused.text
+
+
+async def test_the_registration_controlling_the_page_is_marked_and_only_while_it_does(tools, site):
+    listed = await _installed(tools, site)  # the worker claims the page it was registered from
+    registry = ok(await tools.call("browser_service_workers", {}))
+    assert f"- scope {site.url('pwa/')} (controls this page)" in registry.text, (listed.text, registry.text)
+    assert registry.data["registrations"][0]["controls_page"] is True
+    # Out of its scope the registration is still listed, but controls nothing here.
+    ok(await tools.call("browser_navigate", {"url": site.url("login.html")}))
+    elsewhere = ok(await tools.call("browser_service_workers", {}))
+    assert f"- scope {site.url('pwa/')}\n" in elsewhere.text + "\n" and "controls this page" not in elsewhere.text
+    assert elsewhere.data["registrations"][0]["controls_page"] is False
+    # Back in scope, a reload is controlled from its first request.
+    ok(await tools.call("browser_navigate", {"url": site.url("pwa/index.html")}))
+    ok(await tools.call("browser_wait_for", {"text": "controlled by the service worker"}))
+    again = ok(await tools.call("browser_service_workers", {}))
+    assert "(controls this page)" in again.text, again.text

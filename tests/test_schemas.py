@@ -108,3 +108,32 @@ async def test_the_anthropic_and_mcp_dispatchers_answer_in_their_shapes(tools, s
     result = await mcp.run({"name": "browser_navigate", "arguments": {"url": site.url("login.html")}})
     checked = mcp_types.CallToolResult.model_validate(result)
     assert not checked.is_error and checked.structured_content["title"] == "Sign in"
+
+
+@pytest.mark.parametrize("style", ["multi", "single"])
+def test_other_designs_names_are_accepted_but_never_advertised(style):
+    """One name per argument for the model: the aliases (OTHER_NAMES, camelCase, hidden forms such
+    as navigate's wait_for or a page tool's viewport_width) appear in no schema."""
+    from webhand.surfaces.exposure import exposed_tools
+    from webhand.tools import CATALOG
+    from webhand.tools.definition import OTHER_NAMES, OTHER_TOOL_NAMES
+
+    advertised = {name for exposed in exposed_tools(CATALOG.values(), style)
+                  for name in exposed.input_schema.get("properties", {})}
+    foreign = set(OTHER_NAMES) - {"value"}  # `value` is also the cookie and storage tools' own field
+    foreign |= {"viewport_width", "viewport_height", "wait_for", "function", "target"}
+    assert not advertised & foreign, advertised & foreign
+    assert not [name for name in advertised if name != name.lower()], "no camelCase form"
+    assert not set(OTHER_TOOL_NAMES) & {t.name for t in exposed_tools(CATALOG.values(), style)}
+    assert {ours for ours, _ in OTHER_TOOL_NAMES.values()} <= set(CATALOG), "every other name leads to a tool"
+
+
+async def test_the_dispatcher_answers_a_call_by_another_design_s_tool_name(tools, site):
+    dispatcher = ToolDispatcher(tools, "anthropic")
+    assert "navigate_page" not in {d["name"] for d in dispatcher.definitions()}, "answered, never listed"
+    reply = await dispatcher.run({"type": "tool_use", "id": "t1", "name": "navigate_page",
+                                  "input": {"url": site.url("login.html")}})
+    assert not reply.get("is_error") and "Sign in" in reply["content"][0]["text"]
+    single = ToolDispatcher(tools, "anthropic", style="single")
+    refused = await single.run({"type": "tool_use", "id": "t2", "name": "navigate_page", "input": {}})
+    assert refused["is_error"] and "browser" in refused["content"][0]["text"]

@@ -94,3 +94,11 @@ async def test_session_list_shows_status_times_actions_url_and_tabs(tools, site)
 async def test_history_of_a_session_that_is_not_open_says_which_are(tools):
     reply = await tools.call("browser_session_history", {"name": "nope"})
     assert reply.is_error and "No session named 'nope'" in reply.text and "browser_session_list" in reply.text
+
+
+@pytest.mark.one_driver("the wording of a reply, above the driver")
+async def test_the_history_of_an_unused_session_says_so_in_plain_words(tools):
+    await tools.call("browser_session_create", {"name": "s0"})
+    reply = await tools.call("browser_session_history", {"name": "s0"})
+    assert reply.text.startswith("Session s0 has made no calls yet."), reply.text
+    await tools.call("browser_session_destroy", {"name": "s0"})

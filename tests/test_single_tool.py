@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from helpers import ok
+from helpers import ok, ref_of
 from test_mcp_http import call, mcp_client, mcp_server
 from webhand.response import ToolResult
 from webhand.surfaces.single_tool import SingleTool
@@ -135,3 +135,38 @@ async def test_launch_without_the_sessions_group_is_answered_without_an_error(we
     single = SingleTool(t for t in webhand.tools.values() if t.capability == "core")
     reply = await single.call(tools, {"action": "launch"})
     assert not reply.is_error and 'action="navigate"' in reply.text
+
+
+async def test_element_actions_by_their_own_name_and_reads_that_open_a_url_first(webhand, tools, site):
+    single = SingleTool(webhand.tools.values())
+    page = ok(await single.call(tools, {"action": "snapshot", "url": site.url("login.html")}))
+    assert "Sign in" in page and 'button "Sign in"' in page, "opened, then read"
+    user, password, button = (ref_of(page, label) for label in
+                              ('textbox "User name"', 'textbox "Password"', 'button "Sign in"'))
+    ok(await single.call(tools, {"action": "type", "ref": user, "text": "ada"}))
+    ok(await single.call(tools, {"action": "fill", "ref": password, "text": "secret"}))
+    ok(await single.call(tools, {"action": "hover", "selector": "#login button"}))
+    ok(await single.call(tools, {"action": "click", "ref": button}))
+    assert "Welcome, ada!" in ok(await single.call(tools, {"action": "snapshot"}))
+    shot = ok(await single.call(tools, {"action": "screenshot", "url": site.url("compat/far.html")}))
+    assert "far.html" in shot and "Screenshot" in shot
+    assert "focus" in single.actions and "click" not in single.actions, "the schema keeps one form: act + act_kind"
+
+
+async def test_an_unknown_action_points_to_the_element_actions_form(webhand, tools):
+    single = SingleTool(webhand.tools.values())
+    reply = await single.call(tools, {"action": "clik", "ref": "e1"})
+    assert reply.is_error and "Unknown action 'clik'" in reply.text
+    assert 'action="act", act_kind="click"' in reply.text and "navigate" in reply.text
+
+
+def test_with_the_browser_off_no_style_serves_a_tool(tmp_path):
+    from webhand.config import load_settings
+    from webhand.surfaces.exposure import exposed_tools
+    from webhand.tools import enabled_tools
+
+    path = tmp_path / "webhand.toml"
+    path.write_text("[agents.offline.browser]\nenabled = false\n")
+    settings = load_settings(config=path, agent="offline", env={}, flags={"capabilities": ["core"]})
+    assert enabled_tools(settings) == [] and enabled_tools(settings, ["all"]) == []
+    assert exposed_tools(enabled_tools(settings), "single") == [] and exposed_tools(enabled_tools(settings)) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 async def _open_opener(tools, site) -> None:
     reply = await tools.call("browser_navigate", {"url": site.url("tabs_files/tabs.html")})
@@ -63,3 +65,24 @@ async def test_tab_numbers_are_never_reused(tools, site):
     await tools.call("browser_tabs", {"action": "close", "index": 1})
     reopened = await tools.call("browser_tabs", {"action": "open"})
     assert "Opened tab 2" in reopened.text
+
+
+@pytest.mark.one_driver("the tab count and its limit are kept by the session, above the Driver; tabs a page opens "
+                        "are tracked on every driver by the tests above")
+async def test_tabs_past_max_tabs_are_refused_or_closed_with_the_reason(webhand, tools, site, monkeypatch):
+    monkeypatch.setattr(webhand.settings, "max_tabs", 3)
+    await _open_opener(tools, site)
+    assert not (await tools.call("browser_tabs", {"action": "open"})).is_error
+    assert not (await tools.call("browser_tabs", {"action": "focus", "index": 0})).is_error
+    fits = await tools.call("browser_click", {"selector": "#window-open"})
+    assert "Opened tab 2" in fits.text and "max_tabs" not in fits.text, fits.text
+    # A popup past the limit (Chromium lets a page open one per click) is closed, and the reply says so.
+    past = await tools.call("browser_click", {"selector": "#window-open"})
+    assert not past.is_error, past.text
+    assert "max_tabs (3)" in past.text and "closed the newest: tab 3 (" in past.text, past.text
+    assert "browser_tabs action=close" in past.text and "Opened tab 3" not in past.text
+    listed = await tools.call("browser_tabs", {})
+    assert "Tabs (3" in listed.text and "2: Child page" in listed.text and "3:" not in listed.text
+    refused = await tools.call("browser_tabs", {"action": "open", "url": site.url("tabs_files/child.html")})
+    assert refused.is_error and "3 tabs are open" in refused.text and "max_tabs" in refused.text
+    assert "browser_tabs action=close" in refused.text

@@ -12,7 +12,7 @@ from typing import Any
 
 import measure
 from pages import PageServer
-from peers import McpServer, Spec, unavailable
+from peers import McpServer, Spec, server_for, unavailable
 
 
 @dataclass
@@ -24,6 +24,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
     seen_pids: dict[int, float] = field(default_factory=dict)  # every browser pid seen, with its start time
     suite_deadline: float = float("inf")  # time.time() by which the running suite should wrap up
+    scale_ladders: list[str] | None = None  # the scale suite's ladders to run (None: all)
 
     def over(self) -> bool:
         """True once the running suite has spent its share of the run's time budget."""
@@ -57,7 +58,7 @@ class Run:
                 if why:
                     self.note(f"{spec.label} skipped: {why}")
                     continue
-                server = McpServer(spec)
+                server = server_for(spec)
                 try:
                     await server.start()
                 except Exception as error:  # noqa: BLE001 - a peer that cannot run is reported, not fatal

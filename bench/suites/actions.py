@@ -5,6 +5,12 @@ load spike on this shared machine hits every server alike and the ratios hold. E
 timed from the client's side, so it includes the tool's own wait for the action's effects. The
 scenario: sign in on the login form (the click navigates), then add a todo with Enter and tick
 one (the click changes the DOM). The first round warms up and is not counted.
+
+A fast click reply buys less when it comes before the page has moved or says nothing of what
+changed, so for the click that navigates each counted round also records whether the reply names
+the page it led to (``click_reply_names_new_page``) and, for a server whose reply does not say
+(agent-browser), whether the page's URL asked for right after the reply was already the new one
+(``moved_when_click_replied``); neither is timed.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ class _Scenario:
         self.errors: list[str] = []
         self.examples: dict[str, str] = {}  # one reply per step, so a reader can see what each server says
         self.press_key = True
+        self.click_checks: dict[str, list[bool]] = defaultdict(list)
 
     def _record(self, step: str, reply: Any, counted: bool, detail: str = "") -> None:
         if reply.is_error:
@@ -60,7 +67,13 @@ class _Scenario:
         if user and password and submit:
             self._record("type", await server.type(user, "alice"), counted)
             self._record("type", await server.type(password, "secret"), counted)
-            self._record("click", await server.click(submit), counted, "click_navigates")
+            click = await server.click(submit)
+            self._record("click", click, counted, "click_navigates")
+            if counted and not click.is_error:
+                self.click_checks["click_reply_names_new_page"].append("welcome" in click.text.lower())
+                url = await server.current_url()
+                if url is not None:
+                    self.click_checks["moved_when_click_replied"].append("/welcome" in url)
         self._record("navigate", await server.navigate(pages.url("/todo")), counted)
         shot = await server.snapshot()
         self._record("snapshot", shot, counted)
@@ -77,7 +90,8 @@ class _Scenario:
                 "latency_ms": step_stats(self.samples),
                 "reply_chars": step_stats(self.reply_chars), "reply_tokens": step_stats(self.reply_tokens),
                 "errors": self.errors[:10], "error_count": len(self.errors), "example_replies": self.examples,
-                "press_key": "measured" if self.press_key else "n/a (no browser_press_key tool)"}
+                "press_key": "measured" if self.press_key else "n/a (no browser_press_key tool)",
+                "click_checks": {k: f"{sum(v)} of {len(v)}" for k, v in self.click_checks.items()}}
 
 
 async def _in_process(bench: Run) -> dict[str, Any] | None:

@@ -2,13 +2,21 @@
 
 For every page (the bench's own, generated pages of N elements, Python's docs when installed) each
 server snapshots the same loaded page: webhand in its two modes (interactive, the default, and
-full), Playwright MCP (one mode) and Chrome DevTools MCP (default, and verbose). Size is the
-snapshot itself, in characters and cl100k_base tokens; when webhand put a large snapshot in a file,
-the file is read back and counted, and ``to_file`` says so (the model's reply was then short).
+full), Playwright MCP (one mode), Chrome DevTools MCP (default, and verbose) and agent-browser
+(interactive, its default, and full). Size is the snapshot itself, in characters and cl100k_base
+tokens; when webhand put a large snapshot in a file, the file is read back and counted, and
+``to_file`` says so (the model's reply was then short).
+
+A small snapshot buys less when it leaves out what the model came for, so each cell also says how
+much of the page's own text it carries (``text_share``: of the distinct words of four letters or
+more in the page's visible text, as its HTML has it, the share the snapshot contains).
 """
 
 from __future__ import annotations
 
+import re
+import urllib.request
+from html.parser import HTMLParser
 from typing import Any
 
 import measure
@@ -17,11 +25,51 @@ from suites import Run
 #: (server key, mode label, full?) — each is one column of the size table.
 MODES = (("webhand", "webhand interactive", False), ("webhand", "webhand full", True),
          ("playwright", "Playwright MCP", False), ("devtools", "Chrome DevTools MCP", False),
-         ("devtools", "Chrome DevTools MCP verbose", True))
+         ("devtools", "Chrome DevTools MCP verbose", True), ("agent-browser", "agent-browser interactive", False),
+         ("agent-browser", "agent-browser full", True))
 
 
 def mode_key(server: str, full: bool) -> str:
     return f"{server}:{'full' if full else 'default'}"
+
+
+class _VisibleText(HTMLParser):
+    """The text of a page's body as its HTML has it (scripts, styles and the head left out)."""
+
+    HIDDEN = {"script", "style", "head", "title", "noscript", "template"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self.depth += tag in self.HIDDEN
+
+    def handle_endtag(self, tag: str) -> None:
+        self.depth -= tag in self.HIDDEN and self.depth > 0
+
+    def handle_data(self, data: str) -> None:
+        if not self.depth:
+            self.parts.append(data)
+
+
+_WORD = re.compile(r"[^\W\d_]{4,}")
+
+
+def page_words(url: str) -> set[str]:
+    """The distinct words (four letters or more, lower case) of the page's visible text."""
+    with urllib.request.urlopen(url, timeout=60) as reply:
+        parser = _VisibleText()
+        parser.feed(reply.read().decode("utf-8", "replace"))
+    return {w.lower() for w in _WORD.findall(" ".join(parser.parts))}
+
+
+def text_share(words: set[str], snapshot: str) -> float | None:
+    if not words:
+        return None
+    found = {w.lower() for w in _WORD.findall(snapshot)}
+    return round(len(words & found) / len(words), 3)
 
 
 CELL_BUDGET_SECONDS = 8.0  # stop repeating a snapshot once its samples add up to this
@@ -38,7 +86,7 @@ def _missing_counter() -> Any:
 
 
 async def _cell(bench: Run, server: Any, page: str, label: str, full: bool, reps: int,
-                texts: dict[str, str]) -> dict[str, Any]:
+                texts: dict[str, str], words: set[str]) -> dict[str, Any]:
     times: list[float] = []
     shot = None
     for _ in range(reps):
@@ -54,7 +102,7 @@ async def _cell(bench: Run, server: Any, page: str, label: str, full: bool, reps
     content = shot.content or shot.text
     texts[mode_key(server.spec.key, full)] = content
     return {"chars": len(content), "tokens": measure.tokens(content), "reply_chars": len(shot.text),
-            "to_file": content != shot.text, "ms": measure.summary(times)}
+            "to_file": content != shot.text, "ms": measure.summary(times), "text_share": text_share(words, content)}
 
 
 async def run(bench: Run) -> dict[str, Any]:
@@ -78,17 +126,19 @@ async def run(bench: Run) -> dict[str, Any]:
                 break
             row: dict[str, Any] = {"url": url.replace(bench.pages.base, "")}
             texts: dict[str, str] = {}
+            words = page_words(url)
+            row["page_words"] = len(words)
             for server in servers:
                 nav = await server.navigate(url)
                 for same, label, full in modes:
                     if same is not server or ("verbose" in label and page.startswith("gen-") and int(page[4:]) > 10000):
                         continue  # verbose DevTools on the biggest pages: minutes of time for a figure already clear
                     row[mode_key(server.spec.key, full)] = ({"error": nav.text[:200]} if nav.is_error else
-                                                            await _cell(bench, server, page, label, full, reps, texts))
+                                                            await _cell(bench, server, page, label, full, reps, texts, words))
             if missing and "webhand:default" in texts and "playwright:default" in texts:
                 row["webhand:default"]["missing_vs_playwright"] = len(missing(texts["playwright:default"], texts["webhand:default"]))
             out["pages"][page] = row
-            sizes = ", ".join(f"{out['modes'][k]} {v.get('tokens', 'err')}" for k, v in row.items() if k != "url")
+            sizes = ", ".join(f"{out['modes'][k]} {v.get('tokens', 'err')}" for k, v in row.items() if isinstance(v, dict))
             print(f"  snapshot {page}: {sizes} tokens", flush=True)
         bench.remember_processes()
     out["scaling"] = _scaling(out, generated)

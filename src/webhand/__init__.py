@@ -8,9 +8,9 @@
         print(reply.text)
 """
 
-from __future__ import annotations
-
-import importlib
+# Neither `from __future__` nor importlib here: every `webhand` command imports this module first,
+# and a warm CLI call must cost little more than Python's own start.
+import sys
 
 __version__ = "0.1.0"
 
@@ -34,7 +34,8 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'webhand' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    __import__(module)
+    value = getattr(sys.modules[module], name)
     globals()[name] = value  # later lookups skip this function
     return value
 

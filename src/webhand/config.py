@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from webhand.durations import to_seconds
-from webhand.errors import ConfigError
-from webhand.security.locations import CONFIG_FILE_NAME, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
+from webhand.errors import ConfigError, WebhandError
+from webhand.security.locations import CONFIG_FILE_NAME, check_profile_name, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
 from webhand.security.origins import OriginRule
 
 
@@ -34,8 +34,9 @@ class EndpointSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str | None = Field(None, description="How logs, replies and `doctor` call it (default: kind and host).")
-    kind: Literal["local", "playwright", "cdp"] = "local"
-    url: str | None = Field(None, description="playwright: ws:// or wss://; cdp: http(s):// or ws(s)://; local: none.")
+    kind: Literal["local", "playwright", "cdp", "extension"] = "local"
+    url: str | None = Field(None, description="playwright: ws:// or wss://; cdp: http(s):// or ws(s)://; local and "
+                            "extension: none.")
     headers: dict[str, str] = Field(default_factory=dict, description="Sent when connecting (e.g. Authorization); "
                                     "a value ${NAME} is read from the environment variable NAME when connecting.")
     capacity: int = Field(5, ge=1, le=1000, description="Most sessions placed on it at once.")
@@ -57,12 +58,16 @@ class EndpointSettings(BaseModel):
         schemes = {"playwright": ("ws://", "wss://"), "cdp": ("http://", "https://", "ws://", "wss://")}.get(self.kind)
         if schemes is None:
             if self.url:
-                raise ValueError("a local endpoint launches Chromium here and takes no url")
+                raise ValueError(f"a {self.kind} endpoint takes no url" + (
+                    " (it launches Chromium here)" if self.kind == "local" else
+                    " (the extension connects to webhand's relay on 127.0.0.1:extension_port)"))
         elif not self.url or not self.url.lower().startswith(schemes):
             raise ValueError(f"a {self.kind} endpoint needs a url starting with {' or '.join(schemes)}")
-        if self.attach_to_existing_context and self.kind != "cdp":
+        if self.attach_to_existing_context and self.kind not in ("cdp", "extension"):
             raise ValueError("attach_to_existing_context needs kind = \"cdp\" (a browser started with "
                              "--remote-debugging-port)")
+        if self.kind == "extension":
+            self.attach_to_existing_context = True  # the shared tabs are the person's own
         if self.attach_to_existing_context:
             self.capacity = 1  # one session drives the user's own tabs; two would fight over them
         return self
@@ -72,7 +77,7 @@ class EndpointSettings(BaseModel):
         if self.name:
             return self.name
         if self.url is None:
-            return "local"
+            return self.kind
         from urllib.parse import urlsplit
 
         return f"{self.kind} {urlsplit(self.url).netloc.rpartition('@')[2]}"  # never the user:password part
@@ -114,6 +119,8 @@ class Settings(BaseModel):
     isolation: Literal["process", "context"] = "process"
     warm_reserve: bool = Field(True, description="In process isolation, keep one browser launched ahead of need.")
     max_sessions: int = Field(5, ge=1, le=1000)
+    max_tabs: int = Field(20, ge=1, le=1000, description="Most open tabs per session, popups included: browser_tabs "
+                          "open is refused past it, and tabs a page opens past it are closed (the reply says which).")
     idle_timeout: float = Field(1800.0, gt=0, description="Seconds a session may be idle before it is closed.")
     idle_check_interval: float = Field(60.0, gt=0)
     abandoned_after: float = Field(60.0, gt=0, description="HTTP MCP server: a session with no open stream and no "
@@ -122,6 +129,16 @@ class Settings(BaseModel):
     queue_timeout: float = Field(30.0, ge=0, le=600, description="HTTP MCP server: seconds a new client waits for a "
                                  "place when max_sessions are in use (one frees when a session ends, is abandoned, or "
                                  "its client's connection closes) before it is refused.")
+    profile: str | None = Field(None, description="Run the default session of each conversation on this named profile: "
+                                "a Chromium user-data dir webhand keeps (XDG_DATA_HOME/webhand/profiles/NAME), so its "
+                                "sign-ins, cookies and storage survive sessions, servers and reboots. One session at a "
+                                "time may use a profile. Needs a browser webhand launches here (no cdp_url, "
+                                "playwright_url or pool).")
+    storage_state: Path | None = Field(None, description="A storage-state JSON file (cookies and localStorage, as "
+                                       "browser_storage_state saves it) loaded into every new session without a "
+                                       "profile before its first page: start signed in.")
+    save_storage_state: bool = Field(False, description="With storage_state: write each such session's cookies and "
+                                     "localStorage back to that file when it closes (atomically, mode 0600).")
     create_named_sessions_implicitly: bool = Field(False, description="A page tool given a `session` name that is not open starts it, instead of refusing (a typo would start a fresh browser).")
     # Time
     timeout: float = Field(15.0, gt=0, le=600, description="Default timeout of one operation, in seconds.")
@@ -141,6 +158,8 @@ class Settings(BaseModel):
     text_max_chars: int = Field(20_000, ge=500, description="browser_text replies longer than this are cut, with a notice.")
     console_buffer: int = Field(1000, ge=10, le=100_000)
     # Security
+    enabled: bool = Field(True, description="false: this agent has no browser; no tool is served in any style, "
+                                            "whatever the capability flags say.")
     evaluate_enabled: bool = True
     capabilities: list[str] = Field(default_factory=lambda: ["core"])
     roots: list[Path] = Field(default_factory=list, description="Folders every conversation's file tools may also read and write (uploads, read_image, storage states); by default only the conversation's own output folder.")
@@ -173,6 +192,11 @@ class Settings(BaseModel):
     attach_to_existing_context: bool = Field(False, description="With cdp_url: drive that browser's own default context (its open tabs, cookies and logins) instead of a fresh one.")
     pool: PoolSettings | None = Field(None, description="Endpoints to place sessions on ([[pool.endpoints]]); without it webhand launches Chromium here.")
     pool_labels: list[str] = Field(default_factory=list, description="This webhand's sessions go only to pool endpoints carrying all these labels.")
+    # The Chrome the person runs, through webhand's extension (engine/cdp/relay.py)
+    extension_bridge: bool = Field(False, description="Drive the tabs a person shares from the Chrome they run, through webhand's browser extension (`webhand extension path`), instead of launching a browser. Raw CDP driver only.")
+    extension_port: int = Field(47311, ge=1, le=65535, description="The port on 127.0.0.1 where webhand's relay waits for the extension (the same as in the extension's popup).")
+    # Extensions loaded into the browsers webhand launches (engine/chrome.py)
+    extensions: list[Path] = Field(default_factory=list, description="Unpacked extensions (folders with a manifest.json) loaded into every browser webhand launches; process isolation only, not with a remote browser.")
 
     @field_validator("timeout", "action_timeout", "launch_timeout", "idle_timeout", "idle_check_interval",
                      "abandoned_after", "queue_timeout", "navigation_settle_cap", "request_settle_cap", "dom_quiet_cap",
@@ -187,6 +211,33 @@ class Settings(BaseModel):
     def _empty_is_default(cls, value: Any) -> Any:
         # An empty value (`screenshot_dir = ""`, WEBHAND_SCREENSHOT_DIR=) means "the default folder";
         # as a Path it would be ".", the current directory.
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("extensions")
+    @classmethod
+    def _extension_folders(cls, value: list[Path]) -> list[Path]:
+        folders = []
+        for path in value:
+            folder = Path(path).expanduser().absolute()
+            if not (folder / "manifest.json").is_file():
+                raise ValueError(f"{folder} is not an unpacked extension (a folder with a manifest.json)")
+            folders.append(folder)
+        return folders
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _profile_name(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None  # WEBHAND_PROFILE= means no profile
+        if value is not None:
+            try:
+                check_profile_name(value)
+            except WebhandError as error:
+                raise ValueError(f"{error.message} {error.hint.rstrip('.')}") from None
+        return value
+
+    @field_validator("storage_state", mode="before")
+    @classmethod
+    def _no_empty_path(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("capabilities")
@@ -213,12 +264,13 @@ class Settings(BaseModel):
     def needs_playwright(self) -> bool:
         endpoints = self.pool.endpoints if self.pool is not None else []
         return bool(self.playwright_url or self.attach_to_existing_context
-                    or any(e.kind == "playwright" or e.attach_to_existing_context for e in endpoints))
+                    or any(e.kind == "playwright" or (e.attach_to_existing_context and e.kind == "cdp")
+                           for e in endpoints))
 
     @model_validator(mode="after")
     def _policy_enforceable(self) -> "Settings":
         # A policy webhand cannot enforce on every channel is refused, not half applied.
-        remote = self.cdp_url or self.playwright_url or \
+        remote = self.cdp_url or self.playwright_url or self.extension_bridge or \
             (self.pool is not None and any(e.kind != "local" for e in self.pool.endpoints))
         if remote and (self.allowed_origins or self.blocked_origins):
             raise ValueError(
@@ -226,8 +278,32 @@ class Settings(BaseModel):
                 "(cdp_url, playwright_url, a remote pool endpoint): webhand must launch the browser itself to "
                 "turn off WebRTC's direct UDP, and a remote browser cannot reach webhand's policy proxy on "
                 "127.0.0.1. Remove cdp_url so that webhand launches Chromium, or remove the origin rules")
+        if sum(bool(x) for x in (self.cdp_url, self.playwright_url, self.pool, self.extension_bridge)) > 1:
+            raise ValueError("cdp_url, playwright_url, pool and extension_bridge each say where browsers come from: "
+                             "set only one")
+        uses_extension = self.extension_bridge or (self.pool is not None and any(
+            e.kind == "extension" for e in self.pool.endpoints))
+        if uses_extension and self.driver != "cdp":
+            raise ValueError("the extension bridge works with the raw CDP driver only: set driver = \"cdp\"")
+        if self.extensions and remote:
+            raise ValueError("extensions are loaded into browsers webhand launches; a browser it connects to (cdp_url, "
+                             "playwright_url, a remote pool endpoint, the extension bridge) keeps its own: remove "
+                             "extensions, or let webhand launch Chromium")
+        if self.extensions and self.isolation == "context":
+            raise ValueError("extensions need isolation = \"process\": in context isolation conversations share one "
+                             "browser, and an extension would see (and could change) every conversation's pages")
         if sum(bool(x) for x in (self.cdp_url, self.playwright_url, self.pool)) > 1:
             raise ValueError("cdp_url, playwright_url and pool each say where browsers come from: set only one")
+        if self.profile and remote:  # remote includes the extension bridge: its tabs are the person's own
+            raise ValueError(f"profile {self.profile!r} needs a browser webhand launches on this machine (a profile "
+                             "is a folder here, run by its own Chromium), but cdp_url, playwright_url or a remote "
+                             "pool endpoint says browsers come from elsewhere. Remove one of them; to sign a remote "
+                             "browser in, use storage_state")
+        if self.profile and self.storage_state:
+            raise ValueError("profile and storage_state both say where a session's sign-ins come from: set only one "
+                             "(a profile keeps its own cookies and storage)")
+        if self.save_storage_state and not self.storage_state:
+            raise ValueError("save_storage_state needs storage_state, the file to write back to")
         if self.attach_to_existing_context and not self.cdp_url:
             raise ValueError("attach_to_existing_context needs cdp_url (a Chrome started with --remote-debugging-port)")
         return self
@@ -237,6 +313,10 @@ class Settings(BaseModel):
         (launch here, the default, handled by the session manager without a pool)."""
         if self.pool is not None:
             return self.pool
+        if self.extension_bridge:
+            # A short first wait: the person may connect the extension later; the pool retries.
+            endpoint = EndpointSettings(kind="extension", timeout=min(self.launch_timeout, 5.0), retries=0)
+            return PoolSettings(endpoints=[endpoint], queue_size=0, queue_timeout=0)
         if self.cdp_url or self.playwright_url:
             endpoint = EndpointSettings(kind="cdp" if self.cdp_url else "playwright",
                                         url=self.cdp_url or self.playwright_url, headers=self.remote_headers,
@@ -414,16 +494,15 @@ def _browser_table(table: Any, path: Path, where: str) -> dict[str, Any]:
                     kinds = sorted(["default"] + [f.removesuffix("_timeout") for f in fields if f.endswith("_timeout")])
                     raise ConfigError(f"Unknown key {where}.timeouts.{kind} in {path}.", f"Allowed: {', '.join(kinds)}.")
                 values[name] = seconds
-        elif key == "enabled" and "enabled" not in fields:
+        elif key == "enabled":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}.enabled={value!r} in {path}: must be true or false.", "Fix the value.")
-            if not value:
-                values["capabilities"] = []  # the browser is off for this agent: serve no tools
+            values["enabled"] = value  # false: no tool at all, which no --caps flag brings back (tools/__init__.py)
         else:
             name = next((n for n in (key, f"{key}_path", key.removesuffix("_file"), key.removesuffix("_path"))
                          if n in fields), None)
             if name is None:
-                allowed = sorted([*fields, "timeouts", "enabled"])
+                allowed = sorted([*fields, "timeouts"])
                 raise ConfigError(f"Unknown key {where}.{key} in {path}.", f"Allowed: {', '.join(allowed)}.")
             if name == "viewport" and isinstance(value, str):
                 width, _, height = value.lower().partition("x")

@@ -107,6 +107,10 @@ class SessionLimitReached(WebhandError):
     """Starting another session would pass ``max_sessions``."""
 
 
+class TabLimitReached(WebhandError):
+    """Opening another tab would pass ``max_tabs`` for the session."""
+
+
 class SessionNotFound(WebhandError):
     """A page tool named a session that is not open (named sessions are started on purpose)."""
 
@@ -181,3 +185,7 @@ class PoolFull(SessionLimitReached):
 
 class DocumentTooLarge(WebhandError):
     """A document is too large to convert to text within webhand's bounds (tags, memory)."""
+
+
+class ProfileInUse(WebhandError):
+    """A named profile is held by another session (one browser per profile folder)."""

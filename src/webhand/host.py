@@ -137,8 +137,10 @@ class ToolContext:
     async def _call(self, name: str, arguments: dict[str, Any] | None, response: Response) -> ToolResult:
         settings = self.webhand.settings
         try:
-            tool = self._tool(name)
+            tool, arguments = self._tool(name, arguments)
             args = tool.parse(arguments)
+            for note in args.reading_notes:  # e.g. a timeout read as milliseconds
+                response.add(note)
             own_timeout = float(getattr(args, "timeout", None) or settings.timeout)
             timeout = own_timeout + _CALL_MARGIN_SECONDS
             try:
@@ -155,14 +157,35 @@ class ToolContext:
                                        "This is a webhand bug; the session is still usable. Try again or call browser_close."))
         return response.result()
 
-    def _tool(self, name: str) -> "Tool":
+    @staticmethod
+    async def _run_on(session: Any, tool: "Tool", args: Any, response: Response) -> None:
+        """Run a page tool; a viewport given with the call (``viewport_width``/``viewport_height``,
+        the Python/Playwright design's form) is set on the tab first."""
+        width, height = getattr(args, "viewport_width", None), getattr(args, "viewport_height", None)
+        if width or height:
+            tab = await session.tab()
+            now = session.settings.viewport
+            await tab.set_viewport(width or now.width, height or now.height)
+            response.add(f"Viewport is now {width or now.width}x{height or now.height}.")
+        await tool.run(session, args, response)
+
+    def _tool(self, name: str, arguments: dict[str, Any] | None) -> "tuple[Tool, dict[str, Any] | None]":
+        """The served tool of that name, or of another design's name for it (``OTHER_TOOL_NAMES``,
+        with the arguments that name implies)."""
         tool = self.webhand.tools.get(name)
+        if tool is None:
+            from webhand.tools.definition import OTHER_TOOL_NAMES
+
+            ours, implied = OTHER_TOOL_NAMES.get(name, ("", {}))
+            if ours in self.webhand.tools:
+                given = arguments if isinstance(arguments, dict) else {}
+                return self.webhand.tools[ours], {**given, **implied} if implied else arguments
         if tool is None:
             from webhand.tools import CATALOG
 
             known = "not enabled here" if name in CATALOG else "unknown"
             raise UnknownTool(f"Tool {name!r} is {known}.", "Available tools: " + ", ".join(sorted(self.webhand.tools)) + ".")
-        return tool
+        return tool, arguments
 
     async def _run(self, tool: "Tool", args: Any, response: Response, timeout: float) -> None:
         if tool.manages_sessions:
@@ -175,5 +198,5 @@ class ToolContext:
         # Recorded in the session's history there, once for every surface.
         record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}),
                             thumbnail=self.webhand.dashboard_watched())
-        await sessions.run(getattr(args, "session", None), lambda session: tool.run(session, args, response),
+        await sessions.run(getattr(args, "session", None), lambda session: self._run_on(session, tool, args, response),
                            response, during_dialog=tool.during_dialog, timeout=timeout, record=record)

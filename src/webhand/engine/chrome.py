@@ -1,7 +1,8 @@
 """Find a Chromium binary, launch it in its own process group, and never leave one behind.
 
 Every browser webhand starts:
-- runs in a new session (its own process group) with a fresh temporary user-data dir;
+- runs in a new session (its own process group) with a fresh temporary user-data dir, or with a
+  named profile's folder (session/profiles.py), kept on close, and a temporary folder beside it;
 - is asked to die with its parent (``PR_SET_PDEATHSIG``), so a killed host does not strand it;
 - is written to a PID registry in the user's runtime dir, so that the next webhand start can
   reap any that survived anyway (verified by pid, start time and user-data dir, so that no
@@ -12,6 +13,7 @@ Every browser webhand starts:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import json
 import os
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
+from websockets.exceptions import WebSocketException
 
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
 from webhand.security.locations import private_folder, runtime_dir
@@ -38,6 +41,9 @@ CANDIDATE_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chro
 CANDIDATE_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/opt/google/chrome/chrome")
 USER_DATA_PREFIX = "webhand-chrome-"
 KILL_GRACE_SECONDS = 2.0
+#: How long a browser on a kept profile gets to shut down by itself (SIGTERM to its main process
+#: alone) before its group is killed: its network service writes the cookies to disk on the way.
+PROFILE_CLOSE_GRACE_SECONDS = 5.0
 DISABLED_FEATURES = (
     "Translate", "MediaRouter", "OptimizationHints", "AutofillServerCommunication", "InterestFeedContentSuggestions",
     "AimEnabled", "LensOverlay", "PreconnectToSearch", "NetworkTimeServiceQuerying",
@@ -84,8 +90,9 @@ def _is_script(path: str) -> bool:
 
 
 def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280, height: int = 720,
-                 extra: list[str] | None = None) -> list[str]:
-    """Flags fit for containers and closed networks: nothing phones home, nothing waits for a user."""
+                 extra: list[str] | None = None, extensions: list[str] | None = None) -> list[str]:
+    """Flags fit for containers and closed networks: nothing phones home, nothing waits for a user.
+    ``extensions`` (unpacked folders, ``extensions = [...]``) are the only ones the browser runs."""
     flags = [
         f"--user-data-dir={user_data_dir}",
         "--remote-debugging-port=0",
@@ -96,7 +103,7 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
         "--disable-component-update",
         "--disable-sync",
         "--disable-default-apps",
-        "--disable-extensions",
+        *(_extension_flags(extensions) if extensions else ["--disable-extensions"]),
         "--disable-breakpad",
         "--disable-client-side-phishing-detection",
         "--disable-domain-reliability",
@@ -124,6 +131,32 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
     return flags
 
 
+def _extension_flags(extensions: list[str]) -> list[str]:
+    # The extensions are loaded over CDP once the browser is up (load_extensions): --load-extension
+    # cannot enable them in the browser contexts sessions run in (incognito-like), loadUnpacked can.
+    # The Extensions domain needs unsafe extension debugging on; that adds no way in: the DevTools
+    # endpoint is webhand's alone (127.0.0.1, a port of its own).
+    return ["--enable-unsafe-extension-debugging", "--disable-component-extensions-with-background-pages"]
+
+
+async def load_extensions(ws_endpoint: str, folders: list[str]) -> None:
+    """Load each unpacked extension into the browser at ``ws_endpoint``, enabled in every context
+    (``Extensions.loadUnpacked``); the caller caps the time."""
+    from websockets.asyncio.client import connect
+
+    async with connect(ws_endpoint, max_size=1 << 20, compression=None) as socket:
+        for number, folder in enumerate(folders, 1):
+            await socket.send(json.dumps({"id": number, "method": "Extensions.loadUnpacked",
+                                          "params": {"path": folder, "enableInIncognito": True}}))
+            while (reply := json.loads(await socket.recv())).get("id") != number:
+                pass  # an event: not the answer
+            if "error" in reply:
+                raise BrowserLaunchFailed(f"Chromium refused the extension in {folder}: "
+                                          f"{str(reply['error'].get('message'))[:300]}",
+                                          "Fix its manifest.json (chrome://extensions, Load unpacked, shows the same "
+                                          "error), or remove it from extensions.")
+
+
 # ---------------------------------------------------------------------------------------------
 # PID registry
 
@@ -149,6 +182,14 @@ class RegistryEntry:
     user_data_dir: str
     owner_pid: int
     owner_start_time: float | None
+    #: The temporary folder that goes with the browser when ``user_data_dir`` is a profile kept on
+    #: disk; None when the user-data dir is itself that temporary folder.
+    scratch_dir: str | None = None
+
+    @property
+    def temporary_dir(self) -> str:
+        """What is removed with the browser, and what its processes' command lines name."""
+        return self.scratch_dir or self.user_data_dir
 
     @property
     def path(self) -> Path:
@@ -188,7 +229,7 @@ def reap_orphans() -> list[int]:
                 reaped.append(process.pid)
             except psutil.NoSuchProcess:
                 pass
-        shutil.rmtree(entry.user_data_dir, ignore_errors=True)
+        shutil.rmtree(entry.temporary_dir, ignore_errors=True)  # never a profile's own folder
         file.unlink(missing_ok=True)
     return reaped
 
@@ -230,7 +271,7 @@ def _group_members(entry: RegistryEntry) -> list[psutil.Process]:
                 members.append(process)
         except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError, PermissionError):
             continue
-    return members + [p for p in _naming(entry.user_data_dir) if p not in members]
+    return members + [p for p in _naming(entry.temporary_dir) if p not in members]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -267,6 +308,24 @@ def _new_user_data_dir() -> str:
 
 
 
+def _merge_preferences(user_data_dir: str, preferences: dict[str, object]) -> None:
+    """Seed ``preferences`` into the profile's Preferences file, keeping what a kept profile has there."""
+    path = os.path.join(user_data_dir, "Default", "Preferences")
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    current: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):
+        with open(path, encoding="utf-8") as file:
+            loaded = json.load(file)
+        current = loaded if isinstance(loaded, dict) else {}
+    for key, value in preferences.items():
+        if isinstance(value, dict) and isinstance(current.get(key), dict):
+            current[key] = {**current[key], **value}
+        else:
+            current[key] = value
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(current, file)
+
+
 def _die_with_parent() -> None:
     """Runs in the child before exec: SIGKILL it when the launching thread dies (Linux only)."""
     if sys.platform.startswith("linux"):
@@ -291,7 +350,8 @@ def launch_plan(settings: Settings, *, policy_active: bool) -> dict[str, Any]:
     return {"executable": find_chromium(settings.executable_path), "headless": settings.headless,
             "width": settings.viewport.width, "height": settings.viewport.height,
             "extra_args": settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
-            "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if policy_active else None}
+            "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if policy_active else None,
+            "extensions": [os.path.realpath(path) for path in settings.extensions]}
 
 
 async def discard_launch(starting: asyncio.Future[ChromeProcess]) -> None:
@@ -322,19 +382,33 @@ class ChromeProcess:
     def pid(self) -> int:
         return self.process.pid
 
+    @property
+    def scratch_dir(self) -> str:
+        """The temporary folder removed with this browser (its user-data dir, unless that is a profile)."""
+        return self.entry.temporary_dir
+
+    @property
+    def keeps_profile(self) -> bool:
+        return self.entry.scratch_dir is not None
+
     @classmethod
-    async def launch_planned(cls, plan: dict[str, Any], *, spawned: asyncio.Event | None = None) -> "ChromeProcess":
-        """Launch from a ``launch_plan``."""
-        return await cls.launch(spawned=spawned, **plan)
+    async def launch_planned(cls, plan: dict[str, Any], *, spawned: asyncio.Event | None = None,
+                             profile_dir: str | None = None) -> "ChromeProcess":
+        """Launch from a ``launch_plan`` (on the profile folder ``profile_dir``, if given)."""
+        return await cls.launch(spawned=spawned, profile_dir=profile_dir, **plan)
 
     @classmethod
     async def launch(cls, executable: str, *, headless: bool = True, width: int = 1280, height: int = 720,
                      extra_args: list[str] | None = None, timeout: float = 30.0,
-                     preferences: dict[str, object] | None = None, spawned: asyncio.Event | None = None) -> "ChromeProcess":
+                     preferences: dict[str, object] | None = None, spawned: asyncio.Event | None = None,
+                     profile_dir: str | None = None, extensions: list[str] | None = None) -> "ChromeProcess":
         """Start Chromium; ``preferences`` seed its profile (settings that have no command-line switch).
-        ``spawned`` is set once the process exists (or could not start), before it boots."""
+        ``spawned`` is set once the process exists (or could not start), before it boots.
+        ``profile_dir``: use this folder as the user-data dir and keep it on close (a named profile,
+        whose lock the caller holds); else a fresh temporary one."""
         try:
-            return await cls._launch(executable, headless, width, height, extra_args, timeout, preferences, spawned)
+            return await cls._launch(executable, headless, width, height, extra_args, timeout, preferences, spawned,
+                                     profile_dir, extensions)
         finally:
             if spawned is not None:
                 spawned.set()
@@ -342,20 +416,22 @@ class ChromeProcess:
     @classmethod
     async def _launch(cls, executable: str, headless: bool, width: int, height: int, extra_args: list[str] | None,
                       timeout: float, preferences: dict[str, object] | None,
-                      spawned: asyncio.Event | None) -> "ChromeProcess":
-        user_data_dir = _new_user_data_dir()
+                      spawned: asyncio.Event | None, profile_dir: str | None,
+                      extensions: list[str] | None = None) -> "ChromeProcess":
+        scratch = _new_user_data_dir()
+        user_data_dir = profile_dir or scratch
         if preferences:
-            os.makedirs(os.path.join(user_data_dir, "Default"))
-            with open(os.path.join(user_data_dir, "Default", "Preferences"), "w", encoding="utf-8") as file:
-                json.dump(preferences, file)
-        args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args)
+            _merge_preferences(user_data_dir, preferences)
+        args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args,
+                            extensions=extensions)
         # Crashpad's handler double-forks out of our process group. Pointing the config home
         # into the user-data dir puts that dir on the handler's command line (--database=…),
         # which is how close() and the reaper recognise it as ours.
         # Chromium makes its singleton socket's folder (org.chromium.Chromium.*) in TMPDIR, and a
         # killed browser leaves it there: inside the user-data dir, it goes with that dir.
-        env = {**os.environ, "XDG_CONFIG_HOME": os.path.join(user_data_dir, "config"),
-               "TMPDIR": os.path.join(user_data_dir, "tmp")}
+        # A profile kept on disk gets these in its temporary folder instead: what a killed browser
+        # leaves there is removed with it, and the socket's path stays short.
+        env = {**os.environ, "XDG_CONFIG_HOME": os.path.join(scratch, "config"), "TMPDIR": os.path.join(scratch, "tmp")}
         try:
             process = await asyncio.create_subprocess_exec(
                 executable, *args, env=env,
@@ -363,13 +439,14 @@ class ChromeProcess:
                 start_new_session=True, preexec_fn=_die_with_parent,
             )
         except OSError as error:
-            shutil.rmtree(user_data_dir, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
             raise BrowserLaunchFailed(f"Could not start {executable}: {error}.",
                                       "Check that the path is a Chromium binary (webhand doctor tells).") from error
         if spawned is not None:
             spawned.set()
         start_time = _process_start_time(process.pid) or time.time()
-        entry = RegistryEntry(process.pid, start_time, user_data_dir, os.getpid(), _OWN_START)
+        entry = RegistryEntry(process.pid, start_time, user_data_dir, os.getpid(), _OWN_START,
+                              scratch if profile_dir else None)
         entry.save()
         tail: deque[str] = deque(maxlen=30)
         try:
@@ -377,7 +454,7 @@ class ChromeProcess:
         except BaseException as error:  # cancellation too: a half-launched browser must not survive
             await asyncio.shield(_kill_group(process))
             entry.remove()
-            shutil.rmtree(user_data_dir, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
             if not isinstance(error, (asyncio.TimeoutError, BrowserLaunchFailed)):
                 raise
             detail = " | ".join(tail) or "no output"
@@ -388,6 +465,18 @@ class ChromeProcess:
                                       "Run `webhand doctor`; raise launch_timeout on a slow machine.") from None
         chrome = cls(process, ws, user_data_dir, entry, tail)
         chrome._drain = asyncio.create_task(_drain(process, tail))
+        if extensions:
+            try:
+                await asyncio.wait_for(load_extensions(ws, extensions), timeout)
+            except BaseException as error:  # cancellation too
+                await asyncio.shield(chrome.close())
+                if isinstance(error, (OSError, ValueError, WebSocketException)):
+                    raise BrowserLaunchFailed(f"Loading the extensions into Chromium failed: {error}",
+                                              "Run `webhand doctor` to see what is wrong.") from None
+                if isinstance(error, asyncio.TimeoutError):
+                    raise BrowserLaunchFailed(f"Loading the extensions into Chromium did not finish within "
+                                              f"{timeout:.0f} s.", "Raise launch_timeout on a slow machine.") from None
+                raise
         return chrome
 
     @property
@@ -401,13 +490,20 @@ class ChromeProcess:
             return False
 
     async def close(self) -> None:
-        """Kill the whole process group, wait for it, remove the user-data dir and the registry entry."""
+        """Kill the whole process group, wait for it, remove the temporary user-data dir (never a
+        profile's) and the registry entry. A browser on a profile is first let shut down by itself,
+        capped, so that what it holds in memory (cookies, storage) reaches the disk."""
+        if self.keeps_profile and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGTERM)  # the main process only: it closes its helpers in order
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.process.wait(), PROFILE_CLOSE_GRACE_SECONDS)
         await _kill_group(self.process)
-        _kill_outside_group(self.user_data_dir)
+        _kill_outside_group(self.scratch_dir)
         if self._drain:
             self._drain.cancel()
         self.entry.remove()
-        shutil.rmtree(self.user_data_dir, ignore_errors=True)
+        shutil.rmtree(self.scratch_dir, ignore_errors=True)
         self.ended = True
 
     def kill_now(self) -> None:
@@ -416,9 +512,9 @@ class ChromeProcess:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        _kill_outside_group(self.user_data_dir)  # its stderr drain ends by itself, at the pipe's end
+        _kill_outside_group(self.scratch_dir)  # its stderr drain ends by itself, at the pipe's end
         self.entry.remove()
-        shutil.rmtree(self.user_data_dir, ignore_errors=True)
+        shutil.rmtree(self.scratch_dir, ignore_errors=True)
         self.ended = True
 
 

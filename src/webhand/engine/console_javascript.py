@@ -45,17 +45,30 @@ class ConsoleJavaScript:
 
     async def _runtime(self, method: str, params: dict[str, Any], deadline: float,
                        timeout: float, *, settling: bool = False) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
         try:
             return await asyncio.wait_for(self.channel.send(method, params),
-                                          max(0.0, deadline - asyncio.get_running_loop().time()) + (0 if settling else 1))
+                                          max(0.0, deadline - loop.time()) + (0 if settling else 1))
         except TimeoutError:
             if settling:
                 raise ActionTimeout(f"The promise the JavaScript returned did not settle within {timeout:g} s.",
                                     "Make sure it resolves or rejects, or pass a larger timeout.") from None
-            raise ActionTimeout(f"The JavaScript did not finish within {timeout:g} s.",
-                                "Make it shorter, or pass a larger timeout.") from None
+            # Chromium's own cap (the ``timeout`` of Runtime.evaluate) did not stop it: stop it here,
+            # so that the page's thread is free for the next call.
+            await self._terminate()
+            raise _runaway(timeout) from None
         except self.channel.errors as error:
+            # Past its ``timeout``, Chromium terminates the script and answers with a bare
+            # "Internal error": that is the script running too long, not the page failing.
+            if not settling and loop.time() >= deadline - _CLOCK_SLACK:
+                raise _runaway(timeout) from None
             raise self.channel.translate(error, "Evaluating JavaScript", timeout) from None
+
+    async def _terminate(self) -> None:
+        try:
+            await asyncio.wait_for(self.channel.send("Runtime.terminateExecution", {}), 5)
+        except (TimeoutError, *self.channel.errors):
+            pass  # the page is gone or hung beyond reach: the liveness check deals with that
 
     async def _release(self, remote: dict[str, Any]) -> None:
         try:
@@ -76,6 +89,18 @@ class ConsoleJavaScript:
             return out["result"].get("value")
         finally:
             await self._release(remote)
+
+
+# Chromium starts the script's clock a little after webhand starts its own: an answer this close
+# to the deadline is the script's timeout.
+_CLOCK_SLACK = 0.05
+
+
+def _runaway(timeout: float) -> ActionTimeout:
+    return ActionTimeout(
+        f"The JavaScript did not finish within {timeout:g} s, so it was stopped (an endless loop or a long "
+        "computation?). The page is usable again.",
+        "Make the script finish sooner (end the loop, do less per call), or pass a larger timeout.")
 
 
 def thrown_message(details: dict[str, Any], *, rejected: bool) -> str:

@@ -15,6 +15,7 @@ never a driver library's own exception.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class ConsoleEntry:
     location: str = ""
     tab: int = 0
     source: str = ""  # "" for the page itself; "sw", "worker" (dedicated or shared) or "frame"
+    logged_at: float = field(default_factory=time.time)  # when the page logged it (seconds since the epoch)
 
 
 @dataclass(frozen=True)
@@ -218,14 +220,26 @@ class NetworkConditions:
 
 @dataclass
 class RouteRule:
-    """A mock: requests matching ``pattern`` are blocked, or answered with the given response."""
+    """A route: requests matching ``pattern`` are blocked, answered with the given response, or
+    changed (``continue``: URL, method, headers, body) and sent on."""
 
     pattern: str  # a glob URL pattern, e.g. **/api/user or https://example.com/*.png
-    action: Literal["block", "fulfill"]
+    action: Literal["block", "fulfill", "continue"]
     status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: str = ""
-    hits: int = 0  # requests it answered
+    headers: dict[str, str] = field(default_factory=dict)  # fulfill: the answer's; continue: set on the request
+    body: str = ""  # fulfill: the answer's
+    hits: int = 0  # requests it answered (or changed)
+    url: str | None = None  # continue: send the request here instead
+    method: str | None = None  # continue: with this method instead
+    post_data: str | None = None  # continue: with this body instead
+
+    def rewritten_url(self, url: str) -> str:
+        return self.url or url
+
+    def request_headers(self, original: dict[str, str]) -> dict[str, str]:
+        """The request's headers with this route's set over them (names compared without case)."""
+        merged = {name: value for name, value in original.items() if name.lower() not in self.headers}
+        return {**merged, **self.headers}
 
 
 @dataclass(frozen=True)
@@ -239,6 +253,7 @@ class ServiceWorkerVersion:
 class ServiceWorkerRegistration:
     scope: str
     versions: list[ServiceWorkerVersion]
+    controls_page: bool = False  # its active worker controls the tab asked about (navigator.serviceWorker.controller)
 
 
 @dataclass(frozen=True)
@@ -357,7 +372,10 @@ class Tab(Protocol):
         gone. One page round trip: the history records it before every call that names a ref."""
         ...
     async def query(self, selector: str, *, timeout: float) -> Element: ...
-    async def set_viewport(self, width: int, height: int) -> None: ...
+    async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
+        """Size the viewport in CSS pixels; ``device_scale`` device pixels per CSS pixel (a
+        high-density screen: 2 or 3), which screenshots are taken in."""
+        ...
     async def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -391,6 +409,9 @@ class Tab(Protocol):
     async def press(self, key: str, *, timeout: float) -> None:
         """Press a key (or chord like Control+A) on whatever has focus."""
         ...
+    async def type_text(self, text: str, *, timeout: float) -> None:
+        """Type ``text`` key by key into whatever has focus (the keyboard, not an element)."""
+        ...
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str: ...
     def watch(self, caps: SettleCaps) -> ActionWatch:
         """Start recording what an action sets off: navigations, requests, DOM changes."""
@@ -407,7 +428,8 @@ class Tab(Protocol):
         """Stream the viewport as JPEG frames; the browser sends one when the page paints."""
         ...
     async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        """Send a person's mouse or keyboard event to the page, as the browser's own input would."""
+        """Send one mouse or keyboard event to the page at a viewport point, as the browser's own
+        input would: a person's in the dashboard, or a coordinate action's (tools/vision.py)."""
         ...
     async def service_workers(self) -> list[ServiceWorkerRegistration]:
         """The service worker registrations the browser knows for this session."""
@@ -459,12 +481,24 @@ class Context(Protocol):
         ...
     async def set_network_conditions(self, conditions: NetworkConditions) -> None: ...
     async def add_route(self, rule: RouteRule) -> None:
-        """Install (or replace, for the same pattern) a mock. It never lets a request past the
-        origin policy: a request the policy refuses is still refused."""
+        """Install (or replace, for the same pattern) a route. It never lets a request past the
+        origin policy: a request the policy refuses is still refused, and so is a request a
+        ``continue`` route sends to a refused URL (refused now when its URL is, ``PolicyRefused``)."""
         ...
     async def remove_routes(self, pattern: str | None) -> list[RouteRule]:
         """Remove the route of ``pattern`` (all when None); returns those removed."""
         ...
+
+
+@dataclass
+class BrowserExtension:
+    """An unpacked extension loaded into a browser webhand launched (``extensions = [...]``)."""
+
+    name: str
+    version: str
+    id: str
+    path: str
+    enabled: bool
 
 
 class BrowserHandle(Protocol):
@@ -476,8 +510,9 @@ class BrowserHandle(Protocol):
     def alive(self) -> bool: ...
     async def new_context(self, *, width: int, height: int, downloads_dir: str | None,
                           events: TabEvents) -> Context: ...
-    async def existing_context(self, *, events: TabEvents) -> Context:
-        """The browser's own default context with its tabs and cookies (a browser webhand attached to)."""
+    async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> Context:
+        """The browser's own default context with its tabs and cookies (a browser webhand attached to,
+        or launched on a kept profile); ``width`` and ``height`` size the tabs webhand opens in it."""
         ...
     async def ping(self, timeout: float) -> bool:
         """Whether the browser answers a round trip within ``timeout`` (a pool's health check)."""
@@ -488,7 +523,14 @@ class BrowserHandle(Protocol):
     async def wait_disconnected(self, timeout: float) -> bool:
         """Whether the connection drops within ``timeout``."""
         ...
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        """The unpacked extensions the browser runs (``Extensions.getExtensions``)."""
+        ...
     async def close(self) -> None: ...
+    async def abandon(self) -> None:
+        """Drop the connection to a browser that stopped answering or went away, asking it nothing
+        (no context is closed in it first): returns within a short cap whatever the socket does."""
+        ...
     def kill_now(self) -> None: ...
 
 
@@ -511,7 +553,11 @@ class Engine(Protocol):
         """Take a browser launched before this engine existed, from a plan equal to ``launch_plan()``
         (``engine/launch_memo.py``): the next ``launch`` uses it."""
         ...
-    async def launch(self) -> BrowserHandle: ...
+    async def launch(self, *, profile_dir: str | None = None) -> BrowserHandle:
+        """A browser launched here: with a fresh temporary user-data dir, or on ``profile_dir`` (a
+        named profile's folder, kept on close; its session drives the browser's default context,
+        ``existing_context``)."""
+        ...
     async def connect(self, url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
                       timeout: float | None = None) -> BrowserHandle: ...
     async def stop(self) -> None: ...

@@ -31,7 +31,7 @@ log = logging.getLogger("webhand")
 
 #: A plan is what ``ChromeProcess.launch`` takes, with JSON values (``chrome.launch_plan``).
 Plan = dict[str, Any]
-PLAN_KEYS = frozenset({"executable", "headless", "width", "height", "extra_args", "timeout", "preferences"})
+PLAN_KEYS = frozenset({"executable", "headless", "width", "height", "extra_args", "timeout", "preferences", "extensions"})
 
 
 def memo_key(argv: list[str], cwd: str, env: dict[str, str]) -> str:

@@ -41,8 +41,12 @@ class LocalLauncher:
             self._early = starting
         self.spawned.set()
 
-    def take(self) -> asyncio.Future[ChromeProcess]:
-        """The browser started ahead, or a launch begun now: the caller owns it from here."""
+    def take(self, profile_dir: str | None = None) -> asyncio.Future[ChromeProcess]:
+        """The browser started ahead, or a launch begun now: the caller owns it from here. A browser
+        on a kept profile (``profile_dir``) is always launched now: the one started ahead has a
+        temporary user-data dir."""
+        if profile_dir is not None:
+            return asyncio.ensure_future(self._start(profile_dir))
         starting, self._early = self._early or asyncio.ensure_future(self._start()), None
         return starting
 
@@ -52,6 +56,6 @@ class LocalLauncher:
         if early is not None:
             await discard_launch(early)
 
-    async def _start(self) -> ChromeProcess:
-        chrome = await ChromeProcess.launch_planned(self.plan(), spawned=self.spawned)
+    async def _start(self, profile_dir: str | None = None) -> ChromeProcess:
+        chrome = await ChromeProcess.launch_planned(self.plan(), spawned=self.spawned, profile_dir=profile_dir)
         return self.launched.add(chrome)

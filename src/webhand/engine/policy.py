@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from webhand.engine.policy_proxy import REFUSED_HEADER
+from webhand.engine.driver import RouteRule
 from webhand.errors import PolicyRefused
 from webhand.security.host_names import InvalidHost, normalize_host
 from webhand.security.origins import DEFAULT_PORTS, OriginRules
@@ -150,3 +151,23 @@ def _endpoint(url: str) -> tuple[str, int | None]:
         return normalize_host(parts.hostname or ""), parts.port or DEFAULT_PORTS.get(scheme)
     except (InvalidHost, ValueError):
         return url, None
+
+
+def refused_rewrite(policy: OriginRules | None, rule: RouteRule) -> PolicyRefused | None:
+    """The error for a route that would send requests to a URL the policy refuses (webhand's own
+    endpoints included); None when it may, or changes no URL."""
+    reason = policy.check(rule.url) if policy is not None and rule.url else None
+    return PolicyRefused(f"The route cannot send requests to {rule.url}: {reason}.", POLICY_HINT) \
+        if reason else None
+
+
+def rewrite_refusal(policy: OriginRules | None, refusals: RefusalLog | None, method: str, url: str,
+                    rewritten: str) -> str | None:
+    """Why a request a route rewrote to ``rewritten`` must fail (logged for its context); None when
+    it may go. Asked at the moment the request is sent on: the browser does not pause it again."""
+    if policy is None or rewritten == url:
+        return None
+    reason = policy.check(rewritten)
+    if reason and refusals is not None:
+        refusals.add(method, rewritten, f"a route rewrote {url} to it; {reason}")
+    return reason

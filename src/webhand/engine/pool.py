@@ -9,11 +9,15 @@ session is a browser context in the endpoint's one shared connection; locally it
 of its own, as without a pool.
 
 Health: a remote endpoint is healthy while its connection is up and answers a round trip
-(checked every ``health_interval``). When it drops, the endpoint is drained: it takes no new
-session, its sessions' browser reads as not alive (the manager tells each one, on its next call,
-that its pages are gone, and places it afresh), and it is reconnected every ``health_interval``
-until it answers; then it takes sessions again. webhand never kills a remote browser: closing
-only disconnects.
+(checked every ``health_interval``, each check given up at the endpoint's ``timeout`` whatever the
+socket does). When it drops, fails two checks in a row, or does not answer a call's own check
+(``check``), the endpoint is drained: it takes no new session, and each of its sessions learns
+it through its placement's ``lost`` (a call running on it stops at once; the manager tells each
+one, on its next call, that its pages are gone, and places it afresh). It is reconnected every
+``health_interval`` until it connects and answers; then it takes sessions again. A browser that
+stops answering without closing the connection (a frozen host, a partition that drops packets)
+is thus found within ``2 × (health_interval + timeout)``. webhand never kills a remote browser:
+closing only disconnects.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from webhand.config import EndpointSettings, PoolSettings
+from webhand.engine.capped import answers_within
 from webhand.engine.driver import BrowserHandle, Engine
 from webhand.errors import BrowserLaunchFailed, ConfigError, PoolFull, WebhandError
 
@@ -58,6 +63,23 @@ def expand_headers(headers: dict[str, str], endpoint: str) -> dict[str, str]:
     return {name: _ENV_REFERENCE.sub(value, text) for name, text in headers.items()}
 
 
+#: Why an endpoint whose connection closed was drained (any other reason: it stopped answering).
+DROPPED = "the connection dropped"
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Why a session's place went away: ``reason`` in words, ``silent`` when the browser stopped
+    answering without closing the connection (rather than the connection dropping)."""
+
+    reason: str
+    silent: bool
+
+
+def _new_future() -> asyncio.Future[Loss]:
+    return asyncio.get_running_loop().create_future()
+
+
 @dataclass(eq=False)
 class Placement:
     """One session's place: its endpoint and browser, and how long it waited for them."""
@@ -67,6 +89,8 @@ class Placement:
     owns_browser: bool
     waited: float | None  # seconds in the wait queue; None when there was room at once
     loss_reported: bool = False  # a failed call already told the session its endpoint was lost
+    #: Resolved when the endpoint is drained with this session on it: a call running there stops.
+    lost: asyncio.Future[Loss] = field(default_factory=_new_future)
 
 
 @dataclass(eq=False)
@@ -178,7 +202,7 @@ class Pool:
     def _choose(self, candidates: list[Endpoint]) -> Endpoint | None:
         for endpoint in candidates:
             if endpoint.remote and endpoint.healthy and not endpoint.usable():
-                self._mark_lost(endpoint, BrowserLaunchFailed("the connection dropped"))
+                self._mark_lost(endpoint, BrowserLaunchFailed(DROPPED))
         open_ = [e for e in candidates if e.usable() and e.has_room()]
         if not open_:
             return None
@@ -189,6 +213,10 @@ class Pool:
         took = f" after waiting {waited:.1f} s" if waited is not None else ""
         if not up:
             down = "; ".join(f"{e.name}: {e.last_error.rstrip('.')}" for e in candidates)
+            if all(e.settings.kind == "extension" for e in candidates):
+                return BrowserLaunchFailed(f"The Chrome you run is not connected{took}: {down}.",
+                                           "In Chrome, check that webhand's extension is loaded and paired (its popup "
+                                           "says so), and share a tab; webhand picks it up on its own within seconds.")
             return BrowserLaunchFailed(f"No browser endpoint is reachable{took}: {down}.",
                                        "Check that the endpoints run and that their URLs and headers are right "
                                        "(`webhand doctor` checks each); webhand reconnects to them on its own.")
@@ -210,12 +238,18 @@ class Pool:
     async def _connect(self, endpoint: Endpoint) -> None:
         """One connection, with the endpoint's timeout and retry policy."""
         config = endpoint.settings
-        assert config.url is not None
+        assert config.url is not None or config.kind == "extension"
         headers = expand_headers(config.headers, endpoint.name)
         for attempt in range(config.retries + 1):
             try:
-                browser = await self.engine.connect(config.url, kind=config.kind, headers=headers,
+                browser = await self.engine.connect(config.url or "", kind=config.kind, headers=headers,
                                                     timeout=config.timeout)
+                # Connecting can succeed where nothing answers (a Playwright server whose browser is
+                # frozen): the endpoint takes sessions only once its browser answers a round trip.
+                if not await answers_within(browser.ping(config.timeout), config.timeout):
+                    self._disconnect(browser, lost=True)
+                    raise BrowserLaunchFailed(f"{endpoint.name}: connected, but the browser did not answer within "
+                                              f"{config.timeout:g} s")
                 break
             except BrowserLaunchFailed as error:
                 endpoint.last_error = error.message
@@ -227,8 +261,7 @@ class Pool:
             if self._stopping.is_set():
                 raise BrowserLaunchFailed(f"{endpoint.name}: webhand is shutting down")
         endpoint.browser, endpoint.healthy, endpoint.last_error, endpoint.failed_checks = browser, True, "", 0
-        browser.on_disconnected(lambda: self._mark_lost(endpoint, BrowserLaunchFailed("the connection dropped"),
-                                                        browser))
+        browser.on_disconnected(lambda: self._mark_lost(endpoint, BrowserLaunchFailed(DROPPED), browser))
         log.info("pool endpoint %s connected", endpoint.name)
         self._notify()
 
@@ -242,15 +275,42 @@ class Pool:
                         error, len(endpoint.placed))
         endpoint.healthy = False
         endpoint.last_error = getattr(error, "message", None) or str(error) or type(error).__name__
+        loss = Loss(endpoint.last_error, silent=endpoint.last_error != DROPPED)
+        for placement in endpoint.placed:
+            if not placement.lost.done():
+                placement.lost.set_result(loss)
         endpoint.placed.clear()
         old, endpoint.browser = endpoint.browser, None
         if old is not None:
-            closing = asyncio.ensure_future(old.close())  # only disconnects: a remote browser is never killed
-            self._disconnecting.add(closing)
-            closing.add_done_callback(self._disconnecting.discard)
+            self._disconnect(old, lost=True)
         if not self._stopping.is_set() and (endpoint.reconnecting is None or endpoint.reconnecting.done()):
             endpoint.reconnecting = asyncio.create_task(self._reconnect(endpoint), name="webhand-pool-reconnect")
         self._notify()
+
+    def _disconnect(self, browser: BrowserHandle, *, lost: bool) -> None:
+        """Close a connection in the background (only disconnects: a remote browser is never killed);
+        ``close`` waits for what is still under way. A ``lost`` one is dropped without asking its
+        browser anything: it may never answer."""
+        closing = asyncio.ensure_future(browser.abandon() if lost else browser.close())
+        self._disconnecting.add(closing)
+        closing.add_done_callback(self._disconnecting.discard)
+
+    async def check(self, placement: Placement, timeout: float) -> bool:
+        """A call on ``placement`` got no answer: whether its endpoint's browser still answers a
+        round trip within ``timeout`` (capped at the endpoint's own). When it does not, the
+        endpoint is drained at once, without waiting for the health checks."""
+        endpoint, browser = placement.endpoint, placement.browser
+        if placement.lost.done():
+            return False
+        if not endpoint.remote:
+            return True
+        cap = min(timeout, endpoint.settings.timeout)
+        if await answers_within(browser.ping(cap), cap):
+            return True
+        if browser is endpoint.browser and endpoint.healthy:
+            self._mark_lost(endpoint, BrowserLaunchFailed(f"its browser did not answer within {cap:g} s while a "
+                                                          "call waited for it"), browser)
+        return False
 
     async def _reconnect(self, endpoint: Endpoint) -> None:
         while not self._stopping.is_set():
@@ -272,8 +332,9 @@ class Pool:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self.settings.health_interval)
             checked = [(e, e.browser) for e in self.endpoints if e.remote and e.healthy and e.browser is not None]
-            answers = await asyncio.gather(*(browser.ping(e.settings.timeout) for e, browser in checked),
-                                           return_exceptions=True)
+            # Each check ends at its endpoint's timeout whatever the socket does (engine/capped.py).
+            answers = await asyncio.gather(*(answers_within(browser.ping(e.settings.timeout), e.settings.timeout)
+                                             for e, browser in checked))
             for (endpoint, browser), answered in zip(checked, answers):
                 endpoint.failed_checks = 0 if answered is True else endpoint.failed_checks + 1
                 if endpoint.failed_checks >= _FAILED_CHECKS_TO_DRAIN:

@@ -14,12 +14,13 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from webhand.engine.channel import CdpChannel
 from webhand.engine.console_javascript import ConsoleJavaScript
 from webhand.engine.driver import ServiceWorkerRegistration, ServiceWorkerVersion
-from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument
+from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, WebhandError
 
 #: CDP's version status, as the issue and DevTools name it.
 _STATES = {"new": "installing", "installing": "installing", "installed": "waiting", "activating": "activating",
@@ -34,6 +35,12 @@ _UPDATE = """async scope => {
 }"""
 
 
+# The script URL of the worker controlling the page, or null.
+_CONTROLLER = "(navigator.serviceWorker && navigator.serviceWorker.controller || {}).scriptURL || null"
+#: How long the page is asked which worker controls it (a listing never waits on a busy page).
+_ASK_PAGE = 2.0
+
+
 class ServiceWorkerRegistry:
     """The registrations and versions of one browser context, kept current from a session's
     ``ServiceWorker.workerRegistrationUpdated`` and ``workerVersionUpdated`` events. Enabling the
@@ -42,6 +49,7 @@ class ServiceWorkerRegistry:
     def __init__(self) -> None:
         self.registrations: dict[str, tuple[str, bool]] = {}  # registration id → (scope, deleted)
         self.versions: dict[str, tuple[str, ServiceWorkerVersion]] = {}  # version id → (registration id, version)
+        self.clients: dict[str, frozenset[str]] = {}  # version id → the targets (tabs) it controls
         self.heard = False  # both first events came: the lists are complete
         self._heard_registrations = False
         self._changed = asyncio.Event()
@@ -56,16 +64,20 @@ class ServiceWorkerRegistry:
         for version in event["versions"]:
             self.versions[version["versionId"]] = (version["registrationId"], ServiceWorkerVersion(
                 version["scriptURL"], _STATES.get(version["status"], version["status"]), version["runningStatus"]))
+            self.clients[version["versionId"]] = frozenset(version.get("controlledClients") or ())
         self.heard = self._heard_registrations
         self._changed.set()
 
-    def listing(self) -> list[ServiceWorkerRegistration]:
+    def listing(self, target: str = "") -> list[ServiceWorkerRegistration]:
+        """The live registrations, each marked when one of its workers controls ``target`` (a tab's
+        CDP target id; "" marks none)."""
         found = []
         for registration_id, (scope, deleted) in self.registrations.items():
             if deleted:
                 continue
-            versions = [v for r, v in self.versions.values() if r == registration_id and v.state != "redundant"]
-            found.append(ServiceWorkerRegistration(scope, versions))
+            mine = [(i, v) for i, (r, v) in self.versions.items() if r == registration_id and v.state != "redundant"]
+            controls = bool(target) and any(target in self.clients.get(i, ()) for i, _ in mine)
+            found.append(ServiceWorkerRegistration(scope, [v for _, v in mine], controls))
         return sorted(found, key=lambda r: r.scope)
 
     async def until(self, condition: Callable[[], bool], timeout: float) -> bool:
@@ -92,9 +104,44 @@ class ServiceWorkerActions:
         self._registry = registry  # the tab's registry, once it is current
         self._console = console
         self._url = url
+        self._target_id = ""
 
     async def service_workers(self) -> list[ServiceWorkerRegistration]:
-        return (await self._registry()).listing()
+        registry = await self._registry()
+        listing = registry.listing(await self._target())
+        if listing and not any(r.controls_page for r in listing):
+            listing = await self._by_the_pages_controller(listing)
+        return listing
+
+    async def _target(self) -> str:
+        """The tab's CDP target id: what a worker version's ``controlledClients`` name."""
+        if not self._target_id:
+            try:
+                info = await asyncio.wait_for(self.channel.send("Target.getTargetInfo", {}), 5)
+                self._target_id = str(info["targetInfo"]["targetId"])
+            except (asyncio.TimeoutError, KeyError, *self.channel.errors):
+                return ""  # unknown: the page's own view is asked instead
+        return self._target_id
+
+    async def _by_the_pages_controller(self, listing: list[ServiceWorkerRegistration]) -> list[ServiceWorkerRegistration]:
+        """Mark the registration controlling the page by the page's own ``navigator.serviceWorker.controller``.
+
+        Chromium updates a version's ``controlledClients`` when a worker claims a page or a page
+        closes, not when a navigation starts out controlled; the page knows. Only a registration
+        the browser lists can be marked, and only the one whose scope holds the page's URL (the
+        longest, as the browser picks) and whose active script is the controller's: a page's
+        script cannot point the mark elsewhere."""
+        try:
+            script = await self._console.evaluate(_CONTROLLER, await_promise=False, timeout=_ASK_PAGE)
+        except WebhandError:
+            return listing  # a busy or closing page: mark none rather than guess
+        url = self._url()
+        scopes = [r.scope for r in listing if url.startswith(r.scope)]
+        if not isinstance(script, str) or not scopes:
+            return listing
+        scope = max(scopes, key=len)
+        return [replace(r, controls_page=True) if r.scope == scope
+                and any(v.state == "active" and v.script_url == script for v in r.versions) else r for r in listing]
 
     async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
         registry = await self._registry()

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
+from typing import Any
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw, ImageFont
 
 from webhand.engine.driver import Tab
 from webhand.page.boxes import RefBox, ref_boxes
+from webhand.page.coordinates import capture_scale
 from webhand.page.snapshot import viewport
 
 _PALETTE = [(214, 39, 40), (31, 119, 180), (44, 140, 44), (148, 103, 189), (200, 82, 0), (23, 130, 140),
@@ -24,6 +27,12 @@ _PALETTE = [(214, 39, 40), (31, 119, 180), (44, 140, 44), (148, 103, 189), (200,
 _TEXT = (255, 255, 255)
 # A name that spells a ref ("Pay [e9]") reads as "Pay (e9)", as in the snapshot: a page cannot plant refs.
 _REF_IN_TEXT = re.compile(r"\[((?:f\d+)?e\d+)\]")
+
+
+def quoted_name(name: str) -> str:
+    """A page-made name as a reply quotes it: JSON-quoted (it cannot forge a line), a ref it spells
+    written ``(e9)`` as the snapshot does (it cannot plant a ref)."""
+    return json.dumps(_REF_IN_TEXT.sub(r"(\1)", name), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -35,11 +44,20 @@ class Label:
     name: str
     box: tuple[int, int, int, int]  # left, top, width, height
     tag: tuple[int, int, int, int]
+    #: The part of ``box`` that is on the picture (left, top, width, height); None: all of it.
+    seen: tuple[int, int, int, int] | None = None
 
-    def legend_line(self) -> str:
-        """``e8 button "Create ticket"``: the name quoted as JSON, so that it cannot forge a line."""
-        name = _REF_IN_TEXT.sub(r"(\1)", self.name)
-        return f"{self.ref} {self.role}" + (f" {json.dumps(name, ensure_ascii=False)}" if name else "")
+    def centre(self, scale: float = 1.0) -> tuple[int, int]:
+        """The middle of the box, in pixels of the picture shrunk by ``scale`` (sent / original
+        width): where a coordinate click on the sent image hits this element."""
+        left, top, width, height = self.seen or self.box
+        return (math.floor((left + width / 2) * scale), math.floor((top + height / 2) * scale))
+
+    def legend_line(self, scale: float | None = None) -> str:
+        """``e8 button "Create ticket"``: the name quoted as JSON, so that it cannot forge a line;
+        with ``scale``, followed by ``at 412,380``: the box's centre on the image the model got."""
+        at = " at {},{}".format(*self.centre(scale)) if scale is not None else ""
+        return f"{self.ref} {self.role}" + (f" {quoted_name(self.name)}" if self.name else "") + at
 
 
 def annotate(png: bytes, boxes: list[RefBox], *, scale: float, origin: tuple[float, float] = (0.0, 0.0)
@@ -68,19 +86,24 @@ def annotate(png: bytes, boxes: list[RefBox], *, scale: float, origin: tuple[flo
         tag_y = top - tag_height if above else min(max(top, 0), image.height - tag_height)
         draw.rectangle((tag_x, tag_y, tag_x + tag_width - 1, tag_y + tag_height - 1), fill=color)
         draw.text((tag_x + pad - text_left, tag_y + pad - text_top), box.ref, fill=_TEXT, font=font)
+        seen_left, seen_top = max(left, 0), max(top, 0)
+        seen = (seen_left, seen_top, min(right, image.width) - seen_left, min(bottom, image.height) - seen_top)
         labels.append(Label(box.ref, box.role, box.name, (left, top, right - left, bottom - top),
-                            (tag_x, tag_y, tag_width, tag_height)))
+                            (tag_x, tag_y, tag_width, tag_height), seen))
     out = io.BytesIO()
     image.save(out, "PNG")
     return out.getvalue(), labels
 
 
-async def annotated_screenshot(tab: Tab, *, full_page: bool, timeout: float) -> tuple[bytes, list[Label]]:
-    """A screenshot of the viewport (or the whole page) with every ref on it labelled."""
+async def annotated_screenshot(tab: Tab, *, full_page: bool, timeout: float) -> tuple[bytes, list[Label], dict[str, Any]]:
+    """A screenshot of the viewport (or the whole page) with every ref on it labelled, and the
+    viewport it was taken at (``page.snapshot.viewport``: what maps its pixels to the page)."""
     port = await viewport(tab)
     visible = None if full_page else (0.0, 0.0, float(port["width"]), float(port["height"]))
     boxes = await ref_boxes(tab, visible=visible)
     png = await tab.screenshot(full_page=full_page, timeout=timeout)
     # The boxes are viewport-relative; a full-page picture starts at the top of the document.
     origin = (-float(port["scroll_x"]), -float(port["scroll_y"])) if full_page else (0.0, 0.0)
-    return annotate(png, boxes, scale=float(port["device_scale"] or 1), origin=origin)
+    width = Image.open(io.BytesIO(png)).width  # reads the header only
+    drawn, labels = annotate(png, boxes, scale=capture_scale(port, full_page=full_page, image_width=width), origin=origin)
+    return drawn, labels, port

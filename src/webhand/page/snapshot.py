@@ -248,10 +248,12 @@ def _scope_frame(scope: str | None) -> str:
 
 
 async def viewport(tab: Tab) -> dict[str, Any]:
-    """Scroll position, size and device scale of the tab's main frame."""
+    """Scroll position, size and device scale of the tab's main frame, and the width of its
+    document (what a full-page screenshot shows)."""
     main = next(f for f in await tab.frames() if f.key == "")
     return await main.evaluate("() => ({scroll_x: scrollX, scroll_y: scrollY, width: innerWidth, "
-                               "height: innerHeight, device_scale: devicePixelRatio})")
+                               "height: innerHeight, device_scale: devicePixelRatio, "
+                               "content_width: document.documentElement.scrollWidth})")
 
 
 def validate_mode(mode: str) -> Mode:

@@ -11,7 +11,10 @@ TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must st
 if TYPE_CHECKING:
     from pathlib import Path
 
-from webhand.errors import ConfigError, FileNotWritable, WebhandError
+    from webhand.errors import FileNotWritable
+
+# webhand.errors is imported where an error is raised, not here: it imports re (and with it enum),
+# a third of a warm CLI call, which reaches this module for the runtime folder's check.
 
 CONFIG_FILE_NAME = "webhand.toml"
 
@@ -33,6 +36,8 @@ def find_config_file(explicit: str | Path | None = None, *, env: dict[str, str] 
     if chosen:
         path = Path(chosen).expanduser()
         if not path.is_file():
+            from webhand.errors import ConfigError
+
             raise ConfigError(f"Config file {path} does not exist.", "Fix --config / WEBHAND_CONFIG or create the file.")
         return path
     for candidate in ((cwd or Path.cwd()) / CONFIG_FILE_NAME, user_config_dir() / CONFIG_FILE_NAME):
@@ -64,6 +69,37 @@ _RUNTIME_HINT = "Set XDG_RUNTIME_DIR (or XDG_STATE_HOME) to a folder of your own
 
 def state_home() -> str:
     return os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+
+
+def data_home() -> str:
+    """Where webhand keeps what the user means to keep: named browser profiles (session/profiles.py)."""
+    return os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+
+
+#: A profile's name: letters, digits, '-' and '_', starting with a letter or digit. No '.', '/',
+#: '\\' or '~', so no name can leave the profiles folder, hide, or be taken for an option.
+_PROFILE_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+
+
+def is_profile_name(name: object) -> bool:
+    import re
+
+    return isinstance(name, str) and re.fullmatch(_PROFILE_NAME, name) is not None
+
+
+def check_profile_name(name: object) -> str:
+    """``name`` when it is a valid profile name; else ``InvalidArgument`` saying what a name may be."""
+    if not is_profile_name(name):
+        from webhand.errors import InvalidArgument
+
+        raise InvalidArgument(f"Profile name {repr(name)[:80]} is not valid.",
+                              "Use 1 to 64 letters, digits, '-' or '_', starting with a letter or digit (e.g. work).")
+    return name  # type: ignore[return-value]
+
+
+def profiles_folder_name() -> str:
+    """Where named profiles live (session/profiles.py): ``$XDG_DATA_HOME/webhand/profiles``."""
+    return os.path.join(data_home(), "webhand", "profiles")
 
 
 def cache_home() -> str:
@@ -135,8 +171,14 @@ def is_private_folder(path: str) -> bool:
     """Whether ``path`` exists and passes ``private_folder``'s check."""
     try:
         private_folder(path, "", create=False)
-    except (OSError, WebhandError):
+    except OSError:
         return False
+    except Exception as error:
+        from webhand.errors import FileNotWritable
+
+        if isinstance(error, FileNotWritable):  # what private_folder raises for an unsafe folder
+            return False
+        raise
     return True
 
 
@@ -162,6 +204,8 @@ def _check_folder(folder: str, info: os.stat_result, wanted: str, hint: str, *, 
 
 
 def _unsafe(wanted: str, folder: str, reason: str, hint: str) -> FileNotWritable:
+    from webhand.errors import FileNotWritable
+
     where = folder if folder == wanted else f"{folder} (on the way to {wanted})"
     return FileNotWritable(f"webhand will not use the folder {where}: it {reason}.", hint)
 

@@ -29,8 +29,8 @@ class ConversationSessions:
         self.conversation_id = conversation_id
         self.settings = manager.settings
 
-    async def create(self, name: str, viewport: Viewport | None = None) -> Session:
-        return await self._manager.create(self.conversation_id, name, viewport=viewport)
+    async def create(self, name: str, viewport: Viewport | None = None, *, profile: str | None = None) -> Session:
+        return await self._manager.create(self.conversation_id, name, viewport=viewport, profile=profile)
 
     def list(self) -> list[SessionInfo]:
         return self._manager.list(self.conversation_id)
@@ -43,23 +43,35 @@ class ConversationSessions:
         session = await self._manager.get_or_create(self.conversation_id, name)
         # Waits while a person has control in the dashboard (session/control.py), within the call's timeout.
         async with agent_turn(session, timeout, response):
-            session.touch()
-            for notice in session.notices:
-                response.add(notice)
-            session.notices.clear()
-            try:
-                # A host's call is recorded in the session's history (session/recording.py).
-                async with record_call(session, record, response) if record else contextlib.nullcontext():
-                    await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
-            except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)
-                raise await placing.explain_closed(session, error) from None
-            finally:
-                session.touch()
-                session.first_call_done.set()
+            if not session.place_lost:
+                await self._run_on(session, work, response, during_dialog, timeout, record)
+                return
+        # Its pool endpoint was drained while this call waited for its turn (behind a call the drain
+        # stopped, which told the loss): this call runs in the session placed afresh.
+        session = await self._manager.get_or_create(self.conversation_id, name)
+        async with agent_turn(session, timeout, response):
+            await self._run_on(session, work, response, during_dialog, timeout, record)
 
-    async def open_default(self) -> Session:
-        """The conversation's default session, started now when it is not open yet."""
-        return await self._manager.get_or_create(self.conversation_id)
+    async def _run_on(self, session: Session, work: Callable[[Session], Awaitable[None]], response: Response,
+                      during_dialog: bool, timeout: float, record: CallRecord | None) -> None:
+        session.touch()
+        for notice in session.notices:
+            response.add(notice)
+        session.notices.clear()
+        try:
+            # A host's call is recorded in the session's history (session/recording.py).
+            async with record_call(session, record, response) if record else contextlib.nullcontext():
+                await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
+        except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)
+            raise await placing.explain_closed(session, error) from None
+        finally:
+            session.touch()
+            session.first_call_done.set()
+
+    async def open_default(self, *, profile: str | None = None) -> Session:
+        """The conversation's default session, started now when it is not open yet (on ``profile``,
+        else the configured one)."""
+        return await self._manager.get_or_create(self.conversation_id, profile=profile)
 
     def find(self, name: str | None) -> Session | None:
         """This conversation's open session of that name (the default one for None), if any."""

@@ -8,6 +8,13 @@ Isolation modes:
   cache apart). One context is kept ready the same way.
 With a pool (``pool``, ``cdp_url`` or ``playwright_url``), ``engine/pool.py`` places each new
 session (session/placing.py), without a warm reserve or ``max_sessions``.
+
+A session on a named profile (profiles.py: ``profile`` for each conversation's default session,
+or browser_session_create's ``profile``) always gets a browser of its own, launched on the
+profile's folder, whatever the isolation: its default context is the one Chromium keeps on disk.
+It holds the profile's lock until its browser has exited. A session without a profile gets the
+``storage_state`` file loaded before its first page, and written back at close when
+``save_storage_state`` says so (storage_state.py).
 """
 
 from __future__ import annotations
@@ -19,19 +26,26 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from webhand.config import Settings, Viewport
 from webhand.engine.chrome import reap_orphans
 from webhand.engine.driver import BrowserHandle, Context, Engine, TabEvents
 from webhand.engine.pool import Placement
-from webhand.errors import InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound, WebhandError, shorten
+from webhand.errors import (ConfigError, InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound,
+                            WebhandError, shorten)
+from webhand.security.masking import Masker
 from webhand.session import placing
+from webhand.session.profiles import ProfileLock, check_profile_name
+from webhand.session.storage_state import read_storage_state, write_storage_state
 from webhand.conversation_files import ConversationFiles
 from webhand.session.session import Session, SessionKey
 from webhand.session.shutdown import Steps, within_cap
 
 log = logging.getLogger("webhand.sessions")
+
+_STATE_HINT = "Fix the file storage_state names (or remove the setting); it must be the JSON browser_storage_state saves."
 
 #: How many idle-closed sessions are remembered, to tell their next call what happened.
 _IDLE_NOTICES_KEPT = 1000
@@ -46,6 +60,7 @@ class _Prepared:
     events: TabEvents
     owns_browser: bool
     placement: Placement | None = None  # where the pool put it
+    profile: ProfileLock | None = None  # the named profile it runs on, held
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,7 @@ class SessionInfo:
     last_used_at: float = 0.0
     actions: int = 0  # tool calls recorded in its history
     public_id: str = ""  # names the session in dashboard URLs
+    profile: str | None = None  # the named profile it runs on; None: a temporary one
 
 
 def make_engine(settings: Settings) -> Engine:
@@ -105,6 +121,7 @@ class SessionManager:
         self._boot: asyncio.Task[None] | None = None
         self._refills: set[asyncio.Task[None]] = set()
         self._closing: set[asyncio.Task[None]] = set()  # sessions whose browser died, being cleaned up
+        self._ending: set[Session] = set()  # sessions being closed on request (kill_session)
         # Sessions the idle reaper closed, and what to tell the next call that reaches for them
         # (oldest dropped first: a conversation that never comes back must not grow this forever).
         self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
@@ -114,6 +131,8 @@ class SessionManager:
         #: dashboard's own form, which it sets when it is mounted (tools reach no surface).
         self.dashboard_link: Callable[[str, str], str] | None = None
         self._loop_guard: AsyncGenerator[None, None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop webhand started on, for the exit
+        self._shutting_down: asyncio.Task[None] | None = None
         atexit.register(self._kill_at_exit)
 
     def link_to(self, session: Session) -> str | None:
@@ -126,6 +145,7 @@ class SessionManager:
     async def start(self) -> None:
         """Begin booting, without waiting for it: a server can answer its client at once while the
         driver starts. The first session (or ``ready``) waits for the boot to finish."""
+        self._loop = asyncio.get_running_loop()
         if self._boot is None:
             self._boot = asyncio.create_task(self._boot_up(), name="webhand-boot")
         if self._loop_guard is None:
@@ -141,7 +161,7 @@ class SessionManager:
             yield
         finally:
             self._loop_guard = None
-            if self._boot is not None:
+            if self._boot is not None or self._shutting_down is not None:
                 await self.shutdown_all()
 
     async def ready(self, *, reserve: bool = False) -> None:
@@ -171,13 +191,19 @@ class SessionManager:
     def prelaunch(self) -> None:
         """Start the browser the next session will need now, beside the driver's start-up (a
         browser webhand launches: with a pool, or ``cdp_url``, the pool says where sessions go)."""
-        if self.pool is None and not self._stopping:
+        if self._reserve_wanted() and not self._stopping:
             self.engine.prelaunch()
 
     def launch_plan(self) -> dict[str, Any] | None:
-        """How the next browser webhand launches is launched; None when sessions go where a pool
-        (or ``cdp_url``) says, and webhand launches none (``engine/launch_memo.py``)."""
-        return self.engine.launch_plan() if self.pool is None else None
+        """How the next browser webhand launches ahead is launched; None when it launches none ahead:
+        sessions go where a pool (or ``cdp_url``) says, or each default session runs on a profile,
+        whose browser is launched on demand (``engine/launch_memo.py``)."""
+        return self.engine.launch_plan() if self._reserve_wanted() else None
+
+    def _reserve_wanted(self) -> bool:
+        """Whether a browser is launched ahead of need: not for a pool (it places sessions), nor when
+        every default session runs on a profile (its browser is launched on the profile's folder)."""
+        return self.pool is None and self.settings.profile is None
 
     def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
         """The next browser is ``starting``, launched from a plan equal to ``launch_plan()``."""
@@ -187,23 +213,35 @@ class SessionManager:
         """Once the browser ``prelaunch`` started has its process (or could not start one; capped by
         the launch timeout): from then on CPU-bound start-up work, such as an import, no longer
         delays the browser's own boot, which runs on another core."""
-        if self.pool is None and not self._stopping:
+        if self._reserve_wanted() and not self._stopping:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.engine.browser_spawned.wait(), self.settings.launch_timeout)
 
     async def shutdown_all(self) -> None:
         """Close every session and every browser webhand started, within the ``timeout`` cap
         (session/shutdown.py: what overruns is logged, and the browsers are killed by pid).
-        Safe to call twice."""
-        self._stopping = True
+        Safe to call twice, and from two places at once: a program's close() can race the end of
+        its event loop (``asyncio.run`` closes ``open_browser`` and the loop guard together), and
+        the later call waits for the shutdown under way instead of killing what it is closing."""
+        if self._shutting_down is None:
+            self._shutting_down = asyncio.create_task(self._shut_down(), name="webhand-shutdown")
+        if self._shutting_down is asyncio.current_task():
+            return  # the loop guard, closed by the shutdown itself
+        await asyncio.shield(self._shutting_down)
+
+    async def _shut_down(self) -> None:
         try:
-            await within_cap(self._close_everything, self.engine, self.settings.timeout)
+            self._stopping = True
+            try:
+                await within_cap(self._close_everything, self.engine, self.settings.timeout)
+            finally:
+                self._boot = None
+                self._stopping = False
+            guard, self._loop_guard = self._loop_guard, None
+            if guard is not None:
+                await guard.aclose()  # nothing left for it to do
         finally:
-            self._boot = None
-            self._stopping = False
-        guard, self._loop_guard = self._loop_guard, None
-        if guard is not None:
-            await guard.aclose()  # nothing left for it to do
+            self._shutting_down = None
 
     async def _close_everything(self, steps: Steps) -> None:
         if self._boot is not None:  # let a boot under way finish, so nothing half-started is left
@@ -215,7 +253,7 @@ class SessionManager:
         opening = list(self._creating.values())
         for task in opening:
             task.cancel()
-        sessions = list(self._sessions.values())
+        sessions = [*self._sessions.values(), *self._ending]  # Session.close: a second call waits for the first
         self._sessions.clear()
         # Sessions cut short while opening unwind here too (closing what they launched), so that
         # nothing is still being closed after shutdown returns.
@@ -231,13 +269,32 @@ class SessionManager:
         await steps.run("stopping the driver", self.engine.stop())
 
     def _kill_at_exit(self) -> None:
-        """Last resort when the interpreter exits without shutdown_all: SIGKILL what we own (by
-        pid: every browser the engine launched that was not closed, sessions and reserve included)."""
+        """When the interpreter exits without shutdown_all. A program that ran its own loop and
+        left it open (``loop.run_until_complete`` without close()) gets a clean shutdown on that
+        loop, whose tasks then end before Python destroys them (else: "Task was destroyed but it
+        is pending!", "Event loop is closed" on its stderr). Then, last resort: SIGKILL what we
+        own (by pid: every browser the engine launched that was not closed, reserve included)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed() and not loop.is_running() \
+                and (self._boot is not None or self._sessions):
+            try:
+                loop.run_until_complete(asyncio.wait_for(self.shutdown_all(), self.settings.timeout + 5))
+                left = [task for task in asyncio.all_tasks(loop) if not task.done()]
+                for task in left:  # the libraries' own readers and keep-alives, now idle
+                    task.cancel()
+                loop.run_until_complete(asyncio.wait_for(asyncio.gather(*left, return_exceptions=True), 5))
+            except Exception as error:  # noqa: BLE001 - the kill below still ends every browser
+                log.debug("shutting down at exit failed: %r", error)
         self.engine.kill_now()
 
     # -- sessions ------------------------------------------------------------------------------
-    async def get_or_create(self, conversation_id: str, name: str | None = None) -> Session:
+    async def get_or_create(self, conversation_id: str, name: str | None = None, *,
+                            profile: str | None = None) -> Session:
+        """The open session, or a new one; a new default session runs on ``profile``, else on the
+        configured ``profile`` (named sessions get one only from ``create``)."""
         key = SessionKey(conversation_id, _validate_name(name))
+        if profile is not None:
+            check_profile_name(profile)
         session = self._sessions.get(key)
         if session is None and key.name != "default" and key not in self._creating \
                 and not self.settings.create_named_sessions_implicitly:
@@ -253,11 +310,14 @@ class SessionManager:
                 return session
             # The browser died (crash, OOM kill) or its endpoint was lost: start over, and say so.
             self._sessions.pop(key, None)
-            self._close_in_background(session)
-            fresh = await self._create(key)
+            if session.profile is not None:
+                await session.close()  # its profile's lock is free only once the dead browser is gone
+            else:
+                self._close_in_background(session)
+            fresh = await self._create(key, profile=session.profile)
             placing.tell_replaced(session.placement, fresh)
             return fresh
-        return await self._create(key)
+        return await self._create(key, profile=(profile or self.settings.profile) if key.name == "default" else None)
 
     def _close_in_background(self, session: Session) -> None:
         """Clean up after a session whose browser died (what is left of its process group, its
@@ -273,16 +333,21 @@ class SessionManager:
 
         task.add_done_callback(done)
 
-    async def create(self, conversation_id: str, name: str, *, viewport: Viewport | None = None) -> Session:
-        """Start a new named session (refused if that name is already open in the conversation)."""
+    async def create(self, conversation_id: str, name: str, *, viewport: Viewport | None = None,
+                     profile: str | None = None) -> Session:
+        """Start a new named session (refused if that name is already open in the conversation),
+        on the named ``profile`` if given."""
+        if profile is not None:
+            check_profile_name(profile)
         key = SessionKey(conversation_id, _validate_name(name))
         existing = self._sessions.get(key)
         if existing is not None and existing.alive:
             raise InvalidArgument(f"A session named {key.name!r} is already open.",
                                   f"Use it by passing session={key.name!r} to page tools, or browser_session_destroy it first.")
-        return await self._create(key, viewport)
+        return await self._create(key, viewport, profile=profile)
 
-    async def _create(self, key: SessionKey, viewport: Viewport | None = None) -> Session:
+    async def _create(self, key: SessionKey, viewport: Viewport | None = None, *,
+                      profile: str | None = None) -> Session:
         # Two calls racing for the same new session share one creation.
         task = self._creating.get(key)
         if task is None:
@@ -290,7 +355,7 @@ class SessionManager:
                 raise SessionLimitReached(
                     f"{self.settings.max_sessions} browser sessions are open, the most allowed.",
                     "Close one with browser_close (or browser_session_destroy), or raise max_sessions.")
-            task = asyncio.create_task(self._open(key, viewport))
+            task = asyncio.create_task(self._open(key, viewport, profile))
             self._creating[key] = task
             task.add_done_callback(lambda _: self._creating.pop(key, None))
         try:
@@ -301,13 +366,25 @@ class SessionManager:
                 raise _shutting_down() from None  # only shutdown_all cancels an opening session
             raise
 
-    async def _open(self, key: SessionKey, viewport: Viewport | None = None) -> Session:
+    async def _open(self, key: SessionKey, viewport: Viewport | None = None, profile: str | None = None) -> Session:
         await self.ready()
         files = self.files_of(key.conversation)
         files.ensure()  # owner-only before the page can download anything into it
+        # Read before a browser is taken: a file to fix is said at once, and wastes no launch.
+        state_file = self.settings.storage_state if profile is None else None
+        state = await asyncio.to_thread(read_storage_state, state_file, _STATE_HINT) if state_file else None
         # The warm reserve has the default viewport; another size needs its own context.
         custom = viewport is not None and viewport != self.settings.viewport
-        prepared = await self._prepare(viewport) if custom else await self._take_prepared()
+        if profile is not None:
+            prepared = await self._prepare_on_profile(key, profile, viewport)
+        else:
+            prepared = await self._prepare(viewport) if custom else await self._take_prepared()
+        if state is not None:
+            try:
+                await prepared.context.set_storage_state(state, timeout=self.settings.timeout)
+            except BaseException:
+                await self._close_prepared(prepared)
+                raise
         if self._stopping:
             # Shutdown cancelled this opening, but the cancellation can be lost on the way (Python
             # 3.11's asyncio.wait_for returns a result that arrives with it): registered now, the
@@ -319,6 +396,11 @@ class SessionManager:
         prepared.context.downloads_dir = files.downloads
         session = Session(key, self.settings, prepared.browser, prepared.context, prepared.events,
                           owns_browser=prepared.owns_browser, files=files)
+        if prepared.profile is not None:
+            session.profile = prepared.profile.name
+            session.on_closed.append(prepared.profile.release)  # after its browser exited
+        if state_file is not None and self.settings.save_storage_state:
+            session.before_close.append(lambda: self._save_storage_state(session, state_file))
         if prepared.placement is not None and self.pool is not None:
             placing.adopt_placement(session, self.pool, prepared.placement)
         closed = self._closed_for_idleness.pop(key, None)
@@ -327,9 +409,42 @@ class SessionManager:
         self._sessions[key] = session
         session.dashboard_link = lambda: self.link_to(session)
         session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
-        if not custom:
+        if not custom and profile is None:
             self._refill_after_first_call(session)
         return session
+
+    async def _save_storage_state(self, session: Session, path: Path) -> None:
+        """Write the session's cookies and localStorage back to ``storage_state``, secrets masked as
+        browser_storage_state masks them."""
+        if not session.browser.alive:
+            return  # nothing to read: the file keeps what it had
+        state = Masker(self.settings.secrets_file).data(await session.context.storage_state())
+        await asyncio.to_thread(write_storage_state, path, state)
+
+    async def _prepare_on_profile(self, key: SessionKey, profile: str, viewport: Viewport | None) -> _Prepared:
+        """A browser of its own on the named profile, its default context with one tab; the
+        profile's lock is held from before the launch until the session's browser exits."""
+        if self.pool is not None:
+            raise ConfigError(f"Profile {profile!r} needs a browser webhand launches on this machine, but this webhand "
+                              "connects to browsers elsewhere (cdp_url, playwright_url or pool).",
+                              "Use a webhand without those settings for profiles, or sign in with storage_state.")
+        purpose = f"conversation {shorten(key.conversation, 24)}, session {key.name!r}"
+        lock = await asyncio.to_thread(ProfileLock.acquire, profile, purpose)
+        try:
+            browser = await self.engine.launch(profile_dir=str(lock.folder))
+            events = TabEvents()
+            size = viewport or self.settings.viewport
+            try:
+                context = await browser.existing_context(events=events, width=size.width, height=size.height)
+                if not context.tabs:
+                    await (await context.new_tab()).warm_up()
+            except BaseException:
+                await browser.close()
+                raise
+        except BaseException:
+            lock.release()
+            raise
+        return _Prepared(browser, context, events, owns_browser=True, profile=lock)
 
     def _refill_after_first_call(self, session: Session) -> None:
         """Prepare the next reserve once this session's first call is done (capped by the call
@@ -350,7 +465,11 @@ class SessionManager:
         session = self._sessions.pop(key, None)
         if session is None:
             return False
-        await session.close()
+        self._ending.add(session)  # a shutdown meanwhile waits for this close instead of killing beneath it
+        try:
+            await session.close()
+        finally:
+            self._ending.discard(session)
         return True
 
     async def kill_conversation(self, conversation_id: str) -> int:
@@ -394,7 +513,7 @@ class SessionManager:
             infos.append(SessionInfo(key.conversation, key.name, url, len(tabs), round(session.idle_for(), 1),
                                      session.browser.pid if session.owns_browser else None, session.status,
                                      round(session.created_at, 3), round(session.last_used_at, 3),
-                                     session.history.count, session.public_id))
+                                     session.history.count, session.public_id, session.profile))
         return infos
 
     def endpoint_of(self, conversation_id: str, name: str | None = None) -> str | None:
@@ -440,7 +559,7 @@ class SessionManager:
         return _Prepared(browser, context, events, owns_browser=not shared)
 
     def _refill_reserve(self) -> None:
-        if self.settings.warm_reserve and self.pool is None and not self._stopping and self._reserve is None:
+        if self.settings.warm_reserve and self._reserve_wanted() and not self._stopping and self._reserve is None:
             self._reserve = asyncio.create_task(self._prepare(), name="webhand-warm-reserve")
 
     async def _take_prepared(self) -> _Prepared:
@@ -472,9 +591,13 @@ class SessionManager:
 
     @staticmethod
     async def _close_prepared(prepared: _Prepared) -> None:
-        await prepared.context.close()
-        if prepared.owns_browser:
-            await prepared.browser.close()
+        try:
+            await prepared.context.close()
+            if prepared.owns_browser:
+                await prepared.browser.close()
+        finally:
+            if prepared.profile is not None:
+                prepared.profile.release()
 
     # -- idle ----------------------------------------------------------------------------------
     async def _reap_idle(self) -> None:
@@ -494,8 +617,10 @@ class SessionManager:
         """Keep what the next call of this session must hear: it will land in a fresh browser."""
         tab = session.active_tab
         where = f" (its page was {shorten(tab.url)})" if tab is not None and not tab.closed and tab.url else ""
+        gone = (f"its pages{where} are closed; profile {session.profile!r} keeps its cookies and storage"
+                if session.profile else f"its pages{where}, cookies and storage are gone")
         self._closed_for_idleness[key] = (
             f"The browser session {key.name!r} was closed after {session.idle_for():.0f} s without a call "
-            f"(idle_timeout is {self.settings.idle_timeout:g} s): its pages{where}, cookies and storage are gone.")
+            f"(idle_timeout is {self.settings.idle_timeout:g} s): {gone}.")
         while len(self._closed_for_idleness) > _IDLE_NOTICES_KEPT:
             self._closed_for_idleness.popitem(last=False)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from webhand.config import Settings, Viewport
 from webhand.engine.driver import Context, Engine, TabEvents
-from webhand.engine.pool import Placement, Pool
+from webhand.engine.pool import DROPPED, Loss, Placement, Pool
 from webhand.errors import SessionClosed, WebhandError
 
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ def adopt_placement(session: Session, pool: Pool, placement: Placement) -> None:
     """A new session learns where it runs: its place is freed when it closes, and its first reply
     says how long it waited in the pool's queue, if it did."""
     session.placement = placement
+    session.lost = placement.lost  # type: ignore[assignment]
+    session.check_place = lambda cap: pool.check(placement, cap)
     session.on_closed.append(lambda: pool.release(placement))
     if placement.waited is not None:
         session.notices.append(f"This session waited {placement.waited:.1f} s for a free place in the browser pool.")
@@ -71,26 +73,42 @@ def tell_replaced(lost: object, fresh: Session) -> None:
         return  # the call that failed said so, and that this one starts afresh
     if isinstance(lost, Placement) and lost.endpoint.remote:
         where = fresh.placement.endpoint.name if isinstance(fresh.placement, Placement) else "another"
-        fresh.notices.append(f"The browser endpoint {lost.endpoint.name!r} of this session was lost "
-                             f"({lost.endpoint.last_error or 'the connection dropped'}): its pages, cookies and "
-                             f"storage there are gone. This call runs in a fresh session on {where!r}.")
+        # Why it was drained, as said then (the endpoint's last error has since become its reconnecting's).
+        why = lost.lost.result().reason if lost.lost.done() else (lost.endpoint.last_error or DROPPED)
+        went = "stopped answering" if lost.lost.done() and lost.lost.result().silent else "was lost"
+        fresh.notices.append(f"The browser endpoint {lost.endpoint.name!r} of this session {went} ({why}): its "
+                             f"pages, cookies and storage there are gone. This call runs in a fresh session on "
+                             f"{where!r}.")
+    elif fresh.profile is not None:
+        fresh.notices.append(f"The previous browser of this session had exited; a new one was started on profile "
+                             f"{fresh.profile!r} (its open pages are gone; the cookies and storage it had written "
+                             "to the profile are kept).")
     else:
         fresh.notices.append("The previous browser of this session had exited; a new one was started "
                              "(pages, cookies and storage of the old one are gone).")
 
 
 async def explain_closed(session: Session, error: WebhandError) -> WebhandError:
-    """A call failed because its page or browser closed. When that is because the session's pool
-    endpoint went away (the page can report its close a moment before the connection drops), say
-    so, once: the next call starts a fresh session elsewhere without repeating it."""
+    """A call failed because its page or browser closed, or its pool endpoint was drained under
+    it. When that is because the session's endpoint went away (the page can report its close a
+    moment before the connection drops), say so, once: the next call starts a fresh session
+    elsewhere without repeating it. A browser that stopped answering is named as such, so that
+    the model is not sent after the page."""
     placement = session.placement
-    if not isinstance(placement, Placement) or not placement.endpoint.remote \
-            or not await session.browser.wait_disconnected(DISCONNECT_NOTICE_CAP):
+    if not isinstance(placement, Placement) or not placement.endpoint.remote:
+        return error
+    if not placement.lost.done() and not await session.browser.wait_disconnected(DISCONNECT_NOTICE_CAP):
         return error
     placement.loss_reported = True
-    return SessionClosed(f"The browser endpoint {placement.endpoint.name!r} of this session was lost while the "
-                         "call ran: its pages, cookies and storage there are gone.",
-                         "Call the tool again: it runs in a fresh session on an endpoint that is up.")
+    loss = placement.lost.result() if placement.lost.done() else Loss(DROPPED, silent=False)
+    name = placement.endpoint.name
+    again = "Call the tool again: the session is placed afresh on an endpoint that is up, and the call runs there."
+    if loss.silent:
+        return SessionClosed(f"The browser endpoint {name!r} of this session stopped answering ({loss.reason}), so "
+                             "webhand stopped this call and took that endpoint out of the pool: this session's "
+                             "pages, cookies and storage there are gone.", again)
+    return SessionClosed(f"The browser endpoint {name!r} of this session was lost while the call ran: its pages, "
+                         "cookies and storage there are gone.", again)
 
 
 def endpoint_name(session: Session | None) -> str | None:

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -75,7 +75,8 @@ ANSWERING = Verdict("answering")
 
 
 async def watch(task: asyncio.Future[None], interrupt: asyncio.Future[None], current_tab: Callable[[], Tab | None],
-                timeout: float, dialog_open: Callable[[], bool]) -> Verdict:
+                timeout: float, dialog_open: Callable[[], bool],
+                check_place: Callable[[float], Awaitable[bool]] | None = None) -> Verdict:
     """Wait for a tool's work until it is done, interrupted by a dialog, or about to run out of time
     (then ask its page, see the module's docstring). ``answering`` does not mean the work is done.
 
@@ -84,6 +85,11 @@ async def watch(task: asyncio.Future[None], interrupt: asyncio.Future[None], cur
     timeout. It is hung if the ping gets no answer for ``hang_window`` seconds (plus the grace):
     the verdict comes at the timeout, or ``hang_window`` after the work failed, or, for a timeout
     shorter than ``hang_window``, after ``hang_window``.
+
+    On a pool endpoint, the page's silence may be its browser's: ``check_place`` asks the
+    browser itself at the same moment, capped within the window. A browser that does not answer
+    has its endpoint drained, which resolves ``interrupt``: the call then says the endpoint
+    stopped answering, and no page is blamed or ended.
     """
     loop = asyncio.get_running_loop()
     window = hang_window(timeout)
@@ -94,18 +100,22 @@ async def watch(task: asyncio.Future[None], interrupt: asyncio.Future[None], cur
     if tab is None or tab.closed or tab.crashed:
         return ANSWERING
     probe = asyncio.ensure_future(tab.ping())
+    place = asyncio.ensure_future(check_place(window)) if check_place is not None else None
     silent_until = loop.time() + window + _VERDICT_GRACE_SECONDS
     try:
         while (left := silent_until - loop.time()) > 0:
-            waiting = {interrupt} | {f for f in (probe, task) if not f.done()}
+            waiting = {interrupt} | {f for f in (probe, task, place) if f is not None and not f.done()}
             await asyncio.wait(waiting, timeout=left, return_when=asyncio.FIRST_COMPLETED)
             if interrupt.done() or (task.done() and not _ended_by_timeout(task)):
                 return ANSWERING
             if probe.done() and probe.result() is None:
                 return ANSWERING  # the page answered: the work is slow, not stuck on it
     finally:
-        if not probe.done():
-            probe.cancel()
+        for asked in (probe, place):
+            if asked is not None and not asked.done():
+                asked.cancel()
+    if interrupt.done():
+        return ANSWERING  # the place was found gone as the window ended
     # A JavaScript dialog also keeps a page from answering; Session.run handles that one.
     if dialog_open() or tab.closed or tab.crashed:
         return ANSWERING

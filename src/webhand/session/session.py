@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from collections import deque
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from webhand.config import Settings
-from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, NetworkEntry, Tab,
+from webhand.engine.driver import (BrowserHandle, ConsoleEntry, Context, Dialog, Download, Element, FileChooser, MouseButton, NetworkEntry, Tab,
                                    TabEvents)
 from webhand.errors import DialogPending, InvalidArgument, PageCrashed, SessionClosed
 from webhand.session.history import SessionHistory
@@ -29,6 +30,8 @@ from webhand.session import recovery
 from webhand.session.control import HumanControl
 from webhand.session.video import TabVideo
 from webhand.conversation_files import ConversationFiles
+
+log = logging.getLogger("webhand.sessions")
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
 _ANNOUNCED_CAP_SECONDS = 5.0
@@ -39,6 +42,7 @@ _HUNG_UNWIND_CAP_SECONDS = 0.3
 
 
 if TYPE_CHECKING:  # only for the annotation: page code does not belong to a session's import
+    from webhand.page.coordinates import ImageMap
     from webhand.page.snapshot import Snapshot
 
 
@@ -61,6 +65,11 @@ class Session:
         self.context = context
         self.owns_browser = owns_browser
         self.placement: object | None = None  # where a pool put it (engine/pool.py Placement)
+        # On a pool: resolved when the place it runs in went away (its endpoint was drained), and
+        # the question whether that place's browser still answers (within a cap; asking drains a
+        # silent one). Both set by session/placing.py; a call running then stops (see ``run``).
+        self.lost: asyncio.Future[object] | None = None
+        self.check_place: Callable[[float], Awaitable[bool]] | None = None
         self.console: deque[ConsoleEntry] = deque(maxlen=settings.console_buffer)
         self.network: deque[NetworkEntry] = deque(maxlen=settings.console_buffer)
         self.console_seen = 0  # entries ever recorded; lets an action report what it caused
@@ -86,8 +95,19 @@ class Session:
         self.told_tabs: set[int] = set()  # tabs a tool opened and reported itself (browser_tabs open)
         # What the model last saw of the page: an action's reply tells what changed since (page/diff.py).
         self.last_snapshot: Snapshot | None = None
+        # What the model last saw of each tab as pixels (by tab index, with the tab itself, as an
+        # index is reused after a tab closes): the map of its last screenshot, which the coordinate
+        # actions read their points by (page/coordinates.py), and where the pointer is on it.
+        self._screenshots: dict[int, tuple[Tab, ImageMap | None]] = {}
+        self.pointer: dict[int, tuple[float, float]] = {}
+        self.held_button: dict[int, MouseButton] = {}  # a mouse button pressed and not released (browser_mouse_button_xy)
         self.closed = False
+        self._closing: asyncio.Future[None] | None = None
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)
+        #: Work run at the start of close, while the context still answers (saving its storage state);
+        #: each is capped by the operation timeout and cannot stop the close.
+        self.before_close: list[Callable[[], Awaitable[None]]] = []
+        self.profile: str | None = None  # the named profile this session's browser runs on (profiles.py)
         self._active: Tab | None = context.tabs[0] if context.tabs else None
         self._replacing = False  # the active tab was ended by recovery: open a fresh one in its place
         self.dialogs: list[Dialog] = []  # open JavaScript dialogs, oldest first
@@ -164,7 +184,12 @@ class Session:
 
     @property
     def alive(self) -> bool:
-        return not self.closed and self.browser.alive
+        return not self.closed and self.browser.alive and not self.place_lost
+
+    @property
+    def place_lost(self) -> bool:
+        """The pool endpoint this session ran on was drained (its connection may still look open)."""
+        return self.lost is not None and self.lost.done()
 
     # -- tabs ----------------------------------------------------------------------------------
     async def tab(self) -> Tab:
@@ -195,6 +220,19 @@ class Session:
         place (rather than switching to another tab the model did not choose)."""
         self._active = None
         self._replacing = True
+
+    def saw_screenshot(self, tab: Tab, seen: ImageMap | None) -> None:
+        """The model was just given a screenshot of ``tab`` (``None``: one whose pixels map to no
+        page point, an element's): the coordinate actions read their points on it from now on."""
+        self._screenshots[tab.index] = (tab, seen)
+        self.pointer.pop(tab.index, None)  # the pointer's point was on the last picture
+
+    def last_screenshot(self, tab: Tab) -> tuple[bool, ImageMap | None]:
+        """Whether the model was given a screenshot of ``tab``, and the map of the last one."""
+        seen = self._screenshots.get(tab.index)
+        if seen is None or seen[0] is not tab:
+            return False, None
+        return True, seen[1]
 
     async def element(self, ref: str | None, selector: str | None, timeout: float | None = None) -> Element:
         """The element an action names: by ref (exact, never re-matched) or by CSS selector."""
@@ -230,27 +268,43 @@ class Session:
         or hung page is replaced by a fresh tab (recovery.py); ``timeout`` is the tool's own.
         """
         timeout = timeout or self.settings.timeout
+        if self.place_lost:
+            raise _place_gone()
         for line in await recovery.replace_crashed(self):  # crashed since the last call
             response.add(line)
         if not during_dialog:
             self.refuse_if_dialog()
         seen = self.events_seen
         tabs_before = {t.index for t in self.context.tabs}
-        self._interrupt = asyncio.get_running_loop().create_future()
+        interrupt = self._interrupt = asyncio.get_running_loop().create_future()
+
+        def place_went(_: object) -> None:  # the endpoint was drained: stop waiting for its browser
+            if not interrupt.done():
+                interrupt.set_result(None)
+
+        if self.lost is not None:
+            self.lost.add_done_callback(place_went)
         task = asyncio.ensure_future(work())
         verdict = recovery.ANSWERING
         try:
-            verdict = await recovery.watch(task, self._interrupt, lambda: self._active, timeout,
-                                           lambda: bool(self.open_dialogs()))
-            if verdict.kind == "stalled" and verdict.tab is not None:
+            verdict = await recovery.watch(task, interrupt, lambda: self._active, timeout,
+                                           lambda: bool(self.open_dialogs()), self.check_place)
+            if verdict.kind == "stalled" and verdict.tab is not None and not self.place_lost:
                 response.add(await recovery.stop_stalled(verdict.tab, verdict.url, timeout))
             if verdict.kind != "hung":
-                await asyncio.wait({task, self._interrupt}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({task, interrupt}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the call ran out of time: stop the work, skip the report
             await _stop(task)
             raise
         finally:
             self._interrupt = None
+            if self.lost is not None:
+                self.lost.remove_done_callback(place_went)
+        if self.place_lost:
+            # Nothing more is asked of a browser that went away: the work is dropped (its requests
+            # are abandoned, engine/capped.py) and the caller says which endpoint was lost.
+            await _stop(task, _HUNG_UNWIND_CAP_SECONDS)
+            raise _place_gone()
         try:
             if verdict.kind == "hung" and verdict.tab is not None:  # end the page first: the work then unwinds at once
                 raise await recovery.end_hung(self, verdict.tab, response.tool, timeout)
@@ -285,12 +339,33 @@ class Session:
                 self.note(f"Download of {page_line(download.name)} is still in progress; browser_downloads shows it when done.")
 
     async def _tell_new_tabs(self, before: set[int], response: Response) -> None:
-        """Tabs the page opened during the tool, once loaded (a tool that opened one itself said so)."""
+        """Tabs the page opened during the tool, once loaded (a tool that opened one itself said so).
+        Past ``max_tabs`` the newest tabs the page opened are closed, and the reply says so: a page
+        that opens popups in a loop must not grow the session's memory without bound."""
+        await self._close_tabs_past_the_limit(response)
         for tab in [t for t in self.context.tabs if t.index not in before and not t.closed]:
             if tab.index not in self.told_tabs:
                 await tab.wait_for_load(timeout=self.settings.timeout)
                 response.add(f"Opened tab {tab.index}: {response.page(tab.url or 'about:blank', URL_LIMIT)} "
                              "(browser_tabs to switch to it)")
+
+    async def _close_tabs_past_the_limit(self, response: Response) -> None:
+        open_tabs = [t for t in self.context.tabs if not t.closed]
+        excess = len(open_tabs) - self.settings.max_tabs
+        if excess <= 0:
+            return
+        # The newest go (popups come last); the tab the model works in stays.
+        closing = [t for t in reversed(open_tabs) if t is not self._active][:excess]
+        closed: list[str] = []
+        for tab in sorted(closing, key=lambda t: t.index):
+            url = tab.url or "about:blank"
+            with contextlib.suppress(Exception):  # a tab that closed itself meanwhile is closed all the same
+                await asyncio.wait_for(tab.close(), self.settings.timeout)
+            self.told_tabs.add(tab.index)
+            closed.append(f"{tab.index} ({response.page(url, URL_LIMIT)})")
+        response.add(f"The page opened more tabs than max_tabs ({self.settings.max_tabs}) allows; webhand closed "
+                     f"the newest: tab {', '.join(closed)}. Close tabs you no longer need with browser_tabs "
+                     "action=close to make room.")
 
     def _tell_events_since(self, seen: int, response: Response) -> None:
         new = min(self.events_seen - seen, len(self.events))
@@ -299,10 +374,22 @@ class Session:
 
     # -- end -----------------------------------------------------------------------------------
     async def close(self) -> None:
+        """Close the session; a second call (the conversation ending while webhand shuts down)
+        waits for the closing under way, so that nothing is torn down beneath it."""
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closing)
+
+    async def _close(self) -> None:
         if self.closed:
             return
         self.closed = True
         try:
+            for work in self.before_close:
+                try:
+                    await asyncio.wait_for(work(), self.settings.timeout)
+                except (Exception, asyncio.TimeoutError) as error:  # noqa: BLE001 - the close goes on
+                    log.warning("before closing the %s: %s", self.key, error)
             await self.context.close()
             if self.owns_browser:
                 await self.browser.close()
@@ -326,6 +413,13 @@ def describe_dialog(dialog: Dialog, *, hint: bool = True) -> str:
     }.get(dialog.kind, "browser_handle_dialog")
     article = "An" if dialog.kind[:1] in "aeiou" else "A"
     return f"{article} {text} opened. The page waits for it: call {how}."
+
+
+def _place_gone() -> SessionClosed:
+    """The error of a call whose pool endpoint was drained under it (session/placing.py's
+    ``explain_closed`` names the endpoint and the reason)."""
+    return SessionClosed("The browser endpoint of this session was lost while the call ran.",
+                         "Call the tool again: it runs in a fresh session on an endpoint that is up.")
 
 
 async def _stop(task: asyncio.Future[None], cap: float = _UNWIND_CAP_SECONDS) -> None:

@@ -90,7 +90,29 @@ def exposed_tools(tools: Iterable[Tool], style: str = "multi") -> list[ExposedTo
         raise ConfigError(f"Unknown tool style {style!r}.", "Use one of: " + ", ".join(TOOL_STYLES) + ".")
     tools = list(tools)
     hidden = hidden_fields(tools)
-    return [_single_tool(tools, hidden)] if style == "single" else [_catalog_tool(t, hidden) for t in tools]
+    if style == "single":  # no tool served (enabled = false): no browser tool either, not one with no actions
+        return [_single_tool(tools, hidden)] if tools else []
+    return [_catalog_tool(t, hidden) for t in tools]
+
+
+def by_name(exposed: dict[str, ExposedTool], name: str) -> ExposedTool | None:
+    """The exposed tool a call names: its own name, or another design's name for a served catalog
+    tool (``OTHER_TOOL_NAMES``: ``navigate_page``, ``browser_evaluate`` ...), which the host reads
+    as webhand's tool. Such names are answered, never listed."""
+    tool = exposed.get(name)
+    if tool is not None:
+        return tool
+    from webhand.tools.definition import OTHER_TOOL_NAMES  # loaded with the catalog: a call needs it anyway
+
+    ours = OTHER_TOOL_NAMES.get(name, ("", {}))[0]
+    if ours not in exposed:  # the single style serves `browser` only: other names are not its form
+        return None
+
+    async def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        return await context.call(name, arguments)
+
+    return ExposedTool(name, exposed[ours].description, exposed[ours].input_schema, exposed[ours].output_schema,
+                       exposed[ours].read_only, exposed[ours].destructive, run)
 
 
 def served_tools(tools: Callable[[], Iterable[Tool]], style: str = "multi") -> Callable[[], dict[str, ExposedTool]]:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from webhand.errors import ConfigError, shorten
 from webhand.host import ToolContext
 from webhand.response import ToolResult
-from webhand.surfaces.exposure import ExposedTool, exposed_tools
+from webhand.surfaces.exposure import ExposedTool, by_name, exposed_tools
 from webhand.tools import Tool
 
 Format = Literal["openai", "anthropic", "mcp"]
@@ -75,7 +75,7 @@ class ToolDispatcher:
                                   is_error=True)
         if not isinstance(arguments, dict | None):
             return ToolResult(f"Error: The arguments of {name} must be a JSON object.", is_error=True)
-        tool = self.tools.get(name)
+        tool = by_name(self.tools, name) if isinstance(name, str) else None
         if tool is None:
             return ToolResult(f"Error: Tool {shorten(name)!r} is not served here. Available: {', '.join(self.tools)}.", is_error=True)
         return await tool.run(self.context, arguments or {})

@@ -3,7 +3,8 @@
 Some hosts cap how many tools a model may see, or pay per tool; they get one tool. It is built
 from the catalog at start: each catalog tool becomes an action (its name without ``browser_``),
 a few get friendlier names (``screenshot``, ``evaluate``, ``open`` ...), and the element
-actions (click, type, press_key, hover ...) are folded into ``act`` with an ``act_kind``. The
+actions (click, type, press_key, hover ...) are folded into ``act`` with an ``act_kind`` (and
+taken by their own name too, ``{action: "click"}``, as other designs call them). The
 argument object is the union of every action's arguments; each call is checked by the catalog
 tool's own input model, so this module holds no tool logic, only the routing table.
 """
@@ -54,9 +55,15 @@ SHARED_ACT_KINDS: dict[str, tuple[str, dict[str, Any], str]] = {
     "scroll_into_view": ("browser_scroll", {"x": 0, "y": 0}, "Scroll an element into view."),
 }
 
-#: The other designs' argument names -> ours. Accepted on every action whose tool has our field,
-#: and listed in the docs rather than in the schema (the schema is paid for on every request).
-ARG_ALIASES: dict[str, str] = {"element_ref": "ref", "script": "expression", "target_id": "index"}
+#: Element actions called by their own name (``{action: "click"}``), as other designs call them,
+#: instead of ``act`` + ``act_kind``: accepted, not listed in the schema (one form for the model).
+#: The other designs' argument names (``element_ref``, ``script`` ...) are read by every catalog
+#: tool itself (``OTHER_NAMES`` in tools/definition.py).
+DIRECT_ACT_KINDS: dict[str, str] = {"fill": "type", "press": "press_key", "select": "select_option",
+                                    "scroll_to": "scroll_into_view"}
+
+#: Reading actions that take a ``url``: the page is opened first, then read.
+OPEN_THEN_READ = ("snapshot", "screenshot")
 
 #: Catalog tools with an operation field of their own, split into one action per operation:
 #: tool -> (its field, {action: value of the field}).
@@ -193,7 +200,8 @@ class SingleTool:
         required = set(route.tool.input_schema().get("required", []))
         names = [n for n in route.tool.input_schema().get("properties", {})
                  if n not in _COMMON_FIELDS and n not in self.hidden and n not in route.fixed]
-        return ", ".join(inverse.get(n, n) if n in required else f"[{inverse.get(n, n)}]" for n in names)
+        opens = ["[url]"] if route.action in OPEN_THEN_READ and ("navigate", None) in self.routes else []
+        return ", ".join(opens + [inverse.get(n, n) if n in required else f"[{inverse.get(n, n)}]" for n in names])
 
     # -- running a call ------------------------------------------------------------------------
     def route(self, arguments: dict[str, Any] | None) -> tuple[Route, dict[str, Any]]:
@@ -208,6 +216,10 @@ class SingleTool:
                                   "Actions: " + ", ".join(self.actions) + ".")
         if action != "act":
             kind = None
+            if (action, None) not in self.routes:  # {action: "click"}: an element action by its own name
+                direct = DIRECT_ACT_KINDS.get(action, action)
+                if ("act", direct) in self.routes:
+                    action, kind = "act", direct
         route = self.routes.get((action, kind))
         if route is None:
             if action == "act" and kind in SHARED_ACT_KINDS:
@@ -217,14 +229,11 @@ class SingleTool:
             if action == "act":
                 kinds = ", ".join(k for _, k in self.routes if k)
                 raise InvalidArgument(f"act_kind {kind!r} is not one of: {kinds}.", "Call again with one of them.")
-            raise InvalidArgument(f"Unknown action {action!r}.", "Actions: " + ", ".join(self.actions) + ".")
-        fields = route.tool.input_model.model_fields
-        for alias, ours in ARG_ALIASES.items():
-            if alias in given and ours in fields and alias not in fields:
-                if ours in given:
-                    raise InvalidArgument(f"`{alias}` and `{ours}` name the same argument; give one.",
-                                          f"Call again with `{ours}`.")
-                given[ours] = given.pop(alias)
+            kinds = [k for _, k in self.routes if k]
+            element = (f' Element actions ({", ".join(kinds)}) are action="act" with act_kind, e.g. '
+                       f'{SINGLE_TOOL_NAME}(action="act", act_kind="click", ref="e3").') if kinds else ""
+            raise InvalidArgument(f"Unknown action {action!r}.",
+                                  "Actions: " + ", ".join(self.actions) + "." + element)
         return route, {**{route.renames.get(k, k): v for k, v in given.items()}, **route.fixed}
 
     async def call(self, context: ToolContext, arguments: dict[str, Any] | None, caller: Caller = NO_CALLER) -> ToolResult:
@@ -237,7 +246,17 @@ class SingleTool:
             route, args = self.route(arguments)
         except InvalidArgument as error:
             return ToolResult(f"Error: {error}", [], {"error": type(error).__name__, "message": str(error)}, True)
+        opened: ToolResult | None = None
+        if route.action in OPEN_THEN_READ and "url" in args and ("navigate", None) in self.routes:
+            # {action: "snapshot", url: ...}: open the page, then read it (the other designs' form).
+            opening = {"url": args.pop("url"), **({"session": args["session"]} if "session" in args else {})}
+            opened = await context.call(self.routes[("navigate", None)].tool.name, opening, caller)
+            if opened.is_error:
+                opened.text = self._rewrite(opened.text)
+                return opened
         result = await context.call(route.tool.name, args, caller)
+        if opened is not None:
+            result.text = f"{opened.text}\n\n{result.text}"
         result.text = self._rewrite(result.text)
         if result.data and isinstance(result.data.get("message"), str):
             result.data = {**result.data, "message": self._rewrite(result.data["message"])}

@@ -20,7 +20,10 @@ CATALOG: dict[str, Tool] = dict(sorted(registered().items()))
 
 
 def enabled_tools(settings: Settings, capabilities: list[str] | None = None) -> list[Tool]:
-    """The tools a host serves: those of the chosen capability groups that config allows."""
+    """The tools a host serves: those of the chosen capability groups that config allows; none
+    when the browser is off for this agent (``enabled = false``), whatever groups are asked for."""
+    if not settings.enabled:
+        return []
     caps = set(capabilities if capabilities is not None else settings.capabilities)
     if "all" in caps:
         caps = set(CAPABILITIES)

@@ -50,6 +50,7 @@ async def run_steps(session: Session, response: Response, steps: list[tuple[str,
 # browser_interact --------------------------------------------------------------------------------
 class Step(ToolArgs):
     model_config = ConfigDict(extra="allow")
+    other_names = {"type": ("action",)}  # steps keyed as other designs key them: {"type": "click", ...}
     action: ActionName = Field(description="The action; the other keys are that tool's arguments, "
                                            "e.g. {\"action\": \"type\", \"ref\": \"e4\", \"text\": \"hi\"}.")
 
@@ -83,6 +84,9 @@ async def interact(session: Session, args: InteractArgs, response: Response) -> 
 
 # browser_fill_form -------------------------------------------------------------------------------
 class FormField(ToolArgs):
+    # Playwright MCP's fields also carry a human-readable `name` and the field's `type`; webhand
+    # reads the kind of field from the page itself.
+    unused_arguments = {"name": "", "type": ""}
     ref: str | None = Field(None, description="Field ref from browser_snapshot.")
     selector: str | None = Field(None, description="CSS selector of the field, when there is no ref.")
     value: str | bool | list[str] = Field(

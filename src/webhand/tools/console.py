@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from pydantic import Field
 
 from webhand.response import URL_LIMIT, Response
@@ -10,6 +12,11 @@ from webhand.tools.definition import PageArgs, tool
 
 #: Longest console message shown in the list (a stack trace fits); the whole list may go to a file.
 _ENTRY_LIMIT = 10_000
+
+
+def clock_time(unix_time: float) -> str:
+    """Local wall-clock time to the millisecond, as DevTools' console timestamps read: 12:03:04.123."""
+    return time.strftime("%H:%M:%S", time.localtime(unix_time)) + f".{int(unix_time * 1000) % 1000:03d}"
 
 
 class LogsArgs(PageArgs):
@@ -25,8 +32,10 @@ async def recent_console_logs(session: Session, args: LogsArgs, response: Respon
         response.add("No console messages.")
         response.data({"entries": []})
         return
-    # One line per entry: a message's own line breaks are escaped (page text is data, never structure).
-    lines = [(f"[{e.source}] " if e.source else "") + f"[{e.level}] {response.page(e.text, _ENTRY_LIMIT)}"
+    # One line per entry, led by the local time the page logged it, as DevTools shows it: a
+    # message's own line breaks are escaped (page text is data, never structure).
+    lines = [f"{clock_time(e.logged_at)} " + (f"[{e.source}] " if e.source else "")
+             + f"[{e.level}] {response.page(e.text, _ENTRY_LIMIT)}"
              + (f" ({response.page(e.location, URL_LIMIT)})" if e.location else "") for e in entries]
     response.large("\n".join(lines), what="console log", suffix=".log")
     response.data({"entries": [e.__dict__ for e in entries]})

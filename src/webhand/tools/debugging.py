@@ -14,7 +14,7 @@ from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import Response
 from webhand.session.session import Session
-from webhand.tools.definition import PageArgs, tool
+from webhand.tools.definition import PageArgs, ToolArgs, tool
 
 
 class ServiceWorkersArgs(PageArgs):
@@ -41,15 +41,16 @@ def _describe(registrations: list[ServiceWorkerRegistration], response: Response
         return "No service workers are registered in this session."
     lines = [f"Service workers ({len(registrations)}):"]
     for registration in registrations:
-        lines.append(f"- scope {response.clip(registration.scope, 300)}")
+        lines.append(f"- scope {response.clip(registration.scope, 300)}"
+                     + (" (controls this page)" if registration.controls_page else ""))
         lines += [f"  {v.state}: {response.clip(v.script_url, 300)} ({v.running})" for v in registration.versions]
     return "\n".join(lines)
 
 
 @tool("browser_service_workers", capability="debug")
 async def service_workers(session: Session, args: ServiceWorkersArgs, response: Response) -> None:
-    """List service worker registrations (scope, script, state: installing/waiting/active, running or not); or
-    unregister, update, skip waiting."""
+    """List service worker registrations (scope, script, state: installing/waiting/active, running or not, which one
+    controls this page); or unregister, update, skip waiting."""
     tab = await session.tab()
     registrations = await tab.service_workers()
     timeout = args.timeout or session.settings.timeout
@@ -64,8 +65,8 @@ async def service_workers(session: Session, args: ServiceWorkersArgs, response: 
             response.add("Pages it controls keep it until they are closed or reloaded.")
         registrations = await tab.service_workers()
     response.add(_describe(registrations, response))
-    response.data({"registrations": [{"scope": r.scope, "versions": [v.__dict__ for v in r.versions]}
-                                     for r in registrations]})
+    response.data({"registrations": [{"scope": r.scope, "controls_page": r.controls_page,
+                                      "versions": [v.__dict__ for v in r.versions]} for r in registrations]})
 
 
 def _targets(args: ServiceWorkersArgs, registrations: list[ServiceWorkerRegistration]) -> list[str]:
@@ -138,3 +139,29 @@ def _counter(name: str, value: float) -> str:
     if name.endswith("Size"):
         return f"{value / 1_048_576:,.1f} MB"
     return f"{value:,.0f}"
+
+
+class ExtensionsArgs(ToolArgs):
+    timeout: Timeout = None
+
+
+@tool("browser_extensions", capability="debug", read_only=True)
+async def extensions(session: Session, args: ExtensionsArgs, response: Response) -> None:
+    """List the browser extensions loaded into this session's browser (the extensions setting): name, version,
+    id, enabled."""
+    if not session.settings.extensions:
+        response.add("No extensions are loaded: webhand runs Chromium with extensions off unless the configuration "
+                     "lists unpacked extension folders (extensions = [\"/path/to/extension\"], process isolation).")
+        return
+    found = await session.browser.extensions(args.timeout or session.settings.timeout)
+    if not found:
+        response.add("The browser runs none of the configured extensions (it refused them at launch: check that "
+                     "each folder holds a valid manifest.json).")
+        return
+    lines = [f"Extensions ({len(found)}):"]
+    for extension in found:
+        lines.append(f"- {response.clip(extension.name, 100)} {response.clip(extension.version, 40)}, id "
+                     f"{extension.id}, {'enabled' if extension.enabled else 'disabled'}")
+    response.add("\n".join(lines))
+    response.data({"extensions": [{"name": e.name, "version": e.version, "id": e.id, "enabled": e.enabled}
+                                  for e in found]})

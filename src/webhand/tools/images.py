@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from webhand.config import Settings
+from webhand.durations import Timeout
 from webhand.images.fitting import read_for_model
 from webhand.response import Response
 from webhand.tools.definition import ToolArgs, tool
@@ -12,6 +13,7 @@ from webhand.tools.definition import ToolArgs, tool
 
 class ReadImageArgs(ToolArgs):
     path: str = Field(description="Path of a PNG, JPEG, GIF, WebP or HEIC file: in your own folder or a folder the user shared.")
+    timeout: Timeout = None
 
 
 @tool("read_image", capability="files", read_only=True, needs_session=False)

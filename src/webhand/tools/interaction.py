@@ -61,7 +61,8 @@ def target(args: Any) -> str:
 
 #: What the reply calls each action ("No change seen after the click …").
 ACTION_WORDS = {"click": "click", "type": "typing", "press_key": "key press", "hover": "hover", "focus": "focus",
-                "select_option": "selection", "check": "check", "uncheck": "uncheck", "scroll": "scroll", "drag": "drag"}
+                "select_option": "selection", "check": "check", "uncheck": "uncheck", "scroll": "scroll", "drag": "drag",
+                "click_button": "mouse button"}
 
 
 async def act(session: Session, response: Response, perform: Perform, args: ToolArgs, *, typing: bool = False,

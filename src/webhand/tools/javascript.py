@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, model_validator
 
 from webhand.durations import Timeout
 from webhand.errors import EvaluationDisabled
@@ -15,6 +17,17 @@ class EvalArgs(PageArgs):
     expression: str = Field(description="JavaScript to run in the page, like in the DevTools console; its last value is returned.")
     await_promise: bool = Field(True, description="Wait for a returned promise and return its value.")
     timeout: Timeout = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _function_form(cls, data: Any) -> Any:
+        """Playwright MCP and Chrome DevTools MCP send a function (``() => document.title``) as
+        ``function``, to be called: it runs as the expression that calls it."""
+        if isinstance(data, dict) and "function" in data and "expression" not in data:
+            data = dict(data)
+            source = data.pop("function")
+            data["expression"] = f"({source})()" if isinstance(source, str) else source
+        return data
 
 
 @tool("browser_eval", destructive=True, enabled=lambda settings: settings.evaluate_enabled)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from webhand.durations import Timeout
 from webhand.errors import NavigationFailed, shorten
@@ -15,6 +16,7 @@ from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Res
 from webhand.session.changes import loaded, watch_changes, watch_load
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
+from webhand.tools.waiting import WaitArgs, perform_wait
 
 #: The browser's own schemes pass too: the origin policy refuses them, saying how to opt in.
 _SCHEMES = ("http://", "https://", "about:", "data:", "file:", "view-source:", "blob:",
@@ -26,6 +28,28 @@ class NavigateArgs(PageArgs):
     wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = Field(
         "load", description="Page event that counts as loaded.")
     timeout: Timeout = None
+    # The Python/Playwright design's navigate takes a selector to wait for once the page loaded
+    # (or a load state). Accepted, not advertised: browser_wait_for is the tool for it.
+    wait_for: SkipJsonSchema[str | None] = Field(None, min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _chrome_devtools_type(cls, data: Any) -> Any:
+        """Chrome DevTools MCP's navigate_page has ``type`` "url" (this tool), or "back", "forward",
+        "reload": tools of their own here, which the refusal names."""
+        if isinstance(data, dict) and "type" in data:
+            kind = data.get("type")
+            if kind != "url":
+                raise ValueError(f"type={kind!r}: this tool opens a URL; call browser_back, browser_forward or "
+                                 "browser_reload to move in the history")
+            data = {k: v for k, v in data.items() if k != "type"}
+        return data
+
+    @model_validator(mode="after")
+    def _load_state_given_as_wait_for(self) -> "NavigateArgs":
+        if self.wait_for in ("load", "domcontentloaded", "networkidle", "commit"):
+            self.wait_until, self.wait_for = self.wait_for, None  # type: ignore[assignment]
+        return self
 
 
 _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):")
@@ -84,6 +108,8 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
         response.data(loaded(result.url, result.title, result.status))
         return
     opening.opened = result
+    if args.wait_for:
+        response.add(await perform_wait(session, WaitArgs(selector=args.wait_for, timeout=args.timeout)))
 
 
 class HistoryArgs(PageArgs):

@@ -42,7 +42,16 @@ def _line(entry: NetworkEntry, response: Response) -> str:
 
 
 def describe_route(rule: RouteRule, response: Response) -> str:
-    what = "blocked" if rule.action == "block" else f"answered {rule.status} ({len(rule.body.encode()):,}-byte body)"
+    if rule.action == "block":
+        what = "blocked"
+    elif rule.action == "continue":
+        changes = ([f"url {response.clip(rule.url, 300)}"] if rule.url else []) \
+            + ([f"method {rule.method}"] if rule.method else []) \
+            + ([f"headers {', '.join(response.clip(name, 100) for name in rule.headers)}"] if rule.headers else []) \
+            + ([f"{len(rule.post_data.encode()):,}-byte body"] if rule.post_data is not None else [])
+        what = "sent on changed (" + "; ".join(changes) + ")"
+    else:
+        what = f"answered {rule.status} ({len(rule.body.encode()):,}-byte body)"
     hits = f"{rule.hits} request{'' if rule.hits == 1 else 's'}"
     return f"{response.clip(rule.pattern, 200)} → {what}, {hits} so far"
 

@@ -1,14 +1,16 @@
 """Changing what the page's requests get: network emulation (offline, latency, throughput) and
-mocks (block a URL pattern, or answer it with a given response).
+routes (block a URL pattern, answer it with a given response, or change the request and send it on).
 
 Both hold for the whole session (every tab, and its service workers) until changed. A mock never
-lets a request past the origin policy: a request the policy refuses is refused still.
+lets a request past the origin policy: a request the policy refuses is refused still, and a
+rewritten request is checked again at its new URL.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
@@ -63,38 +65,71 @@ async def network_conditions(session: Session, args: ConditionsArgs, response: R
 class RouteArgs(PageArgs):
     pattern: str = Field(min_length=1, max_length=2000,
                          description="URL glob: * within a path part, ** across parts, e.g. **/api/user or **/*.png.")
-    action: Literal["block", "fulfill"] = Field("fulfill", description="block: the request fails; fulfill: answer it.")
+    action: Literal["block", "fulfill", "continue"] = Field(
+        "fulfill", description="block: the request fails; fulfill: answer it; continue: change it (url, method, "
+                               "headers, body) and send it on.")
     status: int = Field(200, ge=100, le=599, description="HTTP status of the answer (fulfill).")
-    headers: dict[str, str] = Field(default_factory=dict, description="Response headers of the answer (fulfill).")
-    body: str = Field("", description="Response body of the answer (fulfill).")
+    headers: dict[str, str] = Field(default_factory=dict, description="fulfill: the answer's headers; continue: headers "
+                                                                      "set on the request (others kept).")
+    body: str | None = Field(None, description="fulfill: the answer's body; continue: the request's new body.")
     content_type: str | None = Field(None, description="Content-Type of the answer, e.g. application/json (fulfill).")
+    url: str | None = Field(None, max_length=8000, description="continue: send the request to this URL instead "
+                                                               "(same scheme; the origin policy applies to it).")
+    method: str | None = Field(None, max_length=20, description="continue: send it with this method instead, e.g. POST.")
     timeout: Timeout = None
 
 
 @tool("browser_route", capability="network")
 async def route(session: Session, args: RouteArgs, response: Response) -> None:
-    """Mock requests matching a URL pattern for this session: block them, or answer with a status, headers and body.
-    Replaces a route with the same pattern."""
-    if len(args.body.encode()) > MAX_ROUTE_BODY:
-        raise InvalidArgument(f"The body is {len(args.body.encode()):,} bytes; a route's body holds at most "
+    """Route requests matching a URL pattern for this session: block them, answer with a status, headers and body,
+    or change their URL, method, headers or body and let them continue. Replaces a route with the same pattern."""
+    body = args.body or ""
+    if len(body.encode()) > MAX_ROUTE_BODY:
+        raise InvalidArgument(f"The body is {len(body.encode()):,} bytes; a route's body holds at most "
                               f"{MAX_ROUTE_BODY:,}.", "Give a shorter body.")
-    if args.action == "block" and (args.body or args.headers or args.content_type or args.status != 200):
+    if args.action == "block" and (args.body or args.headers or args.content_type or args.status != 200
+                                   or args.url or args.method):
         raise InvalidArgument("A blocking route sends no answer, so status, headers, body and content_type do not "
                               "apply.", "Call again with action fulfill to answer, or without them to block.")
+    if args.action != "continue" and (args.url or args.method):
+        raise InvalidArgument("url and method change a request that goes on: they go with action continue.",
+                              "Call again with action continue (or without url and method to answer it).")
     for name, value in args.headers.items():
         # A header the browser cannot send would fail the answer, and the page's request would hang.
         if not _TOKEN.fullmatch(name) or _BAD_VALUE.search(value):
-            raise InvalidArgument(f"The response header {name[:100]!r} is not a valid HTTP header (a name is letters, "
+            raise InvalidArgument(f"The header {name[:100]!r} is not a valid HTTP header (a name is letters, "
                                   "digits and !#$%&'*+-.^_`|~; a value has no line breaks or NUL).", "Fix the header.")
     headers = {name.lower(): value for name, value in args.headers.items()}
-    if args.content_type:
-        headers["content-type"] = args.content_type
-    rule = RouteRule(args.pattern, args.action, args.status, headers, args.body)
+    if args.action == "continue":
+        rule = _rewrite(args, headers)
+    else:
+        if args.content_type:
+            headers["content-type"] = args.content_type
+        rule = RouteRule(args.pattern, args.action, args.status, headers, body)
     await session.context.add_route(rule)
     response.add(f"Route set: {describe_route(rule, response)}. It holds for every tab of this session until "
                  "browser_unroute; browser_network_requests lists the routes. While a route is set, the browser's "
                  "HTTP cache is off.")
     response.data({"routes": [_route_data(r) for r in session.context.routes]})
+
+
+def _rewrite(args: RouteArgs, headers: dict[str, str]) -> RouteRule:
+    """A ``continue`` route, its changes checked: a URL the browser can send to, a method that is a token."""
+    if args.status != 200 or args.content_type:
+        raise InvalidArgument("A continuing request gets the server's answer, so status and content_type do not "
+                              "apply.", "Call again without them, or with action fulfill to answer it yourself.")
+    if not (args.url or args.method or headers or args.body is not None):
+        raise InvalidArgument("A continue route changes the request: give url, method, headers or body.",
+                              "Call again with what to change.")
+    if args.url is not None:
+        parts = urlsplit(args.url)
+        if parts.scheme not in ("http", "https") or not parts.netloc or _BAD_VALUE.search(args.url):
+            raise InvalidArgument(f"The url {args.url[:200]!r} is not an absolute http(s) URL.",
+                                  "Give the whole URL, e.g. https://example.com/api/v2/items.")
+    if args.method is not None and not _TOKEN.fullmatch(args.method):
+        raise InvalidArgument(f"The method {args.method[:20]!r} is not an HTTP method.", "Give one such as GET or POST.")
+    return RouteRule(args.pattern, "continue", headers=headers, url=args.url,
+                     method=args.method.upper() if args.method else None, post_data=args.body)
 
 
 class UnrouteArgs(PageArgs):
@@ -119,4 +154,7 @@ async def unroute(session: Session, args: UnrouteArgs, response: Response) -> No
 
 
 def _route_data(rule: RouteRule) -> dict[str, object]:
+    if rule.action == "continue":
+        return {"pattern": rule.pattern, "action": rule.action, "url": rule.url, "method": rule.method,
+                "headers": sorted(rule.headers), "hits": rule.hits}
     return {"pattern": rule.pattern, "action": rule.action, "status": rule.status, "hits": rule.hits}

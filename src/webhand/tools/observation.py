@@ -9,8 +9,9 @@ from pydantic import Field
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.page.annotate import annotated_screenshot
+from webhand.page.coordinates import image_map
 from webhand.page.find import find
-from webhand.page.snapshot import add_snapshot, omitted_notice, take_snapshot
+from webhand.page.snapshot import add_snapshot, omitted_notice, take_snapshot, viewport
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -42,13 +43,13 @@ async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> 
 
 class FindArgs(PageArgs):
     query: str = Field(min_length=1, max_length=500,
-                       description='What to find, by role words and name or text: "link Truth Value Testing", "login button".')
+                       description='What to find, in plain words: "the login button", "email field", "link Pricing".')
     limit: int = Field(10, ge=1, le=50, description="Most matches to return.")
 
 
 @tool("browser_find", read_only=True)
 async def find_elements(session: Session, args: FindArgs, response: Response) -> None:
-    """Find elements anywhere on the page (all frames, past the snapshot's ref cap) by role and name or text; replies with their refs, best match first."""
+    """Find elements anywhere on the page (all frames, past the snapshot's ref cap) by a plain description; replies with their refs, best match first."""
     tab = await session.tab()
     matches, refs = await find(tab, args.query, limit=args.limit)
     if not matches:
@@ -57,8 +58,9 @@ async def find_elements(session: Session, args: FindArgs, response: Response) ->
         return
     response.add(f"{len(matches)} best matches for {args.query!r}, best first (indented: the section it is in):")
     for match in matches:
-        response.add(match.line + (f"\n  in: {match.context}" if match.context else ""))
-    response.data({"matches": [{"line": m.line, "context": m.context} for m in matches]})
+        response.add(match.line + (f"\n  in: {match.context}" if match.context else "")
+                     + (f"\n  matched: {match.why}" if match.why else ""))
+    response.data({"matches": [{"line": m.line, "context": m.context, "why": m.why} for m in matches]})
 
 
 class ScreenshotArgs(PageArgs):
@@ -79,8 +81,13 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
     if args.annotate:
         await _annotated(session, args, response, timeout)
         return
+    tab = await session.tab()
+    whole = not (args.ref or args.selector)
+    port = await viewport(tab) if whole else None  # where the pixels are on the page (page/coordinates.py)
     png = await capture_png(session, args, timeout)
     fitted, path = response.image(png)
+    session.saw_screenshot(tab, image_map(port, full_page=args.full_page, original=(fitted.original_width, fitted.original_height),
+                                          sent=(fitted.width, fitted.height)) if port is not None else None)
     size = f"{fitted.original_width}x{fitted.original_height}"
     scaled = f", sent as {fitted.width}x{fitted.height}" if fitted.width != fitted.original_width else ""
     response.add(f"Screenshot {size}{scaled} saved to {path}")
@@ -90,21 +97,28 @@ async def _annotated(session: Session, args: ScreenshotArgs, response: Response,
     if args.ref or args.selector:
         raise InvalidArgument("annotate labels the refs of the viewport or the full page, not of one element.",
                               "Call again without ref and selector, or without annotate.")
-    png, labels = await annotated_screenshot(await session.tab(), full_page=args.full_page, timeout=timeout)
+    tab = await session.tab()
+    png, labels, port = await annotated_screenshot(tab, full_page=args.full_page, timeout=timeout)
     fitted, path = response.image(png, kind="annotated")
+    session.saw_screenshot(tab, image_map(port, full_page=args.full_page, original=(fitted.original_width, fitted.original_height),
+                                          sent=(fitted.width, fitted.height)))
+    scale = fitted.width / fitted.original_width  # the legend's points are on the image you got
     scaled = f", sent as {fitted.width}x{fitted.height}" if fitted.width != fitted.original_width else ""
     response.add(f"Annotated screenshot {fitted.original_width}x{fitted.original_height}{scaled} saved to {path}: "
-                 f"{len(labels)} elements labelled with their refs" + (":" if labels else " (none has a box on it)."))
+                 f"{len(labels)} elements labelled with their refs" + (", each with the centre of its box on the image "
+                 "(x,y pixels):" if labels else " (none has a box on it)."))
     if labels:
-        response.large("\n".join(label.legend_line() for label in labels), what="legend", suffix=".txt",
+        response.large("\n".join(label.legend_line(scale) for label in labels), what="legend", suffix=".txt",
                        limit=session.settings.snapshot_max_chars, hint="Read the file for the whole legend.")
     response.data({"labels": [{"ref": label.ref, "role": label.role, "name": label.name, "box": list(label.box),
-                               "tag": list(label.tag)} for label in labels]})
+                               "tag": list(label.tag), "centre": list(label.centre(scale))} for label in labels]})
 
 
 class ResizeArgs(PageArgs):
     width: int = Field(description="Viewport width in CSS pixels.")
     height: int = Field(description="Viewport height in CSS pixels.")
+    device_scale: float = Field(1.0, ge=1, le=4, description="Device pixels per CSS pixel: 2 or 3 emulate a high-density screen.")
+    timeout: Timeout = None
 
 
 @tool("browser_resize", capability="extra")
@@ -113,8 +127,9 @@ async def resize(session: Session, args: ResizeArgs, response: Response) -> None
     for name, value in (("width", args.width), ("height", args.height)):
         if not 0 < value <= 16384:
             raise InvalidArgument(f"{name} must be between 1 and 16384 pixels, not {value}.", "Call again with a positive size.")
-    await (await session.tab()).set_viewport(args.width, args.height)
-    response.add(f"Viewport is now {args.width}x{args.height}.")
+    await (await session.tab()).set_viewport(args.width, args.height, args.device_scale)
+    scale = f" at device scale {args.device_scale:g}" if args.device_scale != 1 else ""
+    response.add(f"Viewport is now {args.width}x{args.height}{scale}.")
 
 
 async def capture_png(session: Session, args: Any, timeout: float) -> bytes:

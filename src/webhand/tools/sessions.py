@@ -23,7 +23,7 @@ from webhand.response import URL_LIMIT, Response
 from webhand.session.conversation import ConversationSessions
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, ToolArgs, tool
-from webhand.tools.storage import read_storage_state
+from webhand.session.storage_state import read_storage_state
 
 
 @tool("browser_close", destructive=True, during_dialog=True)
@@ -43,6 +43,9 @@ class SessionCreateArgs(ToolArgs):
     width: int | None = Field(None, ge=1, le=16384, description="Viewport width in CSS pixels (default from config).")
     height: int | None = Field(None, ge=1, le=16384, description="Viewport height in CSS pixels (default from config).")
     storage_state: str | None = Field(None, description="Start logged in: a file saved by browser_storage_state.")
+    profile: str | None = Field(None, description="Run the session on this named profile the user keeps (`webhand "
+                                "profile list`): its sign-ins, cookies and storage, kept after the session. One "
+                                "session at a time may use a profile.")
     timeout: Timeout = None
 
 
@@ -56,17 +59,18 @@ async def session_create(sessions: ConversationSessions, args: SessionCreateArgs
     if args.name in ("", "default"):
         raise InvalidArgument("'default' is the session page tools use without a name; it needs no creating.",
                               "Choose another name, e.g. 'admin'.")
+    _one_source_of_sign_ins(args)
     state = read_storage_state(response.files.confine(args.storage_state)) if args.storage_state is not None else None
     default = sessions.settings.viewport
     viewport = Viewport(width=args.width or default.width, height=args.height or default.height)
-    session = await sessions.create(args.name, viewport)
+    session = await sessions.create(args.name, viewport, profile=args.profile)
     if state is not None:
         try:
             await session.context.set_storage_state(state, timeout=timeout)
         except BaseException:
             await sessions.destroy(args.name)  # half-made sessions would only confuse the next call
             raise
-    loaded = " with the saved login" if state is not None else ""
+    loaded = " with the saved login" if state is not None else _on_profile(session)
     response.add(f"Started session {args.name!r} ({viewport.width}x{viewport.height}){loaded}. "
                  f"Pass session={args.name!r} to page tools to use it.")
 
@@ -76,14 +80,30 @@ async def _open_default(sessions: ConversationSessions, args: SessionCreateArgs,
     if args.width or args.height:
         raise InvalidArgument("width and height are for a new named session; the default session keeps its size.",
                               "Call browser_resize to change the default session's viewport, or give a name.")
+    _one_source_of_sign_ins(args)
+    open_now = sessions.find(None)
+    if args.profile is not None and open_now is not None and open_now.profile != args.profile:
+        raise InvalidArgument(f"The default session is already open{_on_profile(open_now) or ' on a temporary profile'}.",
+                              f"Close it with browser_close first, or give a name to open profile {args.profile!r} "
+                              "in a session of its own.")
     state = read_storage_state(response.files.confine(args.storage_state)) if args.storage_state is not None else None
-    session = await sessions.open_default()
+    session = await sessions.open_default(profile=args.profile)
     if state is not None:
         await session.context.set_storage_state(state, timeout=timeout)
     tab = await session.tab()
-    loaded = " with the saved login" if state is not None else ""
+    loaded = " with the saved login" if state is not None else _on_profile(session)
     response.add(f"The default session is open{loaded}: tab {tab.index} at {response.page(tab.url, URL_LIMIT)}. "
                  "Page tools use it without `session`.")
+
+
+def _one_source_of_sign_ins(args: SessionCreateArgs) -> None:
+    if args.profile is not None and args.storage_state is not None:
+        raise InvalidArgument("profile and storage_state both give the session its sign-ins: give only one.",
+                              "A profile keeps its own cookies and storage; leave out storage_state.")
+
+
+def _on_profile(session: Session) -> str:
+    return f" on profile {session.profile!r}" if session.profile else ""
 
 
 @tool("browser_session_list", capability="sessions", read_only=True, manages_sessions=True)
@@ -93,11 +113,12 @@ async def session_list(sessions: ConversationSessions, args: ToolArgs, response:
     if not infos:
         response.add("No browser sessions are open; the first page tool starts the default one.")
     else:
-        lines = [f"- {i.name}: {i.url or 'about:blank'} ({i.status}, {i.tabs} tab{'s' if i.tabs != 1 else ''}, "
+        lines = [f"- {i.name}: {i.url or 'about:blank'} ({i.status}, "
+                 f"{f'profile {i.profile!r}' if i.profile else 'temporary profile'}, {i.tabs} tab{'s' if i.tabs != 1 else ''}, "
                  f"{i.actions} action{'s' if i.actions != 1 else ''}, created {_clock(i.created_at)}, "
                  f"last used {_clock(i.last_used_at)}, idle {i.idle_seconds:g} s)" for i in infos]
         response.add(f"Sessions ({len(infos)}):\n" + "\n".join(lines))
-    response.data({"sessions": [{"name": i.name, "status": i.status, "url": i.url, "tabs": i.tabs,
+    response.data({"sessions": [{"name": i.name, "status": i.status, "profile": i.profile, "url": i.url, "tabs": i.tabs,
                                  "actions": i.actions, "created_at": i.created_at, "last_used_at": i.last_used_at,
                                  "idle_seconds": i.idle_seconds} for i in infos]})
 
@@ -111,6 +132,11 @@ class SessionHistoryArgs(ToolArgs):
     limit: int = Field(20, ge=1, le=500, description="How many of the most recent calls to return.")
 
 
+def _session_label(name: str) -> str:
+    """How a reply names a session: "the default session", "session s0"."""
+    return "the default session" if name == "default" else f"session {name}"
+
+
 @tool("browser_session_history", capability="sessions", read_only=True, manages_sessions=True)
 async def session_history(sessions: ConversationSessions, args: SessionHistoryArgs, response: Response) -> None:
     """The session's most recent tool calls: tool, arguments (secrets masked), outcome, duration, URLs."""
@@ -122,13 +148,14 @@ async def session_history(sessions: ConversationSessions, args: SessionHistoryAr
     history = session.history
     entries = history.recent(args.limit)
     if not entries:
-        response.add(f"The {session.key} has made no calls yet.")
+        label = _session_label(session.key.name)
+        response.add(f"{label[0].upper()}{label[1:]} has made no calls yet.")
     else:
         shown = f"the last {len(entries)} of {history.count}" if history.count > len(entries) else f"all {len(entries)}"
         lines = [f"{e.index}. {_clock(e.started_at)} {e.tool} {_arguments(e.arguments)} -> {e.outcome} "
                  f"({e.duration_ms} ms){_moved(e.url_before, e.url_after)}"
                  + (f": {e.message}" if e.outcome != "ok" and e.message else "") for e in entries]
-        response.add(f"History of the {session.key} ({shown} calls):\n" + "\n".join(lines))
+        response.add(f"History of {_session_label(session.key.name)} ({shown} calls):\n" + "\n".join(lines))
         if history.spilled:
             response.add(f"Older calls are in {history.spill_file}.")
     response.data({"session": session.key.name, "count": history.count,

@@ -16,10 +16,10 @@ from pydantic import Field
 
 from webhand.durations import Timeout
 from webhand.engine.driver import Cookie
-from webhand.errors import FileNotReadable, InvalidArgument, shorten
+from webhand.errors import InvalidArgument, shorten
 from webhand.response import Response, to_json_text
-from webhand.conversation_files import require_file
 from webhand.session.session import Session
+from webhand.session.storage_state import read_storage_state, summary as _summary
 from webhand.tools.definition import PageArgs, tool
 
 _SHOWN_VALUE_CHARS = 200
@@ -146,27 +146,7 @@ async def storage_state(session: Session, args: StorageStateArgs, response: Resp
         response.add(f"Saved {_summary(state)} to {target} ({len(text.encode()):,} bytes). "
                      "It holds login cookies: keep it private.")
         return
-    state = read_storage_state(target)
+    state = read_storage_state(target, "Save one first with browser_storage_state action=save.")
     await session.context.set_storage_state(state, timeout=args.timeout or session.settings.timeout)
     response.add(f"Loaded {_summary(state)} from {target}; they replace the session's earlier cookies and storage. "
                  "Navigate (or reload) to use them.")
-
-
-def read_storage_state(path: Any) -> dict[str, Any]:
-    """A storage-state file's content, checked for the shape browser_storage_state save writes."""
-    require_file(path, "Save one first with browser_storage_state action=save.")
-    try:
-        state = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise FileNotReadable(f"{path} is not a readable JSON file: {error}.",
-                              "Give a file written by browser_storage_state action=save.") from None
-    if not (isinstance(state, dict) and isinstance(state.get("cookies", []), list)
-            and isinstance(state.get("origins", []), list)):
-        raise FileNotReadable(f"{path} is not a storage state (it needs `cookies` and `origins` lists).",
-                              "Give a file written by browser_storage_state action=save.")
-    return {"cookies": state.get("cookies", []), "origins": state.get("origins", [])}
-
-
-def _summary(state: dict[str, Any]) -> str:
-    cookies, origins = len(state.get("cookies", [])), len(state.get("origins", []))
-    return f"{cookies} cookie{'s' if cookies != 1 else ''} and the storage of {origins} origin{'s' if origins != 1 else ''}"

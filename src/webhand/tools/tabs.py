@@ -9,13 +9,13 @@ handler: the model asked to close it, and a "leave this page?" prompt would only
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from webhand.durations import Timeout
 from webhand.engine.driver import Tab
-from webhand.errors import InvalidArgument, shorten
+from webhand.errors import InvalidArgument, TabLimitReached, shorten
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -32,11 +32,22 @@ class TabsArgs(PageArgs):
     url: str | None = Field(None, description="For open: the URL to load in the new tab (else it stays blank).")
     timeout: Timeout = None
 
+    @field_validator("action", mode="before")
+    @classmethod
+    def _playwright_mcp_words(cls, value: Any) -> Any:
+        """Playwright MCP's browser_tabs says "new" and "select" for open and focus."""
+        return {"new": "open", "select": "focus"}.get(value, value) if isinstance(value, str) else value
+
 
 @tool("browser_tabs", capability="tabs", destructive=True, during_dialog=True)
 async def tabs(session: Session, args: TabsArgs, response: Response) -> None:
     """List, open, focus or close browser tabs. Page tools act on the focused tab."""
     if args.action == "open":
+        open_tabs = [t for t in session.context.tabs if not t.closed]
+        if len(open_tabs) >= session.settings.max_tabs:
+            raise TabLimitReached(f"{len(open_tabs)} tabs are open in this session, the most allowed (max_tabs).",
+                                  "Close one first with browser_tabs action=close index=N (browser_tabs lists them), "
+                                  "then open again.")
         tab = await session.context.new_tab()
         session.activate(tab)
         session.told_tabs.add(tab.index)  # this reply names it; Session.run need not

@@ -19,20 +19,23 @@ from collections.abc import Callable
 from typing import Any
 
 from webhand.config import Settings
-from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection
+from webhand.engine.capped import answers_within
+from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
+from webhand.engine.cdp.relay import ExtensionRelay, RelayClient, refused
+from webhand.engine.cdp.shared_tabs import SharedTabsContext
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
 from webhand.engine.chrome import ChromeProcess
-from webhand.engine.driver import TabEvents
+from webhand.engine.driver import BrowserExtension, TabEvents
 from webhand.engine.local_launch import LocalLauncher
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed
 
-__all__ = ["CdpBrowser", "CdpEngine"]
+__all__ = ["CdpBrowser", "CdpEngine", "SharedTabsBrowser"]
 
 
 class CdpBrowser:
@@ -125,7 +128,7 @@ class CdpBrowser:
             created = await asyncio.wait_for(self.connection.send.Target.createBrowserContext(params=params), 30)  # type: ignore[arg-type]
             context = CdpContext(self.connection, created["browserContextId"], events, width=width, height=height,
                                  downloads_dir=downloads_dir, policy=self.policy, proxy=proxy,
-                                 staging_parent=self.chrome.user_data_dir if self.chrome is not None else None)
+                                 staging_parent=self.chrome.scratch_dir if self.chrome is not None else None)
             if proxy is not None and self.policy is not None:
                 self.policy.log_for(context, refusals)
             context.stealth = self.stealth
@@ -141,9 +144,8 @@ class CdpBrowser:
     async def close(self) -> None:
         """Disconnect; and when webhand launched this browser, kill its process group."""
         try:
-            if not self.chrome:
-                for context in list(self.contexts.values()):
-                    await context.close()
+            if not self.chrome:  # side by side: each waits (capped) for a browser that may not answer
+                await asyncio.gather(*(context.close() for context in list(self.contexts.values())))
             await self.connection.close()
         finally:
             if self.chrome:
@@ -152,6 +154,13 @@ class CdpBrowser:
     def kill_now(self) -> None:
         if self.chrome:
             self.chrome.kill_now()
+
+    async def abandon(self) -> None:
+        """Cut the socket: the browser disposes the contexts of a connection that detached
+        (``disposeOnDetach``), when it answers again."""
+        self.connection.abort()
+        if self.chrome:
+            await self.chrome.close()
 
     # What a pool asks of an endpoint's browser (engine/pool.py) -------------------------------
     def on_disconnected(self, callback: Callable[[], None]) -> None:
@@ -174,16 +183,66 @@ class CdpBrowser:
         return dropped.is_set() or self.connection.closed
 
     async def ping(self, timeout: float) -> bool:
-        """A round trip to the browser itself (not just an open socket)."""
-        try:
-            await asyncio.wait_for(self.connection.send.Browser.getVersion(), timeout)
-            return True
-        except (TimeoutError, asyncio.TimeoutError, *PROTOCOL_ERRORS):
-            return False
+        """A round trip to the browser itself (not just an open socket), given up at ``timeout``."""
+        return await answers_within(self.connection.send.Browser.getVersion(), timeout)
 
-    async def existing_context(self, *, events: TabEvents) -> CdpContext:
-        raise BrowserLaunchFailed("Attaching to a browser's own default context (attach_to_existing_context) is "
-                                  "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        async with guarded("Listing the browser's extensions", timeout):
+            found = (await self.connection.send.Extensions.getExtensions())["extensions"]
+        return [BrowserExtension(e["name"], e["version"], e["id"], e["path"], e["enabled"]) for e in found]
+
+    async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> CdpContext:
+        """The default context of a browser webhand launched on a kept profile: the one context whose
+        cookies and storage Chromium writes to the profile's folder (a created context lives in
+        memory only). Closing the session closes its tabs, never the context."""
+        if self.chrome is None:
+            raise BrowserLaunchFailed("Attaching to a browser's own default context (attach_to_existing_context) is "
+                                      "not built on the raw CDP driver.", 'Use driver = "playwright" for it.')
+        try:
+            contexts = await asyncio.wait_for(self.connection.send.Target.getBrowserContexts(), 30)
+            context_id = contexts["defaultBrowserContextId"]  # type: ignore[typeddict-item]
+            context = CdpContext(self.connection, context_id, events, width=width, height=height,
+                                 downloads_dir=None, policy=self.policy, proxy=None, owns_context=False,
+                                 staging_parent=self.chrome.scratch_dir)
+            context.stealth = self.stealth
+            self.contexts[context.context_id] = context
+            await context.start_downloads()
+        except (TimeoutError, KeyError, *PROTOCOL_ERRORS) as error:
+            from webhand.engine.cdp.connection import translate
+            raise translate(error, "Opening the browser's default context", 30) from None
+        return context
+
+
+class SharedTabsBrowser(CdpBrowser):
+    """The Chrome a person runs, reached through webhand's extension (relay.py): its only targets
+    are the tabs the person shared. A session takes them as its context; nothing here closes them
+    or the browser (closing only disconnects)."""
+
+    def __init__(self, connection: CdpConnection, client: RelayClient, timeout: float) -> None:
+        super().__init__(connection, None, None)
+        self.client = client
+        self._timeout = timeout
+
+    async def new_context(self, *, width: int, height: int, downloads_dir: str | None,
+                          events: TabEvents) -> CdpContext:
+        raise refused("A fresh browser context")
+
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        raise refused("Listing the browser's extensions")
+
+    async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> SharedTabsContext:
+        # width and height are not applied: the person's window keeps its size.
+        for old in [c for c in self.contexts.values() if c.closed]:
+            self.contexts.pop(old.context_id, None)
+        context = SharedTabsContext(self.connection, self.client, events)
+        self.contexts[context.context_id] = context
+        try:
+            await context.share_in(self._timeout)
+        except BaseException:
+            await context.close()
+            self.contexts.pop(context.context_id, None)
+            raise
+        return context
 
 
 class CdpEngine:
@@ -195,6 +254,7 @@ class CdpEngine:
         # Where each response came from is told by the Network events every tab listens to anyway
         # (network.py): nothing more to ask for. Kept for the host, which sets it for either driver.
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))
+        self.relay: ExtensionRelay | None = None  # the extension bridge's server, once asked for
 
     # the browsers launched on this machine (engine/local_launch.py) ------------------------------
     @property
@@ -218,9 +278,9 @@ class CdpEngine:
         resort when closing them overran its cap. Returns the pids."""
         return self.local.launched.kill_now()
 
-    async def launch(self) -> CdpBrowser:
+    async def launch(self, *, profile_dir: str | None = None) -> CdpBrowser:
         settings = self.settings
-        starting = self.local.take()
+        starting = self.local.take(profile_dir)
         chrome = await starting
         try:
             connection = await CdpConnection.open(chrome.ws_endpoint, timeout=settings.launch_timeout)
@@ -238,19 +298,44 @@ class CdpEngine:
 
     async def connect(self, cdp_url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
                       timeout: float | None = None) -> CdpBrowser:
+        if kind == "extension":
+            return await self._connect_extension(timeout or self.settings.launch_timeout)
         if kind != "cdp":  # a Playwright browser server speaks Playwright's protocol, not CDP
             raise BrowserLaunchFailed(f"The raw CDP driver cannot connect to a {kind} endpoint ({redacted_url(cdp_url)}).",
                                       'Use driver = "playwright" for Playwright browser servers.')
         timeout = timeout or self.settings.launch_timeout
+        connection: CdpConnection | None = None
         try:
             url = await asyncio.to_thread(_websocket_url, cdp_url, timeout, headers or {})
             connection = await CdpConnection.open(url, headers=headers, timeout=timeout)
             browser = CdpBrowser(connection, None, self.policy)
             await asyncio.wait_for(browser.start(), timeout)
         except (TimeoutError, OSError, ValueError, *PROTOCOL_ERRORS) as error:
+            if connection is not None:
+                connection.abort()  # opened, but the browser did not answer on it
             raise BrowserLaunchFailed(f"Could not connect to the browser at {redacted_url(cdp_url)}: {error}",
                                       "Check that it runs with --remote-debugging-port and that the URL is right.") from None
         self._disguise(browser)
+        self.version = browser.version
+        return browser
+
+    async def _connect_extension(self, timeout: float) -> SharedTabsBrowser:
+        """The tabs shared through webhand's extension: the relay starts (once) and the extension's
+        connection is awaited up to ``timeout``."""
+        from webhand.security.pairing import pairing_token
+
+        if self.relay is None:
+            self.relay = ExtensionRelay(self.settings.extension_port, pairing_token)
+        await self.relay.start()
+        link = await self.relay.wait_link(timeout)
+        client = RelayClient(link)
+        browser = SharedTabsBrowser(CdpConnection.over(client), client, timeout)
+        try:
+            await asyncio.wait_for(browser.start(), timeout)
+        except (TimeoutError, *PROTOCOL_ERRORS) as error:
+            await client.stop()
+            raise BrowserLaunchFailed(f"The browser extension connected, but did not answer: {error}",
+                                      "Reload the extension in chrome://extensions and try again.") from None
         self.version = browser.version
         return browser
 
@@ -260,8 +345,10 @@ class CdpEngine:
 
     async def stop(self) -> None:
         """No driver process to stop (each browser closes its own connection); a browser launched
-        ahead for a session that never came is ended."""
+        ahead for a session that never came is ended; the extension relay stops listening."""
         await self.local.discard_early()
+        if self.relay is not None:
+            await self.relay.close()
 
 
 def _websocket_url(cdp_url: str, timeout: float, headers: dict[str, str]) -> str:

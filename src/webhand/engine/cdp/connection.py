@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import ipaddress
+import json
 import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
@@ -41,6 +42,9 @@ Listener = Callable[[dict[str, Any]], None]
 # answer as a warning. That is expected here, not a fault worth a line in the host's log.
 logging.getLogger("cdp_use.client").setLevel(logging.ERROR)
 ANY_SESSION = "*"
+#: How long closing the connection waits for the browser to take part (it answers in milliseconds
+#: when it answers at all).
+_CLOSE_CAP_SECONDS = 2.0
 
 
 class CdpError(Exception):
@@ -51,7 +55,7 @@ class CdpClosed(Exception):
     """The connection, the page or its session is gone."""
 
 
-class _Commands:
+class CommandProxy:
     """``send.Domain.method(params=..., session_id=...)``, as cdp-use's typed library is called."""
 
     def __init__(self, client: CDPClient) -> None:
@@ -108,7 +112,7 @@ class _LeanClient(CDPClient):
     ``__init__`` imports. Sets what the client's other methods use (cdp-use 1.4.5, pinned; the
     conformance suite runs every driver test through it)."""
 
-    def __init__(self, url: str, additional_headers: dict[str, str] | None = None) -> None:  # noqa: super not called
+    def __init__(self, url: str, additional_headers: dict[str, str] | None = None) -> None:  # super().__init__ is not called: see the docstring
         self.url = url
         self.additional_headers = additional_headers
         self.max_ws_frame_size = 100 * 1024 * 1024  # cdp-use's default: a full-page screenshot fits
@@ -120,7 +124,7 @@ class _LeanClient(CDPClient):
         # Where CdpConnection.on registers its dispatchers; the reader loop reads the same table.
         self.event_handlers = events.handlers
         self._event_registry = events  # type: ignore[assignment]
-        self.send = _Commands(self)  # type: ignore[assignment]
+        self.send = CommandProxy(self)  # type: ignore[assignment]
 
     async def start(self) -> None:
         """cdp-use's start, without per-message compression on a loopback socket. websockets
@@ -137,6 +141,27 @@ class _LeanClient(CDPClient):
         self.ws = await websockets.connect(self.url, **options)
         self._message_handler_task = asyncio.create_task(self._handle_messages())
 
+    async def send_raw(self, method: str, params: Any = None, session_id: str | None = None) -> dict[str, Any]:
+        """cdp-use's ``send_raw``, except that a request given up on leaves the table of pending
+        requests at once. cdp-use keeps the future of a cancelled request until its answer comes,
+        and a browser that stopped answering never sends one: each timed-out request stayed
+        there for the life of the connection."""
+        if not self.ws:
+            raise RuntimeError("Client is not started. Call start() first or use as async context manager.")
+        self.msg_id += 1
+        ident = self.msg_id
+        message: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
+        if session_id:
+            message["sessionId"] = session_id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending_requests[ident] = future
+        try:
+            await self.ws.send(json.dumps(message))
+            return await future
+        finally:
+            if self.pending_requests.get(ident) is future:
+                del self.pending_requests[ident]  # cancelled, timed out or unsent: no answer is awaited now
+
 
 class CdpConnection:
     def __init__(self, client: _LeanClient) -> None:
@@ -147,11 +172,18 @@ class CdpConnection:
         self._registered: set[str] = set()
         self.closed = False
         self.on_close: list[Callable[[], None]] = []
+        self._told_closed = False
 
     @classmethod
     async def open(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float) -> CdpConnection:
         client = _LeanClient(url, additional_headers=headers)
         await asyncio.wait_for(client.start(), timeout)
+        return cls.over(client)
+
+    @classmethod
+    def over(cls, client: Any) -> CdpConnection:
+        """A connection on a started client: cdp-use's, or one with the same shape (the extension
+        bridge's ``relay.RelayClient``)."""
         connection = cls(client)
         # cdp-use gives no "closed" callback; its reader task ends when the socket does.
         task = client._message_handler_task
@@ -161,14 +193,38 @@ class CdpConnection:
 
     def _closed(self) -> None:
         self.closed = True
+        if self._told_closed:
+            return
+        self._told_closed = True
         for callback in list(self.on_close):
             callback()
 
     async def close(self) -> None:
+        """Leave the browser: a polite close, capped, then the socket is cut. A browser that
+        stopped answering never answers the close handshake, and websockets would hold the socket
+        open (and a caller waiting) for its own close timeout. The connection counts as closed
+        from the start: nothing more is sent on it."""
+        self.closed = True
+        socket = self.client.ws
         try:
-            await asyncio.wait_for(self.client.stop(), 5)
+            await asyncio.wait_for(self.client.stop(), _CLOSE_CAP_SECONDS)
         except Exception:  # noqa: BLE001 - closing a socket the browser already dropped raises its own kinds
             pass
+        finally:
+            _cut(socket)
+        self._closed()
+
+    def abort(self) -> None:
+        """Cut the socket at once, without a close handshake (a connection that never became usable)."""
+        self.closed = True
+        task = self.client._message_handler_task
+        if task is not None:
+            task.cancel()
+        for future in self.client.pending_requests.values():
+            if not future.done():
+                future.set_exception(ConnectionError("the connection was cut"))
+        self.client.pending_requests.clear()
+        _cut(self.client.ws)
         self._closed()
 
     # events ------------------------------------------------------------------------------------
@@ -203,6 +259,12 @@ class CdpConnection:
         """Drop every listener of a session that detached."""
         for by_session in self._listeners.values():
             by_session.pop(session_id, None)
+
+
+def _cut(socket: Any) -> None:
+    transport = getattr(socket, "transport", None)
+    if transport is not None and not transport.is_closing():
+        transport.abort()
 
 
 def message(error: BaseException) -> str:

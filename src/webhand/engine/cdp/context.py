@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from webhand.engine.stealth import StealthProfile
 
 _ANNOUNCEMENT_SECONDS = 5.0
-_READ_STORAGE = "() => Object.entries(localStorage).map(([name, value]) => ({name, value}))"
+# By index, not Object.entries: an item named like a Storage method ("key", "getItem", "length")
+# is not an own property of localStorage, so entries would leave it out.
+_READ_STORAGE = ("() => Array.from({length: localStorage.length}, (_, i) => localStorage.key(i))"
+                 ".map((name) => ({name, value: localStorage.getItem(name)}))")
 _WRITE_STORAGE = "(items) => { for (const {name, value} of items) localStorage.setItem(name, value); }"
 
 

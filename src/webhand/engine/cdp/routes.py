@@ -14,8 +14,9 @@ request at both stages (policy.py); with routes only, every request before it is
 globs Fetch's own wildcards cannot say, so they are matched here); with neither, only requests to
 loopback hosts while webhand listens on one (its dashboard or MCP server, which no page may reach:
 ``origins.OWN_ENDPOINTS``), else ``Fetch`` is off. A routed answer is never paused again at the
-response stage, and a redirect it gives is a new request, which the policy sees: a route cannot
-get around the policy.
+response stage, and a redirect it gives is a new request, which the policy sees; a request a
+``continue`` route rewrites is sent on without a second pause, so the policy is asked about its
+new URL before it goes: a route cannot get around the policy.
 
 ``ContextNetwork`` is owned by ``CdpContext`` (context.py).
 """
@@ -32,6 +33,7 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarde
 from webhand.engine.cdp.policy import POLICY_PATTERNS, at_request_stage
 from webhand.engine.driver import NetworkConditions, RouteRule
 from webhand.engine.network import emulation_params
+from webhand.engine.policy import refused_rewrite, rewrite_refusal
 from webhand.engine.url_glob import compiled
 from webhand.security.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
 
@@ -73,6 +75,9 @@ class Interception:
 
     def add(self, rule: RouteRule) -> None:
         compiled(rule.pattern)  # a malformed glob is refused now, not at the first request
+        refused = refused_rewrite(self._rules, rule)
+        if refused:
+            raise refused
         self.routes = [r for r in self.routes if r.pattern != rule.pattern] + [rule]
 
     def route_for(self, url: str) -> RouteRule | None:
@@ -97,11 +102,38 @@ class Interception:
             elif rule.action == "block":
                 rule.hits += 1
                 await send.failRequest(params={**params, "errorReason": "BlockedByClient"}, session_id=session_id)  # type: ignore[typeddict-item]
+            elif rule.action == "continue":
+                rule.hits += 1
+                changed = self._rewritten(event["request"], rule)
+                if changed is None:
+                    await send.failRequest(params={**params, "errorReason": "BlockedByClient"}, session_id=session_id)  # type: ignore[typeddict-item]
+                else:
+                    await send.continueRequest(params={**params, **changed}, session_id=session_id)  # type: ignore[typeddict-item]
             else:
                 rule.hits += 1
                 await send.fulfillRequest(params={**params, **_answer(rule)}, session_id=session_id)  # type: ignore[typeddict-item]
         except PROTOCOL_ERRORS:
             pass  # the page closed or the request was cancelled meanwhile
+
+    def _rewritten(self, request: dict[str, Any], rule: RouteRule) -> dict[str, Any] | None:
+        """``Fetch.continueRequest``'s changes for a ``continue`` route, or None when the policy
+        refuses the URL it rewrites to (Fetch does not pause the rewritten request again, so the
+        policy is asked here; its refusal is logged as any other)."""
+        url = rule.rewritten_url(request["url"])
+        refusals = self._rules.log_for(self._owner) if self._rules is not None else None
+        if rewrite_refusal(self._rules, refusals, request["method"], request["url"], url):
+            return None
+        changed: dict[str, Any] = {}
+        if url != request["url"]:
+            changed["url"] = url
+        if rule.method:
+            changed["method"] = rule.method
+        if rule.headers:
+            headers = rule.request_headers(request.get("headers") or {})
+            changed["headers"] = [{"name": name, "value": value} for name, value in headers.items()]
+        if rule.post_data is not None:
+            changed["postData"] = base64.b64encode(rule.post_data.encode()).decode()
+        return changed
 
     def _own_endpoint(self, event: dict[str, Any]) -> bool:
         """Whether the request goes to webhand's own dashboard or MCP server (no rules set: the

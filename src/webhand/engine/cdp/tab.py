@@ -135,10 +135,12 @@ class CdpTab:
             send.Target.setAutoAttach(params={"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
                                       session_id=session_id),
         ]
+        if main and width:  # width 0: a tab of the person's own browser keeps its window's size
+            commands.append(send.Emulation.setDeviceMetricsOverride(
+                params={"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                session_id=session_id))
         if main:
             commands += [
-                send.Emulation.setDeviceMetricsOverride(params={"width": width, "height": height, "deviceScaleFactor": 1,
-                                                                "mobile": False}, session_id=session_id),
                 # A tab that is not in front still gets focus events and :focus, as in Playwright.
                 send.Emulation.setFocusEmulationEnabled(params={"enabled": True}, session_id=session_id),
             ]
@@ -436,10 +438,10 @@ class CdpTab:
             shot = await self.connection.send.Page.captureScreenshot(params=params, session_id=self.session_id)  # type: ignore[arg-type]
         return base64.b64decode(shot["data"])
 
-    async def set_viewport(self, width: int, height: int) -> None:
+    async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with guarded("Resizing the viewport", 30):
             await self.connection.send.Emulation.setDeviceMetricsOverride(params={
-                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session_id=self.session_id)
+                "width": width, "height": height, "deviceScaleFactor": device_scale, "mobile": False}, session_id=self.session_id)
 
     async def close(self) -> None:
         if self.closed:
@@ -502,6 +504,14 @@ class CdpTab:
         except ActionTimeout:
             raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
                                 "The page may be busy: call browser_snapshot.") from None
+
+    async def type_text(self, text: str, *, timeout: float) -> None:
+        try:
+            async with guarded("Typing", timeout):
+                await keyboard.type_text(self.connection, self.session_id, text)
+        except ActionTimeout:
+            raise ActionTimeout(f"Typing did not finish within {timeout:g} s.",
+                                "The page may be busy: call browser_snapshot to see what was typed.") from None
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)

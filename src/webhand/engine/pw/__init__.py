@@ -22,8 +22,9 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
+from webhand.engine.capped import abandon, answers_within
 from webhand.engine.chrome import ChromeProcess, discard_launch
-from webhand.engine.driver import TabEvents
+from webhand.engine.driver import BrowserExtension, TabEvents
 from webhand.engine.local_launch import LocalLauncher
 from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
@@ -31,7 +32,7 @@ from webhand.engine.pw.errors import translated
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pw.policy import PlaywrightRequestPolicy, RefusalLog
 from webhand.engine.pw.stealth import PlaywrightStealth
-from webhand.errors import BrowserLaunchFailed
+from webhand.errors import ActionTimeout, BrowserLaunchFailed
 
 __all__ = ["PlaywrightBrowser", "PlaywrightEngine", "redacted_url"]
 
@@ -99,27 +100,41 @@ class PlaywrightBrowser:
             pass
         return self.disconnected.is_set()
 
-    async def ping(self, timeout: float) -> bool:
-        """A round trip to the browser itself (not just an open socket): a CDP session, one call."""
-        async def round_trip() -> None:
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        async def listed() -> list[dict[str, Any]]:
             session = await self.browser.new_browser_cdp_session()
             try:
-                await session.send("Browser.getVersion")
+                return list((await session.send("Extensions.getExtensions"))["extensions"])
             finally:
                 with contextlib.suppress(PWError):
                     await session.detach()
 
         try:
-            await asyncio.wait_for(round_trip(), timeout)
-            return True
-        except (PWError, asyncio.TimeoutError):
-            return False
+            async with translated("Listing the browser's extensions", timeout):
+                found = await asyncio.wait_for(listed(), timeout)
+        except TimeoutError:
+            raise ActionTimeout(f"Listing the browser's extensions did not finish within {timeout:g} s.",
+                                "Try again with a larger timeout.") from None
+        return [BrowserExtension(e["name"], e["version"], e["id"], e["path"], e["enabled"]) for e in found]
+
+    async def ping(self, timeout: float) -> bool:
+        """A round trip to the browser itself (not just an open socket): a CDP session, one call,
+        given up at ``timeout``. The session is detached without waiting: a detach waits for the
+        browser's answer too, and awaiting it on the way out made the check outlast its cap."""
+        async def round_trip() -> None:
+            session = await self.browser.new_browser_cdp_session()
+            try:
+                await session.send("Browser.getVersion")
+            finally:
+                abandon(asyncio.ensure_future(session.detach()), cancel=False)
+
+        return await answers_within(round_trip(), timeout)
 
     @property
     def version(self) -> str:
         return self.browser.version
 
-    async def existing_context(self, *, events: TabEvents) -> PlaywrightContext:
+    async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> PlaywrightContext:
         """The browser's own default context, with the tabs, cookies and logins already in it
         (attach_to_existing_context). Closing the session leaves them, and the context, open."""
         if not self.browser.contexts:
@@ -141,6 +156,22 @@ class PlaywrightBrowser:
     def kill_now(self) -> None:
         if self.chrome:
             self.chrome.kill_now()
+
+    async def abandon(self) -> None:
+        """Playwright owns the socket (in its Node driver): its disconnect is asked for, and waited
+        for only briefly; the driver drops the connection when it can."""
+        closing = asyncio.ensure_future(self.browser.close())
+        await asyncio.wait({closing}, timeout=_ABANDON_CAP_SECONDS)
+        if not closing.done():
+            abandon(closing, cancel=False)
+        elif not closing.cancelled():
+            closing.exception()  # a disconnect that failed is no news
+        if self.chrome:
+            await self.chrome.close()
+
+
+#: How long abandoning a connection waits for Playwright to report it closed.
+_ABANDON_CAP_SECONDS = 1.0
 
 
 def _first_line(error: Exception, url: str) -> str:
@@ -179,10 +210,10 @@ class PlaywrightEngine:
             self._driver_start = asyncio.ensure_future(self._manager.start())
         self._playwright = await asyncio.shield(self._driver_start)
 
-    async def launch(self) -> PlaywrightBrowser:
+    async def launch(self, *, profile_dir: str | None = None) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side
         # by side: a first launch waits for the slower of the two, not for their sum.
-        starting = self.local.take()
+        starting = self.local.take(profile_dir)
         try:
             await self.start()
         except BaseException:

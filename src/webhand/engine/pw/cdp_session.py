@@ -15,11 +15,13 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PWError
 
+from webhand.engine.console_events import console_text
 from webhand.engine.driver import ConsoleEntry, NetworkConditions, NetworkEntry
 from webhand.engine.network import emulation_params, response_source
 from webhand.engine.service_workers import ServiceWorkerRegistry
@@ -27,7 +29,7 @@ from webhand.engine.service_workers import ServiceWorkerRegistry
 #: How many pending answers per URL, and URLs, are kept for requests Playwright has not logged yet.
 _PER_URL = 20
 _URLS = 500
-#: Console messages whose frame is not known yet (their CDP event comes after Playwright's).
+#: Console messages heard on one side (Playwright or CDP) and not yet on the other.
 _RECENT_CONSOLE = 200
 
 
@@ -45,8 +47,9 @@ class TabCdpSession:
         self._unsourced: OrderedDict[tuple[str, str], deque[NetworkEntry]] = OrderedDict()
         self._context_frames: dict[int, str] = {}  # execution context id → frame id
         self._main_frame = ""
-        self._frame_stamps: deque[float] = deque(maxlen=_RECENT_CONSOLE)
-        self._pending_console: OrderedDict[float, ConsoleEntry] = OrderedDict()
+        # Console messages by timestamp: heard from CDP and not yet from Playwright, and the reverse.
+        self._heard_console: OrderedDict[float, deque[_HeardConsole]] = OrderedDict()
+        self._pending_console: OrderedDict[float, deque[ConsoleEntry]] = OrderedDict()
         self.service_workers = ServiceWorkerRegistry()
         self.ready: asyncio.Future[None] = asyncio.ensure_future(self._start())
 
@@ -115,31 +118,37 @@ class TabCdpSession:
         if entry.source != "service worker":
             entry.source = source
 
-    # -- console messages of iframes -----------------------------------------------------------
+    # -- console messages: which frame, and their arguments as DevTools prints them ---------------
     def _on_context(self, event: dict[str, Any]) -> None:
         context = event["context"]
         self._context_frames[context["id"]] = (context.get("auxData") or {}).get("frameId", "")
 
     def _on_console(self, event: dict[str, Any]) -> None:
         frame = self._context_frames.get(event.get("executionContextId", 0), "")
-        if not frame or not self._main_frame or frame == self._main_frame:
-            return
+        heard = _HeardConsole(bool(frame and self._main_frame and frame != self._main_frame), console_text(event))
         stamp = event.get("timestamp", 0.0)
-        entry = self._pending_console.pop(stamp, None)
-        if entry is not None:
-            entry.source = "frame"
+        waiting = self._pending_console.get(stamp)
+        if waiting:
+            heard.fill(waiting.popleft())
+            if not waiting:
+                del self._pending_console[stamp]
         else:
-            self._frame_stamps.append(stamp)
+            self._heard_console.setdefault(stamp, deque()).append(heard)
+            _trim_to(self._heard_console, _RECENT_CONSOLE)
 
     def tag_console(self, entry: ConsoleEntry, timestamp: float) -> None:
-        """Mark ``entry`` as an iframe's when CDP said so; else wait for CDP to say so (it usually
-        reports the message a moment after Playwright: both carry the same timestamp)."""
-        if timestamp in self._frame_stamps:
-            entry.source = "frame"
+        """Complete ``entry`` with what CDP heard of the same message (both carry the same
+        timestamp; CDP usually reports it a moment after Playwright): whether an iframe logged it,
+        and its arguments with previews of objects, which Playwright's text lacks. Messages of the
+        same timestamp pair in order."""
+        heard = self._heard_console.get(timestamp)
+        if heard:
+            heard.popleft().fill(entry)
+            if not heard:
+                del self._heard_console[timestamp]
             return
-        self._pending_console[timestamp] = entry
-        while len(self._pending_console) > _RECENT_CONSOLE:
-            self._pending_console.popitem(last=False)
+        self._pending_console.setdefault(timestamp, deque()).append(entry)
+        _trim_to(self._pending_console, _RECENT_CONSOLE)
 
     # -- emulation and service workers ---------------------------------------------------------
     async def emulate(self, conditions: NetworkConditions) -> None:
@@ -153,5 +162,22 @@ class TabCdpSession:
 
 
 def _trim(table: OrderedDict[Any, Any]) -> None:
-    while len(table) > _URLS:
+    _trim_to(table, _URLS)
+
+
+def _trim_to(table: OrderedDict[Any, Any], size: int) -> None:
+    while len(table) > size:
         table.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class _HeardConsole:
+    """What CDP says of a console message that Playwright's entry lacks."""
+    from_frame: bool
+    text: str
+
+    def fill(self, entry: ConsoleEntry) -> None:
+        if self.from_frame:
+            entry.source = "frame"
+        if self.text:
+            entry.text = self.text

@@ -18,6 +18,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import FileChooser as PWFileChooser
 from playwright.async_api import Page as PWPage
 
+from webhand.engine.console_events import stamp_time
 from webhand.engine.driver import ConsoleEntry, TabEvents
 from webhand.engine.pw.errors import translate, translated
 
@@ -127,7 +128,8 @@ class ContextConsole:
         where = f"{location.get('url', '')}:{location.get('lineNumber', 0) + 1}" if location.get("url") else ""
         tab = next((t for t in self._tabs if message.page is not None and t.page is message.page), None)
         source = ("worker" if message.page is not None else "sw") if message.worker is not None else ""
-        entry = ConsoleEntry(message.type, message.text, where, tab.index if tab else -1, source)
+        entry = ConsoleEntry(message.type, message.text, where, tab.index if tab else -1, source,
+                             stamp_time(message.timestamp))
         if tab is not None and not source:
             tab.cdp_session.tag_console(entry, message.timestamp)  # an iframe's? CDP tells (cdp_session.py)
         self._events.console(entry)

@@ -1,7 +1,9 @@
-"""The mocks of browser_route: requests matching a pattern answered or blocked in the page's place.
+"""The routes of browser_route: requests matching a pattern answered or blocked in the page's
+place, or changed (URL, method, headers, body) and sent on.
 
 Routed on the whole context, so that they reach every tab and worker. The origin policy's own
-route (policy.py) still decides first: a mock never opens a way the policy refuses.
+route (policy.py) still decides first: a mock never opens a way the policy refuses, and a
+rewritten URL is checked against it before the request goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Route
 
 from webhand.engine.driver import RouteRule
+from webhand.engine.policy import refused_rewrite, rewrite_refusal
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.policy import PlaywrightRequestPolicy
 
@@ -25,6 +28,9 @@ class PlaywrightRoutes:
         self._handlers: dict[str, Any] = {}  # pattern → the handler Playwright was given for it
 
     async def add(self, rule: RouteRule) -> None:
+        refused = refused_rewrite(self._policy, rule)
+        if refused:
+            raise refused
         if rule.pattern in self._handlers:
             await self.remove(rule.pattern)
 
@@ -36,6 +42,8 @@ class PlaywrightRoutes:
                 rule.hits += 1
                 if rule.action == "block":
                     await route.abort("blockedbyclient")
+                elif rule.action == "continue":
+                    await self._continue(route, rule)
                 else:
                     await route.fulfill(status=rule.status, headers=rule.headers, body=rule.body)
             except PWError:
@@ -45,6 +53,19 @@ class PlaywrightRoutes:
             await self._context.route(rule.pattern, answer)
         self._handlers[rule.pattern] = answer
         self.rules.append(rule)
+
+    async def _continue(self, route: Route, rule: RouteRule) -> None:
+        """Send the request on, changed. Playwright's routes are not asked again about the new URL,
+        so the policy is asked here (and logs its refusal as any other)."""
+        request = route.request
+        url = rule.rewritten_url(request.url)
+        refusals = self._policy.log_for(self._context) if self._policy is not None else None
+        if rewrite_refusal(self._policy, refusals, request.method, request.url, url):
+            await route.abort("blockedbyclient")
+            return
+        await route.continue_(url=url if url != request.url else None, method=rule.method,
+                              headers=rule.request_headers(await request.all_headers()) if rule.headers else None,
+                              post_data=rule.post_data)
 
     async def remove(self, pattern: str | None) -> list[RouteRule]:
         removed = [r for r in self.rules if pattern is None or r.pattern == pattern]

@@ -77,6 +77,7 @@ class PlaywrightTab:
         self.channel = PlaywrightChannel(page, self._session)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel, viewport_of(page))
+        self._device_scale = 1.0  # set by set_viewport, over the context's own
         self.service_worker_actions = ServiceWorkerActions(self.channel, self.cdp_session.service_worker_registry,
                                                            self.console, lambda: self.url)
         self.performance = PerformanceCounters(self.channel, enabled=self.cdp_session.ready)
@@ -170,9 +171,16 @@ class PlaywrightTab:
         async with translated("Taking a screenshot", timeout):
             return await self.page.screenshot(full_page=full_page, type="png", timeout=timeout * 1000)
 
-    async def set_viewport(self, width: int, height: int) -> None:
+    async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with translated("Resizing the viewport"):
             await self.page.set_viewport_size({"width": width, "height": height})
+            # Playwright sets the device scale per context only: a tab's own goes through CDP, the
+            # way Playwright's emulation does it (its screenshots stay at the context's scale, which
+            # the coordinate mapping measures on the image). Only once a scale other than 1 was asked.
+            if device_scale != 1 or self._device_scale != 1:
+                await self.channel.send("Emulation.setDeviceMetricsOverride", {
+                    "width": width, "height": height, "deviceScaleFactor": device_scale, "mobile": False})
+                self._device_scale = device_scale
 
     async def close(self) -> None:
         try:
@@ -272,6 +280,15 @@ class PlaywrightTab:
                                 "The page may be busy: call browser_snapshot.") from None
         except PWError as error:
             raise unknown_key(key, error) or translate(error, f"Pressing {key}", timeout) from None
+
+    async def type_text(self, text: str, *, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.page.keyboard.type(text), timeout)
+        except asyncio.TimeoutError:
+            raise ActionTimeout(f"Typing did not finish within {timeout:g} s.",
+                                "The page may be busy: call browser_snapshot to see what was typed.") from None
+        except PWError as error:
+            raise translate(error, "Typing", timeout) from None
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         async with translated("Scrolling the page", timeout):

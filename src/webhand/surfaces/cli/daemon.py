@@ -31,7 +31,8 @@ from webhand.host import Webhand
 from webhand.security.locations import runtime_dir
 from webhand.response import URL_LIMIT, ToolResult, page_line
 from webhand.security.masking import Masker
-from webhand.surfaces.cli.daemon_client import MAX_LINE_BYTES, socket_path
+from webhand.surfaces.cli.daemon_client import socket_path
+from webhand.surfaces.cli.daemon_wire import MAX_LINE_BYTES
 
 log = logging.getLogger("webhand")
 

@@ -1,28 +1,25 @@
 """The CLI's side of the daemon: connect to it, start it on first use, send one request.
 
-Standard library only, and lean: a CLI call to a running daemon imports this module and nothing
-heavier (see ``main.main``)."""
+Standard library only. The bytes on the wire are ``daemon_wire``'s, which the console script's
+fast path (``forward``) uses alone; this module adds starting and stopping the daemon and the
+errors that say what went wrong."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
-import socket
 import sys
 import time
 
 TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
 if TYPE_CHECKING:
+    import _socket
     from pathlib import Path
     from typing import Any
 
 from webhand.errors import WebhandError
-from webhand.security.locations import runtime_dir_name
-
-#: Largest request or reply line; replies carry image paths, never image bytes.
-MAX_LINE_BYTES = 16 * 1024 * 1024
+from webhand.surfaces.cli.daemon_wire import connect, decode, exchange, socket_name
 
 
 class DaemonUnavailable(WebhandError):
@@ -36,49 +33,45 @@ class DaemonNotRunning(DaemonUnavailable):
 def socket_path() -> Path:
     from pathlib import Path
 
-    return Path(_socket_name())
-
-
-def _socket_name() -> str:
-    return os.path.join(runtime_dir_name(), "daemon.sock")
+    return Path(socket_name())
 
 
 def log_path() -> Path:
     return socket_path().parent / "daemon.log"
 
 
-def _connect(timeout: float) -> socket.socket | None:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(_socket_name())
-    except (FileNotFoundError, ConnectionRefusedError):
-        sock.close()
-        return None
-    return sock
-
-
 def request(payload: dict[str, Any], *, timeout: float, start: list[str] | None = None,
             launch_timeout: float = 30.0) -> dict[str, Any]:
     """Send one request and return the reply. ``start`` is the daemon's extra argv: when given,
     a daemon that is not running is started first; else ``DaemonUnavailable`` is raised."""
-    sock = _connect(timeout)
+    sock = connect(timeout)
     if sock is None:
         if start is None:
             raise DaemonNotRunning("The webhand daemon is not running.", "Any browser command starts it.")
         sock = start_daemon(start, launch_timeout)
-    # On a terminal, a call's progress shows on stderr as one line rewritten in place (the daemon
-    # sends it while the call runs; see ``daemon.py``); piped output stays as it was.
-    progress = payload.get("op") in ("call", "argv") and sys.stderr.isatty()
-    if progress:
-        payload = {**payload, "progress": True}
-    with sock:
-        sock.sendall(json.dumps(payload).encode() + b"\n")
-        reply = _read_reply(sock, timeout, _show_progress if progress else None)
+    try:
+        # On a terminal, a call's progress shows on stderr (the daemon sends it while the call runs).
+        reply = exchange(sock, payload, timeout, progress=payload.get("op") in ("call", "argv") and sys.stderr.isatty())
+    except TimeoutError as problem:
+        raise unavailable(problem, timeout) from None
+    finally:
+        sock.close()
     if not reply:
-        raise DaemonUnavailable("The webhand daemon closed the connection without answering.",
-                                f"See {log_path()}; `webhand daemon stop` and try again.")
-    return json.loads(reply)
+        raise unavailable(EOFError(), timeout)
+    return decode(reply)
+
+
+def unavailable(problem: BaseException, timeout: float) -> DaemonUnavailable:
+    """What to tell the user when the daemon's answer did not come: ``problem`` is the wire's
+    ``TimeoutError`` (no answer in time), ``EOFError`` (closed without answering) or another ``OSError``."""
+    if isinstance(problem, TimeoutError):
+        return DaemonUnavailable(f"The webhand daemon did not answer within {timeout:g} s.",
+                                 "The page may be hung: run `webhand close`, or `webhand daemon stop`.")
+    if isinstance(problem, EOFError):
+        return DaemonUnavailable("The webhand daemon closed the connection without answering.",
+                                 f"See {log_path()}; `webhand daemon stop` and try again.")
+    return DaemonUnavailable(f"The connection to the webhand daemon failed ({problem}).",
+                             f"See {log_path()}; `webhand daemon stop` and try again.")
 
 
 #: How long ``stop`` waits for the daemon to close its browsers and exit.
@@ -138,49 +131,7 @@ def _running(pid: int) -> bool:
         return True
 
 
-#: How a progress line from the daemon begins; the reply itself begins with ``{"ok"``.
-PROGRESS_PREFIX = b'{"progress":'
-
-
-def _read_reply(sock: socket.socket, timeout: float, on_progress: Any = None) -> bytes:
-    """The daemon's reply line; progress lines before it go to ``on_progress`` (a message each)."""
-    buffer = b""
-    shown = False
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            sock.settimeout(max(0.01, deadline - time.monotonic()))
-            try:
-                chunk = sock.recv(65536)
-            except TimeoutError:
-                raise DaemonUnavailable(f"The webhand daemon did not answer within {timeout:g} s.",
-                                        "The page may be hung: run `webhand close`, or `webhand daemon stop`.") from None
-            if not chunk:
-                return buffer
-            buffer += chunk
-            while b"\n" in buffer and buffer.startswith(PROGRESS_PREFIX):
-                line, buffer = buffer.split(b"\n", 1)
-                if on_progress is not None:
-                    with contextlib.suppress(ValueError, AttributeError):
-                        on_progress(str(json.loads(line).get("message", "")))
-                        shown = True
-            if (buffer.endswith(b"\n") and not buffer.startswith(PROGRESS_PREFIX)) or len(buffer) > MAX_LINE_BYTES:
-                return buffer
-    finally:
-        if shown:
-            sys.stderr.write("\r\x1b[2K")  # the progress line goes once the reply is in
-            sys.stderr.flush()
-
-
-def _show_progress(message: str) -> None:
-    # The daemon's message is webhand's own words around masked, escaped page text; control
-    # characters are dropped all the same: this line is written to a terminal.
-    clean = "".join(c for c in message if c.isprintable())[:200]
-    sys.stderr.write(f"\r\x1b[2Kwebhand: {clean}")
-    sys.stderr.flush()
-
-
-def start_daemon(extra_args: list[str], launch_timeout: float) -> socket.socket:
+def start_daemon(extra_args: list[str], launch_timeout: float) -> _socket.socket:
     """Start the daemon detached and wait for its "ready" line (an event, capped by the timeout)."""
     import subprocess  # only here: a call to a running daemon does not pay for it
 
@@ -195,7 +146,7 @@ def start_daemon(extra_args: list[str], launch_timeout: float) -> socket.socket:
         ready, _, _ = select.select([process.stdout], [], [], launch_timeout)
         line = process.stdout.readline().decode().strip() if ready else ""
     if line.startswith("ready"):
-        sock = _connect(launch_timeout)
+        sock = connect(launch_timeout)
         if sock is not None:
             return sock
     elif line == "already-running":
@@ -204,7 +155,7 @@ def start_daemon(extra_args: list[str], launch_timeout: float) -> socket.socket:
         deadline = time.monotonic() + launch_timeout
         delay = 0.02
         while time.monotonic() < deadline:
-            sock = _connect(launch_timeout)
+            sock = connect(launch_timeout)
             if sock is not None:
                 return sock
             with contextlib.suppress(subprocess.TimeoutExpired):

@@ -152,5 +152,11 @@ async def run_doctor(settings: Settings) -> int:
     except Exception as error:  # noqa: BLE001 - the doctor reports, it never crashes
         report.fail("launch and navigate", f"{type(error).__name__}: {error}. This is a webhand bug; please report it.")
 
+    # Informational: a browser already running is not required, so none of this fails the doctor.
+    from webhand.engine.running_browsers import describe, find_running_browsers
+
+    for line in describe(await asyncio.to_thread(find_running_browsers)):
+        report.info("running browser", line)
+
     print("All checks passed." if not report.failed else f"{report.failed} check(s) failed.")
     return 0 if not report.failed else 1

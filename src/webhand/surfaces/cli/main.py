@@ -53,6 +53,9 @@ def _remote_options(parser: argparse.ArgumentParser) -> None:
                         "show in `ps`")
     parser.add_argument("--attach-existing-context", action="store_true",
                         help="with --cdp-url: drive that browser's own tabs, cookies and logins")
+    parser.add_argument("--extension-bridge", action="store_true",
+                        help="drive the tabs you share from the Chrome you run, through webhand's extension "
+                        "(`webhand extension path`)")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -63,7 +66,8 @@ def _settings(args: argparse.Namespace) -> Settings:
              "executable_path": getattr(args, "chrome", None), "cdp_url": getattr(args, "cdp_url", None),
              "playwright_url": getattr(args, "playwright_url", None),
              "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None,
-             "driver": getattr(args, "driver", None)}
+             "extension_bridge": getattr(args, "extension_bridge", None) or None,
+             "driver": getattr(args, "driver", None), "profile": getattr(args, "profile", None)}
     headers = getattr(args, "remote_header", None)
     if headers:
         flags["remote_headers"] = dict(_header(text) for text in headers)
@@ -72,7 +76,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _daemon_args(args: argparse.Namespace) -> list[str]:
     extra = []
-    for name in ("config", "agent"):
+    for name in ("config", "agent", "profile"):
         if getattr(args, name, None):
             extra += [f"--{name}", getattr(args, name)]
     return extra
@@ -154,6 +158,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return run_replay(args, _settings(args))
 
 
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from webhand.surfaces.cli.profiles import run_profile
+
+    return run_profile(args, lambda: _settings(args))
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from webhand.surfaces.cli.demo import run_demo
 
@@ -164,6 +174,29 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from webhand.surfaces.cli.doctor import run_doctor
 
     return _run(run_doctor(_settings(args)))
+
+
+def _cmd_browsers(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from webhand.engine.running_browsers import describe, find_running_browsers
+
+    found = find_running_browsers()
+    if args.json:
+        print(json.dumps([asdict(b) | {"cdp_url": b.cdp_url} for b in found], indent=1))
+    else:
+        print("\n".join(describe(found)))
+    return 0
+
+
+def _cmd_extension(args: argparse.Namespace) -> int:
+    from webhand.security.pairing import extension_folder, pairing_token
+
+    if args.action == "path":
+        print(extension_folder())
+    else:
+        print(pairing_token())
+    return 0
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
@@ -219,6 +252,9 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     parser = argparse.ArgumentParser(prog="webhand", description="A real headless Chromium for AI agents, as tools. "
                                      "`webhand navigate URL`, `webhand snapshot`, `webhand click e3` ... keep one "
                                      "browser between calls (a background daemon holds it).")
+    parser.add_argument("-V", "--version", action="store_true",
+                        help="print webhand's version and exit (global options such as --config, --agent, "
+                             "--session and --json may also come before the command)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if only is not None:
         add_tool_commands(sub, only)
@@ -244,6 +280,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     mcp.add_argument("--chrome", help="path of the Chromium binary")
     _remote_options(mcp)
     mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
+    _profile_option(mcp)
     _config_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
 
@@ -251,6 +288,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     daemon.add_argument("action", choices=["start", "stop", "status", "run"])
     daemon.add_argument("--foreground", action="store_true", help="with run: do not announce on stdout")
     daemon.add_argument("--json", action="store_true", help="with status: print JSON")
+    _profile_option(daemon)
     _config_options(daemon)
     daemon.set_defaults(run=_cmd_daemon)
 
@@ -268,6 +306,16 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
     _config_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
+
+    browsers = sub.add_parser("browsers", help="list the Chrome, Chromium, Edge and Brave browsers here that expose "
+                              "DevTools, and whether each can be attached (cdp_url)")
+    browsers.add_argument("--json", action="store_true", help="print JSON")
+    browsers.set_defaults(run=_cmd_browsers)
+
+    extension = sub.add_parser("extension", help="the browser extension that shares tabs of the Chrome you run: "
+                               "`path` prints its folder (for Load unpacked), `pair` its pairing token")
+    extension.add_argument("action", choices=["path", "pair"])
+    extension.set_defaults(run=_cmd_extension)
 
     dashboard = sub.add_parser("dashboard", help="serve the dashboard of the CLI's sessions (live view, history, "
                                "takeover) on 127.0.0.1; `webhand mcp --port` serves it at /dashboard too")
@@ -288,6 +336,10 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     _config_options(replay)
     replay.set_defaults(run=_cmd_replay)
 
+    from webhand.surfaces.cli.profiles import add_profile_command
+
+    add_profile_command(sub, _config_options, _cmd_profile)
+
     demo = sub.add_parser("demo", help="drive a scripted agent session against a bundled local site")
     demo.set_defaults(run=_cmd_demo)
 
@@ -296,13 +348,43 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     return parser
 
 
+def _profile_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", help="run each conversation's default session on this named profile, kept "
+                        "between sessions (env WEBHAND_PROFILE; `webhand profile list`)")
+
+
 def _config_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="config file (default ./webhand.toml, then the user config dir)")
     parser.add_argument("--agent", help="agent profile of the config file ([agents.NAME.browser])")
 
 
+#: Options that mean the same to every command that takes them, accepted before the command too
+#: (``webhand --config F --agent A schema``): option -> whether it takes a value.
+GLOBAL_OPTIONS = {"--config": True, "--agent": True, "--session": True, "--json": False, "--caps": True,
+                  "--driver": True, "--chrome": True, "--tool-style": True}
+
+
+def command_first(argv: list[str]) -> list[str]:
+    """The command line with the global options given before the command moved after it, where
+    argparse reads them (each subcommand owns its options). Cheap: no parser is built for it."""
+    moved: list[str] = []
+    at = 0
+    while at < len(argv) and argv[at].split("=", 1)[0] in GLOBAL_OPTIONS:
+        takes_value = GLOBAL_OPTIONS[argv[at].split("=", 1)[0]] and "=" not in argv[at]
+        moved += argv[at:at + 1 + takes_value]
+        at += 1 + takes_value
+    if not moved or at >= len(argv) or argv[at].startswith("-"):
+        return argv  # nothing moved, or no command follows: argparse says what is wrong
+    return [argv[at], *moved, *argv[at + 1:]]
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = command_first(sys.argv[1:] if argv is None else list(argv))
+    if argv[:1] in (["--version"], ["-V"]):
+        from webhand import __version__
+
+        print(f"webhand {__version__}")
+        return 0
     spec = find_command(argv[0]) if argv else None
     if spec is not None:  # a tool command: a running daemon answers it without loading the catalog or settings
         args = build_parser(only=spec["command"]).parse_args(argv)

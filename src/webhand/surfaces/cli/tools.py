@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: Subcommands that are not tools; a tool whose short name is one of them keeps its full name.
-BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help", "dashboard", "export", "replay"}
+BUILTINS = {"mcp", "demo", "doctor", "schema", "daemon", "help", "dashboard", "export", "replay", "browsers", "extension",
+            "profile"}
 COMMANDS_FILE = Path(__file__).with_name("commands.json")
 #: Fields the CLI sets itself: ``--session`` picks the daemon conversation instead.
 _HIDDEN_FIELDS = {"session"}

@@ -130,7 +130,9 @@ class EarlyServer:
         task.add_done_callback(lambda _task: self._calls.pop(request_id, None))
 
     async def _call(self, request_id: int | str, name: str, arguments: dict[str, Any]) -> None:
-        tool = self._exposed().get(name)
+        from webhand.surfaces.exposure import by_name  # light, and the catalog is loaded for a call anyway
+
+        tool = by_name(self._exposed(), name)
         try:
             result = unknown_tool_result(name, list(self._exposed())) if tool is None else \
                 call_result(await tool.run(self._context, arguments))

@@ -20,6 +20,7 @@ from webhand.caller import Caller
 from webhand.host import ToolContext, Webhand
 from webhand.surfaces.mcp import client_roots, resources
 from webhand.surfaces.mcp.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
+from webhand.surfaces.exposure import by_name
 from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        tool = exposed().get(params.name)
+        tool = by_name(exposed(), params.name)
         if tool is None:
             return types.CallToolResult.model_validate(unknown_tool_result(params.name, list(exposed())))
         context = context_for(ctx)
