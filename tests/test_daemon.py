@@ -22,6 +22,9 @@ def test_the_daemon_keeps_the_session_between_calls_and_stop_closes_everything(c
     cli("type", ref_of(page, 'textbox "Password"'), "secret")
     cli("click", ref_of(page, 'button "Sign in"'))
     assert 'status: Welcome, ada!' in cli("snapshot").stdout
+    # On a terminal, a long call shows its progress on stderr (the same daemon, a slow page).
+    terminal = on_a_terminal(cli, "wait_for", "--time", "2.5")
+    assert "webhand: 2.5 s to pass (1 s so far)" in terminal and terminal.endswith("\r\x1b[2K")
 
     processes = cli.processes()
     assert len(processes) >= 2, "the daemon and its browser"
@@ -29,6 +32,35 @@ def test_the_daemon_keeps_the_session_between_calls_and_stop_closes_everything(c
     assert psutil.wait_procs(processes, timeout=30)[1] == []
     assert not (cli.runtime / "webhand" / "daemon.sock").exists()
     assert "not running" in cli("daemon", "status", check=False).stdout
+
+
+def on_a_terminal(cli: Cli, *args: str) -> str:
+    """What ``webhand ARGS`` writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
+    import pty
+    import subprocess
+    import sys
+
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "webhand", *args], env=cli.env, stdout=subprocess.PIPE,
+                              stderr=terminal, stdin=subprocess.DEVNULL, timeout=60)
+        assert done.returncode == 0
+        os.close(terminal)
+        terminal = -1
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # EIO: every writer closed its end
+                break
+            if not chunk:
+                break
+            seen += chunk
+        return seen.decode()
+    finally:
+        os.close(controller)
+        if terminal >= 0:
+            os.close(terminal)
 
 
 def test_sigterm_closes_the_browsers_and_the_socket(cli, site):
@@ -79,6 +111,30 @@ def test_a_command_right_after_daemon_stop_starts_a_new_daemon(cli, site):
         assert psutil.wait_procs(processes, timeout=30)[1] == []
         pids.append(pid)
     assert len(set(pids)) == 4, "each command after a stop started a new daemon"
+
+
+def test_progress_lines_before_the_reply_are_shown_and_the_reply_is_kept(capsys):
+    """The CLI's half of progress: the daemon writes progress lines, then the reply, on one socket."""
+    import socket as sockets
+
+    from webhand.surfaces.cli.daemon_wire import exchange
+
+    ours, daemons = sockets.socketpair()
+    with ours, daemons:
+        # Split mid-line, as a stream may deliver it, and with a page-made control character.
+        daemons.sendall(b'{"progress": 1.0, "message": "the page at x to load (1 s so far)"}\n{"progr')
+        daemons.sendall(b'ess": 2.0, "message": "evil\\u001b[2J (2 s so far)"}\n{"ok": true, "result": {}}\n')
+        assert exchange(ours, {"op": "call"}, 5.0, progress=True) == b'{"ok": true, "result": {}}\n'
+        assert b'"progress": true' in daemons.recv(65536)  # the request asked for progress
+    assert capsys.readouterr().err == ("\r\x1b[2Kwebhand: the page at x to load (1 s so far)"
+                                       "\r\x1b[2Kwebhand: evil[2J (2 s so far)\r\x1b[2K")
+
+
+def test_a_progress_line_on_the_terminal_carries_no_control_characters(capsys):
+    from webhand.surfaces.cli.daemon_wire import show_progress
+
+    show_progress("evil\x1b[2J\x07 (2 s so far)")
+    assert capsys.readouterr().err == "\r\x1b[2Kwebhand: evil[2J (2 s so far)"
 
 
 # -- the wire the console script's fast path speaks (daemon_wire: json's and socket's C parts) --

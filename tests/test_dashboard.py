@@ -186,6 +186,78 @@ async def test_request_human_without_anyone_taking_over_times_out_with_the_link(
     assert reply.is_error and "Nobody took control" in reply.text and "/dashboard/#session=" in reply.text
 
 
+#: Every element whose box reaches past the viewport's right edge (hidden ones have no box).
+_OVERFLOWING = """() => [...document.querySelectorAll('body *')].filter(e => {
+    const box = e.getBoundingClientRect();
+    return box.width > 0 && box.right > window.innerWidth + 0.5;
+}).map(e => e.tagName + (e.id ? '#' + e.id : '') + ' right=' + Math.round(e.getBoundingClientRect().right))"""
+
+
+async def test_the_dashboard_reads_well_at_any_width_and_watching_leaves_the_session_alone(
+        watched, dashboard, agent, viewer, site, tmp_path):
+    """The issue's checks, as a person (and a keyboard) uses the page: each session is a named link
+    reached with Tab, opening one leaves its tabs as they were, nothing runs past the window at a
+    laptop's 1280x720 or a phone-like 600x900, the history shows sizes, the network is a table."""
+    from helpers import ref_of
+
+    other = watched.context(f"agent-{uuid.uuid4().hex[:8]}")
+    try:
+        await agent.call("browser_navigate", {"url": site.url("network.html")})
+        page = (await agent.call("browser_snapshot", {})).text
+        await agent.call("browser_click", {"ref": ref_of(page, 'button "Load data"')})
+        await agent.call("browser_wait_for", {"text": "loaded 200 and 404"})
+        await other.call("browser_navigate", {"url": site.url("actions/form.html")})
+        session = next(s for s in watched.sessions.sessions() if s.key.conversation == agent.conversation_id)
+        open_tabs = lambda: len([t for t in session.context.tabs if not t.closed])  # noqa: E731
+        assert open_tabs() == 1
+
+        await viewer.set_viewport_size({"width": 1280, "height": 720})
+        await viewer.goto(f"{dashboard}/dashboard/")
+        links = {c: viewer.get_by_role("link", name=f"Open session {c} / default")
+                 for c in (agent.conversation_id, other.conversation_id)}
+        for link in links.values():
+            await link.wait_for()
+        # Tab from the top of the page reaches every session's link.
+        reached = set()
+        for _ in range(40):
+            await viewer.keyboard.press("Tab")
+            reached.add(await viewer.evaluate("document.activeElement.getAttribute('aria-label')"))
+        assert {f"Open session {c} / default" for c in links} <= reached
+        # Opened with the keyboard, watched until frames arrive: the watched session keeps its one tab.
+        await links[agent.conversation_id].focus()
+        await viewer.keyboard.press("Enter")
+        await viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames || 0) >= 1")
+        assert open_tabs() == 1
+
+        # The history says what each reply cost, and the session's total.
+        size = viewer.locator("#history .entry .size").first
+        await size.wait_for()
+        assert "chars ≈" in await size.inner_text() and "tokens" in await size.inner_text()
+        assert (await viewer.locator("#history-total").inner_text()).startswith("Replies so far: ")
+        # The network pane is a table with a filter.
+        await viewer.locator("#network tr", has_text="/status/404").wait_for()
+        assert await viewer.locator("#network-table th").all_inner_texts() == ["Method", "Status", "Type", "Size", "Time", "URL"]
+        await viewer.fill("#network-filter", "status/")
+        assert await viewer.locator("#network tr").all_inner_texts() == [await viewer.locator("#network tr", has_text="/status/404").inner_text()]
+
+        for width, height in ((1280, 720), (600, 900)):
+            await viewer.set_viewport_size({"width": width, "height": height})
+            await viewer.screenshot(path=str(tmp_path / f"dashboard-{width}x{height}.png"))
+            assert await viewer.evaluate(_OVERFLOWING) == [], f"at {width}x{height}"
+            header = await viewer.locator("header").bounding_box()
+            assert header["height"] < 80, f"the header is {header['height']} px high at {width}x{height}"
+        # Side by side on the wide screen, stacked on the narrow one.
+        await viewer.set_viewport_size({"width": 1280, "height": 720})
+        live, history = await viewer.locator("#screen").bounding_box(), await viewer.locator("#history-title").bounding_box()
+        assert history["x"] > live["x"] + live["width"] - 1
+        await viewer.set_viewport_size({"width": 600, "height": 900})
+        live, history = await viewer.locator("#screen").bounding_box(), await viewer.locator("#history-title").bounding_box()
+        assert history["y"] > live["y"] + live["height"] - 1
+        assert open_tabs() == 1
+    finally:
+        await watched.end_conversation(other.conversation_id)
+
+
 async def test_dashboard_refuses_a_missing_token(watched, viewer):
     server = DashboardServer(watched, HttpOptions(host="127.0.0.1", port=0, token=TOKEN, require_token=True))
     url = await server.start()

@@ -212,7 +212,7 @@ async def test_the_early_server_stops_reading_once_the_sdk_is_loaded():
     ToolResult("A picture", images=[ImageBlock(b"\x89PNG", "image/png", "/tmp/a.png")]),
 ], ids=["text", "structured", "error", "image"])
 async def test_a_call_result_is_what_the_sdk_writes_for_it(result):
-    async def run(context: object, arguments: dict) -> ToolResult:
+    async def run(context: object, arguments: dict, caller: object = None) -> ToolResult:
         return result
 
     tool = a_tool("t", run)
@@ -221,7 +221,7 @@ async def test_a_call_result_is_what_the_sdk_writes_for_it(result):
 
 
 async def test_a_tool_that_raises_gets_the_error_the_sdk_would_send():
-    async def run(context: object, arguments: dict) -> ToolResult:
+    async def run(context: object, arguments: dict, caller: object = None) -> ToolResult:
         raise RuntimeError("a bug")
 
     tool = a_tool("t", run)
@@ -239,7 +239,7 @@ async def test_a_tool_that_raises_gets_the_error_the_sdk_would_send():
 async def test_a_cancelled_early_call_ends_and_gets_no_answer():
     started, ended = asyncio.Event(), asyncio.Event()
 
-    async def run(context: object, arguments: dict) -> ToolResult:
+    async def run(context: object, arguments: dict, caller: object = None) -> ToolResult:
         started.set()
         try:
             await asyncio.Event().wait()  # a call that would never finish by itself

@@ -158,7 +158,9 @@ async def test_tools_have_annotations_images_and_structured_content(tmp_path, si
             assert data_page.structured_content["status"] is None
             await call(session, "browser_navigate", {"url": site.url("login.html")})
             shot = await call(session, "browser_take_screenshot", {})
-            assert [block.type for block in shot.content] == ["text", "image"]
+            assert [block.type for block in shot.content] == ["text", "image", "resource_link"]
+            read = await session.read_resource(shot.content[2].uri)  # the same MCP session reads it back
+            assert read.contents[0].mime_type == "image/png" and read.contents[0].blob
             bad = await session.call_tool("browser_click", {"ref": "e404"})
             assert bad.is_error and bad.structured_content is None
 

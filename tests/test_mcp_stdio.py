@@ -47,7 +47,8 @@ async def test_tools_carry_annotations_and_images_come_back_as_image_content(tmp
         assert "url" in tools["browser_navigate"].input_schema["required"]
         await mcp.call_tool("browser_navigate", {"url": site.url("login.html")})
         shot = await mcp.call_tool("browser_take_screenshot", {})
-        assert [block.type for block in shot.content] == ["text", "image"]
+        # The saved file comes back as a link too, which this session can read (resources.py).
+        assert [block.type for block in shot.content] == ["text", "image", "resource_link"]
         assert shot.content[1].mime_type == "image/png"
         bad = await mcp.call_tool("browser_click", {"ref": "e404"})
         assert bad.is_error and "browser_snapshot" in bad.content[0].text

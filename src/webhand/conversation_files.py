@@ -51,6 +51,11 @@ class ConversationFiles:
         self.large_replies = self.folder / "files"
         self.pdfs = self.folder / "pdf"
         self.history = self.folder / "history"  # each session's older tool calls (session/history.py)
+        #: The folders the MCP client declared as its roots (surfaces/mcp/client_roots.py); ``None``
+        #: when it declared none. When set, a configured root is reachable only inside one of them.
+        self.client_roots: list[Path] | None = None
+        #: Whether ``client_roots`` is what the client last said (a roots/list_changed notification clears it).
+        self.client_roots_current = False
         self._made = False
 
     def own_folders(self) -> list[Path]:
@@ -77,6 +82,8 @@ class ConversationFiles:
         _check_text(str(resolved), resolved=True)
         if not self.reaches(resolved):
             places = [f"{self.folder} (this conversation's own folder)", *map(str, self.shared_roots())]
+            if self.client_roots is not None:
+                places.append("intersected with the client's roots: " + (", ".join(map(str, self.client_roots)) or "none"))
             raise PolicyRefused(f"{resolved} is outside the folders webhand may use ({', '.join(places)}).",
                                 "Use a file inside one of them (a relative path is taken inside the conversation's "
                                 "own folder), or ask the user to add its folder to `roots` in webhand's config.")
@@ -89,8 +96,28 @@ class ConversationFiles:
         areas = self.private_areas()
         # A root the user configured is reachable, except the private areas inside it (the output
         # folder under a configured home, say); a root configured inside a private area is shared.
+        if self.client_roots is not None and not any(_within(path, root) for root in self.client_roots):
+            return False  # the client narrowed the configured roots to its own
         return any(_within(path, root) and not any(_within(path, area) and _within(area, root) for area in areas)
                    for root in self.shared_roots())
+
+    def is_own(self, path: Path) -> bool:
+        """Whether the resolved ``path`` lies in this conversation's own folders."""
+        return any(_within(path, own) for own in self.own_folders())
+
+    def own_file(self, path: str) -> Path:
+        """The regular file ``path`` names (``..`` and symlinks followed) if it lies in this
+        conversation's own folders, where webhand saves its files; else a typed error. Configured
+        roots do not count: this is how a saved file is read back by whoever holds its link."""
+        _check_text(path)
+        try:
+            resolved = Path(path).resolve()
+        except (OSError, RuntimeError, ValueError) as error:
+            raise InvalidArgument(f"The path cannot be resolved: {error}.", "Give a link webhand returned.") from None
+        if not Path(path).is_absolute() or not self.is_own(resolved):
+            raise PolicyRefused("That file is not one of this conversation's saved files.",
+                                "Read only the resource links webhand returned to this session.")
+        return require_file(resolved, "Read only the resource links webhand returned to this session.")
 
     # -- writing -------------------------------------------------------------------------------
     def ensure(self) -> None:

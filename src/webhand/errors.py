@@ -175,6 +175,10 @@ class HumanInControl(WebhandError):
     """A person has taken control of the session in the dashboard, and did not hand it back in time."""
 
 
+class HumanDeclined(WebhandError):
+    """The person asked for help in the MCP client declined or dismissed the request."""
+
+
 class PoolFull(SessionLimitReached):
     """Every pool endpoint a new session may use is full (or down), and the wait for a place ended."""
 

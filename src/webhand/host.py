@@ -15,6 +15,7 @@ import time
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from webhand.caller import NO_CALLER, Caller, ProgressTicker
 from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
 from webhand.session.recording import CallRecord
@@ -122,10 +123,19 @@ class ToolContext:
         """This conversation's own folder (``files.folder``), where its screenshots, PDFs and downloads go."""
         return self.webhand.sessions.files_of(self.conversation_id)
 
-    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
-        """Run one tool call. Never raises for anything the model sent: failures become error replies."""
+    async def call(self, name: str, arguments: dict[str, Any] | None = None, caller: Caller = NO_CALLER) -> ToolResult:
+        """Run one tool call. Never raises for anything the model sent: failures become error replies.
+        ``caller``: what the surface's client can do meanwhile (hear progress, answer its person)."""
         settings = self.webhand.settings
-        response = Response(settings, name, self.files)
+        response = Response(settings, name, self.files, caller)
+        if caller.progress is None:
+            return await self._call(name, arguments, response)
+        async with ProgressTicker(caller.progress, f"{name} running") as ticker:
+            response.ticker = ticker
+            return await self._call(name, arguments, response)
+
+    async def _call(self, name: str, arguments: dict[str, Any] | None, response: Response) -> ToolResult:
+        settings = self.webhand.settings
         try:
             tool, arguments = self._tool(name, arguments)
             args = tool.parse(arguments)

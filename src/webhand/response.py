@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from webhand.caller import NO_CALLER, Caller, ProgressTicker
 from webhand.config import Settings
 from webhand.errors import UNSAFE_IN_REPLY, WebhandError, escape_char, one_line
 from webhand.conversation_files import ConversationFiles
@@ -48,6 +49,9 @@ TITLE_LIMIT = 300
 NAME_LIMIT = 300
 WHOLE_URL = "browser_eval location.href reads it whole"
 WHOLE_TITLE = "browser_eval document.title reads it whole"
+#: Characters per token of a model's tokenizer, estimated offline (calibrated in surfaces/mcp/sizes.py):
+#: what the dashboard's history and ``webhand schema --stats`` convert sizes with.
+CHARS_PER_TOKEN = 4.7
 #: The most of a page's HTML browser_content returns inline (tools/reading.py).
 HTML_LIMIT = 100 * 1024
 #: Room around the one large text a reply may hold (its header, notices): past the largest a tool
@@ -96,9 +100,14 @@ def _stamp() -> str:
 
 
 class Response:
-    def __init__(self, settings: Settings, tool: str, files: ConversationFiles | None = None) -> None:
+    def __init__(self, settings: Settings, tool: str, files: ConversationFiles | None = None,
+                 caller: Caller = NO_CALLER) -> None:
         self.settings = settings
         self.tool = tool
+        #: What the surface's client can do during this call (hear progress, answer its person).
+        self.caller = caller
+        #: Reports the call's progress while it runs, when the client asked for it (``ToolContext.call``).
+        self.ticker: ProgressTicker | None = None
         #: The calling conversation's folders: where this reply's files go, and what its paths may reach.
         self.files = files or ConversationFiles(settings)
         #: Every text and value of the reply, and every file it writes, leaves through it.
@@ -114,6 +123,18 @@ class Response:
     def add(self, text: str) -> None:
         if text:
             self._lines.append(text)
+
+    def waiting_for(self, what: str) -> None:
+        """Name what the call now waits for, in the progress its client hears (page text masked
+        and on one line: pass page-made parts through ``page``)."""
+        if self.ticker is not None:
+            self.ticker.what = what
+
+    def saved(self, path: Path) -> None:
+        """Note a file this call saved (a PDF, a download, an export): surfaces link it (MCP resource
+        links). Only files in the conversation's own folders: the links are read back from there."""
+        if self.files.is_own(path) and str(path) not in self._files:
+            self._files.append(str(path))
 
     def data(self, value: dict[str, Any]) -> None:
         """Structured content for programs (MCP structuredContent, the CLI's --json)."""
@@ -170,6 +191,10 @@ class Response:
         """The first line said so far, masked: what a history entry keeps of the reply."""
         first = str(self._error) if self._error is not None else (self._lines[0] if self._lines else "Done.")
         return self.masker.text(first.split("\n", 1)[0])
+
+    def reply_chars(self) -> int:
+        """The length of the reply's text so far (before masking, which keeps lengths close)."""
+        return len(self._result().text)
 
     def fail(self, error: WebhandError) -> None:
         self._error = error

@@ -188,6 +188,10 @@ class NetworkEntry:
     tab: int = 0
     id: int = 0  # unique in the process: what browser_network_request takes
     source: str = "network"  # where the answer came from: one of REQUEST_SOURCES
+    started: float = 0.0  # when it was sent, seconds since the epoch (0: not known)
+    duration: float | None = None  # seconds from sending to the last byte, when known
+    size: int | None = None  # bytes received over the wire (headers and body), when known
+    mime_type: str = ""  # the response's type, when it has one
 
 
 #: Where a response came from, as Chromium reports it (CDP Network.responseReceived).

@@ -60,6 +60,14 @@ class HumanControl:
         self._changed.set()
         return True
 
+    def end_takeover(self) -> None:
+        """Hand control back without the person's token: they said they were done elsewhere (in the
+        MCP client). Their dashboard page sees the release like any other."""
+        if self._holder is not None:
+            self._holder = None
+            self._released.set()
+            self._changed.set()
+
     async def request_help(self, reason: str, timeout: float) -> str:
         """Ask for a person and wait until one took control and handed it back: "returned"; else
         "untaken" (nobody came within ``timeout``) or "held" (still in a person's hands)."""

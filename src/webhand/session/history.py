@@ -40,6 +40,7 @@ class HistoryEntry:
     message: str = ""  # first line of the reply, or the error
     duration_ms: int = 0
     url_after: str = ""
+    reply_chars: int = 0  # the size of the reply's text the model got, in characters
     thumbnail: str | None = None  # path of a small JPEG of the page after the call, when a dashboard runs
     # Role and name of each ref the call used, read before the call (for exports that run on a fresh page).
     targets: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -66,6 +67,7 @@ class SessionHistory:
         self._make_folder = make_folder  # creates the conversation's owner-only folders first
         self.entries: deque[HistoryEntry] = deque()
         self.count = 0  # calls ever recorded
+        self.reply_chars = 0  # the characters of every reply so far: what the session cost the model
         self.spilled = 0
 
     def begin(self, tool: str, arguments: dict[str, Any], url_before: str) -> HistoryEntry:

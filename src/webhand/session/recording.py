@@ -125,6 +125,8 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
         except WebhandError:  # the secrets file went away: no URL rather than an unmasked one
             url_after = ""
         session.history.finish(entry, outcome, message, url_after, started)
+        entry.reply_chars = response.reply_chars()
+        session.history.reply_chars += entry.reply_chars
         if thumbnail and outcome != "timeout":
             with contextlib.suppress(Exception):
                 entry.thumbnail = await _thumbnail(session)

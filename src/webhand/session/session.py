@@ -28,6 +28,7 @@ from webhand.session.history import SessionHistory
 from webhand.response import URL_LIMIT, Response, page_line
 from webhand.session import recovery
 from webhand.session.control import HumanControl
+from webhand.session.video import TabVideo
 from webhand.conversation_files import ConversationFiles
 
 log = logging.getLogger("webhand.sessions")
@@ -112,6 +113,7 @@ class Session:
         self.dialogs: list[Dialog] = []  # open JavaScript dialogs, oldest first
         self.file_chooser: FileChooser | None = None  # the last file chooser the page opened, until answered
         self.downloads: list[Download] = []
+        self.video: TabVideo | None = None  # a recording of the active tab in progress (browser_recording)
         self._saving: set[asyncio.Future[None]] = set()
         self._page_news = asyncio.Event()  # a tab or a download began: what ``_settle`` waits for
         self._told_in_progress: set[int] = set()

@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from webhand.caller import NO_CALLER, Caller
+
 if TYPE_CHECKING:  # the catalog is imported by whoever passes its tools: not before they are needed
     from webhand.host import ToolContext
     from webhand.response import ToolResult
@@ -27,7 +29,8 @@ class ExposedTool:
     output_schema: dict[str, Any] | None
     read_only: bool
     destructive: bool
-    run: Callable[[ToolContext, dict[str, Any]], Awaitable[ToolResult]]
+    #: ``run(context, arguments, caller=NO_CALLER)``: the call, with the client's side channels.
+    run: Callable[..., Awaitable[ToolResult]]
 
 
 def hidden_fields(tools: list[Tool]) -> set[str]:
@@ -64,8 +67,8 @@ def without(schema: dict[str, Any], fields: set[str]) -> dict[str, Any]:
 
 
 def _catalog_tool(tool: Tool, hidden: set[str]) -> ExposedTool:
-    async def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
-        return await context.call(tool.name, arguments)
+    async def run(context: ToolContext, arguments: dict[str, Any], caller: Caller = NO_CALLER) -> ToolResult:
+        return await context.call(tool.name, arguments, caller)
 
     return ExposedTool(tool.name, tool.description, for_model(without(tool.input_schema(), hidden)), tool.output_schema(),
                        tool.read_only, tool.destructive, run)

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhand.caller import NO_CALLER, Caller
 from webhand.errors import InvalidArgument
 from webhand.host import ToolContext
 from webhand.response import ToolResult
@@ -235,7 +236,7 @@ class SingleTool:
                                   "Actions: " + ", ".join(self.actions) + "." + element)
         return route, {**{route.renames.get(k, k): v for k, v in given.items()}, **route.fixed}
 
-    async def call(self, context: ToolContext, arguments: dict[str, Any] | None) -> ToolResult:
+    async def call(self, context: ToolContext, arguments: dict[str, Any] | None, caller: Caller = NO_CALLER) -> ToolResult:
         if (arguments or {}).get("action") == "launch" and ("launch", None) not in self.routes \
                 and not (arguments or {}).get("name"):
             # The other design starts its browser with `launch`; here the first page call does.
@@ -249,11 +250,11 @@ class SingleTool:
         if route.action in OPEN_THEN_READ and "url" in args and ("navigate", None) in self.routes:
             # {action: "snapshot", url: ...}: open the page, then read it (the other designs' form).
             opening = {"url": args.pop("url"), **({"session": args["session"]} if "session" in args else {})}
-            opened = await context.call(self.routes[("navigate", None)].tool.name, opening)
+            opened = await context.call(self.routes[("navigate", None)].tool.name, opening, caller)
             if opened.is_error:
                 opened.text = self._rewrite(opened.text)
                 return opened
-        result = await context.call(route.tool.name, args)
+        result = await context.call(route.tool.name, args, caller)
         if opened is not None:
             result.text = f"{opened.text}\n\n{result.text}"
         result.text = self._rewrite(result.text)

@@ -33,6 +33,7 @@ async def run_steps(session: Session, response: Response, steps: list[tuple[str,
     before: Observation = await watch_changes(session, response, action="steps", after_failure=True)
     total = len(steps)
     for number, (label, args, perform) in enumerate(steps, 1):
+        response.waiting_for(f"step {number} of {total} ({label})")
         try:
             if before.watch is not None:  # follow what this step schedules, as a single action would
                 before.watch.begin()

@@ -45,6 +45,7 @@ async def web_fetch(sessions: ConversationSessions, args: FetchArgs, response: R
                               "Open other URLs with browser_navigate.")
     rules = OriginRules.from_settings(settings)
     started = time.monotonic()
+    response.waiting_for(f"{response.page(url, 200)} to answer")
     try:
         page = await fetch(url, rules, max_bytes=settings.fetch_max_bytes, timeout=timeout)
     except TimeoutError:

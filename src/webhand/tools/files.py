@@ -77,6 +77,7 @@ async def downloads(session: Session, args: PageArgs, response: Response) -> Non
     lines = []
     for item in session.downloads:
         if item.path is not None:
+            response.saved(Path(item.path))
             lines.append(f"- {response.page(item.name)}: {item.path} ({item.size:,} bytes)")
         elif item.error is not None:
             lines.append(f"- {response.page(item.name)}: failed ({response.page(item.error)})")
@@ -103,5 +104,6 @@ async def pdf(session: Session, args: PdfArgs, response: Response) -> None:
     tab = await session.tab()
     data = await tab.pdf(timeout=args.timeout or session.settings.timeout)
     response.files.write(target, data)
+    response.saved(target)
     response.add(f"Saved {response.page(tab.url, URL_LIMIT)} as PDF: {target} ({len(data):,} bytes)")
     response.data({"path": str(target), "size": len(data)})

@@ -1,17 +1,21 @@
 """Asking a person for help: a login, a CAPTCHA, a second factor the agent cannot handle.
 
 ``browser_request_human`` shows the request in the dashboard, and waits until a person has taken
-control of the session there and handed it back (session/control.py). The session is the same
-one afterwards: the agent's next snapshot shows the page as the person left it.
+control of the session there and handed it back (session/control.py). When the client can ask its
+person itself (MCP elicitation: ``Response.caller.ask_person``), the request also appears there,
+with the dashboard link, and the call resumes when the person answers Done in the client. The
+session is the same one afterwards: the agent's next snapshot shows the page as the person left it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from pydantic import Field
 
-from webhand.errors import ActionTimeout, HumanInControl, PolicyRefused
+from webhand.caller import AskPerson
+from webhand.errors import ActionTimeout, HumanDeclined, HumanInControl, PolicyRefused
 from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -35,6 +39,11 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
                             "(`webhand mcp --port N`, which serves /dashboard), then call again.")
     # The model gets the link only with the reply; whoever runs the server sees the request now.
     log.warning("the agent asks for a person on %s: %s (%s)", session.key, args.reason, url)
+    ask = response.caller.ask_person
+    if ask is not None:
+        await _ask_in_client(session, args, response, url, ask)
+        return
+    response.waiting_for("a person to take over in the dashboard and hand the session back")
     outcome = await session.control.request_help(args.reason, args.timeout)
     if outcome == "untaken":
         raise ActionTimeout(f"Nobody took control of the session within {args.timeout:g} s. The request was shown at {url}.",
@@ -43,5 +52,30 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
         raise HumanInControl(f"A person still has control of the session after {args.timeout:g} s ({url}).",
                              "Call browser_request_human again to keep waiting; other calls wait for the release.")
     response.add(f"A person took control in the dashboard ({url}) and handed the session back. "
+                 "The page may have changed: call browser_snapshot before acting.")
+    response.data({"dashboard": url, "handed_back": True})
+
+
+async def _ask_in_client(session: Session, args: RequestHumanArgs, response: Response, url: str, ask: AskPerson) -> None:
+    """Ask the person through the MCP client: they act in the dashboard, then answer Done there."""
+    message = (f"The browser agent needs your help: {args.reason}\n"
+               f"Open this link, take control of the session and do it, then choose Done (Accept) here: {url}")
+    response.waiting_for("the person to answer in the MCP client")
+    session.control.request_reason = args.reason  # the dashboard shows the request too
+    try:
+        async with asyncio.timeout(args.timeout):
+            answer = await ask(message, url)
+    except TimeoutError:
+        raise ActionTimeout(f"The person did not answer the request in the client within {args.timeout:g} s ({url}).",
+                            "Call browser_request_human again to keep waiting, or carry on without help.") from None
+    finally:
+        session.control.request_reason = None
+    if answer != "accept":
+        what = "declined" if answer == "decline" else "dismissed"
+        raise HumanDeclined(f"The person {what} the request for help ({args.reason}).",
+                            "Do not ask again for the same thing; carry on without it, or tell the user what you need.")
+    # Done means done: control a person still holds in the dashboard goes back to the agent.
+    session.control.end_takeover()
+    response.add(f"The person answered Done in the client (dashboard: {url}). "
                  "The page may have changed: call browser_snapshot before acting.")
     response.data({"dashboard": url, "handed_back": True})

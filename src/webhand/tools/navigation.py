@@ -96,6 +96,7 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
     # The reply ends with the page opened (URL, status, title, failed requests: LoadChanges). With
     # "load", the watch starts before the navigation, so that the requests of the page's loading
     # are known; the page then counts as ready once they finished and no new one started for a while.
+    response.waiting_for(f"the page at {response.page(args.url, 200)} to load")
     opening = await watch_load(session, response, settle_after=args.wait_until == "load")
     result = await opening.tab.navigate(normalize_url(args.url), wait_until=args.wait_until,
                                         timeout=args.timeout or session.settings.timeout,

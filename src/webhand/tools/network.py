@@ -6,9 +6,14 @@ in full (headers, bodies) is read on demand with browser_network_request.
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 from pydantic import Field
 
-from webhand.engine.driver import NetworkConditions, NetworkEntry, RouteRule
+from webhand.engine.driver import NetworkConditions, NetworkEntry, RequestDetail, RouteRule
+from webhand.errors import WebhandError
+from webhand.session.har import har_log
 from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -22,6 +27,8 @@ class NetworkArgs(PageArgs):
     failed_only: bool = Field(False, description="Only requests that failed or got an HTTP error.")
     url_contains: str | None = Field(None, description="Only requests whose URL contains this text.")
     include_static: bool = Field(False, description="Also images, styles, scripts and fonts.")
+    har: bool = Field(False, description="Also save the listed requests, with their headers, as a HAR 1.2 file in your "
+                                         "folder (Chrome DevTools imports it).")
 
 
 def _failed(entry: NetworkEntry) -> bool:
@@ -87,3 +94,22 @@ async def network_requests(session: Session, args: NetworkArgs, response: Respon
     response.large("\n".join(_line(e, response) for e in entries), what="request list", suffix=".log",
                    hint="Call browser_network_request with an #id to see one request in full.")
     response.data({"requests": [e.__dict__ for e in entries]})
+    if args.har:
+        await _save_har(session, entries, response)
+
+
+async def _save_har(session: Session, entries: list[NetworkEntry], response: Response) -> None:
+    """The listed requests as HAR, with the headers the browser still keeps (within the timeout)."""
+    timeout = session.settings.timeout
+
+    async def detail(entry: NetworkEntry) -> RequestDetail | None:
+        try:
+            return await session.context.request_detail(entry.id, timeout=timeout)
+        except (WebhandError, asyncio.TimeoutError):
+            return None  # the entry is written without headers
+
+    response.waiting_for(f"the headers of {len(entries)} requests for the HAR file")
+    details = await asyncio.gather(*(detail(e) for e in entries))
+    document = har_log(list(zip(entries, details)), response.masker)
+    path = response.write_file(json.dumps(document, indent=1, ensure_ascii=False), "network", ".har")
+    response.add(f"Saved {len(entries)} requests as HAR 1.2: {path} (Chrome DevTools: Network, Import HAR).")

@@ -142,6 +142,7 @@ async def storage_state(session: Session, args: StorageStateArgs, response: Resp
         state = response.masker.data(await session.context.storage_state())
         text = json.dumps(state, indent=1)
         response.files.write(target, text.encode())
+        response.saved(target)
         response.add(f"Saved {_summary(state)} to {target} ({len(text.encode()):,} bytes). "
                      "It holds login cookies: keep it private.")
         return

@@ -57,6 +57,17 @@ def condition_of(args: WaitArgs) -> WaitCondition:
     return WaitCondition("time", float(args.time or 0))
 
 
+def awaited(condition: WaitCondition, response: Response) -> str:
+    """What a wait waits for, in words (its progress reports)."""
+    if condition.kind == "time":
+        return f"{float(condition.value or 0):g} s to pass"
+    value = response.page(str(condition.value), 100)
+    return {"text": f"the text {value} to appear", "text_gone": f"the text {value} to disappear",
+            "selector_visible": f"{value} to be visible", "selector_hidden": f"{value} to be hidden",
+            "url": f"the URL to match {value}", "network_idle": "the network to be idle",
+            "javascript": "the JavaScript condition to hold"}.get(condition.kind, condition.kind)
+
+
 async def perform_wait(session: Session, args: WaitArgs) -> str:
     timeout = args.timeout or session.settings.timeout
     condition = condition_of(args)
@@ -72,4 +83,5 @@ async def perform_wait(session: Session, args: WaitArgs) -> str:
 @tool("browser_wait_for")
 async def wait_for(session: Session, args: WaitArgs, response: Response) -> None:
     """Wait until text appears or disappears, an element is visible or hidden, the URL matches, the network is idle, a JavaScript condition holds, or some seconds pass. Give one condition."""
+    response.waiting_for(awaited(condition_of(args), response))
     await act(session, response, perform_wait, args)

@@ -66,6 +66,10 @@ class CdpBrowser:
     async def _attached(self, params: dict[str, Any]) -> None:
         info, session = params["targetInfo"], params["sessionId"]
         context = self.contexts.get(info.get("browserContextId", ""))
+        if context is not None and context.tab_of_target(info.get("targetId", "")) is not None:
+            # A second session on a page that already is a tab: one webhand attached itself (a
+            # channel's fork, e.g. the dashboard's live view). It is not a new tab; its owner uses it.
+            return
         if info.get("type") == "page" and context is not None and not context.closed:
             await context.adopt(info, session)
             return
@@ -80,8 +84,13 @@ class CdpBrowser:
 
     def _detached(self, params: dict[str, Any]) -> None:
         target = params.get("targetId") or (params.get("targetInfo") or {}).get("targetId", "")
-        self._target_gone(target)
-        self.connection.forget_session(params.get("sessionId", ""))
+        session = params.get("sessionId", "")
+        # Only the tab's own session leaving means the tab is gone; a fork's leaving (the live view
+        # stopped) leaves the tab as it was.
+        if not any((tab := c.tab_of_target(target)) is not None and session and tab.session_id != session
+                   for c in self.contexts.values()):
+            self._target_gone(target)
+        self.connection.forget_session(session)
 
     def _target_gone(self, target_id: str) -> None:
         for context in self.contexts.values():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -158,7 +159,8 @@ class CdpPageEvents:
         main = resource == "document" and params.get("frameId") == self.frame_tree.main_id \
             and params.get("loaderId") == params["requestId"] and session_id == self.session_id
         tracked = TrackedRequest(request["url"] + request.get("urlFragment", ""), request.get("method", "GET"), resource, main)
-        self._requests[key] = (tracked, {"status": None})
+        self._requests[key] = (tracked, {"status": None, "started": float(params.get("wallTime") or time.time()),
+                                         "sent": params.get("timestamp")})
         self.tracker.request_started(tracked)
 
     def _on_response(self, params: dict[str, Any], session_id: str) -> None:
@@ -176,21 +178,22 @@ class CdpPageEvents:
         tracked, info = self._requests[key]
         status = int(response.get("status") or 0)
         info["status"] = status
+        info["mime_type"] = str(response.get("mimeType") or "")
         headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
         self.tracker.response(tracked, status, headers)
 
     def _on_finished(self, params: dict[str, Any], session_id: str) -> None:
         self._favicons.discard((session_id, params["requestId"]))
-        self._done((session_id, params["requestId"]), "")
+        self._done((session_id, params["requestId"]), "", params)
 
     def _on_failed(self, params: dict[str, Any], session_id: str) -> None:
         self._favicons.discard((session_id, params["requestId"]))
         reason = params.get("errorText") or "failed"
         if params.get("blockedReason") and "BLOCKED" not in reason:
             reason = f"{reason} ({params['blockedReason']})"
-        self._done((session_id, params["requestId"]), reason)
+        self._done((session_id, params["requestId"]), reason, params)
 
-    def _done(self, key: tuple[str, str], failure: str) -> None:
+    def _done(self, key: tuple[str, str], failure: str, params: dict[str, Any]) -> None:
         found = self._requests.pop(key, None)
         if found is None:
             return
@@ -199,8 +202,11 @@ class CdpPageEvents:
             self.tracker.failed(tracked, failure)
         else:
             self.tracker.finished(tracked)
+        sent, ended = info.get("sent"), params.get("timestamp")
         entry = NetworkEntry(tracked.method, tracked.url, info["status"], tracked.resource_type, failure, self.index,
-                             id=next(_IDS))
+                             id=next(_IDS), started=info["started"], mime_type=info.get("mime_type", ""),
+                             duration=max(0.0, ended - sent) if isinstance(sent, float | int) and isinstance(ended, float | int) else None,
+                             size=int(params["encodedDataLength"]) if "encodedDataLength" in params else None)
         self.network_log.keep(key, entry)
         if self._events.request:
             self._events.request(entry)

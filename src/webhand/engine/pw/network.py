@@ -5,6 +5,7 @@ for browser_network_requests; and each logged request in full, on demand (browse
 from __future__ import annotations
 
 import itertools
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -51,8 +52,15 @@ class PlaywrightNetworkLog:
 
     def _log(self, request: PWRequest, response: PWResponse | None, failure: str) -> None:
         source = "service worker" if response is not None and response.from_service_worker else "network"
+        timing = request.timing  # milliseconds: startTime since the epoch, the rest since it (-1: unknown)
+        ended = timing.get("responseEnd", -1)
+        length = response.headers.get("content-length", "") if response is not None else ""
         entry = NetworkEntry(request.method, request.url, response.status if response else None,
-                             request.resource_type, failure, self._tab, next(_IDS), source)
+                             request.resource_type, failure, self._tab, next(_IDS), source,
+                             started=timing.get("startTime", 0) / 1000 or time.time(),
+                             duration=ended / 1000 if ended >= 0 else None,
+                             size=int(length) if length.isdigit() else None,
+                             mime_type=(response.headers.get("content-type", "").split(";")[0].strip() if response else ""))
         if response is not None:
             self._claim_source(entry)
         self.requests[entry.id] = (entry, request)

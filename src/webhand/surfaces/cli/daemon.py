@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from webhand import __version__
+from webhand.caller import NO_CALLER, Caller, ProgressSink
 from webhand.config import Settings
 from webhand.engine.subreaper import adopt_orphans
 from webhand.errors import WebhandError
@@ -111,7 +112,7 @@ class Daemon:
                 self.activity.set()
                 self.busy += 1
                 try:
-                    reply = await self._handle(line)
+                    reply = await self._handle(line, self._progress_to(writer))
                 finally:
                     self.busy -= 1
                     self.activity.set()
@@ -124,18 +125,28 @@ class Daemon:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _handle(self, line: bytes) -> dict[str, Any]:
+    @staticmethod
+    def _progress_to(writer: asyncio.StreamWriter) -> ProgressSink:
+        """Progress lines to the CLI, before its reply (``daemon_client`` shows them on a terminal)."""
+        async def send(elapsed: float, message: str) -> None:
+            writer.write(json.dumps({"progress": round(elapsed, 1), "message": message}).encode() + b"\n")
+            await writer.drain()
+
+        return send
+
+    async def _handle(self, line: bytes, progress: ProgressSink | None = None) -> dict[str, Any]:
         try:
             request = json.loads(line)
             op = request.get("op")
         except (ValueError, AttributeError):
             return {"ok": False, "error": "The request is not a JSON object. Send one JSON object per line."}
         self.requests += 1
+        caller = Caller(progress=progress) if request.get("progress") is True and progress is not None else NO_CALLER
         if op == "call":
             return await self._call(request.get("session"), str(request.get("tool")), request.get("arguments") or {},
-                                    request.get("origin", self.origin))
+                                    request.get("origin", self.origin), caller)
         if op == "argv":
-            return await self._command_line(request)
+            return await self._command_line(request, caller)
         if op == "status":
             try:
                 return {"ok": True, "status": self.status()}
@@ -159,15 +170,16 @@ class Daemon:
             return {"ok": True, "pid": os.getpid()}  # the CLI waits for this pid to exit
         return {"ok": False, "error": f"Unknown op {op!r}. Use call, argv, status, history, dashboard or stop."}
 
-    async def _call(self, session: Any, tool: str, arguments: dict[str, Any], origin: str) -> dict[str, Any]:
-        result = await self.webhand.context(conversation_of(session)).call(tool, arguments)
+    async def _call(self, session: Any, tool: str, arguments: dict[str, Any], origin: str,
+                    caller: Caller = NO_CALLER) -> dict[str, Any]:
+        result = await self.webhand.context(conversation_of(session)).call(tool, arguments, caller)
         reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
         if origin != self.origin:
             reply["warning"] = (f"the running daemon uses {self.origin or 'no config file'}, not "
                                 f"{origin or 'no config file'}; `webhand daemon stop` to switch.")
         return reply
 
-    async def _command_line(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _command_line(self, request: dict[str, Any], caller: Caller = NO_CALLER) -> dict[str, Any]:
         """A tool command as typed (the thin client, ``forward``): parsed here, where the parser
         is already loaded, in the caller's directory and environment; the reply is what to print."""
         from webhand.surfaces.cli.tools import CommandLineError, parse_forwarded, render_reply
@@ -184,7 +196,8 @@ class Daemon:
             return {"ok": True, "handled": True, "exit": 1, "stdout": "", "stderr": f"webhand: {error}\n"}
         if call is None:
             return {"ok": True, "handled": False}
-        out, err, code = render_reply(call.json, await self._call(call.session, call.tool, call.arguments, call.origin))
+        out, err, code = render_reply(call.json, await self._call(call.session, call.tool, call.arguments, call.origin,
+                                                                       caller))
         return {"ok": True, "handled": True, "exit": code, "stdout": out, "stderr": err}
 
     async def _dashboard(self, port: Any) -> str:

@@ -50,7 +50,8 @@ def request(payload: dict[str, Any], *, timeout: float, start: list[str] | None 
             raise DaemonNotRunning("The webhand daemon is not running.", "Any browser command starts it.")
         sock = start_daemon(start, launch_timeout)
     try:
-        reply = exchange(sock, payload, timeout)
+        # On a terminal, a call's progress shows on stderr (the daemon sends it while the call runs).
+        reply = exchange(sock, payload, timeout, progress=payload.get("op") in ("call", "argv") and sys.stderr.isatty())
     except TimeoutError as problem:
         raise unavailable(problem, timeout) from None
     finally:

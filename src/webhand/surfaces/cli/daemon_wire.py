@@ -13,6 +13,7 @@ The socket's folder is the private runtime folder, owner-checked on every call
 
 import _socket
 import os
+import sys
 import time
 
 TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
@@ -41,22 +42,50 @@ def connect(timeout: float) -> "_socket.socket | None":
     return sock
 
 
-def exchange(sock: "_socket.socket", payload: dict, timeout: float) -> bytes:
+#: How a progress line from the daemon begins; the reply itself begins with ``{"ok"``.
+PROGRESS_PREFIX = b'{"progress":'
+
+
+def exchange(sock: "_socket.socket", payload: dict, timeout: float, *, progress: bool = False) -> bytes:
     """Send ``payload`` as one line and read the reply line (empty when the daemon closed the
-    connection without answering). Raises ``TimeoutError`` when no whole reply came in ``timeout``."""
+    connection without answering). Raises ``TimeoutError`` when no whole reply came in ``timeout``.
+    ``progress``: ask the daemon for the call's progress, shown on stderr as one line rewritten in
+    place until the reply is in (only for a terminal: the caller checks ``isatty``)."""
+    if progress:
+        payload = {**payload, "progress": True}
     sock.sendall(encode(payload) + b"\n")
-    chunks: list[bytes] = []
-    size = 0
+    buffer = b""
+    shown = False
     deadline = time.monotonic() + timeout
-    while True:
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
-        chunk = sock.recv(65536)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if chunk.endswith(b"\n") or size > MAX_LINE_BYTES:
-            return b"".join(chunks)
+    try:
+        while True:
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = sock.recv(65536)
+            if not chunk:
+                return buffer
+            buffer += chunk
+            while b"\n" in buffer and buffer.startswith(PROGRESS_PREFIX):
+                line, buffer = buffer.split(b"\n", 1)
+                if progress:
+                    try:
+                        show_progress(str(decode(line).get("message", "")))
+                        shown = True
+                    except (ValueError, AttributeError):
+                        pass
+            if (buffer.endswith(b"\n") and not buffer.startswith(PROGRESS_PREFIX)) or len(buffer) > MAX_LINE_BYTES:
+                return buffer
+    finally:
+        if shown:
+            sys.stderr.write("\r\x1b[2K")  # the progress line goes once the reply is in
+            sys.stderr.flush()
+
+
+def show_progress(message: str) -> None:
+    """One progress line on the terminal, in place of the last. The daemon's message is webhand's
+    own words around masked, escaped page text; control characters are dropped all the same."""
+    clean = "".join(c for c in message if c.isprintable())[:200]
+    sys.stderr.write(f"\r\x1b[2Kwebhand: {clean}")
+    sys.stderr.flush()
 
 
 def _refuse(value: object) -> object:

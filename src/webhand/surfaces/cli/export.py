@@ -57,6 +57,7 @@ class RecordedEntry(BaseModel):
     message: str = ""
     duration_ms: int = Field(0, ge=0)
     url_after: str = ""
+    reply_chars: int = Field(0, ge=0)
     thumbnail: str | bool | None = None
     targets: dict[str, RecordedTarget] = Field(default_factory=dict)
 

@@ -41,7 +41,7 @@ def _forward(argv: list[str]) -> "int | None":
         if sock is None:
             return None
         try:
-            line = exchange(sock, payload, _LONGEST_WAIT_SECONDS)
+            line = exchange(sock, payload, _LONGEST_WAIT_SECONDS, progress=sys.stderr.isatty())
         finally:
             sock.close()
         if not line:

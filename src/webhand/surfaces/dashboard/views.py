@@ -12,7 +12,7 @@ from typing import Any
 import psutil
 
 from webhand.host import Webhand
-from webhand.response import clip_line
+from webhand.response import CHARS_PER_TOKEN, clip_line
 from webhand.security.masking import Masker
 from webhand.session.session import Session
 
@@ -22,14 +22,23 @@ _TEXT_LIMIT = 500
 
 
 def _memory_bytes(session: Session) -> int | None:
-    """Resident memory of the session's own browser and its children; None when it shares one."""
+    """The proportional set size (PSS) of the session's own browser processes, summed: each
+    process's private memory plus its share of what they share, so that the sum is not counted
+    twice as resident sizes (RSS) are. None when the session shares a browser."""
     if not session.owns_browser or not session.browser.pid:
         return None
     try:
         root = psutil.Process(session.browser.pid)
-        return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+        processes = [root, *root.children(recursive=True)]
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_full_info().pss
+        except (psutil.NoSuchProcess, psutil.AccessDenied, AttributeError):
+            continue  # a renderer that just ended; AttributeError: no PSS on this system
+    return total
 
 
 def session_summary(session: Session) -> dict[str, Any]:
@@ -42,6 +51,8 @@ def session_summary(session: Session) -> dict[str, Any]:
         "url": active.url if active is not None and not active.closed else (tabs[0].url if tabs else ""),
         "tabs": len(tabs), "idle_seconds": round(session.idle_for(), 1), "memory_bytes": _memory_bytes(session),
         "actions": session.history.count, "created_at": session.created_at,
+        "reply_chars": session.history.reply_chars,
+        "reply_tokens": round(session.history.reply_chars / CHARS_PER_TOKEN),
         "human_requested": control.request_reason,
     }
 
@@ -58,9 +69,12 @@ def session_details(webhand: Webhand, session: Session, since: int = 0) -> dict[
     entries = [e.to_dict() for e in session.history.recent(RECENT) if e.index > since]
     for entry in entries:
         entry["thumbnail"] = bool(entry["thumbnail"])  # the path stays on the server
+        entry["reply_tokens"] = round(entry.get("reply_chars", 0) / CHARS_PER_TOKEN)
     console = [{"level": c.level, "text": clip_line(masker.text(c.text), _TEXT_LIMIT), "tab": c.tab}
                for c in list(session.console)[-RECENT:]]
     network = [{"method": n.method, "url": clip_line(masker.text(n.url), _TEXT_LIMIT), "status": n.status,
-                "type": n.resource_type, "failure": n.failure} for n in list(session.network)[-RECENT:]]
+                "type": n.resource_type, "failure": n.failure, "size": n.size,
+                "time_ms": round(n.duration * 1000) if n.duration is not None else None}
+               for n in list(session.network)[-RECENT:]]
     return masker.data({"session": session_summary(session), "history": entries, "console": console,
                           "network": network, "now": time.time()})

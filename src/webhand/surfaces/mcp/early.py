@@ -45,6 +45,9 @@ class EarlyServer:
     def __init__(self, wire: StdioWire, context: ToolContext, exposed: Callable[[], dict[str, ExposedTool]]) -> None:
         self._wire, self._context, self._exposed = wire, context, exposed
         self._calls: dict[int | str, asyncio.Task[None]] = {}
+        #: Whether a tools/call may be served here: not when the call needs what only the SDK speaks
+        #: (the client's roots, asking its person, progress notifications; see server.py).
+        self._plain_client = False  # known once the client's initialize was read (serve)
         #: Set when a first call was answered, or the SDK is needed now: time to load it.
         self.wants_sdk = asyncio.Event()
 
@@ -55,6 +58,7 @@ class EarlyServer:
         if wire.answered is None:  # not an initialize answered early: the SDK serves it all
             self.wants_sdk.set()
             return handover
+        self._plain_client = not _needs_sdk_for_calls(wire.opening)
         loaded = asyncio.ensure_future(sdk_loaded.wait())
         try:
             while True:
@@ -95,7 +99,8 @@ class EarlyServer:
             entries = [tool_entry(t) for t in self._exposed().values()]
             self._start(request_id, self._answer(request_id, {"tools": entries}))
             return True
-        if (method == "tools/call" and _well_formed(params, {"name": str, "arguments": dict}, required="name")):
+        if (method == "tools/call" and _well_formed(params, {"name": str, "arguments": dict}, required="name")
+                and self._plain_client and "progressToken" not in ((params or {}).get("_meta") or {})):
             self._start(request_id, self._call(request_id, params["name"], params.get("arguments") or {}))
             return True
         return False
@@ -147,6 +152,16 @@ class EarlyServer:
         for call in calls:
             call.cancel()
         await asyncio.gather(*calls, return_exceptions=True)
+
+
+def _needs_sdk_for_calls(opening: bytes | None) -> bool:
+    """Whether the client's ``initialize`` declared roots or elicitation: its calls then go to the
+    SDK, which asks for its roots first and can ask its person (``server.py``)."""
+    try:
+        capabilities = json.loads(opening or b"{}").get("params", {}).get("capabilities", {})
+    except (ValueError, AttributeError):
+        return True
+    return not isinstance(capabilities, dict) or "roots" in capabilities or "elicitation" in capabilities
 
 
 def _well_formed(params: Any, fields: dict[str, type], *, required: str | None = None) -> bool:

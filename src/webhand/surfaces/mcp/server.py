@@ -16,7 +16,9 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from webhand import __version__
+from webhand.caller import Caller
 from webhand.host import ToolContext, Webhand
+from webhand.surfaces.mcp import client_roots, resources
 from webhand.surfaces.mcp.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
 from webhand.surfaces.exposure import by_name
 from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
@@ -51,11 +53,27 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
         tool = by_name(exposed(), params.name)
         if tool is None:
             return types.CallToolResult.model_validate(unknown_tool_result(params.name, list(exposed())))
-        return types.CallToolResult.model_validate(call_result(await tool.run(context_for(ctx), dict(params.arguments or {}))))
+        context = context_for(ctx)
+        await client_roots.refresh(ctx.session, context.files)
+        result = await tool.run(context, dict(params.arguments or {}), caller_of(ctx))
+        return types.CallToolResult.model_validate(call_result(result))
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        return resources.read(context_for(ctx).files, str(params.uri))
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return resources.listed(context_for(ctx).files)
+
+    async def roots_changed(ctx: Any, params: Any) -> None:
+        context_for(ctx).files.client_roots_current = False  # asked again before the next call
 
     server: Server[Any] = Server("webhand", version=__version__,
                                  instructions=SINGLE_INSTRUCTIONS if style == "single" else INSTRUCTIONS,
-                                 on_list_tools=list_tools, on_call_tool=call_tool)
+                                 on_list_tools=list_tools, on_call_tool=call_tool,
+                                 on_read_resource=read_resource, on_list_resources=list_resources)
+    # Roots belong to the handshake protocols (2026's per-request protocol drops them), which are the
+    # ones webhand speaks: registered directly, as the SDK's constructor argument warns it is deprecated.
+    server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, roots_changed)
 
     async def refuse_discover(ctx: Any, params: Any) -> None:
         # The 2026 per-request protocol has no sessions, and a browser lives as long as a session:
@@ -65,6 +83,29 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
 
     server.add_request_handler("server/discover", types.RequestParams, refuse_discover)
     return server
+
+
+_ELICITATION = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+
+
+def caller_of(ctx: Any) -> Caller:
+    """What this request's client offers while the call runs: progress reports when it sent a
+    progress token, its person's answer when it declared elicitation (both through the SDK)."""
+    session = ctx.session
+    meta = ctx.meta or {}
+    token = meta.get("progress_token") if isinstance(meta, dict) else getattr(meta, "progress_token", None)
+
+    async def progress(elapsed: float, message: str) -> None:
+        await session.report_progress(round(elapsed, 1), None, message)
+
+    async def ask_person(message: str, url: str) -> str:
+        # A form with no fields: the person's answer is the action (accept = Done, decline, cancel).
+        answer = await session.elicit_form(message, {"type": "object", "properties": {}},
+                                           related_request_id=ctx.request_id)
+        return str(answer.action)
+
+    return Caller(progress=progress if token is not None else None,
+                  ask_person=ask_person if session.check_client_capability(_ELICITATION) else None)
 
 
 async def serve_stdio(webhand: Webhand, context: ToolContext, stdin: Any, stdout: Any, *, style: str = "multi",

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 
 from webhand.config import Settings
+from webhand.response import CHARS_PER_TOKEN
 from webhand.surfaces.exposure import exposed_tools
 from webhand.surfaces.mcp.server import mcp_tool
 from webhand.tools import enabled_tools
 
-CHARS_PER_TOKEN = 4.7
 PLAYWRIGHT_MCP_CHARS = 20_296  # 25 tools, measured with bench/node_modules/@playwright/mcp 0.0.83
 
 

@@ -9,6 +9,8 @@ Standard library only.
 from __future__ import annotations
 
 import base64
+import mimetypes
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from webhand.errors import shorten
@@ -36,11 +38,19 @@ def call_result(result: ToolResult) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": result.text}]
     for image in result.images:
         content.append({"type": "image", "data": base64.b64encode(image.data).decode(), "mimeType": image.mime_type})
+    # Each saved file once more as a link the same MCP session can read back (resources.py).
+    content.extend(resource_link(path) for path in result.files)
     out: dict[str, Any] = {"content": content, "isError": result.is_error}
     # Structured content only on success: an error's shape would not match the tool's output schema.
     if result.data is not None and not result.is_error:
         out["structuredContent"] = result.data
     return out
+
+
+def resource_link(path: str) -> dict[str, Any]:
+    file = Path(path)
+    return {"type": "resource_link", "uri": file.as_uri(), "name": file.name,
+            "mimeType": mimetypes.guess_type(file.name)[0] or "application/octet-stream"}
 
 
 def unknown_tool_result(name: Any, served: list[str]) -> dict[str, Any]:
