@@ -177,13 +177,16 @@ def settings_for_tests(tmp_path_factory: pytest.TempPathFactory, **overrides: ob
 
 
 def own_browser_processes() -> list[psutil.Process]:
-    """Chromium processes this test process launched that are still alive (by the PID registry
-    and by descent), so that browsers of other programs on the machine are never counted."""
+    """Chromium and Firefox processes this test process launched that are still alive (by
+    descent), so that browsers of other programs on the machine are never counted. Firefox's
+    helpers are named for their job ("Web Content", "RDD Process"), so they are known by the
+    binary they run."""
     alive = []
     me = os.getpid()
     for child in psutil.Process(me).children(recursive=True):
         try:
-            if "chrom" in child.name().lower():
+            program = (child.cmdline() or [""])[0].lower()
+            if "chrom" in child.name().lower() or "firefox" in child.name().lower() or "firefox" in program:
                 alive.append(child)
         except psutil.NoSuchProcess:
             continue

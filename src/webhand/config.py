@@ -106,6 +106,11 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     # Browser
+    browser: Literal["chromium", "firefox"] = Field("chromium", description="Which browser webhand drives: Chromium "
+                                                    "(the default) or Firefox, over WebDriver BiDi (Debian's stock "
+                                                    "firefox-esr; a first slice of the tools: see docs/design.md).")
+    firefox_path: str | None = Field(None, description="Firefox binary to launch when browser = \"firefox\" "
+                                     "(default: firefox-esr or firefox on PATH).")
     executable_path: str | None = Field(None, description="Chromium/Chrome binary to launch.")
     cdp_url: str | None = Field(None, description="Connect to this browser (http://host:port or ws://...) instead of launching one.")
     headless: bool = True

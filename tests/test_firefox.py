@@ -1,0 +1,176 @@
+"""The Firefox driver (engine/bidi/, WebDriver BiDi) end to end on Debian's stock firefox-esr:
+a first slice of what the conformance suite covers, on one Firefox for the whole module.
+
+Skipped only when no Firefox is installed (scripts/ensure-firefox installs it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import struct
+from collections.abc import AsyncIterator
+
+import pytest
+
+from helpers import own_browser_processes, own_registry_entries, wait_until_gone
+from webhand.config import Settings
+from webhand.engine.bidi import BidiBrowser, BidiEngine
+from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents
+from webhand.errors import NotOnFirefox
+from webhand.page.snapshot import take_snapshot
+from webhand.session.manager import make_engine
+
+if not (shutil.which("firefox-esr") or shutil.which("firefox")):
+    pytest.skip("no Firefox installed (firefox-esr or firefox on PATH): run scripts/ensure-firefox",
+                allow_module_level=True)
+
+
+def _firefox_processes() -> list:
+    return [p for p in own_browser_processes() if "firefox" in ((p.cmdline() or [""])[0]).lower()]
+
+
+@pytest.fixture(scope="module")
+async def firefox() -> AsyncIterator[BidiBrowser]:
+    """One Firefox for the module; closing it must leave no process of it and no registry entry."""
+    engine = BidiEngine(Settings(browser="firefox"))
+    browser = await engine.launch()
+    assert browser.pid is not None and _firefox_processes()
+    yield browser
+    await browser.close()
+    left = wait_until_gone(_firefox_processes(), timeout=10)
+    assert not left, f"Firefox processes left after close: {[p.pid for p in left]}"
+    assert not os.path.exists(browser.firefox.scratch_dir), "the temporary profile was not removed"
+    assert not [e for e in own_registry_entries() if str(browser.pid) in e.name], "registry entry left"
+
+
+class Heard:
+    """What a tab's events told, with an asyncio.Event set on each (waited for, never polled)."""
+
+    def __init__(self) -> None:
+        self.console: list[ConsoleEntry] = []
+        self.dialogs: list[Dialog] = []
+        self.changed = asyncio.Event()
+        self.events = TabEvents(console=self._record(self.console), dialog=self._record(self.dialogs))
+
+    def _record(self, into: list):
+        def record(item) -> None:
+            into.append(item)
+            self.changed.set()
+        return record
+
+    async def until(self, condition, timeout: float = 10.0) -> None:
+        async with asyncio.timeout(timeout):
+            while not condition():
+                self.changed.clear()
+                await self.changed.wait()
+
+
+async def _tab(firefox: BidiBrowser, heard: Heard, width: int = 800, height: int = 600):
+    context = await firefox.new_context(width=width, height=height, downloads_dir=None, events=heard.events)
+    return context, await context.new_tab()
+
+
+def test_the_settings_choose_the_firefox_driver(tmp_path) -> None:
+    from webhand.config import load_settings
+
+    settings = load_settings(env={"WEBHAND_BROWSER": "firefox"}, cwd=tmp_path)
+    assert settings.browser == "firefox"
+    assert isinstance(make_engine(settings), BidiEngine)
+    assert load_settings(env={"WEBHAND_BROWSER": "firefox"}, flags={"browser": "chromium"}, cwd=tmp_path).browser == "chromium"
+
+
+async def test_navigate_snapshot_click_and_type(firefox: BidiBrowser, site) -> None:
+    heard = Heard()
+    context, tab = await _tab(firefox, heard)
+    try:
+        result = await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
+        assert result.title == "Firefox core" and result.url == site.url("firefox/core.html")
+        snapshot = await take_snapshot(tab)
+        assert "# Orders" in snapshot.text and "Three orders are waiting." in snapshot.text
+        refs = {line.split('"')[1]: line.split("[")[1].split("]")[0]
+                for line in snapshot.lines if "[e" in line and '"' in line}
+        assert {"Name", "Record", "Ask"} <= set(refs), snapshot.text
+        await (await tab.resolve(refs["Name"], timeout=10)).fill("Ada Lovelace", timeout=10)
+        await (await tab.resolve(refs["Record"], timeout=10)).click(timeout=10)
+        after = await take_snapshot(tab)
+        assert 'status "recorded Ada Lovelace"' in after.text or "recorded Ada Lovelace" in after.text, after.text
+        # The page saw a real pointer and real keys: the input's value came through key events.
+        assert await tab.evaluate("document.getElementById('name').value", await_promise=False, timeout=10) == "Ada Lovelace"
+        await heard.until(lambda: any(e.text == "recorded click" for e in heard.console))
+        assert [e.level for e in heard.console if e.text == "recorded click"] == ["warning"]
+    finally:
+        await context.close()
+
+
+async def test_the_page_cannot_reach_the_agent(firefox: BidiBrowser, site) -> None:
+    """The agent lives in a sandbox realm: the page's own scripts do not see window.__webhand."""
+    context, tab = await _tab(firefox, Heard())
+    try:
+        await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
+        await take_snapshot(tab)
+        assert await tab.evaluate("typeof window.__webhand", await_promise=False, timeout=10) == "undefined"
+    finally:
+        await context.close()
+
+
+async def test_screenshot_is_a_png_of_the_viewport(firefox: BidiBrowser, site) -> None:
+    context, tab = await _tab(firefox, Heard(), width=640, height=480)
+    try:
+        await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
+        png = await tab.screenshot(full_page=False, timeout=30)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = struct.unpack(">II", png[16:24])
+        assert (width, height) == (640, 480)
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize("accept, shown", [(True, "confirmed"), (False, "kept")])
+async def test_a_dialog_is_answered(firefox: BidiBrowser, site, accept: bool, shown: str) -> None:
+    heard = Heard()
+    context, tab = await _tab(firefox, heard)
+    try:
+        await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
+        snapshot = await take_snapshot(tab)
+        ask = next(line for line in snapshot.lines if '"Ask"' in line).split("[")[1].split("]")[0]
+        await (await tab.resolve(ask, timeout=10)).click(timeout=10)
+        await heard.until(lambda: bool(heard.dialogs))
+        dialog = heard.dialogs[0]
+        assert (dialog.kind, dialog.message) == ("confirm", "Delete the orders?")
+        if accept:
+            await dialog.accept(None, timeout=10)
+        else:
+            await dialog.dismiss(timeout=10)
+        assert shown in (await take_snapshot(tab)).text
+    finally:
+        await context.close()
+
+
+async def test_two_sessions_do_not_share_cookies(firefox: BidiBrowser, site) -> None:
+    first, first_tab = await _tab(firefox, Heard())
+    second, second_tab = await _tab(firefox, Heard())
+    try:
+        for tab in (first_tab, second_tab):
+            await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
+        await first_tab.evaluate("document.cookie = 'who=first; path=/'", await_promise=False, timeout=10)
+        await first_tab.web_storage("local", "set", "who", "first", timeout=10)
+        assert [c.name for c in await first.cookies()] == ["who"]
+        assert await second.cookies() == []
+        assert await second_tab.evaluate("document.cookie", await_promise=False, timeout=10) == ""
+        assert await second_tab.web_storage("local", "get", timeout=10) == {}
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_what_is_not_built_says_so(firefox: BidiBrowser) -> None:
+    context, tab = await _tab(firefox, Heard())
+    try:
+        with pytest.raises(NotOnFirefox, match="not available on Firefox yet"):
+            await tab.set_input_files(None, [], timeout=5)
+        with pytest.raises(NotOnFirefox, match='browser = "chromium"'):
+            await context.add_route(None)  # type: ignore[arg-type]
+    finally:
+        await context.close()
