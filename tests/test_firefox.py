@@ -17,8 +17,8 @@ import pytest
 from helpers import own_browser_processes, own_registry_entries, wait_until_gone
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
-from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents
-from webhand.errors import NotOnFirefox
+from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents, WaitCondition
+from webhand.errors import ActionTimeout, NotOnFirefox
 from webhand.page.snapshot import take_snapshot
 from webhand.session.manager import make_engine
 
@@ -169,8 +169,24 @@ async def test_what_is_not_built_says_so(firefox: BidiBrowser) -> None:
     context, tab = await _tab(firefox, Heard())
     try:
         with pytest.raises(NotOnFirefox, match="not available on Firefox yet"):
-            await tab.set_input_files(None, [], timeout=5)
+            await tab.set_input_files(None, [], timeout=5)  # type: ignore[arg-type]
         with pytest.raises(NotOnFirefox, match='browser = "chromium"'):
             await context.add_route(None)  # type: ignore[arg-type]
+    finally:
+        await context.close()
+
+
+async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
+    context, tab = await _tab(firefox, Heard())
+    try:
+        assert await tab.go_back(timeout=10) is None  # a new tab has nothing to go back to
+        await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
+        await tab.evaluate("setTimeout(() => document.body.append('arrived later'), 300)", await_promise=False, timeout=10)
+        assert "done" in await tab.wait_for(WaitCondition("text", "arrived later"), timeout=10)
+        with pytest.raises(ActionTimeout, match="never shown"):
+            await tab.wait_for(WaitCondition("text", "never shown"), timeout=0.5)
+        await tab.navigate(site.url("actions/clicks.html"), wait_until="load", timeout=30)
+        back = await tab.go_back(timeout=30)
+        assert back is not None and back.url == site.url("firefox/core.html") and back.title == "Firefox core"
     finally:
         await context.close()

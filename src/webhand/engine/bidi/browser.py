@@ -22,7 +22,8 @@ from webhand.engine.driver import (CLOSE_TIMEOUT_SECONDS, BrowserExtension, Cook
 from webhand.errors import NotOnFirefox, WebhandError
 
 #: The events every tab listens to (routed by browsing context).
-EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext.navigationCommitted",
+EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext.navigationStarted",
+          "browsingContext.navigationCommitted",
           "browsingContext.domContentLoaded", "browsingContext.load", "browsingContext.contextDestroyed",
           "network.beforeRequestSent", "network.responseCompleted", "network.fetchError"]
 _SAME_SITE = {"strict": "Strict", "lax": "Lax", "none": "None"}

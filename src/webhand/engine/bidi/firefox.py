@@ -27,6 +27,7 @@ PREFERENCES = {
     "browser.shell.checkDefaultBrowser": False,
     "browser.startup.homepage_override.mstone": "ignore",
     "browser.startup.page": 0,
+    "browser.newtabpage.enabled": False,  # new tabs open on about:blank, not the heavy about:newtab
     "browser.aboutwelcome.enabled": False,
     "app.update.disabledForTesting": True,
     "datareporting.policy.dataSubmissionEnabled": False,

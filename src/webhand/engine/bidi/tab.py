@@ -16,11 +16,12 @@ from typing import Any, Literal, Protocol
 
 from webhand.engine import settle
 from webhand.engine.bidi import values
+from webhand.engine.bidi.waits import wait_for
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
 from webhand.engine.page_scripts import FILL_PREPARE, KIND, SCROLL, SELECTOR_OF_REF, WEB_STORAGE
-from webhand.errors import (ElementNotActionable, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
+from webhand.errors import (ActionTimeout, ElementNotActionable, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
                             WebhandError)
 
 SANDBOX = "webhand"
@@ -221,6 +222,8 @@ class BidiTab:
         self._closed = False
         self.tracker = settle.RequestTracker(self, None, None)
         self._requests: dict[str, settle.TrackedRequest] = {}
+        self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
+        self._started_url = ""
         self._prompt = asyncio.Event()  # a user prompt opened (``perform`` stops waiting for its input then)
 
     @property
@@ -256,6 +259,10 @@ class BidiTab:
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
             if tracked is not None:
                 self.tracker.failed(tracked, params.get("errorText", "failed"))
+        elif method == "browsingContext.navigationStarted":
+            self._navigations_started += 1
+            self._started_url = params.get("url", "")
+            self.tracker.activity.set()
         elif method == "browsingContext.navigationCommitted" or method == "browsingContext.domContentLoaded":
             self._url = params.get("url", self._url)
             if method == "browsingContext.navigationCommitted":
@@ -452,9 +459,37 @@ class BidiTab:
                                     timeout=timeout) or {})
 
     async def _history(self, delta: int, timeout: float) -> NavigationResult | None:
-        async with guarded("Going through history", timeout):
-            await self.connection.send("browsingContext.traverseHistory", {"context": self.context_id, "delta": delta})
-        await self.wait_for_load(timeout=timeout)
+        """Back or forward; None when the history has no entry that way. Firefox answers before the
+        entry's document commits: the commit is waited for (a tab event), then its load."""
+        started = self._navigations_started
+        try:
+            async with guarded("Going through history", timeout):
+                await self.connection.send("browsingContext.traverseHistory", {"context": self.context_id, "delta": delta})
+        except WebhandError as error:
+            if "no such history entry" in str(error):
+                return None
+            raise
+        # A page restored from the back/forward cache sends navigationStarted and nothing after it
+        # (Firefox 153): the restore is done when the document at the new URL draws a frame.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        going = f"Going {'back' if delta < 0 else 'forward'}"
+        if not await self.tracker.until(lambda: self._navigations_started > started, timeout):
+            raise ActionTimeout(f"{going} did not start within {timeout:g} s.", "Take a browser_snapshot to see the page.")
+        while True:
+            try:
+                href = await self.call("() => new Promise(r => requestAnimationFrame(() => r(location.href)))", [],
+                                       doing=going, timeout=max(0.1, deadline - loop.time()), sandbox=False)
+            except ActionTimeout:
+                raise
+            except WebhandError:
+                href = None  # the old document went away mid-call
+            if href == self._started_url:
+                break
+            if loop.time() >= deadline:
+                raise ActionTimeout(f"{going} did not finish within {timeout:g} s.", "Take a browser_snapshot to see the page.")
+        self._url = self._started_url
+        await self.wait_for_load(timeout=max(0.1, deadline - loop.time()))
         return NavigationResult(url=self._url, status=None, title=await self.title())
 
     async def go_back(self, *, timeout: float) -> NavigationResult | None:
@@ -480,7 +515,7 @@ class BidiTab:
         return f"Scrolled to ({left}, {top}) of a {width}x{height} page."
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
-        raise NotOnFirefox("browser_wait_for")
+        return await wait_for(self, condition, timeout)
 
     async def pdf(self, *, timeout: float) -> bytes:
         async with guarded("Printing to PDF", timeout):
