@@ -190,3 +190,11 @@ async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
         assert back is not None and back.url == site.url("firefox/core.html") and back.title == "Firefox core"
     finally:
         await context.close()
+
+
+async def test_an_origin_policy_is_refused_not_ignored() -> None:
+    """The origin policy is not enforced on Firefox yet: a session under one must not start."""
+    engine = BidiEngine(Settings(browser="firefox", allowed_origins=["https://example.com"]))
+    with pytest.raises(NotOnFirefox, match="origin policy"):
+        await engine.launch()
+    assert engine.launched.kill_now() == []  # refused before anything was spawned

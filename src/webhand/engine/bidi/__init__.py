@@ -22,6 +22,7 @@ from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
 from webhand.engine.chrome import LaunchedBrowsers
 from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed, NotOnFirefox
+from webhand.security.origins import OriginRules
 
 __all__ = ["BidiBrowser", "BidiEngine"]
 
@@ -64,7 +65,14 @@ class BidiEngine:
         self.launched.add(firefox)
         return firefox
 
+    def _refuse_unenforced_policy(self) -> None:
+        """The origin policy is not enforced on Firefox yet: refuse to run rather than ignore it."""
+        if OriginRules.from_settings(self.settings).active:
+            raise NotOnFirefox("The origin policy (allowed_origins / blocked_origins)",
+                               'Unset the origin rules, or use browser = "chromium", which enforces them.')
+
     async def launch(self, *, profile_dir: str | None = None) -> BidiBrowser:
+        self._refuse_unenforced_policy()
         if profile_dir is not None:
             raise NotOnFirefox("Named profiles")
         starting, self._early = self._early or asyncio.ensure_future(self._start()), None
@@ -85,6 +93,7 @@ class BidiEngine:
     async def connect(self, url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
                       timeout: float | None = None) -> BidiBrowser:
         """A Firefox already running with ``--remote-debugging-port``, at its ``ws://host:port`` (BiDi)."""
+        self._refuse_unenforced_policy()
         timeout = timeout or self.settings.launch_timeout
         if kind not in ("cdp", "bidi") or not url.startswith(("ws://", "wss://")):
             raise BrowserLaunchFailed(f"The Firefox driver connects to a WebDriver BiDi ws:// URL, not {redacted_url(url)}.",
