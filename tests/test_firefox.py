@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import struct
 from collections.abc import AsyncIterator
 
 import pytest
 
-from helpers import own_browser_processes, own_registry_entries, wait_until_gone
+from helpers import own_browser_processes, own_registry_entries, settings_for_tests, wait_until_gone
+from webhand import Webhand
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
 from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents, WaitCondition
@@ -32,17 +34,29 @@ def _firefox_processes() -> list:
 
 
 @pytest.fixture(scope="module")
-async def firefox() -> AsyncIterator[BidiBrowser]:
-    """One Firefox for the module; closing it must leave no process of it and no registry entry."""
-    engine = BidiEngine(Settings(browser="firefox"))
-    browser = await engine.launch()
-    assert browser.pid is not None and _firefox_processes()
-    yield browser
-    await browser.close()
+async def host(tmp_path_factory) -> AsyncIterator[Webhand]:
+    """One Webhand on one Firefox for the module (context isolation: each session is a Firefox user
+    context). Closing it must leave no Firefox process, no temporary profile, no registry entry."""
+    settings = settings_for_tests(tmp_path_factory, browser="firefox", warm_reserve=False,
+                                  capabilities=["core", "tabs"])
+    webhand = Webhand(settings)
+    await webhand.start()
+    yield webhand
+    browser = webhand.sessions._shared
+    await webhand.close()
     left = wait_until_gone(_firefox_processes(), timeout=10)
     assert not left, f"Firefox processes left after close: {[p.pid for p in left]}"
-    assert not os.path.exists(browser.firefox.scratch_dir), "the temporary profile was not removed"
-    assert not [e for e in own_registry_entries() if str(browser.pid) in e.name], "registry entry left"
+    if isinstance(browser, BidiBrowser) and browser.firefox is not None:
+        assert not os.path.exists(browser.firefox.scratch_dir), "the temporary profile was not removed"
+    assert not own_registry_entries(), "PID registry entries left behind"
+
+
+@pytest.fixture(scope="module")
+async def firefox(host: Webhand) -> BidiBrowser:
+    """The host's Firefox, for the tests that drive the Driver interface directly."""
+    browser = await host.sessions._shared_browser()  # the browser every session of the host uses
+    assert isinstance(browser, BidiBrowser) and browser.pid is not None and _firefox_processes()
+    return browser
 
 
 class Heard:
@@ -198,3 +212,43 @@ async def test_an_origin_policy_is_refused_not_ignored() -> None:
     with pytest.raises(NotOnFirefox, match="origin policy"):
         await engine.launch()
     assert engine.launched.kill_now() == []  # refused before anything was spawned
+
+
+async def test_the_tools_drive_firefox(host: Webhand, site) -> None:
+    """The same tools, on every surface, over the Firefox driver: a session's first calls."""
+    session = host.context("firefox-tools")
+    try:
+        opened = await session.call("browser_navigate", {"url": site.url("firefox/core.html")})
+        assert not opened.is_error and "Title: Firefox core" in opened.text, opened.text
+        snapshot = await session.call("browser_snapshot", {})
+        refs = dict(re.findall(r'(?:textbox|button) "(\w+)" \[(e\d+)\]', snapshot.text))
+        assert {"Name", "Record", "Ask"} <= set(refs), snapshot.text
+        typed = await session.call("browser_type", {"ref": refs["Name"], "element": "Name", "text": "Grace"})
+        assert not typed.is_error, typed.text
+        clicked = await session.call("browser_click", {"ref": refs["Record"], "element": "Record"})
+        assert "recorded Grace" in clicked.text, clicked.text  # the reply shows what the click changed
+        asked = await session.call("browser_click", {"ref": refs["Ask"], "element": "Ask"})
+        assert "confirm dialog" in asked.text and "Delete the orders?" in asked.text, asked.text
+        answered = await session.call("browser_handle_dialog", {"accept": False})
+        assert not answered.is_error, answered.text
+        assert "status: kept" in (await session.call("browser_snapshot", {})).text
+    finally:
+        await host.end_conversation("firefox-tools")
+
+
+async def test_sessions_of_the_tools_are_isolated(host: Webhand, site) -> None:
+    first, second = host.context("firefox-first"), host.context("firefox-second")
+    try:
+        for session in (first, second):
+            assert not (await session.call("browser_navigate", {"url": site.url("firefox/core.html")})).is_error
+        firefox = await host.sessions._shared_browser()
+        contexts = list(firefox.contexts.values())
+        assert len({c.user_context for c in contexts}) == len(contexts) >= 2
+        await contexts[0].tabs[0].evaluate("document.cookie = 'who=first; path=/'", await_promise=False, timeout=10)
+        assert [c.name for c in await contexts[0].cookies()] == ["who"]
+        for other in contexts[1:]:
+            assert await other.cookies() == []
+            assert await other.tabs[0].evaluate("document.cookie", await_promise=False, timeout=10) == ""
+    finally:
+        await host.end_conversation("firefox-first")
+        await host.end_conversation("firefox-second")
