@@ -266,6 +266,21 @@ class Settings(BaseModel):
             self.__dict__["driver"] = "playwright"  # not an assignment: it would count as set
         return self
 
+    @model_validator(mode="after")
+    def _firefox_can_do_it(self) -> "Settings":
+        """What the Firefox driver does not do yet is refused here, not ignored at run time."""
+        if self.browser != "firefox":
+            return self
+        unsupported = [name for name, value in (
+            ("allowed_origins", self.allowed_origins), ("blocked_origins", self.blocked_origins),
+            ("playwright_url", self.playwright_url), ("extension_bridge", self.extension_bridge),
+            ("pool", self.pool), ("extensions", self.extensions),
+            ("attach_to_existing_context", self.attach_to_existing_context), ("profile", self.profile)) if value]
+        if unsupported:
+            raise ValueError(f"browser = \"firefox\" does not support {', '.join(unsupported)} yet: remove "
+                             f"{'it' if len(unsupported) == 1 else 'them'}, or use browser = \"chromium\"")
+        return self
+
     def needs_playwright(self) -> bool:
         endpoints = self.pool.endpoints if self.pool is not None else []
         return bool(self.playwright_url or self.attach_to_existing_context
