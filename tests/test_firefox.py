@@ -215,3 +215,59 @@ async def test_an_origin_policy_is_refused_not_ignored() -> None:
     with pytest.raises(NotOnFirefox, match="origin policy"):
         await engine.launch()
     assert engine.launched.kill_now() == []  # refused before anything was spawned
+
+
+async def test_a_frame_is_walked_and_its_refs_act(firefox: BidiBrowser, site) -> None:
+    heard = Heard()
+    context, tab = await _tab(firefox, heard)
+    try:
+        await tab.navigate(site.url("firefox/framed.html"), wait_until="load", timeout=30)
+        snapshot = await take_snapshot(tab)
+        assert "# Outer page" in snapshot.text and "Three orders are waiting." in snapshot.text, snapshot.text
+        record = re.search(r'button "Record" \[(f\d+e\d+)\]', snapshot.text)
+        assert record, snapshot.text
+        await (await tab.resolve(record.group(1), timeout=10)).click(timeout=10)
+        assert "recorded" in (await take_snapshot(tab)).text
+        await heard.until(lambda: any(e.text == "recorded click" for e in heard.console))  # the frame's console
+    finally:
+        await context.close()
+
+
+async def test_the_tools_drive_firefox(host: Webhand, site) -> None:
+    """The same tools, on every surface, over the Firefox driver: a session's first calls."""
+    session = host.context("firefox-tools")
+    try:
+        opened = await session.call("browser_navigate", {"url": site.url("firefox/core.html")})
+        assert not opened.is_error and "Title: Firefox core" in opened.text, opened.text
+        snapshot = await session.call("browser_snapshot", {})
+        refs = dict(re.findall(r'(?:textbox|button) "(\w+)" \[(e\d+)\]', snapshot.text))
+        assert {"Name", "Record", "Ask"} <= set(refs), snapshot.text
+        typed = await session.call("browser_type", {"ref": refs["Name"], "element": "Name", "text": "Grace"})
+        assert not typed.is_error, typed.text
+        clicked = await session.call("browser_click", {"ref": refs["Record"], "element": "Record"})
+        assert "recorded Grace" in clicked.text, clicked.text  # the reply shows what the click changed
+        asked = await session.call("browser_click", {"ref": refs["Ask"], "element": "Ask"})
+        assert "confirm dialog" in asked.text and "Delete the orders?" in asked.text, asked.text
+        answered = await session.call("browser_handle_dialog", {"accept": False})
+        assert not answered.is_error, answered.text
+        assert "status: kept" in (await session.call("browser_snapshot", {})).text
+    finally:
+        await host.end_conversation("firefox-tools")
+
+
+async def test_sessions_of_the_tools_are_isolated(host: Webhand, site) -> None:
+    first, second = host.context("firefox-first"), host.context("firefox-second")
+    try:
+        for session in (first, second):
+            assert not (await session.call("browser_navigate", {"url": site.url("firefox/core.html")})).is_error
+        firefox = await host.sessions._shared_browser()
+        contexts = list(firefox.contexts.values())
+        assert len({c.user_context for c in contexts}) == len(contexts) >= 2
+        await contexts[0].tabs[0].evaluate("document.cookie = 'who=first; path=/'", await_promise=False, timeout=10)
+        assert [c.name for c in await contexts[0].cookies()] == ["who"]
+        for other in contexts[1:]:
+            assert await other.cookies() == []
+            assert await other.tabs[0].evaluate("document.cookie", await_promise=False, timeout=10) == ""
+    finally:
+        await host.end_conversation("firefox-first")
+        await host.end_conversation("firefox-second")

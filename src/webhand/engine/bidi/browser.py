@@ -47,7 +47,7 @@ class BidiContext:
         self._next_index = 0
 
     def tab_of(self, context_id: str) -> BidiTab | None:
-        return next((tab for tab in self.tabs if tab.context_id == context_id), None)
+        return next((tab for tab in self.tabs if tab.owns(context_id)), None)
 
     def tab_closed(self, tab: BidiTab) -> None:
         if tab in self.tabs:
@@ -154,10 +154,10 @@ class BidiBrowser:
         for context in self.contexts.values():
             tab = context.tab_of(context_id)
             if tab is not None:
-                if event == "browsingContext.contextDestroyed":
+                if event == "browsingContext.contextDestroyed" and context_id == tab.context_id:
                     tab._closed = True
                     context.tab_closed(tab)
-                else:
+                elif event != "browsingContext.contextDestroyed":
                     tab.on_event(event, params)
                 return
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import itertools
+import re
 from typing import Any, Literal, Protocol
 
 from webhand.engine import settle
@@ -29,7 +29,9 @@ SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 _RESOLVE = "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'"
 _WAIT = {"load": "complete", "domcontentloaded": "interactive", "commit": "none", "networkidle": "complete"}
 _BUTTONS = {"left": 0, "middle": 1, "right": 2}
-_ids = itertools.count(1)
+_REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
+_FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
+_FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
 
 #: Where an element can be clicked: scrolled into view, then its box's centre in the viewport,
 #: or why not yet (removed, not visible, disabled).
@@ -77,32 +79,49 @@ class BidiDialog:
 
 
 class BidiFrame:
-    """The tab's main frame (child frames are not walked on Firefox yet)."""
+    """One frame of a tab: a browsing context of its own in BiDi (the main frame is the tab's)."""
 
-    key = ""
-    parent_key: str | None = None
-
-    def __init__(self, tab: "BidiTab") -> None:
+    def __init__(self, tab: "BidiTab", context_id: str, key: str, parent: "BidiFrame | None") -> None:
         self._tab = tab
+        self.context_id = context_id
+        self.key = key
+        self.parent = parent
+        self.parent_key: str | None = parent.key if parent is not None else None
 
     async def evaluate(self, script: str, arg: Any = None) -> Any:
-        return await self._tab.call(script, [arg], doing="Running the page agent", timeout=30)
+        return await self._tab.call(script, [arg], doing="Running the page agent", timeout=30, context=self.context_id)
 
     async def owner_marker(self, script: str) -> Any:
-        return None  # the main frame has no owner
+        """Run ``script`` on this frame's iframe element, in the parent frame's sandbox: the parent's
+        frame elements' windows name their browsing contexts, which finds the one that holds us."""
+        if self.parent is None:
+            return None
+        try:
+            windows = await self._tab.call(_FRAME_WINDOWS, [], doing="Finding a frame's element", timeout=10,
+                                           context=self.parent.context_id)
+            index = next((i for i, w in enumerate(windows or [])
+                          if isinstance(w, dict) and (w.get("value") or {}).get("context") == self.context_id), None)
+            if index is None:
+                return None
+            return await self._tab.call(f"(i) => ({script})({_FRAME_ELEMENTS}[i])", [index],
+                                        doing="Reading a frame's element", timeout=10, context=self.parent.context_id)
+        except WebhandError:
+            return None
 
 
 class BidiElement:
     """One node a ref named, held by its ``sharedId``."""
 
-    def __init__(self, tab: "BidiTab", ref: str, node: dict[str, Any]) -> None:
+    def __init__(self, tab: "BidiTab", ref: str, node: dict[str, Any], context_id: str) -> None:
         self.tab = tab
         self.ref = ref
         self.node = {"sharedId": node["sharedId"]}
+        self.context_id = context_id  # the frame the node is in
 
     async def _call(self, function: str, *args: Any, timeout: float, doing: str) -> Any:
         try:
-            return await self.tab.call(function, list(args), this=self.node, doing=doing, timeout=timeout)
+            return await self.tab.call(function, list(args), this=self.node, doing=doing, timeout=timeout,
+                                       context=self.context_id)
         except WebhandError as error:
             if "no such node" in str(error).lower() or "stale" in str(error).lower():
                 raise RefNotFound(f"The element {self.ref} is gone from the page.", SNAPSHOT_AGAIN) from None
@@ -125,15 +144,14 @@ class BidiElement:
                 raise ElementNotActionable(f"{doing} failed: the element stayed {state['wait']} for {timeout:.0f} s.",
                                            "Take a browser_snapshot to see why, or pick another element.")
             await self.tab.call("() => new Promise(r => requestAnimationFrame(() => r(true)))", [], doing=doing,
-                                timeout=max(0.1, deadline - loop.time()))
+                                timeout=max(0.1, deadline - loop.time()), context=self.context_id)
 
     async def click(self, *, button: MouseButton = "left", click_count: int = 1, modifiers: list[str] | None = None,
                     timeout: float) -> None:
         doing = f"Clicking {self.ref}"
-        point = await self._until_ready(doing, timeout, _POINT, True)
+        await self._until_ready(doing, timeout, _POINT, True)
         keys = [values.key_value(m) for m in modifiers or []]
-        pointer: list[dict[str, Any]] = [{"type": "pointerMove", "x": round(point["x"]), "y": round(point["y"]),
-                                          "origin": "viewport"}]
+        pointer: list[dict[str, Any]] = [self._move()]
         for _ in range(click_count):
             pointer += [{"type": "pointerDown", "button": _BUTTONS[button]}, {"type": "pointerUp", "button": _BUTTONS[button]}]
         actions: list[dict[str, Any]] = [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
@@ -142,16 +160,19 @@ class BidiElement:
             ticks = [{"type": "keyDown", "value": k} for k in keys]
             ticks += [{"type": "pause"}] * max(0, len(pointer) - len(ticks))
             actions.insert(0, {"type": "key", "id": "keyboard", "actions": ticks})
-        await self.tab.perform(actions, doing, timeout)
+        await self.tab.perform(actions, doing, timeout, context=self.context_id)
         if keys:
             await self.tab.perform([{"type": "key", "id": "keyboard",
                                      "actions": [{"type": "keyUp", "value": k} for k in reversed(keys)]}], doing, timeout)
 
+    def _move(self) -> dict[str, Any]:
+        """A pointer move to the element's in-view centre: BiDi finds it (in any frame, scrolled)."""
+        return {"type": "pointerMove", "x": 0, "y": 0, "origin": {"type": "element", "element": self.node}}
+
     async def hover(self, *, timeout: float) -> None:
-        point = await self._until_ready(f"Hovering {self.ref}", timeout, _POINT, False)
+        await self._until_ready(f"Hovering {self.ref}", timeout, _POINT, False)
         await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
-                                 "actions": [{"type": "pointerMove", "x": round(point["x"]), "y": round(point["y"]),
-                                              "origin": "viewport"}]}], f"Hovering {self.ref}", timeout)
+                                 "actions": [self._move()]}], f"Hovering {self.ref}", timeout, context=self.context_id)
 
     async def fill(self, text: str, *, timeout: float) -> None:
         doing = f"Typing into {self.ref}"
@@ -222,6 +243,7 @@ class BidiTab:
         self._closed = False
         self.tracker = settle.RequestTracker(self, None, None)
         self._requests: dict[str, settle.TrackedRequest] = {}
+        self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
         self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
         self._started_url = ""
         self._prompt = asyncio.Event()  # a user prompt opened (``perform`` stops waiting for its input then)
@@ -290,11 +312,16 @@ class BidiTab:
         except WebhandError:
             pass
 
+    def owns(self, context_id: str) -> bool:
+        """Whether ``context_id`` is this tab's browsing context or one of its frames' (known so far)."""
+        return context_id == self.context_id or context_id in self._frame_keys
+
     # running scripts ---------------------------------------------------------------------------
     async def call(self, function: str, args: list[Any], *, doing: str, timeout: float, this: Any = None,
-                   sandbox: bool = True) -> Any:
-        """Call ``function`` with ``args`` in the page agent's sandbox (or the page's own realm)."""
-        target: dict[str, Any] = {"context": self.context_id}
+                   sandbox: bool = True, context: str | None = None) -> Any:
+        """Call ``function`` with ``args`` in the page agent's sandbox (or the page's own realm) of
+        the main frame, or of the frame whose browsing context is ``context``."""
+        target: dict[str, Any] = {"context": context or self.context_id}
         if sandbox:
             target["sandbox"] = SANDBOX
         params: dict[str, Any] = {"functionDeclaration": function, "target": target, "awaitPromise": True,
@@ -310,14 +337,15 @@ class BidiTab:
                                    "Take a browser_snapshot; the page may have changed.")
         return values.from_remote(result.get("result") or {})
 
-    async def perform(self, actions: list[dict[str, Any]], doing: str, timeout: float) -> None:
+    async def perform(self, actions: list[dict[str, Any]], doing: str, timeout: float, *,
+                      context: str | None = None) -> None:
         """Run input actions. Firefox answers once the page has handled them, which it cannot while
         a dialog the input opened blocks the page: then the action is done when the dialog opens,
         and Firefox's answer comes (unread) after the dialog is answered."""
         self._prompt.clear()
         async with guarded(doing, timeout):
             acting = asyncio.ensure_future(self.connection.send("input.performActions",
-                                                                {"context": self.context_id, "actions": actions}))
+                                                                {"context": context or self.context_id, "actions": actions}))
             prompted = asyncio.ensure_future(self._prompt.wait())
             try:
                 await asyncio.wait({acting, prompted}, return_when=asyncio.FIRST_COMPLETED)
@@ -403,15 +431,48 @@ class BidiTab:
         return values.from_remote(result.get("result") or {})
 
     async def frames(self) -> list[BidiFrame]:
-        return [BidiFrame(self)]
+        """The tab's frames, parents before children; a frame keeps its key while it lives."""
+        async with guarded("Reading the tab's frames", 10):
+            tree = await self.connection.send("browsingContext.getTree", {"root": self.context_id})
+        frames: list[BidiFrame] = []
+        queue: list[tuple[dict[str, Any], BidiFrame | None]] = [(info, None) for info in tree.get("contexts", [])]
+        while queue:
+            info, parent = queue.pop(0)
+            context_id = info["context"]
+            if parent is None:
+                key = ""
+            elif context_id not in self._frame_keys:
+                self._frame_keys[context_id] = key = f"f{len(self._frame_keys) + 1}"
+            else:
+                key = self._frame_keys[context_id]
+            frame = BidiFrame(self, context_id, key, parent)
+            frames.append(frame)
+            queue += [(child, frame) for child in info.get("children") or []]
+        return frames
 
     async def resolve(self, ref: str, *, timeout: float) -> BidiElement:
-        if not ref.startswith("e"):
-            raise RefNotFound(f"The ref {ref} names a frame; frames are not walked on Firefox yet.", SNAPSHOT_AGAIN)
-        node = await self.call(_RESOLVE, [ref], doing=f"Finding {ref}", timeout=timeout)
-        if not isinstance(node, dict) or "sharedId" not in node:
-            raise RefNotFound(f"The ref {ref} is not on the current page ({node or 'gone'}).", SNAPSHOT_AGAIN)
-        return BidiElement(self, ref, node)
+        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
+        match = _REF.match(ref.strip())
+        if not match:
+            raise RefNotFound(f"'{ref}' is not a ref.", "Refs look like e12 or f1e3; " + SNAPSHOT_AGAIN)
+        frame_key, local = match.group(1) or "", match.group(2)
+        context = self.context_id if not frame_key else next(
+            (c for c, k in self._frame_keys.items() if k == frame_key), None)
+        if context is None:
+            raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", SNAPSHOT_AGAIN)
+        try:
+            node = await self.call(_RESOLVE, [local], doing=f"Finding {ref}", timeout=timeout, context=context)
+        except RefNotFound:
+            raise
+        except WebhandError:
+            raise RefNotFound(f"Ref {ref} is not on the current page (its frame navigated or is gone).",
+                              SNAPSHOT_AGAIN) from None
+        if isinstance(node, dict) and "sharedId" in node:
+            return BidiElement(self, ref, node, context)
+        if node == "removed":
+            raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
+        raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
+                          SNAPSHOT_AGAIN)
 
     async def stable_selector(self, ref: str, *, timeout: float) -> str:
         return str(await self.call(SELECTOR_OF_REF, [ref], doing=f"Describing {ref}", timeout=timeout) or "")
@@ -420,7 +481,7 @@ class BidiTab:
         node = await self.call("s => document.querySelector(s)", [selector], doing=f"Finding {selector}", timeout=timeout)
         if not isinstance(node, dict) or "sharedId" not in node:
             raise RefNotFound(f"No element matches {selector!r}.", "Check the selector against a browser_snapshot.")
-        return BidiElement(self, selector, node)
+        return BidiElement(self, selector, node, self.context_id)
 
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with guarded("Sizing the viewport", 10):
