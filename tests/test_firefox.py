@@ -20,7 +20,7 @@ from webhand import Webhand
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
 from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents, WaitCondition
-from webhand.errors import ActionTimeout, NotOnFirefox
+from webhand.errors import ActionTimeout, NotOnFirefox, WebhandError
 from webhand.page.snapshot import take_snapshot
 from webhand.session.manager import make_engine
 
@@ -101,6 +101,7 @@ async def test_navigate_snapshot_click_and_type(firefox: BidiBrowser, site) -> N
     try:
         result = await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
         assert result.title == "Firefox core" and result.url == site.url("firefox/core.html")
+        assert result.status == 200
         snapshot = await take_snapshot(tab)
         assert "# Orders" in snapshot.text and "Three orders are waiting." in snapshot.text
         refs = {line.split('"')[1]: line.split("[")[1].split("]")[0]
@@ -183,7 +184,7 @@ async def test_what_is_not_built_says_so(firefox: BidiBrowser) -> None:
     context, tab = await _tab(firefox, Heard())
     try:
         with pytest.raises(NotOnFirefox, match="not available on Firefox yet"):
-            await tab.set_input_files(None, [], timeout=5)  # type: ignore[arg-type]
+            await tab.performance_metrics(timeout=5)
         with pytest.raises(NotOnFirefox, match='browser = "chromium"'):
             await context.add_route(None)  # type: ignore[arg-type]
     finally:
@@ -199,7 +200,8 @@ async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
         assert "done" in await tab.wait_for(WaitCondition("text", "arrived later"), timeout=10)
         with pytest.raises(ActionTimeout, match="never shown"):
             await tab.wait_for(WaitCondition("text", "never shown"), timeout=0.5)
-        await tab.navigate(site.url("actions/clicks.html"), wait_until="load", timeout=30)
+        missing = await tab.navigate(site.url("firefox/missing.html"), wait_until="load", timeout=30)
+        assert missing.status == 404
         back = await tab.go_back(timeout=30)
         assert back is not None and back.url == site.url("firefox/core.html") and back.title == "Firefox core"
     finally:
@@ -271,3 +273,20 @@ async def test_sessions_of_the_tools_are_isolated(host: Webhand, site) -> None:
     finally:
         await host.end_conversation("firefox-first")
         await host.end_conversation("firefox-second")
+
+
+async def test_files_are_given_to_a_file_input(firefox: BidiBrowser, site, tmp_path) -> None:
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("one")
+    second.write_text("two")
+    context, tab = await _tab(firefox, Heard())
+    try:
+        await tab.navigate(site.url("tabs_files/upload.html"), wait_until="load", timeout=30)
+        await tab.set_input_files(await tab.query("#files", timeout=10), [str(first), str(second)], timeout=10)
+        names = await tab.evaluate("[...document.getElementById('files').files].map(f => f.name)",
+                                   await_promise=False, timeout=10)
+        assert names == ["a.txt", "b.txt"]
+        with pytest.raises(WebhandError, match="not an <input type=file>"):
+            await tab.set_input_files(await tab.query("body", timeout=10), [str(first)], timeout=10)
+    finally:
+        await context.close()

@@ -243,6 +243,7 @@ class BidiTab:
         self._closed = False
         self.tracker = settle.RequestTracker(self, None, None)
         self._requests: dict[str, settle.TrackedRequest] = {}
+        self._document_status: dict[str, int | None] = {}  # navigation id -> its document's HTTP status
         self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
         self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
         self._started_url = ""
@@ -272,8 +273,10 @@ class BidiTab:
             self.tracker.request_started(tracked)
         elif method == "network.responseCompleted":
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
+            response = params.get("response", {})
+            if params.get("navigation") and params.get("context") == self.context_id:
+                self._document_status[params["navigation"]] = int(response.get("status", 0)) or None
             if tracked is not None:
-                response = params.get("response", {})
                 headers = {h["name"]: h["value"].get("value", "") for h in response.get("headers", [])}
                 self.tracker.response(tracked, int(response.get("status", 0)), headers)
                 self.tracker.finished(tracked)
@@ -404,7 +407,9 @@ class BidiTab:
         except PROTOCOL_ERRORS as error:
             raise translate(error, f"Loading {url}", timeout) from None
         self._url = result.get("url", url)
-        return NavigationResult(url=self._url, status=None, title=await self.title() if title else "")
+        status = self._document_status.pop(result.get("navigation") or "", None)
+        self._document_status.clear()  # only the last navigation's is ever read
+        return NavigationResult(url=self._url, status=status, title=await self.title() if title else "")
 
     async def wait_for_load(self, *, timeout: float) -> None:
         await self.call(settle.LOADED, [], doing="Waiting for the page to load", timeout=timeout, sandbox=False)
@@ -584,7 +589,18 @@ class BidiTab:
         return base64.b64decode(printed["data"])
 
     async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
-        raise NotOnFirefox("File upload")
+        """Give files to an <input type=file> directly (``input.setFiles``; no file chooser)."""
+        if not isinstance(element, BidiElement):
+            raise NotOnFirefox("Giving files to something that is not an element of this tab")
+        doing = f"Setting the files of {element.ref}"
+        kind = await element._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase()"
+                                   " : this.tagName.toLowerCase(); }", timeout=timeout, doing=doing)
+        if kind != "file":
+            raise WebhandError(f"{doing} failed: it is not an <input type=file> (it is {kind}).",
+                               "Call browser_snapshot and pick the file input.")
+        async with guarded(doing, timeout):
+            await self.connection.send("input.setFiles", {"context": element.context_id, "element": element.node,
+                                                          "files": paths})
 
     async def thumbnail(self, *, width: int, timeout: float) -> bytes:
         raise NotOnFirefox("The dashboard's thumbnails")
