@@ -20,7 +20,7 @@ from webhand import Webhand
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
 from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents, WaitCondition
-from webhand.errors import ActionTimeout, NotOnFirefox, WebhandError
+from webhand.errors import ActionTimeout, InvalidArgument, NotOnFirefox, WebhandError
 from webhand.page.snapshot import take_snapshot
 from webhand.session.manager import make_engine
 
@@ -288,5 +288,21 @@ async def test_files_are_given_to_a_file_input(firefox: BidiBrowser, site, tmp_p
         assert names == ["a.txt", "b.txt"]
         with pytest.raises(WebhandError, match="not an <input type=file>"):
             await tab.set_input_files(await tab.query("body", timeout=10), [str(first)], timeout=10)
+    finally:
+        await context.close()
+
+
+async def test_options_and_boxes(firefox: BidiBrowser, site) -> None:
+    context, tab = await _tab(firefox, Heard())
+    try:
+        await tab.navigate(site.url("actions/form.html"), wait_until="load", timeout=30)
+        color = await tab.query("#color", timeout=10)
+        assert await color.select_option(["Green"], timeout=10) == ["Green"]
+        with pytest.raises(InvalidArgument, match="no option 'Purple'"):
+            await color.select_option(["Purple"], timeout=10)
+        await (await tab.query("#terms", timeout=10)).set_checked(True, timeout=10)
+        await (await tab.query("#newsletter", timeout=10)).set_checked(False, timeout=10)
+        state = await tab.evaluate("document.getElementById('state').textContent", await_promise=False, timeout=10)
+        assert "color=g" in state and "terms=on" in state and "newsletter=off" in state, state
     finally:
         await context.close()

@@ -14,13 +14,14 @@ import base64
 import re
 from typing import Any, Literal, Protocol
 
-from webhand.engine import settle
+from webhand.engine import form_fields, settle
 from webhand.engine.bidi import values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
-from webhand.engine.page_scripts import FILL_PREPARE, KIND, SCROLL, SELECTOR_OF_REF, WEB_STORAGE
+from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
+                                         WEB_STORAGE)
 from webhand.errors import (ActionTimeout, ElementNotActionable, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
                             WebhandError)
 
@@ -218,10 +219,21 @@ class BidiElement:
         """Nothing to release: a sharedId holds no handle in the browser."""
 
     async def select_option(self, values: list[str], *, timeout: float) -> list[str]:
-        raise NotOnFirefox("Choosing options of a select")
+        doing = f"Selecting in {self.ref}"
+        found = await self._call(f"function (wanted) {{ return ({OPTIONS})(this, wanted); }}", values,
+                                 timeout=timeout, doing=doing)
+        form_fields.refuse_options(self.ref, values, found)
+        await self._until_ready(doing, timeout, _POINT, True)
+        await self._call(SELECT, values, timeout=timeout, doing=doing)
+        return values
 
     async def set_checked(self, checked: bool, *, timeout: float) -> None:
-        raise NotOnFirefox("Checking a box")
+        doing = f"{'Checking' if checked else 'Unchecking'} {self.ref}"
+
+        async def read() -> dict[str, Any]:
+            return dict(await self._call(CHECKED, timeout=timeout, doing=doing) or {})
+
+        await form_fields.set_checked(self.ref, checked, read, lambda: self.click(timeout=timeout))
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         raise NotOnFirefox("Scrolling inside an element")
