@@ -306,3 +306,24 @@ async def test_options_and_boxes(firefox: BidiBrowser, site) -> None:
         assert "color=g" in state and "terms=on" in state and "newsletter=off" in state, state
     finally:
         await context.close()
+
+
+async def test_a_tab_the_page_opens_is_a_tab(firefox: BidiBrowser, site) -> None:
+    opened: list = []
+    seen = asyncio.Event()
+    events = TabEvents(tab_opened=lambda tab: (opened.append(tab), seen.set()))
+    context = await firefox.new_context(width=800, height=600, downloads_dir=None, events=events)
+    try:
+        tab = await context.new_tab()
+        assert opened == [tab]  # every new tab is announced, ours included
+        seen.clear()
+        await tab.navigate(site.url("firefox/opener.html"), wait_until="load", timeout=30)
+        await (await tab.query("#link", timeout=10)).click(timeout=10)
+        async with asyncio.timeout(10):
+            await seen.wait()
+        popup = opened[-1]
+        assert popup is not tab and context.tabs == [tab, popup]
+        await popup.wait_for(WaitCondition("text", "Three orders are waiting."), timeout=10)
+        assert await popup.title() == "Firefox core"
+    finally:
+        await context.close()

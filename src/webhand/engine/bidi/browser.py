@@ -24,7 +24,8 @@ from webhand.errors import NotOnFirefox, WebhandError
 #: The events every tab listens to (routed by browsing context).
 EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext.navigationStarted",
           "browsingContext.navigationCommitted",
-          "browsingContext.domContentLoaded", "browsingContext.load", "browsingContext.contextDestroyed",
+          "browsingContext.domContentLoaded", "browsingContext.load", "browsingContext.contextCreated",
+          "browsingContext.contextDestroyed",
           "network.beforeRequestSent", "network.responseCompleted", "network.fetchError"]
 _SAME_SITE = {"strict": "Strict", "lax": "Lax", "none": "None"}
 
@@ -57,11 +58,31 @@ class BidiContext:
         async with guarded("Opening a tab", 30):
             created = await self.connection.send("browsingContext.create",
                                                  {"type": "tab", "userContext": self.user_context, "background": False})
-        tab = BidiTab(self, created["context"], self._next_index)
+        tab = self.tab_of(created["context"]) or self._add_tab(created["context"])
+        await tab.set_viewport(self.width, self.height)
+        if self.events.tab_opened:
+            self.events.tab_opened(tab)
+        return tab
+
+    def _add_tab(self, context_id: str) -> BidiTab:
+        tab = BidiTab(self, context_id, self._next_index)
         self._next_index += 1
         self.tabs.append(tab)
-        await tab.set_viewport(self.width, self.height)
         return tab
+
+    def context_created(self, params: dict[str, Any]) -> None:
+        """A top-level browsing context appeared in this user context. One a page opened (it has an
+        opener: ``window.open``, a link with a target) becomes a tab here; ours come from new_tab."""
+        if params.get("parent") or not params.get("originalOpener") or self.tab_of(params["context"]) or self.closed:
+            return
+        tab = self._add_tab(params["context"])
+        asyncio.ensure_future(self._size_popup(tab))
+        if self.events.tab_opened:
+            self.events.tab_opened(tab)
+
+    async def _size_popup(self, tab: BidiTab) -> None:
+        with contextlib.suppress(WebhandError):
+            await tab.set_viewport(self.width, self.height)
 
     async def close(self) -> None:
         if self.closed:
@@ -148,6 +169,11 @@ class BidiBrowser:
         await self.connection.send("session.subscribe", {"events": EVENTS})
 
     def _route(self, event: str, params: dict[str, Any]) -> None:
+        if event == "browsingContext.contextCreated":
+            owner = self.contexts.get(params.get("userContext", ""))
+            if owner is not None:
+                owner.context_created(params)
+            return
         context_id = params.get("context") or (params.get("source") or {}).get("context")
         if not context_id:
             return
