@@ -172,6 +172,8 @@ def settings_for_tests(tmp_path_factory: pytest.TempPathFactory, **overrides: ob
     shared = tmp_path_factory.mktemp("webhand-shared")  # a folder the user shares with every conversation
     base: dict[str, object] = {"output_dir": str(out), "isolation": "context", "max_sessions": 60,
                                "capabilities": ["all"], "warm_reserve": True, "roots": [str(shared)]}
+    if overrides.get("driver") == "firefox":  # the conformance suite's name for the Firefox (BiDi) driver
+        overrides = {**{k: v for k, v in overrides.items() if k != "driver"}, "browser": "firefox"}
     base.update(overrides)
     return Settings.from_sources(base, env={})
 

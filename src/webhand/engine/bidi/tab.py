@@ -17,12 +17,14 @@ from typing import Any, Literal, Protocol
 from webhand.engine import form_fields, settle
 from webhand.engine.bidi import values
 from webhand.engine.bidi.waits import wait_for
+from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
+from webhand.engine.pointer import not_actionable
 from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
-from webhand.errors import (ActionTimeout, ElementNotActionable, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
+from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
                             WebhandError)
 
 SANDBOX = "webhand"
@@ -129,23 +131,26 @@ class BidiElement:
             raise
 
     async def _until_ready(self, doing: str, timeout: float, function: str, *args: Any) -> dict[str, Any]:
-        """Run ``function`` on the element until it says it is ready (each animation frame), capped."""
+        """Run ``function`` on the element until it no longer says to wait (each animation frame),
+        capped; its last reason to wait, or its refusal, goes into the error (pointer.not_actionable)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while True:
-            state = await self._call(function, *args, timeout=max(0.1, deadline - loop.time()), doing=doing) or {}
-            if state.get("error") == "removed":
-                raise RefNotFound(f"The element {self.ref} is no longer in the page.", SNAPSHOT_AGAIN)
-            if state.get("error"):
-                raise ElementNotActionable(f"{doing} failed: the element is {state['error']}. {state.get('detail', '')}".strip(),
-                                           "Pick another element from the snapshot.")
-            if not state.get("wait"):
-                return state
-            if loop.time() >= deadline:
-                raise ElementNotActionable(f"{doing} failed: the element stayed {state['wait']} for {timeout:.0f} s.",
-                                           "Take a browser_snapshot to see why, or pick another element.")
-            await self.tab.call("() => new Promise(r => requestAnimationFrame(() => r(true)))", [], doing=doing,
-                                timeout=max(0.1, deadline - loop.time()), context=self.context_id)
+        last: dict[str, Any] = {}
+        while (remaining := deadline - loop.time()) > 0:
+            try:
+                last = await self._call(function, *args, timeout=remaining, doing=doing) or {}
+            except ActionTimeout:
+                break
+            if "error" in last:
+                raise not_actionable(doing, last)
+            if "wait" not in last:
+                return last
+            try:
+                await self.tab.call("() => new Promise(r => requestAnimationFrame(() => r(true)))", [], doing=doing,
+                                    timeout=max(0.01, deadline - loop.time()), context=self.context_id)
+            except ActionTimeout:
+                break
+        raise not_actionable(doing, last, timeout)
 
     async def click(self, *, button: MouseButton = "left", click_count: int = 1, modifiers: list[str] | None = None,
                     timeout: float) -> None:
@@ -181,15 +186,18 @@ class BidiElement:
         if state.get("done"):
             return
         actions = values.text_actions(text) if text else values.chord_actions("Delete")
-        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": actions}], doing, timeout)
+        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": actions}], doing, timeout,
+                               context=self.context_id)
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         await self.focus(timeout=timeout)
-        await self.tab.type_text(text, timeout=timeout + len(text) * delay_ms / 1000)
+        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": values.text_actions(text)}],
+                               f"Typing into {self.ref}", timeout + len(text) * delay_ms / 1000, context=self.context_id)
 
     async def press(self, key: str, *, timeout: float) -> None:
         await self.focus(timeout=timeout)
-        await self.tab.press(key, timeout=timeout)
+        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": values.chord_actions(key)}],
+                               f"Pressing {key} on {self.ref}", timeout, context=self.context_id)
 
     async def focus(self, *, timeout: float) -> None:
         await self._call("function () { this.focus(); }", timeout=timeout, doing=f"Focusing {self.ref}")
@@ -495,9 +503,18 @@ class BidiTab:
         return str(await self.call(SELECTOR_OF_REF, [ref], doing=f"Describing {ref}", timeout=timeout) or "")
 
     async def query(self, selector: str, *, timeout: float) -> BidiElement:
-        node = await self.call("s => document.querySelector(s)", [selector], doing=f"Finding {selector}", timeout=timeout)
+        """The first element matching ``selector`` in the main frame, waited for up to ``timeout``."""
+        wait = ("(s, ms) => { document.querySelector(s); return (" + POLL + ")(s => !!document.querySelector(s), s, ms)"
+                ".then(() => document.querySelector(s)); }")
+        try:
+            node = await self.call(wait, [selector, int(max(1, timeout * 1000))], doing=f"Finding {selector!r}",
+                                   timeout=timeout + 1)
+        except EvaluationFailed as error:
+            raise RefNotFound(f"The selector {selector!r} is not valid: {error.message.split(': ', 1)[-1]}",
+                              "Use a CSS selector, or a ref from browser_snapshot.") from None
         if not isinstance(node, dict) or "sharedId" not in node:
-            raise RefNotFound(f"No element matches {selector!r}.", "Check the selector against a browser_snapshot.")
+            raise RefNotFound(f"No element matches the selector {selector!r}.",
+                              "Call browser_snapshot and use a ref, or fix the selector.")
         return BidiElement(self, selector, node, self.context_id)
 
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:

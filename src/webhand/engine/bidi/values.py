@@ -82,7 +82,8 @@ def key_value(name: str) -> str:
         return NAMED_KEYS[name]
     if len(name) == 1:
         return name
-    raise InvalidArgument(f"Unknown key {name!r}.", "Use a key name like Enter, Tab, ArrowDown, Control+A or one character.")
+    raise InvalidArgument(f"{name!r} is not a key name.",
+                          "Use names like Enter, Tab, Escape, ArrowDown, a, or chords like Control+A.")
 
 
 def chord_actions(chord: str) -> list[dict[str, Any]]:

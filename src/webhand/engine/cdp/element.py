@@ -17,16 +17,12 @@ from webhand.engine import form_fields
 from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import CENTRE, CHECK, DESCRIBE, SCROLL_INTO_VIEW
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
-from webhand.engine.cdp.frames import SNAPSHOT_AGAIN, FrameState, FrameTree
+from webhand.engine.cdp.frames import FrameState, FrameTree
 from webhand.engine.page_scripts import CHECKED, FILL_PREPARE, KIND, OPTIONS, SELECT
-from webhand.engine.pointer import PICK_OPTION, covered
+from webhand.engine.pointer import PICK_OPTION, not_actionable as _not_actionable
 from webhand.engine.settle import PageGone
-from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
+from webhand.errors import ActionTimeout, WebhandError
 
-_WHY = {"not visible": "the element is not visible", "not enabled": "the element is disabled",
-        "not editable": "the element is not editable", "not stable": "the element kept moving",
-        "removed": "the element was removed from the page", "not a text field": "the element is not a text field",
-        "out of view": "the element stayed out of view after scrolling to it"}
 _BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
 
@@ -278,23 +274,3 @@ class CdpElement:
 
     async def dispose(self) -> None:
         await self.tab.frame_tree.release(self.session_id, self.object_id)
-
-
-def _not_actionable(doing: str, state: dict[str, Any], timeout: float | None = None) -> WebhandError:
-    reason = state.get("error") or state.get("wait") or ""
-    if reason == "covered":
-        return covered(doing, state)
-    if reason == "not a number":
-        return InvalidArgument(f"{doing} failed: the field takes a number.", "Call again with a number.")
-    if reason == "malformed":
-        return InvalidArgument(f"{doing} failed: {state.get('detail', 'the value does not fit the field')}.",
-                               "Call again with a value of the field's format.")
-    if reason in _WHY:
-        hint = SNAPSHOT_AGAIN if reason == "removed" else \
-            "Call browser_snapshot to see its state, then choose another element or wait."
-        return ElementNotActionable(f"{doing} failed: {_WHY[reason]}.", hint)
-    seconds = f" within {timeout:g} s" if timeout else ""
-    return ActionTimeout(f"{doing} did not finish{seconds}.",
-                         "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
-
-
