@@ -10,6 +10,7 @@ import asyncio
 import os
 import re
 import shutil
+import socket
 import struct
 from collections.abc import AsyncIterator
 
@@ -20,7 +21,7 @@ from webhand import Webhand
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
 from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents, WaitCondition
-from webhand.errors import ActionTimeout, InvalidArgument, NotOnFirefox, WebhandError
+from webhand.errors import ActionTimeout, InvalidArgument, NavigationFailed, NotOnFirefox, WebhandError
 from webhand.page.snapshot import take_snapshot
 from webhand.session.manager import make_engine
 
@@ -325,5 +326,17 @@ async def test_a_tab_the_page_opens_is_a_tab(firefox: BidiBrowser, site) -> None
         assert popup is not tab and context.tabs == [tab, popup]
         await popup.wait_for(WaitCondition("text", "Three orders are waiting."), timeout=10)
         assert await popup.title() == "Firefox core"
+    finally:
+        await context.close()
+
+
+async def test_a_refused_connection_is_named(firefox: BidiBrowser) -> None:
+    with socket.socket() as probe:  # a local port nothing listens on once released
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    context, tab = await _tab(firefox, Heard())
+    try:
+        with pytest.raises(NavigationFailed, match=r"connection was refused .*ERR_CONNECTION_REFUSED; Firefox: NS_ERROR"):
+            await tab.navigate(f"http://127.0.0.1:{port}/", wait_until="load", timeout=30)
     finally:
         await context.close()

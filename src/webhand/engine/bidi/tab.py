@@ -21,6 +21,7 @@ from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
+from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import not_actionable
 from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
@@ -422,8 +423,9 @@ class BidiTab:
             raise NavigationFailed(f"Loading {url} did not finish within {timeout:.0f} s.",
                                    "The page may still be loading: take a browser_snapshot, or raise the timeout.") from None
         except BidiError as error:
-            raise NavigationFailed(f"Could not load {url}: {error.message or error.error}.",
-                                   "Check the URL and that the server is reachable.") from None
+            raise net_failure(error.message, url) or NavigationFailed(
+                f"Could not load {url}: {error.message or error.error}.",
+                "Check the URL and that the server is reachable.") from None
         except PROTOCOL_ERRORS as error:
             raise translate(error, f"Loading {url}", timeout) from None
         self._url = result.get("url", url)
@@ -595,8 +597,9 @@ class BidiTab:
 
     async def reload(self, *, timeout: float) -> NavigationResult:
         async with guarded("Reloading", timeout):
-            await self.connection.send("browsingContext.reload", {"context": self.context_id, "wait": "complete"})
-        return NavigationResult(url=self._url, status=None, title=await self.title())
+            result = await self.connection.send("browsingContext.reload", {"context": self.context_id, "wait": "complete"})
+        status = self._document_status.pop(result.get("navigation") or "", None)
+        return NavigationResult(url=result.get("url", self._url), status=status, title=await self.title())
 
     async def press(self, key: str, *, timeout: float) -> None:
         await self.perform([{"type": "key", "id": "keyboard", "actions": values.chord_actions(key)}],
