@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from webhand.engine.bidi.connection import BidiConnection, guarded
+from webhand.engine.bidi.connection import BidiConnection, BidiError, guarded
 from webhand.engine.bidi.firefox import FirefoxProcess
 from webhand.engine.bidi.tab import BidiTab
 from webhand.engine.capped import answers_within
@@ -27,6 +27,9 @@ EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext
           "browsingContext.domContentLoaded", "browsingContext.load", "browsingContext.contextCreated",
           "browsingContext.contextDestroyed",
           "network.beforeRequestSent", "network.responseCompleted", "network.fetchError"]
+#: Events newer than some Firefox releases: each is subscribed on its own, and a Firefox that does not
+#: know one goes without it (a URL the page changes with history.pushState is then learnt later).
+OPTIONAL_EVENTS = ["browsingContext.fragmentNavigated", "browsingContext.historyUpdated"]
 _SAME_SITE = {"strict": "Strict", "lax": "Lax", "none": "None"}
 
 
@@ -164,9 +167,12 @@ class BidiBrowser:
         self.user_agent = capabilities.get("userAgent", "")
 
     async def start(self) -> None:
-        for event in EVENTS:
+        for event in EVENTS + OPTIONAL_EVENTS:
             self.connection.on(event, lambda params, event=event: self._route(event, params))
         await self.connection.send("session.subscribe", {"events": EVENTS})
+        for event in OPTIONAL_EVENTS:
+            with contextlib.suppress(BidiError):
+                await self.connection.send("session.subscribe", {"events": [event]})
 
     def _route(self, event: str, params: dict[str, Any]) -> None:
         if event == "browsingContext.contextCreated":

@@ -305,6 +305,10 @@ class BidiTab:
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
             if tracked is not None:
                 self.tracker.failed(tracked, params.get("errorText", "failed"))
+        elif method in ("browsingContext.fragmentNavigated", "browsingContext.historyUpdated"):
+            if params.get("context") == self.context_id:
+                self._url = params.get("url", self._url)
+                self.tracker.activity.set()
         elif method == "browsingContext.navigationStarted":
             self._navigations_started += 1
             self._started_url = params.get("url", "")

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from webhand.engine.driver import WaitCondition
 from webhand.engine.settle import RequestTracker
 from webhand.engine.waits import POLL, describe, network_idle, next_step, predicate_of, url_matches
-from webhand.errors import ActionTimeout, EvaluationFailed, WebhandError, shorten
+from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, WebhandError, shorten
 
 
 class WaitingTab(Protocol):
@@ -41,7 +41,14 @@ async def wait_for(tab: WaitingTab, condition: WaitCondition, timeout: float) ->
             raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
         return f"Waited for {what}: done."
     predicate, arg = predicate_of(condition)
-    if not await _poll(tab, predicate, arg, timeout, sandbox=kind != "javascript"):
+    try:
+        held = await _poll(tab, predicate, arg, timeout, sandbox=kind != "javascript")
+    except EvaluationFailed as error:
+        thrown = error.message.split(" in the page: ", 1)[-1]
+        if kind.startswith("selector"):
+            raise InvalidArgument(f"The selector {arg[0]!r} is not valid: {thrown}", "Use a CSS selector.") from None
+        raise EvaluationFailed(f"The condition {predicate!r} threw: {thrown}", "Fix the expression and call again.") from None
+    if not held:
         raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
     return f"Waited for {what}: done."
 
