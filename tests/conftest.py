@@ -55,8 +55,10 @@ def corpus_site() -> Iterator[CorpusSite]:
 # test or fixture that builds its own Webhand takes ``driver`` and passes ``driver=driver`` to
 # settings_for_tests.
 
-#: The default driver first: a test marked ``one_driver`` runs on it alone.
-DRIVERS = ("cdp", "playwright")
+#: The default driver first: a test marked ``one_driver`` runs on it alone. ``WEBHAND_TEST_DRIVERS``
+#: (comma-separated) picks others for a local run: "firefox" runs the suite on the Firefox driver
+#: (engine/bidi/, not yet in CI: it passes only a part of the suite).
+DRIVERS = tuple(os.environ.get("WEBHAND_TEST_DRIVERS", "cdp,playwright").split(","))
 #: What the raw-CDP driver does not do yet: these files' tests (or one test, "file::test") are reported
 #: as expected failures on it (not run), with the reason. Every other test that runs per driver passes on both.
 #: Empty now: every conformance test runs on both (kept for a gap a new tool may open).

@@ -172,18 +172,23 @@ def settings_for_tests(tmp_path_factory: pytest.TempPathFactory, **overrides: ob
     shared = tmp_path_factory.mktemp("webhand-shared")  # a folder the user shares with every conversation
     base: dict[str, object] = {"output_dir": str(out), "isolation": "context", "max_sessions": 60,
                                "capabilities": ["all"], "warm_reserve": True, "roots": [str(shared)]}
+    if overrides.get("driver") == "firefox":  # the conformance suite's name for the Firefox (BiDi) driver
+        overrides = {**{k: v for k, v in overrides.items() if k != "driver"}, "browser": "firefox"}
     base.update(overrides)
     return Settings.from_sources(base, env={})
 
 
 def own_browser_processes() -> list[psutil.Process]:
-    """Chromium processes this test process launched that are still alive (by the PID registry
-    and by descent), so that browsers of other programs on the machine are never counted."""
+    """Chromium and Firefox processes this test process launched that are still alive (by
+    descent), so that browsers of other programs on the machine are never counted. Firefox's
+    helpers are named for their job ("Web Content", "RDD Process"), so they are known by the
+    binary they run."""
     alive = []
     me = os.getpid()
     for child in psutil.Process(me).children(recursive=True):
         try:
-            if "chrom" in child.name().lower():
+            program = (child.cmdline() or [""])[0].lower()
+            if "chrom" in child.name().lower() or "firefox" in child.name().lower() or "firefox" in program:
                 alive.append(child)
         except psutil.NoSuchProcess:
             continue

@@ -106,6 +106,11 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     # Browser
+    browser: Literal["chromium", "firefox"] = Field("chromium", description="Which browser webhand drives: Chromium "
+                                                    "(the default) or Firefox, over WebDriver BiDi (Debian's stock "
+                                                    "firefox-esr; a first slice of the tools: see docs/design.md).")
+    firefox_path: str | None = Field(None, description="Firefox binary to launch when browser = \"firefox\" "
+                                     "(default: firefox-esr or firefox on PATH).")
     executable_path: str | None = Field(None, description="Chromium/Chrome binary to launch.")
     cdp_url: str | None = Field(None, description="Connect to this browser (http://host:port or ws://...) instead of launching one.")
     headless: bool = True
@@ -259,6 +264,21 @@ class Settings(BaseModel):
         speaks Playwright's own protocol, and only it attaches to a browser's own context."""
         if "driver" not in self.model_fields_set and self.needs_playwright():
             self.__dict__["driver"] = "playwright"  # not an assignment: it would count as set
+        return self
+
+    @model_validator(mode="after")
+    def _firefox_can_do_it(self) -> "Settings":
+        """What the Firefox driver does not do yet is refused here, not ignored at run time."""
+        if self.browser != "firefox":
+            return self
+        unsupported = [name for name, value in (
+            ("allowed_origins", self.allowed_origins), ("blocked_origins", self.blocked_origins),
+            ("playwright_url", self.playwright_url), ("extension_bridge", self.extension_bridge),
+            ("pool", self.pool), ("extensions", self.extensions),
+            ("attach_to_existing_context", self.attach_to_existing_context), ("profile", self.profile)) if value]
+        if unsupported:
+            raise ValueError(f"browser = \"firefox\" does not support {', '.join(unsupported)} yet: remove "
+                             f"{'it' if len(unsupported) == 1 else 'them'}, or use browser = \"chromium\"")
         return self
 
     def needs_playwright(self) -> bool:

@@ -99,6 +99,13 @@ class BrowserNotFound(WebhandError):
     """No Chromium or Chrome binary could be found."""
 
 
+class NotOnFirefox(WebhandError):
+    """What was asked is not built on the Firefox (WebDriver BiDi) driver yet."""
+
+    def __init__(self, what: str, hint: str = 'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for it.') -> None:
+        super().__init__(f"{what} is not available on Firefox yet.", hint)
+
+
 class BrowserLaunchFailed(WebhandError):
     """A browser binary was found but did not start or could not be reached."""
 

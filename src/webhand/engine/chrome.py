@@ -432,37 +432,9 @@ class ChromeProcess:
         # A profile kept on disk gets these in its temporary folder instead: what a killed browser
         # leaves there is removed with it, and the socket's path stays short.
         env = {**os.environ, "XDG_CONFIG_HOME": os.path.join(scratch, "config"), "TMPDIR": os.path.join(scratch, "tmp")}
-        try:
-            process = await asyncio.create_subprocess_exec(
-                executable, *args, env=env,
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-                start_new_session=True, preexec_fn=_die_with_parent,
-            )
-        except OSError as error:
-            shutil.rmtree(scratch, ignore_errors=True)
-            raise BrowserLaunchFailed(f"Could not start {executable}: {error}.",
-                                      "Check that the path is a Chromium binary (webhand doctor tells).") from error
-        if spawned is not None:
-            spawned.set()
-        start_time = _process_start_time(process.pid) or time.time()
-        entry = RegistryEntry(process.pid, start_time, user_data_dir, os.getpid(), _OWN_START,
-                              scratch if profile_dir else None)
-        entry.save()
-        tail: deque[str] = deque(maxlen=30)
-        try:
-            ws = await asyncio.wait_for(_read_devtools_endpoint(process, tail), timeout)
-        except BaseException as error:  # cancellation too: a half-launched browser must not survive
-            await asyncio.shield(_kill_group(process))
-            entry.remove()
-            shutil.rmtree(scratch, ignore_errors=True)
-            if not isinstance(error, (asyncio.TimeoutError, BrowserLaunchFailed)):
-                raise
-            detail = " | ".join(tail) or "no output"
-            if isinstance(error, BrowserLaunchFailed):
-                raise BrowserLaunchFailed(f"{executable} exited before it was ready: {detail}",
-                                          "Run `webhand doctor` to see what is wrong.") from None
-            raise BrowserLaunchFailed(f"{executable} did not open its DevTools endpoint within {timeout:.0f} s: {detail}",
-                                      "Run `webhand doctor`; raise launch_timeout on a slow machine.") from None
+        process, ws, entry, tail = await spawn_registered(executable, args, env, scratch=scratch,
+                                                          user_data_dir=user_data_dir, keeps_profile=bool(profile_dir),
+                                                          timeout=timeout, spawned=spawned, endpoint=_DEVTOOLS_LINE)
         chrome = cls(process, ws, user_data_dir, entry, tail)
         chrome._drain = asyncio.create_task(_drain(process, tail))
         if extensions:
@@ -518,6 +490,47 @@ class ChromeProcess:
         self.ended = True
 
 
+async def spawn_registered(executable: str, args: list[str], env: dict[str, str], *, scratch: str, user_data_dir: str,
+                           keeps_profile: bool, timeout: float, spawned: asyncio.Event | None, endpoint: re.Pattern[str],
+                           kind: str = "DevTools") -> tuple[asyncio.subprocess.Process, str, RegistryEntry, deque[str]]:
+    """Start a browser in its own process group, write its PID registry entry (the reaper's), and
+    read the endpoint its stderr announces (``endpoint``'s first group). Any browser webhand
+    launches goes through here (Chromium, and Firefox in engine/bidi/firefox.py): a launch that
+    fails or is cancelled kills the half-started group and removes ``scratch``."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            executable, *args, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True, preexec_fn=_die_with_parent,
+        )
+    except OSError as error:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise BrowserLaunchFailed(f"Could not start {executable}: {error}.",
+                                  "Check that the path is a browser binary (webhand doctor tells).") from error
+    if spawned is not None:
+        spawned.set()
+    start_time = _process_start_time(process.pid) or time.time()
+    entry = RegistryEntry(process.pid, start_time, user_data_dir, os.getpid(), _OWN_START,
+                          scratch if keeps_profile else None)
+    entry.save()
+    tail: deque[str] = deque(maxlen=30)
+    try:
+        ws = await asyncio.wait_for(_read_devtools_endpoint(process, tail, endpoint), timeout)
+    except BaseException as error:  # cancellation too: a half-launched browser must not survive
+        await asyncio.shield(_kill_group(process))
+        entry.remove()
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not isinstance(error, (asyncio.TimeoutError, BrowserLaunchFailed)):
+            raise
+        detail = " | ".join(tail) or "no output"
+        if isinstance(error, BrowserLaunchFailed):
+            raise BrowserLaunchFailed(f"{executable} exited before it was ready: {detail}",
+                                      "Run `webhand doctor` to see what is wrong.") from None
+        raise BrowserLaunchFailed(f"{executable} did not open its {kind} endpoint within {timeout:.0f} s: {detail}",
+                                  "Run `webhand doctor`; raise launch_timeout on a slow machine.") from None
+    return process, ws, entry, tail
+
+
 class LaunchedBrowsers:
     """The browsers one engine launched and nobody has closed yet. Shutdown kills these by pid
     when closing them overran its cap, or when no session or reserve held them any more: a
@@ -542,7 +555,8 @@ class LaunchedBrowsers:
         return [chrome.pid for chrome in left]
 
 
-async def _read_devtools_endpoint(process: asyncio.subprocess.Process, tail: deque[str]) -> str:
+async def _read_devtools_endpoint(process: asyncio.subprocess.Process, tail: deque[str],
+                                  endpoint: re.Pattern[str] = _DEVTOOLS_LINE) -> str:
     assert process.stderr is not None
     while True:
         line = await process.stderr.readline()
@@ -550,7 +564,7 @@ async def _read_devtools_endpoint(process: asyncio.subprocess.Process, tail: deq
             raise BrowserLaunchFailed("browser exited")
         text = line.decode(errors="replace").strip()
         tail.append(text)
-        match = _DEVTOOLS_LINE.search(text)
+        match = endpoint.search(text)
         if match:
             return match.group(1)
 

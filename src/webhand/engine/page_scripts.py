@@ -53,6 +53,25 @@ FILL_PREPARE = """function (value) {
   return {error: 'not a text field'};
 }"""
 
+# Selects the options whose value or label is wanted (``this`` is the select); their labels.
+SELECT = """function (wanted) {
+  const e = this;
+  for (const option of e.options) option.selected = wanted.includes(option.value) || wanted.includes((option.label || option.textContent || '').trim());
+  e.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  e.dispatchEvent(new Event('change', {bubbles: true}));
+  return [...e.selectedOptions].map(o => (o.label || o.textContent || '').trim());
+}"""
+
+# Whether a checkbox or radio (native or ARIA) is checked; ``error`` when it is neither.
+CHECKED = """function () {
+  const e = this;
+  if (e.tagName === 'INPUT' && (e.type === 'checkbox' || e.type === 'radio')) return {state: e.checked, radio: e.type === 'radio'};
+  const role = (e.getAttribute('role') || '').toLowerCase();
+  if (['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(role))
+    return {state: e.getAttribute('aria-checked') === 'true', radio: role.includes('radio')};
+  return {error: 'not a checkbox'};
+}"""
+
 # The kind of form field, so one call can fill fields of different kinds.
 KIND = """e => {
   const tag = e.tagName, role = (e.getAttribute('role') || '').toLowerCase();

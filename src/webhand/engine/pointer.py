@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webhand.errors import ElementNotActionable
+from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
 
 # A JavaScript expression: an object of helpers, each taking the element the action is on.
 _HELPERS = r"""(() => {
@@ -191,3 +191,32 @@ def covered(doing: str, cover: dict[str, Any]) -> ElementNotActionable:
     return ElementNotActionable(f"{doing} failed: the element is covered by {by}.",
                                 "Call browser_snapshot to see what is on top of it (click that if it is what you meant), "
                                 "or use keys on the element (browser_press_key with its ref).")
+
+
+WHY = {"not visible": "the element is not visible", "not enabled": "the element is disabled",
+       "not editable": "the element is not editable", "not stable": "the element kept moving",
+       "removed": "the element was removed from the page", "not a text field": "the element is not a text field",
+       "out of view": "the element stayed out of view after scrolling to it"}
+_SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
+
+
+def not_actionable(doing: str, state: dict[str, Any], timeout: float | None = None) -> WebhandError:
+    """The error for an element an action waited for in vain: the page script's last reason to wait
+    (or its refusal), in the same words whatever the driver."""
+    reason = state.get("error") or state.get("wait") or ""
+    if reason == "covered":
+        return covered(doing, state)
+    if reason == "not a number":
+        return InvalidArgument(f"{doing} failed: the field takes a number.", "Call again with a number.")
+    if reason == "malformed":
+        return InvalidArgument(f"{doing} failed: {state.get('detail', 'the value does not fit the field')}.",
+                               "Call again with a value of the field's format.")
+    if reason in WHY:
+        hint = _SNAPSHOT_AGAIN if reason == "removed" else \
+            "Call browser_snapshot to see its state, then choose another element or wait."
+        return ElementNotActionable(f"{doing} failed: {WHY[reason]}.", hint)
+    seconds = f" within {timeout:g} s" if timeout else ""
+    return ActionTimeout(f"{doing} did not finish{seconds}.",
+                         "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
+
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+from typing import Any
 
 from webhand.engine.driver import WaitCondition
 from webhand.engine.settle import RequestTracker
@@ -18,6 +19,40 @@ NETWORK_IDLE_SECONDS = 0.5
 _SHOWN_TEXT = f"document.body.innerText.replace({JS_BREAK_HINTS}, '').includes(t.replace({JS_BREAK_HINTS}, ''))"
 TEXT_SHOWN = f"t => !!document.body && {_SHOWN_TEXT}"
 TEXT_GONE = f"t => !document.body || !{_SHOWN_TEXT}"
+
+# Calls `predicate(arg)` on every animation frame (and timer, for a hidden tab) until it is truthy.
+POLL = """(predicate, arg, ms) => new Promise((resolve, reject) => {
+  let done = false;
+  const finish = (value, error) => { if (done) return; done = true; clearTimeout(limit); clearInterval(timer);
+                                     error ? reject(error) : resolve(value); };
+  const check = () => { if (done) return; try { if (predicate(arg)) finish(true); else requestAnimationFrame(check); }
+                        catch (error) { finish(false, error); } };
+  const limit = setTimeout(() => finish(false), ms);
+  const timer = setInterval(() => { try { if (!done && predicate(arg)) finish(true); } catch (error) { finish(false, error); } }, 100);
+  check();
+})"""
+
+VISIBLE = """([selector, wanted]) => {
+  const e = document.querySelector(selector);
+  const shown = !!e && (() => { const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility === 'visible'; })();
+  return wanted ? shown : !shown;
+}"""
+
+
+
+def predicate_of(condition: WaitCondition) -> tuple[str, Any]:
+    """The page-side predicate (a function's source) and its argument for a condition polled in
+    the page: text, selectors, or the model's JavaScript (an expression or a function)."""
+    kind, value = condition.kind, condition.value
+    if kind in ("text", "text_gone"):
+        return (TEXT_SHOWN if kind == "text" else TEXT_GONE), str(value)
+    if kind in ("selector_visible", "selector_hidden"):
+        return VISIBLE, [str(value), kind == "selector_visible"]
+    source = str(value).strip()
+    looks_like_function = source.startswith(("function", "async ")) or "=>" in source.split("{", 1)[0]
+    return (source if looks_like_function else f"() => ({source})"), None
+
 
 _WHAT = {
     "text": "the text {!r} to appear",

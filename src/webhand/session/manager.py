@@ -80,7 +80,11 @@ class SessionInfo:
 
 
 def make_engine(settings: Settings) -> Engine:
-    """The driver the settings name (``driver``); each is imported only when chosen."""
+    """The driver the settings name (``browser``, then ``driver``); each is imported only when chosen."""
+    if settings.browser == "firefox":
+        from webhand.engine.bidi import BidiEngine
+
+        return BidiEngine(settings)
     if settings.driver == "cdp":
         from webhand.engine.cdp import CdpEngine
 

@@ -43,23 +43,6 @@ FRAME_POINT = """function (x, y) {
   return [left, top, P.shown(this, left + x, top + y)];
 }"""
 
-SELECT = """function (wanted) {
-  const e = this;
-  for (const option of e.options) option.selected = wanted.includes(option.value) || wanted.includes((option.label || option.textContent || '').trim());
-  e.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
-  e.dispatchEvent(new Event('change', {bubbles: true}));
-  return [...e.selectedOptions].map(o => (o.label || o.textContent || '').trim());
-}"""
-
-CHECKED = """function () {
-  const e = this;
-  if (e.tagName === 'INPUT' && (e.type === 'checkbox' || e.type === 'radio')) return {state: e.checked, radio: e.type === 'radio'};
-  const role = (e.getAttribute('role') || '').toLowerCase();
-  if (['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(role))
-    return {state: e.getAttribute('aria-checked') === 'true', radio: role.includes('radio')};
-  return {error: 'not a checkbox'};
-}"""
-
 DESCRIBE = """function () { const e = this; const t = (e.innerText || e.value || e.getAttribute('aria-label') || '').trim().slice(0, 40);
   return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (t ? ' "' + t + '"' : ''); }"""
 

@@ -13,19 +13,16 @@ import base64
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from webhand.engine import form_fields
 from webhand.engine.cdp import keyboard
-from webhand.engine.cdp.actionability import CENTRE, CHECK, CHECKED, DESCRIBE, SCROLL_INTO_VIEW, SELECT
+from webhand.engine.cdp.actionability import CENTRE, CHECK, DESCRIBE, SCROLL_INTO_VIEW
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
-from webhand.engine.cdp.frames import SNAPSHOT_AGAIN, FrameState, FrameTree
-from webhand.engine.page_scripts import FILL_PREPARE, KIND, OPTIONS
-from webhand.engine.pointer import PICK_OPTION, covered
+from webhand.engine.cdp.frames import FrameState, FrameTree
+from webhand.engine.page_scripts import CHECKED, FILL_PREPARE, KIND, OPTIONS, SELECT
+from webhand.engine.pointer import PICK_OPTION, not_actionable as _not_actionable
 from webhand.engine.settle import PageGone
-from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
+from webhand.errors import ActionTimeout, WebhandError
 
-_WHY = {"not visible": "the element is not visible", "not enabled": "the element is disabled",
-        "not editable": "the element is not editable", "not stable": "the element kept moving",
-        "removed": "the element was removed from the page", "not a text field": "the element is not a text field",
-        "out of view": "the element stayed out of view after scrolling to it"}
 _BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
 
@@ -177,15 +174,7 @@ class CdpElement:
         doing = f"Selecting in {self.ref}"
         async with guarded(doing, timeout):
             found = await self._call(f"function (wanted) {{ return ({OPTIONS})(this, wanted); }}", values)
-        if found["not_select"]:
-            raise ElementNotActionable(f"{self.ref} is not a select (it is {found['not_select']}).",
-                                       "Click it to open it, then click the option; or call browser_snapshot to find the select.")
-        listed = ", ".join(found["options"][:30]) + (" …" if len(found["options"]) > 30 else "")
-        if found["missing"]:
-            raise InvalidArgument(f"{self.ref} has no option {', '.join(map(repr, found['missing']))}; its options are: {listed}.",
-                                  "Call again with one of those values or labels.")
-        if len(values) > 1 and not found["multiple"]:
-            raise InvalidArgument(f"{self.ref} takes one option, not {len(values)}.", "Call again with one value.")
+        form_fields.refuse_options(self.ref, values, found)
         await self._actionable(doing, timeout, pointer=False)
         async with guarded(doing, timeout):
             await self._call(SELECT, values)
@@ -193,22 +182,12 @@ class CdpElement:
 
     async def set_checked(self, checked: bool, *, timeout: float) -> None:
         doing = f"{'Checking' if checked else 'Unchecking'} {self.ref}"
-        async with guarded(doing, timeout):
-            state = await self._call(CHECKED)
-        if "error" in state:
-            raise ElementNotActionable(f"{doing} failed: it is not a checkbox or radio button.",
-                                       "Call browser_snapshot and pick a checkbox.")
-        if state["state"] == checked:
-            return
-        if state["radio"] and not checked:
-            raise ElementNotActionable(f"{doing} failed: a radio button cannot be unchecked.",
-                                       "Check another radio button of its group instead.")
-        await self.click(timeout=timeout)
-        async with guarded(doing, timeout):
-            after = await self._call(CHECKED)
-        if after.get("state") != checked:
-            raise ElementNotActionable(f"{doing} failed: clicking it did not change its state.",
-                                       "Call browser_snapshot to see the page; the page may handle it differently.")
+
+        async def read() -> dict[str, Any]:
+            async with guarded(doing, timeout):
+                return await self._call(CHECKED)
+
+        await form_fields.set_checked(self.ref, checked, read, lambda: self.click(timeout=timeout))
 
     async def _into_view(self) -> dict[str, Any]:
         """Scroll the element into view inside every scroller that hides it, the frames above
@@ -295,23 +274,3 @@ class CdpElement:
 
     async def dispose(self) -> None:
         await self.tab.frame_tree.release(self.session_id, self.object_id)
-
-
-def _not_actionable(doing: str, state: dict[str, Any], timeout: float | None = None) -> WebhandError:
-    reason = state.get("error") or state.get("wait") or ""
-    if reason == "covered":
-        return covered(doing, state)
-    if reason == "not a number":
-        return InvalidArgument(f"{doing} failed: the field takes a number.", "Call again with a number.")
-    if reason == "malformed":
-        return InvalidArgument(f"{doing} failed: {state.get('detail', 'the value does not fit the field')}.",
-                               "Call again with a value of the field's format.")
-    if reason in _WHY:
-        hint = SNAPSHOT_AGAIN if reason == "removed" else \
-            "Call browser_snapshot to see its state, then choose another element or wait."
-        return ElementNotActionable(f"{doing} failed: {_WHY[reason]}.", hint)
-    seconds = f" within {timeout:g} s" if timeout else ""
-    return ActionTimeout(f"{doing} did not finish{seconds}.",
-                         "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
-
-

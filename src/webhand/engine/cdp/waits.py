@@ -10,28 +10,8 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, messag
 from webhand.engine.cdp.frames import FrameTree
 from webhand.engine.driver import WaitCondition
 from webhand.engine.settle import DocumentReplaced, PageGone, RequestTracker
-from webhand.engine.waits import TEXT_GONE, TEXT_SHOWN, describe, network_idle, next_step, url_matches
+from webhand.engine.waits import POLL, describe, network_idle, next_step, predicate_of, url_matches
 from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, shorten
-
-# Calls `predicate(arg)` on every animation frame (and timer, for a hidden tab) until it is truthy.
-_POLL = """(predicate, arg, ms) => new Promise((resolve, reject) => {
-  let done = false;
-  const finish = (value, error) => { if (done) return; done = true; clearTimeout(limit); clearInterval(timer);
-                                     error ? reject(error) : resolve(value); };
-  const check = () => { if (done) return; try { if (predicate(arg)) finish(true); else requestAnimationFrame(check); }
-                        catch (error) { finish(false, error); } };
-  const limit = setTimeout(() => finish(false), ms);
-  const timer = setInterval(() => { try { if (!done && predicate(arg)) finish(true); } catch (error) { finish(false, error); } }, 100);
-  check();
-})"""
-
-_VISIBLE = """([selector, wanted]) => {
-  const e = document.querySelector(selector);
-  const shown = !!e && (() => { const r = e.getBoundingClientRect(), s = getComputedStyle(e);
-    return r.width > 0 && r.height > 0 && s.visibility === 'visible'; })();
-  return wanted ? shown : !shown;
-}"""
-
 
 class WaitingTab(Protocol):
     """What a wait needs of its tab (``CdpTab``): its frames and requests, where it is, whether it
@@ -64,14 +44,7 @@ async def wait_for(tab: WaitingTab, condition: WaitCondition, timeout: float) ->
         if not await network_idle(tab.tracker, timeout):
             raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
         return f"Waited for {what}: done."
-    if kind in ("text", "text_gone"):
-        predicate, arg = (TEXT_SHOWN if kind == "text" else TEXT_GONE), str(value)
-    elif kind in ("selector_visible", "selector_hidden"):
-        predicate, arg = _VISIBLE, [str(value), kind == "selector_visible"]
-    else:
-        source = str(value).strip()
-        looks_like_function = source.startswith(("function", "async ")) or "=>" in source.split("{", 1)[0]
-        predicate, arg = (source if looks_like_function else f"() => ({source})"), None
+    predicate, arg = predicate_of(condition)
     if not await _poll(tab, kind, predicate, arg, timeout):
         raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
     return f"Waited for {what}: done."
@@ -91,7 +64,7 @@ async def _poll(tab: WaitingTab, kind: str, predicate: str, arg: Any, timeout: f
             if made.get("exceptionDetails"):
                 raise _thrown(kind, arg, predicate, made["exceptionDetails"])
             reply = await asyncio.wait_for(tab.connection.send.Runtime.callFunctionOn(params={
-                "functionDeclaration": _POLL, "executionContextId": context_id, "awaitPromise": True, "returnByValue": True,
+                "functionDeclaration": POLL, "executionContextId": context_id, "awaitPromise": True, "returnByValue": True,
                 "arguments": [{"objectId": made["result"]["objectId"]}, {"value": arg},
                               {"value": int(max(1, remaining * 1000))}]}, session_id=state.session_id), remaining + 1)
         except TimeoutError:

@@ -67,7 +67,8 @@ def _settings(args: argparse.Namespace) -> Settings:
              "playwright_url": getattr(args, "playwright_url", None),
              "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None,
              "extension_bridge": getattr(args, "extension_bridge", None) or None,
-             "driver": getattr(args, "driver", None), "profile": getattr(args, "profile", None)}
+             "driver": getattr(args, "driver", None), "browser": getattr(args, "browser", None),
+             "profile": getattr(args, "profile", None)}
     headers = getattr(args, "remote_header", None)
     if headers:
         flags["remote_headers"] = dict(_header(text) for text in headers)
@@ -280,6 +281,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     mcp.add_argument("--chrome", help="path of the Chromium binary")
     _remote_options(mcp)
     mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
+    mcp.add_argument("--browser", choices=["chromium", "firefox"], help="drive Chromium (default) or Firefox (WebDriver BiDi)")
     _profile_option(mcp)
     _config_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
@@ -304,6 +306,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     doctor.add_argument("--chrome", help="path of the Chromium binary")
     _remote_options(doctor)
     doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
+    doctor.add_argument("--browser", choices=["chromium", "firefox"], help="drive Chromium (default) or Firefox (WebDriver BiDi)")
     _config_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
 
@@ -361,7 +364,7 @@ def _config_options(parser: argparse.ArgumentParser) -> None:
 #: Options that mean the same to every command that takes them, accepted before the command too
 #: (``webhand --config F --agent A schema``): option -> whether it takes a value.
 GLOBAL_OPTIONS = {"--config": True, "--agent": True, "--session": True, "--json": False, "--caps": True,
-                  "--driver": True, "--chrome": True, "--tool-style": True}
+                  "--driver": True, "--browser": True, "--chrome": True, "--tool-style": True}
 
 
 def command_first(argv: list[str]) -> list[str]:

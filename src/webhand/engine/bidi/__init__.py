@@ -1,0 +1,123 @@
+"""The Driver on WebDriver BiDi, for Firefox (Debian's stock ``firefox-esr``): webhand starts
+Firefox itself (or connects to a ``ws://`` BiDi endpoint) and talks to it over one WebSocket
+with a thin, data-driven client (connection.py).
+
+    engine (here) ─► BidiBrowser ─► BidiContext (browser.py) ─► BidiTab ─► BidiElement (tab.py)
+
+A first slice: navigation, the page agent in a sandbox realm, refs, click/type/press, screenshots,
+console, dialogs, cookies and user-context isolation. What is not built yet raises
+``NotOnFirefox`` saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from webhand.config import Settings
+from webhand.engine.bidi.browser import BidiBrowser
+from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection
+from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
+from webhand.engine.chrome import LaunchedBrowsers
+from webhand.engine.pool import redacted_url
+from webhand.errors import BrowserLaunchFailed, NotOnFirefox
+from webhand.security.origins import OriginRules
+
+__all__ = ["BidiBrowser", "BidiEngine"]
+
+
+class BidiEngine:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.response_sources = False
+        self.version: str | None = None
+        self.launched = LaunchedBrowsers()
+        self._spawned = asyncio.Event()
+        self._early: asyncio.Future[FirefoxProcess] | None = None
+
+    @property
+    def browser_spawned(self) -> asyncio.Event:
+        return self._spawned
+
+    async def start(self) -> None:
+        """Nothing to start: no driver process."""
+
+    def launch_plan(self) -> dict[str, Any]:
+        settings = self.settings
+        return {"browser": "firefox", "executable": find_firefox(settings.firefox_path), "headless": settings.headless,
+                "width": settings.viewport.width, "height": settings.viewport.height,
+                "timeout": settings.launch_timeout}
+
+    def prelaunch(self) -> None:
+        if self._early is None:
+            self._early = asyncio.ensure_future(self._start())
+
+    def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
+        """A browser launched before the engine existed is a Chromium (launch_memo.py): not ours to use."""
+        starting.cancel()
+
+    async def _start(self) -> FirefoxProcess:
+        plan = self.launch_plan()
+        firefox = await FirefoxProcess.start(plan["executable"], headless=plan["headless"], width=plan["width"],
+                                             height=plan["height"], extra_args=self.settings.extra_args,
+                                             timeout=plan["timeout"], spawned=self._spawned)
+        self.launched.add(firefox)
+        return firefox
+
+    def _refuse_unenforced_policy(self) -> None:
+        """The origin policy is not enforced on Firefox yet: refuse to run rather than ignore it."""
+        if OriginRules.from_settings(self.settings).active:
+            raise NotOnFirefox("The origin policy (allowed_origins / blocked_origins)",
+                               'Unset the origin rules, or use browser = "chromium", which enforces them.')
+
+    async def launch(self, *, profile_dir: str | None = None) -> BidiBrowser:
+        self._refuse_unenforced_policy()
+        if profile_dir is not None:
+            raise NotOnFirefox("Named profiles")
+        starting, self._early = self._early or asyncio.ensure_future(self._start()), None
+        firefox = await starting
+        try:
+            connection = await BidiConnection.open(firefox.ws_endpoint, timeout=self.settings.launch_timeout)
+            browser = BidiBrowser(connection, firefox)
+            await asyncio.wait_for(browser.start(), self.settings.launch_timeout)
+        except BaseException as error:  # cancellation too: never strand the browser we just started
+            await asyncio.shield(firefox.close())
+            if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt)):
+                raise
+            raise BrowserLaunchFailed(f"Firefox started but webhand could not open a WebDriver BiDi session: {error}",
+                                      "Run `webhand doctor` to see what is wrong.") from None
+        self.version = browser.version
+        return browser
+
+    async def connect(self, url: str, *, kind: str = "cdp", headers: dict[str, str] | None = None,
+                      timeout: float | None = None) -> BidiBrowser:
+        """A Firefox already running with ``--remote-debugging-port``, at its ``ws://host:port`` (BiDi)."""
+        self._refuse_unenforced_policy()
+        timeout = timeout or self.settings.launch_timeout
+        if kind not in ("cdp", "bidi") or not url.startswith(("ws://", "wss://")):
+            raise BrowserLaunchFailed(f"The Firefox driver connects to a WebDriver BiDi ws:// URL, not {redacted_url(url)}.",
+                                      "Pass the URL Firefox prints: \"WebDriver BiDi listening on ws://…\".")
+        connection: BidiConnection | None = None
+        try:
+            connection = await BidiConnection.open(url, timeout=timeout)
+            browser = BidiBrowser(connection, None)
+            await asyncio.wait_for(browser.start(), timeout)
+        except (TimeoutError, ValueError, *PROTOCOL_ERRORS) as error:
+            if connection is not None:
+                connection.abort()
+            raise BrowserLaunchFailed(f"Could not open a WebDriver BiDi session at {redacted_url(url)}: {error}",
+                                      "Check that Firefox runs with --remote-debugging-port and has no other "
+                                      "BiDi session (Firefox allows one).") from None
+        self.version = browser.version
+        return browser
+
+    async def stop(self) -> None:
+        early, self._early = self._early, None
+        if early is not None:
+            early.cancel()
+            with contextlib.suppress(BaseException):
+                await (await early).close()
+
+    def kill_now(self) -> list[int]:
+        return self.launched.kill_now()

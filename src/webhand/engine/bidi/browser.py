@@ -1,0 +1,246 @@
+"""The Firefox driver's browser and contexts: one BiDi session per Firefox, one user context
+(``browser.createUserContext``) per webhand session, tabs as its top-level browsing contexts.
+
+Events are subscribed once for the whole browser and routed to the tab whose browsing context
+(or a frame of it) they name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from webhand.engine.bidi.connection import BidiConnection, BidiError, guarded
+from webhand.engine.bidi.firefox import FirefoxProcess
+from webhand.engine.bidi.tab import BidiTab
+from webhand.engine.capped import answers_within
+from webhand.engine.driver import (CLOSE_TIMEOUT_SECONDS, BrowserExtension, Cookie, NetworkConditions, RequestDetail,
+                                   RouteRule, TabEvents)
+from webhand.errors import NotOnFirefox, WebhandError
+
+#: The events every tab listens to (routed by browsing context).
+EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext.navigationStarted",
+          "browsingContext.navigationCommitted",
+          "browsingContext.domContentLoaded", "browsingContext.load", "browsingContext.contextCreated",
+          "browsingContext.contextDestroyed",
+          "network.beforeRequestSent", "network.responseCompleted", "network.fetchError"]
+#: Events newer than some Firefox releases: each is subscribed on its own, and a Firefox that does not
+#: know one goes without it (a URL the page changes with history.pushState is then learnt later).
+OPTIONAL_EVENTS = ["browsingContext.fragmentNavigated", "browsingContext.historyUpdated"]
+_SAME_SITE = {"strict": "Strict", "lax": "Lax", "none": "None"}
+
+
+class BidiContext:
+    """One webhand session's cookies, storage and tabs: a Firefox user context."""
+
+    def __init__(self, browser: "BidiBrowser", user_context: str, events: TabEvents, *, width: int, height: int,
+                 downloads_dir: str | None) -> None:
+        self.browser = browser
+        self.connection = browser.connection
+        self.user_context = user_context
+        self.events = events
+        self.width, self.height = width, height
+        self.downloads_dir = Path(downloads_dir) if downloads_dir else None
+        self.tabs: list[BidiTab] = []
+        self.network_conditions = NetworkConditions()
+        self.routes: list[RouteRule] = []
+        self.closed = False
+        self._next_index = 0
+
+    def tab_of(self, context_id: str) -> BidiTab | None:
+        return next((tab for tab in self.tabs if tab.owns(context_id)), None)
+
+    def tab_closed(self, tab: BidiTab) -> None:
+        if tab in self.tabs:
+            self.tabs.remove(tab)
+
+    async def new_tab(self) -> BidiTab:
+        async with guarded("Opening a tab", 30):
+            created = await self.connection.send("browsingContext.create",
+                                                 {"type": "tab", "userContext": self.user_context, "background": False})
+        tab = self.tab_of(created["context"]) or self._add_tab(created["context"])
+        await tab.set_viewport(self.width, self.height)
+        if self.events.tab_opened:
+            self.events.tab_opened(tab)
+        return tab
+
+    def _add_tab(self, context_id: str) -> BidiTab:
+        tab = BidiTab(self, context_id, self._next_index)
+        self._next_index += 1
+        self.tabs.append(tab)
+        return tab
+
+    def context_created(self, params: dict[str, Any]) -> None:
+        """A top-level browsing context appeared in this user context. One a page opened (it has an
+        opener: ``window.open``, a link with a target) becomes a tab here; ours come from new_tab."""
+        if params.get("parent") or not params.get("originalOpener") or self.tab_of(params["context"]) or self.closed:
+            return
+        tab = self._add_tab(params["context"])
+        asyncio.ensure_future(self._size_popup(tab))
+        if self.events.tab_opened:
+            self.events.tab_opened(tab)
+
+    async def _size_popup(self, tab: BidiTab) -> None:
+        with contextlib.suppress(WebhandError):
+            await tab.set_viewport(self.width, self.height)
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.browser.contexts.pop(self.user_context, None)
+        with contextlib.suppress(WebhandError):
+            async with guarded("Closing the session's Firefox user context", CLOSE_TIMEOUT_SECONDS):
+                await self.connection.send("browser.removeUserContext", {"userContext": self.user_context})
+        self.tabs.clear()
+
+    # cookies ---------------------------------------------------------------------------------------
+    @property
+    def _partition(self) -> dict[str, Any]:
+        return {"type": "storageKey", "userContext": self.user_context}
+
+    async def cookies(self) -> list[Cookie]:
+        async with guarded("Reading cookies", 30):
+            found = await self.connection.send("storage.getCookies", {"partition": self._partition})
+        return [Cookie(name=c["name"], value=c["value"].get("value", ""), domain=c.get("domain", ""),
+                       path=c.get("path", "/"), expires=float(c["expiry"]) if c.get("expiry") else -1,
+                       http_only=c.get("httpOnly", False), secure=c.get("secure", False),
+                       same_site=_SAME_SITE.get(c.get("sameSite", "lax"), "Lax"))  # type: ignore[arg-type]
+                for c in found.get("cookies", [])]
+
+    async def set_cookie(self, cookie: Cookie) -> None:
+        wanted: dict[str, Any] = {"name": cookie.name, "value": {"type": "string", "value": cookie.value},
+                                  "domain": cookie.domain, "path": cookie.path, "httpOnly": cookie.http_only,
+                                  "secure": cookie.secure, "sameSite": cookie.same_site.lower()}
+        if cookie.expires >= 0:
+            wanted["expiry"] = int(cookie.expires)
+        async with guarded("Setting a cookie", 30):
+            await self.connection.send("storage.setCookie", {"cookie": wanted, "partition": self._partition})
+
+    async def delete_cookies(self, *, name: str | None = None, domain: str | None = None, path: str | None = None) -> None:
+        wanted = {key: value for key, value in (("name", name), ("domain", domain), ("path", path)) if value is not None}
+        async with guarded("Deleting cookies", 30):
+            await self.connection.send("storage.deleteCookies", {"filter": wanted, "partition": self._partition})
+
+    # not built on Firefox yet ------------------------------------------------------------------------
+    async def storage_state(self) -> dict[str, Any]:
+        raise NotOnFirefox("Saving the storage state")
+
+    async def set_storage_state(self, state: dict[str, Any], *, timeout: float) -> None:
+        raise NotOnFirefox("Loading a storage state")
+
+    def expecting_download(self) -> bool:
+        return False
+
+    def expecting_tab(self) -> bool:
+        return False
+
+    async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
+        raise NotOnFirefox("browser_network_request")
+
+    async def response_body(self, request_id: int, *, timeout: float) -> bytes:
+        raise NotOnFirefox("Response bodies")
+
+    async def set_network_conditions(self, conditions: NetworkConditions) -> None:
+        raise NotOnFirefox("Network emulation")
+
+    async def add_route(self, rule: RouteRule) -> None:
+        raise NotOnFirefox("Routes (mocked requests)")
+
+    async def remove_routes(self, pattern: str | None) -> list[RouteRule]:
+        raise NotOnFirefox("Routes (mocked requests)")
+
+
+class BidiBrowser:
+    """One Firefox, launched here (``firefox`` set) or reached at a ws:// URL."""
+
+    def __init__(self, connection: BidiConnection, firefox: FirefoxProcess | None) -> None:
+        self.connection = connection
+        self.firefox = firefox
+        self.pid = firefox.pid if firefox else None
+        self.contexts: dict[str, BidiContext] = {}
+        capabilities = connection.session.get("capabilities", {})
+        self.version = f"Firefox/{capabilities.get('browserVersion', '')}"
+        self.user_agent = capabilities.get("userAgent", "")
+
+    async def start(self) -> None:
+        for event in EVENTS + OPTIONAL_EVENTS:
+            self.connection.on(event, lambda params, event=event: self._route(event, params))
+        await self.connection.send("session.subscribe", {"events": EVENTS})
+        for event in OPTIONAL_EVENTS:
+            with contextlib.suppress(BidiError):
+                await self.connection.send("session.subscribe", {"events": [event]})
+
+    def _route(self, event: str, params: dict[str, Any]) -> None:
+        if event == "browsingContext.contextCreated":
+            owner = self.contexts.get(params.get("userContext", ""))
+            if owner is not None:
+                owner.context_created(params)
+            return
+        context_id = params.get("context") or (params.get("source") or {}).get("context")
+        if not context_id:
+            return
+        for context in self.contexts.values():
+            tab = context.tab_of(context_id)
+            if tab is not None:
+                if event == "browsingContext.contextDestroyed" and context_id == tab.context_id:
+                    tab._closed = True
+                    context.tab_closed(tab)
+                elif event != "browsingContext.contextDestroyed":
+                    tab.on_event(event, params)
+                return
+
+    @property
+    def alive(self) -> bool:
+        return not self.connection.closed and (self.firefox is None or self.firefox.alive)
+
+    async def new_context(self, *, width: int, height: int, downloads_dir: str | None, events: TabEvents) -> BidiContext:
+        async with guarded("Creating a Firefox user context", 30):
+            created = await self.connection.send("browser.createUserContext", {})
+        context = BidiContext(self, created["userContext"], events, width=width, height=height,
+                              downloads_dir=downloads_dir)
+        self.contexts[context.user_context] = context
+        return context
+
+    async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> BidiContext:
+        raise NotOnFirefox("Driving the browser's own default context (named profiles, attach_to_existing_context)")
+
+    async def ping(self, timeout: float) -> bool:
+        return await answers_within(self.connection.send("session.status", {}), timeout)
+
+    def on_disconnected(self, callback: Callable[[], None]) -> None:
+        self.connection.on_close.append(callback)
+
+    async def wait_disconnected(self, timeout: float) -> bool:
+        dropped = asyncio.Event()
+        if self.connection.closed:
+            return True
+        self.connection.on_close.append(dropped.set)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(dropped.wait(), timeout)
+        return self.connection.closed
+
+    async def extensions(self, timeout: float) -> list[BrowserExtension]:
+        raise NotOnFirefox("Listing extensions")
+
+    async def close(self) -> None:
+        """End the BiDi session and disconnect; a Firefox webhand launched is killed with its group."""
+        try:
+            if not self.firefox:
+                await asyncio.gather(*(context.close() for context in list(self.contexts.values())))
+            await self.connection.close()
+        finally:
+            if self.firefox:
+                await self.firefox.close()
+
+    async def abandon(self) -> None:
+        self.connection.abort()
+        if self.firefox:
+            await self.firefox.close()
+
+    def kill_now(self) -> None:
+        if self.firefox:
+            self.firefox.kill_now()

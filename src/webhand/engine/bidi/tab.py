@@ -1,0 +1,657 @@
+"""One Firefox tab over WebDriver BiDi: a top-level browsing context, its page agent, refs and input.
+
+The page agent (page/snapshot.js) runs in a sandbox realm (``script.callFunction`` with
+``sandbox``): the page's own scripts cannot see or replace it. A ref resolves there to the node,
+which BiDi hands back by ``sharedId``; later calls pass that id as ``this``. Input goes through
+``input.performActions`` (a pointer moved to the element's box centre, pressed, released; keys).
+The settle rules are engine/settle.py's, fed with the tab's ``network`` events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+from typing import Any, Literal, Protocol
+
+from webhand.engine import form_fields, settle
+from webhand.engine.bidi import values
+from webhand.engine.bidi.waits import wait_for
+from webhand.engine.waits import POLL
+from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
+from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
+                                   WaitUntil)
+from webhand.engine.net_errors import net_failure
+from webhand.engine.pointer import not_actionable
+from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
+                                         WEB_STORAGE)
+from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
+                            WebhandError)
+
+SANDBOX = "webhand"
+SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
+_RESOLVE = "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'"
+_WAIT = {"load": "complete", "domcontentloaded": "interactive", "commit": "none", "networkidle": "complete"}
+_BUTTONS = {"left": 0, "middle": 1, "right": 2}
+_REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
+_FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
+_FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
+
+#: Where an element can be clicked: scrolled into view, then its box's centre in the viewport,
+#: or why not yet (removed, not visible, disabled).
+_POINT = """function (enabled) {
+  const e = this;
+  if (!e.isConnected) return {error: 'removed'};
+  e.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  const box = e.getBoundingClientRect();
+  if (box.width === 0 || box.height === 0 || getComputedStyle(e).visibility !== 'visible') return {wait: 'not visible'};
+  if (enabled && e.disabled) return {wait: 'not enabled'};
+  return {x: box.left + box.width / 2, y: box.top + box.height / 2};
+}"""
+
+
+class TabOwner(Protocol):
+    """What a tab needs of its context (browser.py's ``BidiContext``)."""
+
+    connection: BidiConnection
+    events: TabEvents
+
+    def tab_closed(self, tab: "BidiTab") -> None: ...
+
+
+class BidiDialog:
+    """A user prompt Firefox reported (``browsingContext.userPromptOpened``)."""
+
+    def __init__(self, tab: "BidiTab", params: dict[str, Any]) -> None:
+        self._tab = tab
+        self.kind = params.get("type", "alert")
+        self.message = params.get("message", "")
+        self.default_value = params.get("defaultValue", "") or ""
+        self.tab = tab.index
+
+    async def accept(self, prompt_text: str | None, *, timeout: float) -> None:
+        params: dict[str, Any] = {"context": self._tab.context_id, "accept": True}
+        if prompt_text is not None and self.kind == "prompt":
+            params["userText"] = prompt_text
+        async with guarded("Accepting the dialog", timeout):
+            await self._tab.connection.send("browsingContext.handleUserPrompt", params)
+
+    async def dismiss(self, *, timeout: float) -> None:
+        async with guarded("Dismissing the dialog", timeout):
+            await self._tab.connection.send("browsingContext.handleUserPrompt",
+                                            {"context": self._tab.context_id, "accept": False})
+
+
+class BidiFrame:
+    """One frame of a tab: a browsing context of its own in BiDi (the main frame is the tab's)."""
+
+    def __init__(self, tab: "BidiTab", context_id: str, key: str, parent: "BidiFrame | None") -> None:
+        self._tab = tab
+        self.context_id = context_id
+        self.key = key
+        self.parent = parent
+        self.parent_key: str | None = parent.key if parent is not None else None
+
+    async def evaluate(self, script: str, arg: Any = None) -> Any:
+        return await self._tab.call(script, [arg], doing="Running the page agent", timeout=30, context=self.context_id)
+
+    async def owner_marker(self, script: str) -> Any:
+        """Run ``script`` on this frame's iframe element, in the parent frame's sandbox: the parent's
+        frame elements' windows name their browsing contexts, which finds the one that holds us."""
+        if self.parent is None:
+            return None
+        try:
+            windows = await self._tab.call(_FRAME_WINDOWS, [], doing="Finding a frame's element", timeout=10,
+                                           context=self.parent.context_id)
+            index = next((i for i, w in enumerate(windows or [])
+                          if isinstance(w, dict) and (w.get("value") or {}).get("context") == self.context_id), None)
+            if index is None:
+                return None
+            return await self._tab.call(f"(i) => ({script})({_FRAME_ELEMENTS}[i])", [index],
+                                        doing="Reading a frame's element", timeout=10, context=self.parent.context_id)
+        except WebhandError:
+            return None
+
+
+class BidiElement:
+    """One node a ref named, held by its ``sharedId``."""
+
+    def __init__(self, tab: "BidiTab", ref: str, node: dict[str, Any], context_id: str) -> None:
+        self.tab = tab
+        self.ref = ref
+        self.node = {"sharedId": node["sharedId"]}
+        self.context_id = context_id  # the frame the node is in
+
+    async def _call(self, function: str, *args: Any, timeout: float, doing: str) -> Any:
+        try:
+            return await self.tab.call(function, list(args), this=self.node, doing=doing, timeout=timeout,
+                                       context=self.context_id)
+        except WebhandError as error:
+            if "no such node" in str(error).lower() or "stale" in str(error).lower():
+                raise RefNotFound(f"The element {self.ref} is gone from the page.", SNAPSHOT_AGAIN) from None
+            raise
+
+    async def _until_ready(self, doing: str, timeout: float, function: str, *args: Any) -> dict[str, Any]:
+        """Run ``function`` on the element until it no longer says to wait (each animation frame),
+        capped; its last reason to wait, or its refusal, goes into the error (pointer.not_actionable)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last: dict[str, Any] = {}
+        while (remaining := deadline - loop.time()) > 0:
+            try:
+                last = await self._call(function, *args, timeout=remaining, doing=doing) or {}
+            except ActionTimeout:
+                break
+            if "error" in last:
+                raise not_actionable(doing, last)
+            if "wait" not in last:
+                return last
+            try:
+                await self.tab.call("() => new Promise(r => requestAnimationFrame(() => r(true)))", [], doing=doing,
+                                    timeout=max(0.01, deadline - loop.time()), context=self.context_id)
+            except ActionTimeout:
+                break
+        raise not_actionable(doing, last, timeout)
+
+    async def click(self, *, button: MouseButton = "left", click_count: int = 1, modifiers: list[str] | None = None,
+                    timeout: float) -> None:
+        doing = f"Clicking {self.ref}"
+        await self._until_ready(doing, timeout, _POINT, True)
+        keys = [values.key_value(m) for m in modifiers or []]
+        pointer: list[dict[str, Any]] = [self._move()]
+        for _ in range(click_count):
+            pointer += [{"type": "pointerDown", "button": _BUTTONS[button]}, {"type": "pointerUp", "button": _BUTTONS[button]}]
+        actions: list[dict[str, Any]] = [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                                          "actions": pointer}]
+        if keys:  # held through the pointer's actions: each tick of the key source pairs with one of the pointer's
+            ticks = [{"type": "keyDown", "value": k} for k in keys]
+            ticks += [{"type": "pause"}] * max(0, len(pointer) - len(ticks))
+            actions.insert(0, {"type": "key", "id": "keyboard", "actions": ticks})
+        await self.tab.perform(actions, doing, timeout, context=self.context_id)
+        if keys:
+            await self.tab.perform([{"type": "key", "id": "keyboard",
+                                     "actions": [{"type": "keyUp", "value": k} for k in reversed(keys)]}], doing, timeout)
+
+    def _move(self) -> dict[str, Any]:
+        """A pointer move to the element's in-view centre: BiDi finds it (in any frame, scrolled)."""
+        return {"type": "pointerMove", "x": 0, "y": 0, "origin": {"type": "element", "element": self.node}}
+
+    async def hover(self, *, timeout: float) -> None:
+        await self._until_ready(f"Hovering {self.ref}", timeout, _POINT, False)
+        await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                                 "actions": [self._move()]}], f"Hovering {self.ref}", timeout, context=self.context_id)
+
+    async def fill(self, text: str, *, timeout: float) -> None:
+        doing = f"Typing into {self.ref}"
+        state = await self._until_ready(doing, timeout, FILL_PREPARE, text)
+        if state.get("done"):
+            return
+        actions = values.text_actions(text) if text else values.chord_actions("Delete")
+        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": actions}], doing, timeout,
+                               context=self.context_id)
+
+    async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
+        await self.focus(timeout=timeout)
+        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": values.text_actions(text)}],
+                               f"Typing into {self.ref}", timeout + len(text) * delay_ms / 1000, context=self.context_id)
+
+    async def press(self, key: str, *, timeout: float) -> None:
+        await self.focus(timeout=timeout)
+        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": values.chord_actions(key)}],
+                               f"Pressing {key} on {self.ref}", timeout, context=self.context_id)
+
+    async def focus(self, *, timeout: float) -> None:
+        await self._call("function () { this.focus(); }", timeout=timeout, doing=f"Focusing {self.ref}")
+
+    async def kind(self) -> str:
+        return str(await self._call(f"function () {{ return ({KIND})(this); }}", timeout=10, doing="Reading a field"))
+
+    async def origin(self) -> str:
+        return str(await self._call("function () { return this.ownerDocument.defaultView.origin; }", timeout=10,
+                                    doing="Reading an element's origin"))
+
+    async def describe(self) -> str:
+        return str(await self._call("function () { return this.tagName.toLowerCase(); }", timeout=10,
+                                    doing="Describing an element"))
+
+    async def scroll_into_view(self, *, timeout: float) -> None:
+        await self._call("function () { this.scrollIntoView({block: 'center', behavior: 'instant'}); }",
+                         timeout=timeout, doing=f"Scrolling {self.ref} into view")
+
+    async def screenshot(self, *, timeout: float) -> bytes:
+        async with guarded(f"Taking a screenshot of {self.ref}", timeout):
+            shot = await self.tab.connection.send("browsingContext.captureScreenshot", {
+                "context": self.tab.context_id, "clip": {"type": "element", "element": self.node}})
+        return base64.b64decode(shot["data"])
+
+    async def dispose(self) -> None:
+        """Nothing to release: a sharedId holds no handle in the browser."""
+
+    async def select_option(self, values: list[str], *, timeout: float) -> list[str]:
+        doing = f"Selecting in {self.ref}"
+        found = await self._call(f"function (wanted) {{ return ({OPTIONS})(this, wanted); }}", values,
+                                 timeout=timeout, doing=doing)
+        form_fields.refuse_options(self.ref, values, found)
+        await self._until_ready(doing, timeout, _POINT, True)
+        await self._call(SELECT, values, timeout=timeout, doing=doing)
+        return values
+
+    async def set_checked(self, checked: bool, *, timeout: float) -> None:
+        doing = f"{'Checking' if checked else 'Unchecking'} {self.ref}"
+
+        async def read() -> dict[str, Any]:
+            return dict(await self._call(CHECKED, timeout=timeout, doing=doing) or {})
+
+        await form_fields.set_checked(self.ref, checked, read, lambda: self.click(timeout=timeout))
+
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
+        raise NotOnFirefox("Scrolling inside an element")
+
+    async def drag_to(self, target: Any, *, timeout: float) -> None:
+        raise NotOnFirefox("Dragging")
+
+
+class BidiTab:
+    """One tab: a top-level browsing context of the session's user context."""
+
+    def __init__(self, context: TabOwner, context_id: str, index: int, url: str = "about:blank") -> None:
+        self.context = context
+        self.connection: BidiConnection = context.connection
+        self.context_id = context_id
+        self.index = index
+        self.next_ref: dict[str, int] = {}
+        self._url = url
+        self._closed = False
+        self.tracker = settle.RequestTracker(self, None, None)
+        self._requests: dict[str, settle.TrackedRequest] = {}
+        self._document_status: dict[str, int | None] = {}  # navigation id -> its document's HTTP status
+        self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
+        self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
+        self._started_url = ""
+        self._prompt = asyncio.Event()  # a user prompt opened (``perform`` stops waiting for its input then)
+
+    @property
+    def events(self) -> TabEvents:
+        return self.context.events
+
+    # fed by the browser's events (browser.py routes them here) --------------------------------
+    def on_event(self, method: str, params: dict[str, Any]) -> None:
+        if method == "log.entryAdded":
+            self._console(params)
+        elif method == "browsingContext.userPromptOpened":
+            self._prompt.set()
+            dialog = BidiDialog(self, params)
+            if self.events.dialog is not None:
+                self.events.dialog(dialog)
+            else:  # nobody to answer it: dismissed, as a headless browser would
+                asyncio.ensure_future(self._dismiss_quietly(dialog))
+        elif method == "network.beforeRequestSent":
+            request = params.get("request", {})
+            main = params.get("navigation") is not None and params.get("context") == self.context_id
+            tracked = settle.TrackedRequest(request.get("url", ""), request.get("method", "GET"),
+                                            "document" if main else "other", main)
+            self._requests[request.get("request", "")] = tracked
+            self.tracker.request_started(tracked)
+        elif method == "network.responseCompleted":
+            tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
+            response = params.get("response", {})
+            if params.get("navigation") and params.get("context") == self.context_id:
+                self._document_status[params["navigation"]] = int(response.get("status", 0)) or None
+            if tracked is not None:
+                headers = {h["name"]: h["value"].get("value", "") for h in response.get("headers", [])}
+                self.tracker.response(tracked, int(response.get("status", 0)), headers)
+                self.tracker.finished(tracked)
+        elif method == "network.fetchError":
+            tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
+            if tracked is not None:
+                self.tracker.failed(tracked, params.get("errorText", "failed"))
+        elif method in ("browsingContext.fragmentNavigated", "browsingContext.historyUpdated"):
+            if params.get("context") == self.context_id:
+                self._url = params.get("url", self._url)
+                self.tracker.activity.set()
+        elif method == "browsingContext.navigationStarted":
+            self._navigations_started += 1
+            self._started_url = params.get("url", "")
+            self.tracker.activity.set()
+        elif method == "browsingContext.navigationCommitted" or method == "browsingContext.domContentLoaded":
+            self._url = params.get("url", self._url)
+            if method == "browsingContext.navigationCommitted":
+                self.tracker.main_committed()
+        elif method == "browsingContext.load":
+            self._url = params.get("url", self._url)
+            self.tracker.loaded()
+
+    def _console(self, params: dict[str, Any]) -> None:
+        if self.events.console is None:
+            return
+        if params.get("type") == "javascript":
+            level = "pageerror"
+        else:
+            method = params.get("method", params.get("level", "log"))
+            level = {"warn": "warning", "assert": "error", "trace": "debug", "dir": "log"}.get(method, method)
+        frames = (params.get("stackTrace") or {}).get("callFrames") or []
+        location = f"{frames[0].get('url', '')}:{frames[0].get('lineNumber', 0) + 1}" if frames else ""
+        self.events.console(ConsoleEntry(level=level, text=params.get("text") or "", location=location, tab=self.index,
+                                         logged_at=params.get("timestamp", 0) / 1000 or 0))
+
+    async def _dismiss_quietly(self, dialog: BidiDialog) -> None:
+        try:
+            await dialog.dismiss(timeout=5)
+        except WebhandError:
+            pass
+
+    def owns(self, context_id: str) -> bool:
+        """Whether ``context_id`` is this tab's browsing context or one of its frames' (known so far)."""
+        return context_id == self.context_id or context_id in self._frame_keys
+
+    # running scripts ---------------------------------------------------------------------------
+    async def call(self, function: str, args: list[Any], *, doing: str, timeout: float, this: Any = None,
+                   sandbox: bool = True, context: str | None = None) -> Any:
+        """Call ``function`` with ``args`` in the page agent's sandbox (or the page's own realm) of
+        the main frame, or of the frame whose browsing context is ``context``."""
+        target: dict[str, Any] = {"context": context or self.context_id}
+        if sandbox:
+            target["sandbox"] = SANDBOX
+        params: dict[str, Any] = {"functionDeclaration": function, "target": target, "awaitPromise": True,
+                                  "arguments": [values.to_local(a) for a in args], "resultOwnership": "none",
+                                  "serializationOptions": {"maxObjectDepth": 20, "maxDomDepth": 0}}
+        if this is not None:
+            params["this"] = values.to_local(this)
+        async with guarded(doing, timeout):
+            result = await self.connection.send("script.callFunction", params)
+        if result.get("type") == "exception":
+            details = result.get("exceptionDetails") or {}
+            raise EvaluationFailed(f"{doing} failed in the page: {details.get('text', 'an exception')}",
+                                   "Take a browser_snapshot; the page may have changed.")
+        return values.from_remote(result.get("result") or {})
+
+    async def perform(self, actions: list[dict[str, Any]], doing: str, timeout: float, *,
+                      context: str | None = None) -> None:
+        """Run input actions. Firefox answers once the page has handled them, which it cannot while
+        a dialog the input opened blocks the page: then the action is done when the dialog opens,
+        and Firefox's answer comes (unread) after the dialog is answered."""
+        self._prompt.clear()
+        async with guarded(doing, timeout):
+            acting = asyncio.ensure_future(self.connection.send("input.performActions",
+                                                                {"context": context or self.context_id, "actions": actions}))
+            prompted = asyncio.ensure_future(self._prompt.wait())
+            try:
+                await asyncio.wait({acting, prompted}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                prompted.cancel()
+            if not acting.done():  # a dialog opened: the page is blocked until it is answered
+                acting.add_done_callback(lambda done: done.cancelled() or done.exception())
+                return
+            acting.result()
+            await self.connection.send("input.releaseActions", {"context": self.context_id})
+
+    # settle's PageProbe --------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def events_caught_up(self) -> None:
+        """Events and answers come in order on the one socket: nothing to wait for."""
+
+    async def main_evaluate(self, script: str, arg: Any = None) -> Any:
+        try:
+            return await self.call(script, [arg], doing="Waiting for the page", timeout=60, sandbox=False)
+        except EvaluationFailed:
+            raise
+        except WebhandError as error:
+            if self._closed:
+                raise settle.PageGone() from error
+            raise settle.DocumentReplaced() from error
+
+    def watch(self, caps: SettleCaps) -> settle.SettleWatch:
+        return settle.SettleWatch(self.tracker, caps)
+
+    # the Tab interface ----------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return self._url
+
+    @property
+    def crashed(self) -> bool:
+        return False
+
+    async def title(self) -> str:
+        return str(await self.call("() => document.title", [], doing="Reading the title", timeout=10) or "")
+
+    async def navigate(self, url: str, *, wait_until: WaitUntil, timeout: float, title: bool = True) -> NavigationResult:
+        try:
+            async with asyncio.timeout(timeout):
+                result = await self.connection.send("browsingContext.navigate",
+                                                    {"context": self.context_id, "url": url, "wait": _WAIT[wait_until]})
+        except TimeoutError:
+            raise NavigationFailed(f"Loading {url} did not finish within {timeout:.0f} s.",
+                                   "The page may still be loading: take a browser_snapshot, or raise the timeout.") from None
+        except BidiError as error:
+            raise net_failure(error.message, url) or NavigationFailed(
+                f"Could not load {url}: {error.message or error.error}.",
+                "Check the URL and that the server is reachable.") from None
+        except PROTOCOL_ERRORS as error:
+            raise translate(error, f"Loading {url}", timeout) from None
+        self._url = result.get("url", url)
+        status = self._document_status.pop(result.get("navigation") or "", None)
+        self._document_status.clear()  # only the last navigation's is ever read
+        return NavigationResult(url=self._url, status=status, title=await self.title() if title else "")
+
+    async def wait_for_load(self, *, timeout: float) -> None:
+        await self.call(settle.LOADED, [], doing="Waiting for the page to load", timeout=timeout, sandbox=False)
+
+    async def warm_up(self) -> None:
+        """Nothing to prepare: the sandbox realm is made by the first call."""
+
+    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
+        async with guarded("Taking a screenshot", timeout):
+            shot = await self.connection.send("browsingContext.captureScreenshot", {
+                "context": self.context_id, "origin": "document" if full_page else "viewport",
+                "format": {"type": "image/png"}})
+        return base64.b64decode(shot["data"])
+
+    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
+        async with guarded("Running JavaScript", timeout):
+            result = await self.connection.send("script.evaluate", {
+                "expression": expression, "target": {"context": self.context_id}, "awaitPromise": await_promise,
+                "resultOwnership": "none"})
+        if result.get("type") == "exception":
+            details = result.get("exceptionDetails") or {}
+            raise EvaluationFailed(f"The script threw: {details.get('text', 'an exception')}",
+                                   "Fix the script and run it again.")
+        return values.from_remote(result.get("result") or {})
+
+    async def frames(self) -> list[BidiFrame]:
+        """The tab's frames, parents before children; a frame keeps its key while it lives."""
+        async with guarded("Reading the tab's frames", 10):
+            tree = await self.connection.send("browsingContext.getTree", {"root": self.context_id})
+        frames: list[BidiFrame] = []
+        queue: list[tuple[dict[str, Any], BidiFrame | None]] = [(info, None) for info in tree.get("contexts", [])]
+        while queue:
+            info, parent = queue.pop(0)
+            context_id = info["context"]
+            if parent is None:
+                key = ""
+            elif context_id not in self._frame_keys:
+                self._frame_keys[context_id] = key = f"f{len(self._frame_keys) + 1}"
+            else:
+                key = self._frame_keys[context_id]
+            frame = BidiFrame(self, context_id, key, parent)
+            frames.append(frame)
+            queue += [(child, frame) for child in info.get("children") or []]
+        return frames
+
+    async def resolve(self, ref: str, *, timeout: float) -> BidiElement:
+        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
+        match = _REF.match(ref.strip())
+        if not match:
+            raise RefNotFound(f"'{ref}' is not a ref.", "Refs look like e12 or f1e3; " + SNAPSHOT_AGAIN)
+        frame_key, local = match.group(1) or "", match.group(2)
+        context = self.context_id if not frame_key else next(
+            (c for c, k in self._frame_keys.items() if k == frame_key), None)
+        if context is None:
+            raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", SNAPSHOT_AGAIN)
+        try:
+            node = await self.call(_RESOLVE, [local], doing=f"Finding {ref}", timeout=timeout, context=context)
+        except RefNotFound:
+            raise
+        except WebhandError:
+            raise RefNotFound(f"Ref {ref} is not on the current page (its frame navigated or is gone).",
+                              SNAPSHOT_AGAIN) from None
+        if isinstance(node, dict) and "sharedId" in node:
+            return BidiElement(self, ref, node, context)
+        if node == "removed":
+            raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
+        raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
+                          SNAPSHOT_AGAIN)
+
+    async def stable_selector(self, ref: str, *, timeout: float) -> str:
+        return str(await self.call(SELECTOR_OF_REF, [ref], doing=f"Describing {ref}", timeout=timeout) or "")
+
+    async def query(self, selector: str, *, timeout: float) -> BidiElement:
+        """The first element matching ``selector`` in the main frame, waited for up to ``timeout``."""
+        wait = ("(s, ms) => { document.querySelector(s); return (" + POLL + ")(s => !!document.querySelector(s), s, ms)"
+                ".then(() => document.querySelector(s)); }")
+        try:
+            node = await self.call(wait, [selector, int(max(1, timeout * 1000))], doing=f"Finding {selector!r}",
+                                   timeout=timeout + 1)
+        except EvaluationFailed as error:
+            raise RefNotFound(f"The selector {selector!r} is not valid: {error.message.split(': ', 1)[-1]}",
+                              "Use a CSS selector, or a ref from browser_snapshot.") from None
+        if not isinstance(node, dict) or "sharedId" not in node:
+            raise RefNotFound(f"No element matches the selector {selector!r}.",
+                              "Call browser_snapshot and use a ref, or fix the selector.")
+        return BidiElement(self, selector, node, self.context_id)
+
+    async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
+        async with guarded("Sizing the viewport", 10):
+            await self.connection.send("browsingContext.setViewport", {
+                "context": self.context_id, "viewport": {"width": width, "height": height},
+                "devicePixelRatio": device_scale})
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            async with guarded("Closing a tab", 10):
+                await self.connection.send("browsingContext.close", {"context": self.context_id, "promptUnload": False})
+        except WebhandError:
+            pass
+        self.context.tab_closed(self)
+
+    async def end(self) -> None:
+        await self.close()
+
+    async def ping(self) -> str | None:
+        await self.call("() => true", [], doing="Pinging the page", timeout=3600)
+        return None
+
+    async def stop_loading(self) -> None:
+        await self.evaluate("window.stop()", await_promise=False, timeout=10)
+
+    async def bring_to_front(self) -> None:
+        async with guarded("Bringing a tab to the front", 10):
+            await self.connection.send("browsingContext.activate", {"context": self.context_id})
+
+    async def web_storage(self, area: Literal["local", "session"], operation: Literal["get", "set", "delete", "clear"],
+                          key: str | None = None, value: str | None = None, *, timeout: float) -> dict[str, str]:
+        return dict(await self.call(WEB_STORAGE, [[area, operation, key, value]], doing="Using web storage",
+                                    timeout=timeout) or {})
+
+    async def _history(self, delta: int, timeout: float) -> NavigationResult | None:
+        """Back or forward; None when the history has no entry that way. Firefox answers before the
+        entry's document commits: the commit is waited for (a tab event), then its load."""
+        started = self._navigations_started
+        try:
+            async with guarded("Going through history", timeout):
+                await self.connection.send("browsingContext.traverseHistory", {"context": self.context_id, "delta": delta})
+        except WebhandError as error:
+            if "no such history entry" in str(error):
+                return None
+            raise
+        # A page restored from the back/forward cache sends navigationStarted and nothing after it
+        # (Firefox 153): the restore is done when the document at the new URL draws a frame.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        going = f"Going {'back' if delta < 0 else 'forward'}"
+        if not await self.tracker.until(lambda: self._navigations_started > started, timeout):
+            raise ActionTimeout(f"{going} did not start within {timeout:g} s.", "Take a browser_snapshot to see the page.")
+        while True:
+            try:
+                href = await self.call("() => new Promise(r => requestAnimationFrame(() => r(location.href)))", [],
+                                       doing=going, timeout=max(0.1, deadline - loop.time()), sandbox=False)
+            except ActionTimeout:
+                raise
+            except WebhandError:
+                href = None  # the old document went away mid-call
+            if href == self._started_url:
+                break
+            if loop.time() >= deadline:
+                raise ActionTimeout(f"{going} did not finish within {timeout:g} s.", "Take a browser_snapshot to see the page.")
+        self._url = self._started_url
+        await self.wait_for_load(timeout=max(0.1, deadline - loop.time()))
+        return NavigationResult(url=self._url, status=None, title=await self.title())
+
+    async def go_back(self, *, timeout: float) -> NavigationResult | None:
+        return await self._history(-1, timeout)
+
+    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
+        return await self._history(1, timeout)
+
+    async def reload(self, *, timeout: float) -> NavigationResult:
+        async with guarded("Reloading", timeout):
+            result = await self.connection.send("browsingContext.reload", {"context": self.context_id, "wait": "complete"})
+        status = self._document_status.pop(result.get("navigation") or "", None)
+        return NavigationResult(url=result.get("url", self._url), status=status, title=await self.title())
+
+    async def press(self, key: str, *, timeout: float) -> None:
+        await self.perform([{"type": "key", "id": "keyboard", "actions": values.chord_actions(key)}],
+                           f"Pressing {key}", timeout)
+
+    async def type_text(self, text: str, *, timeout: float) -> None:
+        await self.perform([{"type": "key", "id": "keyboard", "actions": values.text_actions(text)}], "Typing", timeout)
+
+    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
+        left, top, width, height = await self.call(SCROLL, [[x, y]], doing="Scrolling", timeout=timeout)
+        return f"Scrolled to ({left}, {top}) of a {width}x{height} page."
+
+    async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
+        return await wait_for(self, condition, timeout)
+
+    async def pdf(self, *, timeout: float) -> bytes:
+        async with guarded("Printing to PDF", timeout):
+            printed = await self.connection.send("browsingContext.print", {"context": self.context_id})
+        return base64.b64decode(printed["data"])
+
+    async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
+        """Give files to an <input type=file> directly (``input.setFiles``; no file chooser)."""
+        if not isinstance(element, BidiElement):
+            raise NotOnFirefox("Giving files to something that is not an element of this tab")
+        doing = f"Setting the files of {element.ref}"
+        kind = await element._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase()"
+                                   " : this.tagName.toLowerCase(); }", timeout=timeout, doing=doing)
+        if kind != "file":
+            raise WebhandError(f"{doing} failed: it is not an <input type=file> (it is {kind}).",
+                               "Call browser_snapshot and pick the file input.")
+        async with guarded(doing, timeout):
+            await self.connection.send("input.setFiles", {"context": element.context_id, "element": element.node,
+                                                          "files": paths})
+
+    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
+        raise NotOnFirefox("The dashboard's thumbnails")
+
+    async def start_screencast(self, on_frame: Any, *, max_width: int, max_height: int, quality: int) -> Any:
+        raise NotOnFirefox("The dashboard's live view")
+
+    async def dispatch_input(self, event: Any, *, timeout: float) -> None:
+        raise NotOnFirefox("Input by coordinates")
+
+    async def service_workers(self) -> list[Any]:
+        raise NotOnFirefox("Service worker tools")
+
+    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
+        raise NotOnFirefox("Service worker tools")
+
+    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
+        raise NotOnFirefox("Chromium's performance counters", "They are Chromium's own (CDP); use browser = \"chromium\".")
