@@ -25,6 +25,9 @@ demo: setup
 # the suite (both drivers' conformance runs) takes about 9 minutes here instead of 14.
 test: setup
 	@scripts/ensure-corpus
+	@# The Firefox driver's tests (tests/test_firefox.py) need firefox-esr: installed like Chromium when
+	@# missing; where it cannot be, those tests are skipped with the reason and the rest still run.
+	@scripts/ensure-firefox || true
 	$(PY) -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # `make bench` (full, ~15-20 min) or `make bench QUICK=1` (< 3 min): webhand next to Playwright MCP,
