@@ -19,6 +19,7 @@ MARKER = Path(__file__).resolve().parent / "pages" / "marker_extension"
 async def test_an_extension_runs_in_the_page_and_is_listed(tmp_path_factory, site, driver):
     settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", extensions=[str(MARKER)],
                                   capabilities=["all"], warm_reserve=False)
+    before = {p.pid for p in own_browser_processes()}  # the worker's shared browsers stay; this host's must go
     async with Webhand(settings) as webhand:
         context = webhand.context("extensions")
         opened = await context.call("browser_navigate", {"url": site.url("/")})
@@ -32,7 +33,8 @@ async def test_an_extension_runs_in_the_page_and_is_listed(tmp_path_factory, sit
         assert (entry["name"], entry["version"], entry["enabled"]) == ("webhand test marker", "1.2.3", True)
         assert len(entry["id"]) == 32 and set(entry["id"]) <= set("abcdefghijklmnop")
         await webhand.end_conversation("extensions")
-    assert not await wait_until_gone_async(own_browser_processes())  # reaped (the subreaper adopts the orphans)
+    ours = [p for p in own_browser_processes() if p.pid not in before]
+    assert not await wait_until_gone_async(ours)  # reaped (the subreaper adopts the orphans)
 
 
 @pytest.mark.one_driver("settings validation, no browser")
