@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+from collections.abc import Callable
 from typing import Any
 
 from webhand.engine.driver import WaitCondition
 from webhand.engine.settle import RequestTracker
-from webhand.errors import shorten
+from webhand.errors import ActionTimeout, shorten
 from webhand.engine.break_hints import JS_BREAK_HINTS
 
 #: The network counts as idle after this long with no request in flight (Playwright's definition).
@@ -97,3 +98,25 @@ def next_step(kind: str, tracker: RequestTracker) -> str:
         busy = ", ".join(sorted(r.url for r in tracker.inflight)[:3])
         return f"Still loading: {busy}. Wait with a larger timeout, or for something on the page instead."
     return "Call browser_snapshot to see the page; then wait longer (timeout) or for another condition."
+
+
+async def wait_without_the_page(condition: WaitCondition, tracker: RequestTracker, current_url: Callable[[], str],
+                                timeout: float) -> str | None:
+    """The conditions every driver waits for the same way, from the tab's own events rather than a
+    predicate in the page (a pause, the URL, network idle): the reply, or None for a condition the
+    driver polls in the page itself."""
+    kind, value = condition.kind, condition.value
+    if kind == "time":
+        await asyncio.sleep(float(value))  # the model asked for exactly this pause
+        return f"Waited {float(value):g} s."
+    if kind == "url":
+        if not await tracker.until(lambda: url_matches(str(value), current_url()), timeout):
+            raise ActionTimeout(f"Waited {timeout:g} s for {describe(condition)}, but it did not happen.",
+                                next_step(kind, tracker))
+        return f"The URL matches {shorten(str(value))!r}: {current_url()}"
+    if kind == "network_idle":
+        if not await network_idle(tracker, timeout):
+            raise ActionTimeout(f"Waited {timeout:g} s for {describe(condition)}, but it did not happen.",
+                                next_step(kind, tracker))
+        return f"Waited for {describe(condition)}: done."
+    return None

@@ -10,8 +10,8 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, messag
 from webhand.engine.cdp.frames import FrameTree
 from webhand.engine.driver import WaitCondition
 from webhand.engine.settle import DocumentReplaced, PageGone, RequestTracker
-from webhand.engine.waits import POLL, describe, network_idle, next_step, predicate_of, url_matches
-from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument, shorten
+from webhand.engine.waits import POLL, describe, next_step, predicate_of, wait_without_the_page
+from webhand.errors import ActionTimeout, EvaluationFailed, InvalidArgument
 
 class WaitingTab(Protocol):
     """What a wait needs of its tab (``CdpTab``): its frames and requests, where it is, whether it
@@ -31,19 +31,11 @@ class WaitingTab(Protocol):
 
 
 async def wait_for(tab: WaitingTab, condition: WaitCondition, timeout: float) -> str:
-    kind, value = condition.kind, condition.value
+    kind = condition.kind
     what = describe(condition)
-    if kind == "time":
-        await asyncio.sleep(float(value))  # the model asked for exactly this pause
-        return f"Waited {float(value):g} s."
-    if kind == "url":
-        if not await tab.tracker.until(lambda: url_matches(str(value), tab.url), timeout):
-            raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
-        return f"The URL matches {shorten(str(value))!r}: {tab.url}"
-    if kind == "network_idle":
-        if not await network_idle(tab.tracker, timeout):
-            raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
-        return f"Waited for {what}: done."
+    done = await wait_without_the_page(condition, tab.tracker, lambda: tab.url, timeout)
+    if done is not None:
+        return done
     predicate, arg = predicate_of(condition)
     if not await _poll(tab, kind, predicate, arg, timeout):
         raise ActionTimeout(f"Waited {timeout:g} s for {what}, but it did not happen.", next_step(kind, tab.tracker))
