@@ -275,13 +275,15 @@ def _cli(r: dict[str, Any]) -> list[str]:
     if not commands:
         return []
     rows = [[f"`{name}`", _num(_get(v, "wall_ms", "median"), 1), _num(_get(v, "wall_ms", "p95"), 1), _num(_get(v, "cpu_ms", "median"), 1),
-             _x(v.get("wall_vs_python")) if "wall_vs_python" in v else "1.00× (the floor)"] for name, v in commands.items()]
+             _x(v.get("wall_vs_python")) if "wall_vs_python" in v else "1.00× (the floor)",
+             _x(v.get("cpu_vs_python")) if "cpu_vs_python" in v else "1.00×"] for name, v in commands.items()]
     return ["## A warm CLI command", "",
             f"Each CLI's daemon already running with one page open; the commands timed in turn, the order rotating, "
             f"{cli.get('rounds')} rounds, each run a whole process from spawn to exit (webhand: {cli.get('webhand_command')}; "
             f"agent-browser: its native client). Load average before / after: {cli.get('load_average_before')} / "
-            f"{cli.get('load_average_after')}.", "",
-            *_table(["command", "median wall ms", "p95 wall ms", "median CPU ms", "wall vs python -c pass (median of pairs)"], rows)]
+            f"{cli.get('load_average_after')}." + (f" Bytecode: {cli['bytecode']}." if cli.get("bytecode") else ""), "",
+            *_table(["command", "median wall ms", "p95 wall ms", "median CPU ms", "wall vs python -c pass (median of pairs)",
+                     "CPU vs python -c pass"], rows)]
 
 
 def _buys_less(r: dict[str, Any]) -> list[str]:
