@@ -43,8 +43,8 @@ if not (shutil.which("firefox-esr") or shutil.which("firefox")):
 @pytest.fixture(scope="module")
 async def firefox(tmp_path_factory) -> AsyncIterator[Webhand]:
     """One Webhand on one Firefox for the module (each test its own conversation: a user context).
-    The timeout is generous: a call that starts the browser counts its cold start."""
-    settings = settings_for_tests(tmp_path_factory, browser="firefox", warm_reserve=False, timeout=90)
+    A Firefox cold start takes 10-30 s on this loaded 2-core machine: a generous launch_timeout."""
+    settings = settings_for_tests(tmp_path_factory, browser="firefox", warm_reserve=False, launch_timeout=120)
     async with Webhand(settings) as webhand:
         yield webhand
     left = wait_until_gone([p for p in own_browser_processes() if "firefox" in (p.cmdline() or [""])[0]], timeout=10)

@@ -23,6 +23,7 @@ import pytest
 from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
 from webhand.engine.chrome import _registry_dir, reap_orphans
+from webhand.session import call_deadline
 
 if not (shutil.which("firefox-esr") or shutil.which("firefox")):
     pytest.skip("no Firefox installed (firefox-esr or firefox on PATH): run scripts/ensure-firefox",
@@ -124,10 +125,10 @@ async def test_a_crashed_firefox_is_reported_and_replaced(tmp_path_factory, site
     """The Firefox main process dies under a live session (SIGKILL of it alone, as a crash): its
     helpers go with it, the session says the browser had exited, the next call runs on a fresh
     Firefox, and none is left once webhand closes."""
-    # A call that starts a browser counts the launch in its timeout: a Firefox cold start takes
-    # 10-30 s on this loaded 2-core machine (Chromium's 1-2 s), hence the generous one.
+    # The default call timeout: the relaunch (10-30 s on this loaded 2-core machine) is not counted
+    # in it (session/call_deadline.py), only in launch_timeout.
     settings = settings_for_tests(tmp_path_factory, browser="firefox", isolation="process", warm_reserve=False,
-                                  max_sessions=3, capabilities=["core"], timeout=90)
+                                  max_sessions=3, capabilities=["core"], launch_timeout=120)
     groups: list[psutil.Process] = []
     async with Webhand(settings) as wh:
         tools = wh.context("crash")
@@ -147,3 +148,19 @@ async def test_a_crashed_firefox_is_reported_and_replaced(tmp_path_factory, site
         groups += _group(fresh)
     assert await wait_until_gone_async(groups) == []
     assert not [e for e in _entries_of(os.getpid()) if e["pid"] in (pid, fresh)], "registry entries left behind"
+
+
+async def test_a_browser_launch_does_not_spend_the_calls_timeout():
+    """What session/call_deadline.py promises: a call's clock stops while its browser launches (here
+    a stand-in launch three times as long as the whole call's timeout), and runs otherwise."""
+    with pytest.raises(TimeoutError):  # without the launch, the timeout holds
+        async with asyncio.timeout(0.2) as deadline:
+            with call_deadline.counting(deadline):
+                await asyncio.sleep(0.6)
+    async with asyncio.timeout(0.2) as deadline:
+        with call_deadline.counting(deadline):
+            with call_deadline.not_counted():
+                await asyncio.sleep(0.6)  # a slow launch
+            assert not deadline.expired()
+    with call_deadline.not_counted():  # outside a call, nothing to give back
+        await asyncio.sleep(0)
