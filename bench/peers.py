@@ -93,8 +93,8 @@ def firefox_spec() -> Spec | None:
         return None
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
     env["WEBHAND_LAUNCH_TIMEOUT"] = str(FIREFOX_LAUNCH_TIMEOUT)
-    return Spec("webhand-ff", "webhand (Firefox)", "webhand", sys.executable, ["-m", "webhand", "mcp", "--browser", "firefox"],
-                webhand.__version__, env, note=f"the Firefox driver (WebDriver BiDi) on firefox-esr; launch_timeout "
+    return Spec("webhand-ff", "webhand (Firefox)", "webhand", sys.executable,
+                ["-m", "webhand", "mcp", "--browser", "firefox"], webhand.__version__, env, note=f"the Firefox driver (WebDriver BiDi) on firefox-esr; launch_timeout "
                                                f"{FIREFOX_LAUNCH_TIMEOUT} s (a cold start on a loaded machine)")
 
 

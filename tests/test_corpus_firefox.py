@@ -66,8 +66,9 @@ async def _compare(page: str, webhand, tools, firefox, firefox_tools) -> None:
     refs = [line.split("[", 1)[1].split("]", 1)[0] for line in firefox_text.splitlines()
             if _is_control(line)]
     # The page agent lives in Firefox's sandbox realm: the harness reads it there (BidiTab.call).
-    paths = await tab.call(DOM_PATHS, [refs], doing="Reading the DOM paths of refs", timeout=30)  # type: ignore[attr-defined]
-    facts = await tab.call(FACTS, [refs], doing="Reading the names' facts", timeout=30)  # type: ignore[attr-defined]
+    call = tab.call  # type: ignore[attr-defined]
+    paths = await call(DOM_PATHS, [refs], doing="Reading the DOM paths of refs", timeout=30)
+    facts = await call(FACTS, [refs], doing="Reading the names' facts", timeout=30)
     assert_agrees(f"{page} on Firefox", checks_against_chromium(firefox_text, paths, facts, truth))
 
 

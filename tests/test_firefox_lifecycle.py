@@ -162,5 +162,15 @@ async def test_a_browser_launch_does_not_spend_the_calls_timeout():
             with call_deadline.not_counted():
                 await asyncio.sleep(0.6)  # a slow launch
             assert not deadline.expired()
-    with call_deadline.not_counted():  # outside a call, nothing to give back
+    with call_deadline.not_counted():  # outside a call, nothing to stop
         await asyncio.sleep(0)
+    async with asyncio.timeout(0.2) as deadline:  # a task the call starts (a reserve's launch) inherits
+        with call_deadline.counting(deadline):   # its context, but its launch is not the call's
+            async def background_launch() -> None:
+                with call_deadline.not_counted():
+                    await asyncio.sleep(0.05)
+            helper = asyncio.create_task(background_launch())
+            await asyncio.sleep(0)
+            assert deadline.when() is not None, "a background launch stopped the call's clock"
+            await helper
+    await asyncio.sleep(0)

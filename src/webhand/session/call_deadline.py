@@ -16,14 +16,18 @@ import asyncio
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
+from typing import Any
 
-_CURRENT: ContextVar[asyncio.Timeout | None] = ContextVar("webhand_call_deadline", default=None)
+#: The running call's deadline, with the task that runs the call: a task the call starts (a warm
+#: reserve's refill) inherits the context, but its launch is not the call's and stops no clock.
+_CURRENT: ContextVar[tuple[asyncio.Task[Any] | None, asyncio.Timeout] | None] = ContextVar("webhand_call_deadline",
+                                                                                          default=None)
 
 
 @contextlib.contextmanager
 def counting(deadline: asyncio.Timeout) -> Iterator[None]:
     """Run the block as a call whose deadline is ``deadline`` (asyncio.timeout's)."""
-    token = _CURRENT.set(deadline)
+    token = _CURRENT.set((asyncio.current_task(), deadline))
     try:
         yield
     finally:
@@ -34,16 +38,24 @@ def counting(deadline: asyncio.Timeout) -> Iterator[None]:
 def not_counted() -> Iterator[None]:
     """The running call's clock stops for the block (a browser launch, capped by its own timeout)
     and goes on after it with the time that was left."""
-    deadline = _CURRENT.get()
-    when = deadline.when() if deadline is not None else None
-    if deadline is None or when is None or deadline.expired():
+    current = _CURRENT.get()
+    if current is None or current[0] is not asyncio.current_task():
+        yield
+        return
+    deadline = current[1]
+    when = deadline.when()
+    if when is None or deadline.expired():
         yield
         return
     loop = asyncio.get_running_loop()
     left = when - loop.time()
-    deadline.reschedule(None)
+    try:
+        deadline.reschedule(None)
+    except RuntimeError:  # the call's timeout block has ended: nothing to stop
+        yield
+        return
     try:
         yield
     finally:
-        if not deadline.expired():
+        with contextlib.suppress(RuntimeError):  # the call's timeout block has already ended
             deadline.reschedule(loop.time() + max(0.0, left))

@@ -577,7 +577,8 @@ class SessionManager:
         prepared: _Prepared | None = None
         if reserve is not None:
             try:
-                prepared = await reserve
+                with call_deadline.not_counted():  # a reserve still launching: its launch, not the call's time
+                    prepared = await reserve
                 if not prepared.browser.alive:
                     await prepared.browser.close()
                     prepared = None
