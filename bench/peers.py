@@ -94,8 +94,9 @@ def firefox_spec() -> Spec | None:
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
     env["WEBHAND_LAUNCH_TIMEOUT"] = str(FIREFOX_LAUNCH_TIMEOUT)
     return Spec("webhand-ff", "webhand (Firefox)", "webhand", sys.executable,
-                ["-m", "webhand", "mcp", "--browser", "firefox"], webhand.__version__, env, note=f"the Firefox driver (WebDriver BiDi) on firefox-esr; launch_timeout "
-                                               f"{FIREFOX_LAUNCH_TIMEOUT} s (a cold start on a loaded machine)")
+                ["-m", "webhand", "mcp", "--browser", "firefox"], webhand.__version__, env,
+                note=f"the Firefox driver (WebDriver BiDi) on firefox-esr; launch_timeout {FIREFOX_LAUNCH_TIMEOUT} s "
+                     "(a cold start on a loaded machine)")
 
 
 def specs(chrome: str) -> list[Spec]:
