@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from collections.abc import AsyncIterator
 
@@ -63,13 +64,15 @@ async def agent(watched):
 
 
 @pytest.fixture
-async def viewer() -> AsyncIterator[Page]:
-    """A person's browser: its own Chromium, separate from webhand's."""
+async def viewer(tmp_path) -> AsyncIterator[Page]:
+    """A person's browser: its own Chromium, separate from webhand's (its temporary files, the
+    singleton-socket folder among them, in the test's own folder rather than the shared /tmp)."""
     async with async_playwright() as playwright:
         # A person's browser says Chrome, not HeadlessChrome (the dashboard refuses headless ones:
         # webhand's own), in every request, a page's last keepalive one too: hence the flag.
         browser = await playwright.chromium.launch(executable_path=find_chromium(),
-                                                   args=["--no-sandbox", f"--user-agent={PERSON_UA}"])
+                                                   args=["--no-sandbox", f"--user-agent={PERSON_UA}"],
+                                                   env={**os.environ, "TMPDIR": str(tmp_path)})
         processes = viewer_processes()
         assert processes, "the viewer's Chromium should be running"
         # The page forbids eval (its CSP); Playwright needs it for wait_for_function.
