@@ -58,12 +58,11 @@ async def test_no_diff_before_the_first_snapshot(tools, site):
 
 
 @pytest.fixture
-async def full_replies(tmp_path_factory, driver):
-    from helpers import settings_for_tests
-
-    async with Webhand(settings_for_tests(tmp_path_factory, snapshot_diff="full", warm_reserve=False, driver=driver)) as webhand:
-        context = webhand.context("diff-full")
-        yield context
+def full_replies(webhand, tools, monkeypatch):
+    """A conversation of the shared Webhand with ``snapshot_diff = "full"`` (read at each action's
+    reply, so set for this test alone: no Webhand of its own to launch)."""
+    monkeypatch.setattr(webhand.settings, "snapshot_diff", "full")
+    return tools
 
 
 async def test_with_snapshot_diff_full_an_action_replies_with_the_whole_snapshot(full_replies, site):
@@ -261,12 +260,11 @@ async def test_the_python_docs_functions_page_keeps_its_search_box_and_next_link
 
 
 @pytest.fixture
-async def small_limit(tmp_path_factory, driver):
-    from helpers import settings_for_tests
-
-    settings = settings_for_tests(tmp_path_factory, snapshot_max_chars=3000, warm_reserve=False, driver=driver)
-    async with Webhand(settings) as webhand:
-        yield webhand.context("diff-small-limit")
+def small_limit(webhand, tools, monkeypatch):
+    """A conversation of the shared Webhand with a 3,000-character snapshot limit (read at each
+    reply, so set for this test alone: no Webhand of its own to launch)."""
+    monkeypatch.setattr(webhand.settings, "snapshot_max_chars", 3000)
+    return tools
 
 
 async def test_past_the_limit_the_headings_and_controls_are_cut_at_the_limit_in_an_action_reply_too(small_limit, site):
