@@ -113,7 +113,8 @@ class SharedWebhands:
     fixture at a time, and a test file's tests run per driver (its cdp tests, then its playwright
     tests, then the next file's cdp tests under xdist's ``--dist loadfile``), so a fixture holding
     the Webhand closed it and launched the other driver's at each switch, twice a file: about 2 s of
-    CPU and 3 to 6 s of a test's time per launch, some 400 s over the suite."""
+    CPU and 2 to 5 s of a test's time per launch, some 330 s of test time over the suite (what the
+    first test of each driver took beyond its file's median, in a full run)."""
 
     def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
         self._tmp_path_factory = tmp_path_factory
