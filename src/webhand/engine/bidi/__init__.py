@@ -30,7 +30,8 @@ __all__ = ["BidiBrowser", "BidiEngine"]
 class BidiEngine:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.response_sources = False
+        # Bodies are kept for browser_network_request only when the network tools are served.
+        self.response_sources = bool({"network", "all"} & set(settings.capabilities))
         self.version: str | None = None
         self.launched = LaunchedBrowsers()
         self._spawned = asyncio.Event()

@@ -73,6 +73,10 @@ class SessionNetwork:
 
     async def add_route(self, rule: RouteRule) -> None:
         self.interception.check_route(rule)
+        if rule.action == "continue" and rule.url:
+            raise NotOnFirefox("A continue route that changes the URL",
+                               "Firefox 153 aborts a request whose URL network.continueRequest changes (the page sees "
+                               "an AbortError): change the method, headers or body only, or use browser = \"chromium\".")
         self.routes = [r for r in self.routes if r.pattern != rule.pattern] + [rule]
         await self.interception.update(self._routed())
 
