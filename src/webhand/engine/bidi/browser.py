@@ -278,7 +278,7 @@ class BidiBrowser:
                     tab._closed = True
                     context.tab_closed(tab)
                 elif event in ("browsingContext.downloadWillBegin", "browsingContext.downloadEnd"):
-                    context.files.began(params, tab) if event.endswith("Begin") else context.files.ended(params)
+                    context.files.began(params, tab.index) if event.endswith("Begin") else context.files.ended(params)
                 elif event == "input.fileDialogOpened":
                     context.file_dialog_opened(params, tab)
                 elif event != "browsingContext.contextDestroyed":

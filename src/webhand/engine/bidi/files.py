@@ -16,15 +16,12 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from webhand.engine.bidi.connection import BidiConnection, guarded
 from webhand.engine.downloads import free_path
 from webhand.engine.driver import Download, TabEvents
 from webhand.errors import WebhandError
-
-if TYPE_CHECKING:
-    from webhand.engine.bidi.tab import BidiTab
 
 #: How long a response that announced a download (Content-Disposition: attachment) counts as one
 #: whose downloadWillBegin is still to come.
@@ -58,12 +55,12 @@ class SessionDownloads:
         self._announced = [t for t in self._announced if now - t < _ANNOUNCEMENT_SECONDS]
         return bool(self._announced)
 
-    def began(self, params: dict[str, Any], tab: BidiTab | None) -> None:
+    def began(self, params: dict[str, Any], tab: int) -> None:
         self.begun += 1
         if self._announced:
             self._announced.pop(0)
         record = Download(params.get("url", ""), Path(params.get("suggestedFilename") or "").name or "download",
-                          tab.index if tab is not None else 0)
+                          tab)
         saving: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._saving[params.get("navigation") or params.get("url", "")] = (record, saving)
         if self._events.download:

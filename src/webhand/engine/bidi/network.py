@@ -22,6 +22,7 @@ import base64
 import contextlib
 import itertools
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -113,8 +114,10 @@ class _Record:
 class TabNetworkLog:
     """One tab's requests: logged as they end, kept for their details (bounded)."""
 
-    def __init__(self, connection: BidiConnection, events: TabEvents, tab: int, session: Any) -> None:
+    def __init__(self, connection: BidiConnection, events: TabEvents, tab: int, session: Any,
+                 announce_download: Callable[[], None]) -> None:
         self._connection = connection
+        self._announce_download = announce_download  # a document answered with a file: its download is coming
         self._events = events
         self._tab = tab
         self._session = session  # () -> the SessionNetwork (its collector), or None
@@ -134,7 +137,9 @@ class TabNetworkLog:
         elif method == "network.responseCompleted":
             response = params.get("response") or {}
             if params.get("navigation"):
-                self.document_headers[params["navigation"]] = _lower(response.get("headers"))
+                self.document_headers[params["navigation"]] = headers = _lower(response.get("headers"))
+                if headers.get("content-disposition", "").lower().startswith("attachment"):
+                    self._announce_download()
                 while len(self.document_headers) > 20:
                     self.document_headers.pop(next(iter(self.document_headers)))
             record = self._live.pop(request_id, None)

@@ -19,6 +19,7 @@ from webhand.engine.bidi import values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
+from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
@@ -61,6 +62,7 @@ class TabOwner(Protocol):
     policy: BidiPolicy | None
     refusals: RefusalLog | None
     network: SessionNetwork
+    files: SessionDownloads
 
     def tab_closed(self, tab: "BidiTab") -> None: ...
 
@@ -270,7 +272,8 @@ class BidiTab:
         self._closed = False
         self.tracker = settle.RequestTracker(self, context.policy, context.refusals)
         self.policy = TabPolicy(context.policy, context.refusals)  # its navigations' checks (policy.py)
-        self.network_log = TabNetworkLog(self.connection, context.events, index, lambda: context.network)
+        self.network_log = TabNetworkLog(self.connection, context.events, index, lambda: context.network,
+                                         context.files.announce)
         self._requests: dict[str, settle.TrackedRequest] = {}
         self._document_status: dict[str, int | None] = {}  # navigation id -> its document's HTTP status
         self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
@@ -430,6 +433,7 @@ class BidiTab:
 
     async def navigate(self, url: str, *, wait_until: WaitUntil, timeout: float, title: bool = True) -> NavigationResult:
         self.policy.before_navigation(url)  # the origin policy refuses before anything loads
+        downloads = self.context.files.begun
         try:
             async with asyncio.timeout(timeout):
                 result = await self.connection.send("browsingContext.navigate",
@@ -443,6 +447,10 @@ class BidiTab:
                 "Check the URL and that the server is reachable.") from None
         except PROTOCOL_ERRORS as error:
             raise translate(error, f"Loading {url}", timeout) from None
+        if self.context.files.begun > downloads or self.context.files.expecting():
+            # The URL was a file: Firefox downloads it and the tab stays where it was (files.py).
+            self._document_status.clear()
+            return NavigationResult(url=self._url, status=None, title=await self.title() if title else "", download=True)
         self._url = result.get("url", url)
         status = self._document_status.pop(result.get("navigation") or "", None)
         self._document_status.clear()  # only the last navigation's is ever read
