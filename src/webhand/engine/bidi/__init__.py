@@ -5,7 +5,9 @@ with a thin, data-driven client (connection.py).
     engine (here) ─► BidiBrowser ─► BidiContext (browser.py) ─► BidiTab ─► BidiElement (tab.py)
 
 A first slice: navigation, the page agent in a sandbox realm, refs, click/type/press, screenshots,
-console, dialogs, cookies and user-context isolation. What is not built yet raises
+console, dialogs, cookies and user-context isolation; the origin policy, routes, the network log,
+offline emulation, downloads and the file chooser (interception.py, policy.py, network.py,
+files.py). What is not built yet raises
 ``NotOnFirefox`` saying so.
 """
 
