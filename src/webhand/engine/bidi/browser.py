@@ -95,9 +95,13 @@ class BidiContext:
             self.tabs.remove(tab)
 
     async def new_tab(self) -> BidiTab:
+        params: dict[str, Any] = {"type": "tab", "userContext": self.user_context, "background": False}
+        if self.browser.home_context:
+            # In Firefox's first window: by default a tab opens in the window last used, which may be
+            # a popup's window another session is closing (the tab is then never made).
+            params["referenceContext"] = self.browser.home_context
         async with guarded("Opening a tab", 30):
-            created = await self.connection.send("browsingContext.create",
-                                                 {"type": "tab", "userContext": self.user_context, "background": False})
+            created = await self.connection.send("browsingContext.create", params)
         tab = self.tab_of(created["context"]) or self._add_tab(created["context"])
         await tab.set_viewport(self.width, self.height)
         if self.events.tab_opened:
@@ -221,6 +225,7 @@ class BidiBrowser:
         self.interception = Interception(connection, policy, self._owner_of)
         # Every browsing context Firefox reported (frames too): its parent, and its user context.
         self._parents: dict[str, str | None] = {}
+        self.home_context: str | None = None  # a tab of Firefox's first window, where ours open (new_tab)
         capabilities = connection.session.get("capabilities", {})
         self.version = f"Firefox/{capabilities.get('browserVersion', '')}"
         self.user_agent = capabilities.get("userAgent", "")
@@ -232,6 +237,9 @@ class BidiBrowser:
         for event in OPTIONAL_EVENTS:
             with contextlib.suppress(BidiError):
                 await self.connection.send("session.subscribe", {"events": [event]})
+        tree = await self.connection.send("browsingContext.getTree", {"maxDepth": 0})
+        self.home_context = next((c["context"] for c in tree.get("contexts", [])
+                                  if c.get("userContext", "default") == "default"), None)
 
     def routed(self) -> bool:
         """Whether any session has routes (the browser's intercept then pauses every request)."""
@@ -296,7 +304,9 @@ class BidiBrowser:
             # As on Chromium: all of the session's traffic, loopback included, goes through its own
             # policy proxy (the profile lets loopback through a proxy: policy.POLICY_PREFERENCES).
             refusals = RefusalLog()
-            proxy = PolicyProxy(self.policy, self.policy.proxy_refused(refusals))
+            # A refusal closes the connection: what the proxy refuses is what BiDi does not pause (a
+            # service or shared worker's request), and the page must see it fail, as on Chromium.
+            proxy = PolicyProxy(self.policy, self.policy.proxy_refused(refusals), refuse_http_with_403=False)
             address = (await proxy.start()).removeprefix("http://")
             params["proxy"] = {"proxyType": "manual", "httpProxy": address, "sslProxy": address}
         try:

@@ -101,6 +101,10 @@ class TabPolicy:
         layer failed (``network.failRequest``) fails its navigation with NS_ERROR_ABORT."""
         if "NS_ERROR_ABORT" in error_text or "ERR_BLOCKED_BY_CLIENT" in error_text:
             error_text = "net::ERR_BLOCKED_BY_CLIENT"
+        elif self.policy is not None and self.policy.refusal(url):
+            # The policy proxy closed the connection on it (its host resolves to a refused
+            # address): before_navigation let the URL through, so the refusal is the proxy's.
+            error_text = "net::ERR_BLOCKED_BY_CLIENT"
         return navigation_refusal(self.policy, url, error_text, self.refusals, self._refusals_before)
 
     def response_refused(self, url: str, headers: dict[str, str]) -> PolicyRefused | None:
