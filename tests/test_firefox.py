@@ -20,7 +20,7 @@ from helpers import own_browser_processes, own_registry_entries, settings_for_te
 from webhand import Webhand
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
-from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents, WaitCondition
+from webhand.engine.driver import ConsoleEntry, Dialog, NetworkConditions, TabEvents, WaitCondition
 from webhand.errors import ActionTimeout, InvalidArgument, NavigationFailed, NotOnFirefox, WebhandError
 from webhand.page.snapshot import take_snapshot
 from webhand.session.manager import make_engine
@@ -187,8 +187,8 @@ async def test_what_is_not_built_says_so(firefox: BidiBrowser) -> None:
     try:
         with pytest.raises(NotOnFirefox, match="not available on Firefox yet"):
             await tab.performance_metrics(timeout=5)
-        with pytest.raises(NotOnFirefox, match='browser = "chromium"'):
-            await context.add_route(None)  # type: ignore[arg-type]
+        with pytest.raises(NotOnFirefox, match='browser = "chromium"'):  # BiDi emulates only offline
+            await context.set_network_conditions(NetworkConditions(latency_ms=100))
     finally:
         await context.close()
 
