@@ -187,7 +187,7 @@ async def test_what_is_not_built_says_so(firefox: BidiBrowser) -> None:
     try:
         with pytest.raises(NotOnFirefox, match="not available on Firefox yet"):
             await tab.performance_metrics(timeout=5)
-        with pytest.raises(NotOnFirefox, match='browser = "chromium"'):  # BiDi emulates only offline
+        with pytest.raises(NotOnFirefox, match="WebDriver BiDi emulates only being offline"):
             await context.set_network_conditions(NetworkConditions(latency_ms=100))
     finally:
         await context.close()

@@ -76,8 +76,9 @@ class SessionNetwork:
         self.interception.check_route(rule)
         if rule.action == "continue" and rule.url:
             raise NotOnFirefox("A continue route that changes the URL",
-                               "Firefox 153 aborts a request whose URL network.continueRequest changes (the page sees "
-                               "an AbortError): change the method, headers or body only, or use browser = \"chromium\".")
+                               "Change the method, headers or body only, or use browser = \"chromium\".",
+                               lacking="Firefox 153 aborts a request whose URL network.continueRequest changes (the "
+                                       "page sees an AbortError)")
         self.routes = [r for r in self.routes if r.pattern != rule.pattern] + [rule]
         await self.interception.update(self._routed())
 
@@ -92,8 +93,8 @@ class SessionNetwork:
     async def set_conditions(self, conditions: NetworkConditions) -> None:
         if conditions.latency_ms or conditions.download_kbps or conditions.upload_kbps:
             raise NotOnFirefox("Latency and throughput emulation",
-                               "WebDriver BiDi emulates only being offline (emulation.setNetworkConditions): use "
-                               "offline, or browser = \"chromium\" for latency and throughput.")
+                               "Use offline, or browser = \"chromium\" for latency and throughput.",
+                               lacking="WebDriver BiDi emulates only being offline (emulation.setNetworkConditions)")
         emulated = {"type": "offline"} if conditions.offline else None
         async with guarded("Changing the network conditions", 30):
             await self.connection.send("emulation.setNetworkConditions", {"networkConditions": emulated,
