@@ -277,8 +277,8 @@ class BidiBrowser:
             return
         if event == "browsingContext.contextDestroyed":
             self._parents.pop(context_id, None)
-        elif context_id not in self._parents or self._parents[context_id] is not None:
-            context_id = self._top(context_id)
+        elif event.startswith("network."):
+            context_id = self._top(context_id)  # a frame's requests are its tab's (the network log, settling)
         for context in self.contexts.values():
             tab = context.tab_of(context_id)
             if tab is not None:

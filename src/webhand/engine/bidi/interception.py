@@ -62,6 +62,7 @@ class Interception:
         self._policy = policy
         self._owner_of = owner_of
         self._intercept: str | None = None
+        self._ours: set[str] = set()  # every intercept installed here: a request one paused is decided after it goes
         self._patterns: list[dict[str, str]] | None = None  # the installed intercept's (None: every URL)
         self._failed: OrderedDict[str, None] = OrderedDict()  # request ids failed here
         self._lock = asyncio.Lock()
@@ -87,12 +88,13 @@ class Interception:
                     params["urlPatterns"] = patterns
                 async with guarded("Pausing the browser's requests for the origin policy and routes", 30):
                     self._intercept = (await self._connection.send("network.addIntercept", params))["intercept"]
+                self._ours.add(self._intercept)
                 self._patterns = patterns
 
     # a paused request ---------------------------------------------------------------------------------
     def request_sent(self, params: dict[str, Any]) -> None:
         """Every ``network.beforeRequestSent``: a paused one is decided (it waits until it is)."""
-        if params.get("isBlocked") and self._intercept in (params.get("intercepts") or []):
+        if params.get("isBlocked") and self._ours.intersection(params.get("intercepts") or []):
             asyncio.ensure_future(self._decide(params))
 
     async def _decide(self, params: dict[str, Any]) -> None:
