@@ -101,7 +101,15 @@ class BidiContext:
             # a popup's window another session is closing (the tab is then never made).
             params["referenceContext"] = self.browser.home_context
         async with guarded("Opening a tab", 30):
-            created = await self.connection.send("browsingContext.create", params)
+            for attempt in range(3):
+                try:
+                    created = await self.connection.send("browsingContext.create", params)
+                    break
+                except BidiError as error:
+                    # Firefox 153 now and then discards the browsing context it is creating (the new
+                    # tab's first document swapped out while it answers): the next attempt succeeds.
+                    if "DiscardedBrowsingContext" not in error.message or attempt == 2:
+                        raise
         tab = self.tab_of(created["context"]) or self._add_tab(created["context"])
         await tab.set_viewport(self.width, self.height)
         if self.events.tab_opened:
