@@ -342,3 +342,60 @@ async def test_a_refused_connection_is_named(firefox: BidiBrowser) -> None:
             await tab.navigate(f"http://127.0.0.1:{port}/", wait_until="load", timeout=30)
     finally:
         await context.close()
+
+
+async def test_the_policy_profile_keeps_webrtc_from_sending_around_the_proxy() -> None:
+    """Firefox gathers no ICE candidates through a loopback STUN/TURN server by default, so the origin
+    table's WebRTC row cannot reach its loopback server on Firefox either way. Here loopback ICE is
+    turned on: without the policy's preferences the page reaches the server (packets and a
+    connection), with them (``media.peerconnection.ice.proxy_only``) it sends nothing."""
+    from webhand.engine.bidi.connection import BidiConnection
+    from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
+    from webhand.engine.bidi.policy import POLICY_PREFERENCES
+
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    port = udp.getsockname()[1]
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", port))
+    tcp.listen(8)
+    udp.setblocking(False)
+    tcp.setblocking(False)
+
+    def reached() -> int:
+        count = 0
+        for receive in (lambda: udp.recv(4096), lambda: tcp.accept()[0].close()):
+            while True:
+                try:
+                    receive()
+                except OSError:
+                    break
+                count += 1
+        return count
+
+    gather = f"""new Promise(async resolve => {{
+        const peer = new RTCPeerConnection({{iceServers: [{{urls: 'stun:127.0.0.1:{port}'}},
+            {{urls: 'turn:127.0.0.1:{port}?transport=tcp', username: 'u', credential: 'c'}}]}});
+        peer.onicegatheringstatechange = () => {{ if (peer.iceGatheringState === 'complete') resolve('gathered'); }};
+        peer.createDataChannel('probe');
+        await peer.setLocalDescription(await peer.createOffer());
+        setTimeout(() => resolve('capped'), 5000); }})"""
+    seen = {}
+    try:
+        for name, preferences in (("plain", {}), ("policy", POLICY_PREFERENCES)):
+            firefox = await FirefoxProcess.start(find_firefox(), preferences={**preferences,
+                                                                             "media.peerconnection.ice.loopback": True})
+            try:
+                connection = await BidiConnection.open(firefox.ws_endpoint, timeout=60)
+                tab = (await connection.send("browsingContext.create", {"type": "tab"}))["context"]
+                await connection.send("script.evaluate", {"expression": gather, "target": {"context": tab},
+                                                          "awaitPromise": True})
+                await connection.close()
+            finally:
+                await firefox.close()
+            seen[name] = reached()
+    finally:
+        udp.close()
+        tcp.close()
+    assert seen["plain"] > 0, "the page never reached the loopback STUN/TURN server: the check proves nothing"
+    assert seen["policy"] == 0, f"WebRTC went around the policy proxy: {seen}"
