@@ -20,7 +20,7 @@ from helpers import own_browser_processes, own_registry_entries, settings_for_te
 from webhand import Webhand
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
-from webhand.engine.driver import ConsoleEntry, Dialog, TabEvents, WaitCondition
+from webhand.engine.driver import ConsoleEntry, Dialog, NetworkConditions, TabEvents, WaitCondition
 from webhand.errors import ActionTimeout, InvalidArgument, NavigationFailed, NotOnFirefox, WebhandError
 from webhand.page.snapshot import take_snapshot
 from webhand.session.manager import make_engine
@@ -187,8 +187,8 @@ async def test_what_is_not_built_says_so(firefox: BidiBrowser) -> None:
     try:
         with pytest.raises(NotOnFirefox, match="not available on Firefox yet"):
             await tab.performance_metrics(timeout=5)
-        with pytest.raises(NotOnFirefox, match='browser = "chromium"'):
-            await context.add_route(None)  # type: ignore[arg-type]
+        with pytest.raises(NotOnFirefox, match="WebDriver BiDi emulates only being offline"):
+            await context.set_network_conditions(NetworkConditions(latency_ms=100))
     finally:
         await context.close()
 
@@ -210,15 +210,16 @@ async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
         await context.close()
 
 
-async def test_an_origin_policy_is_refused_not_ignored() -> None:
-    """The origin policy is not enforced on Firefox yet: refused in the settings, and by the engine
-    for settings that skipped validation (``model_copy``)."""
-    with pytest.raises(ValueError, match='browser = "firefox" does not support allowed_origins yet'):
-        Settings(browser="firefox", allowed_origins=["https://example.com"])
+async def test_an_origin_policy_on_a_firefox_webhand_did_not_launch_is_refused_not_ignored() -> None:
+    """The origin policy holds on a Firefox webhand launches (its profile sends loopback traffic
+    through the policy proxy and WebRTC through no other path, tests/test_policy.py); one reached at
+    a ws:// URL cannot be held to it: refused before connecting, also for settings that skipped
+    validation (``model_copy``)."""
+    assert Settings(browser="firefox", allowed_origins=["https://example.com"]).allowed_origins
     engine = BidiEngine(Settings(browser="firefox").model_copy(update={"blocked_origins": ["https://example.com"]}))
     with pytest.raises(NotOnFirefox, match="origin policy"):
-        await engine.launch()
-    assert engine.launched.kill_now() == []  # refused before anything was spawned
+        await engine.connect("ws://127.0.0.1:9/session", kind="bidi", timeout=5)
+    assert engine.launched.kill_now() == []  # nothing was spawned
 
 
 async def test_a_frame_is_walked_and_its_refs_act(firefox: BidiBrowser, site) -> None:
@@ -341,3 +342,60 @@ async def test_a_refused_connection_is_named(firefox: BidiBrowser) -> None:
             await tab.navigate(f"http://127.0.0.1:{port}/", wait_until="load", timeout=30)
     finally:
         await context.close()
+
+
+async def test_the_policy_profile_keeps_webrtc_from_sending_around_the_proxy() -> None:
+    """Firefox gathers no ICE candidates through a loopback STUN/TURN server by default, so the origin
+    table's WebRTC row cannot reach its loopback server on Firefox either way. Here loopback ICE is
+    turned on: without the policy's preferences the page reaches the server (packets and a
+    connection), with them (``media.peerconnection.ice.proxy_only``) it sends nothing."""
+    from webhand.engine.bidi.connection import BidiConnection
+    from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
+    from webhand.engine.bidi.policy import POLICY_PREFERENCES
+
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    port = udp.getsockname()[1]
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", port))
+    tcp.listen(8)
+    udp.setblocking(False)
+    tcp.setblocking(False)
+
+    def reached() -> int:
+        count = 0
+        for receive in (lambda: udp.recv(4096), lambda: tcp.accept()[0].close()):
+            while True:
+                try:
+                    receive()
+                except OSError:
+                    break
+                count += 1
+        return count
+
+    gather = f"""new Promise(async resolve => {{
+        const peer = new RTCPeerConnection({{iceServers: [{{urls: 'stun:127.0.0.1:{port}'}},
+            {{urls: 'turn:127.0.0.1:{port}?transport=tcp', username: 'u', credential: 'c'}}]}});
+        peer.onicegatheringstatechange = () => {{ if (peer.iceGatheringState === 'complete') resolve('gathered'); }};
+        peer.createDataChannel('probe');
+        await peer.setLocalDescription(await peer.createOffer());
+        setTimeout(() => resolve('capped'), 5000); }})"""
+    seen = {}
+    try:
+        for name, preferences in (("plain", {}), ("policy", POLICY_PREFERENCES)):
+            firefox = await FirefoxProcess.start(find_firefox(), preferences={**preferences,
+                                                                             "media.peerconnection.ice.loopback": True})
+            try:
+                connection = await BidiConnection.open(firefox.ws_endpoint, timeout=60)
+                tab = (await connection.send("browsingContext.create", {"type": "tab"}))["context"]
+                await connection.send("script.evaluate", {"expression": gather, "target": {"context": tab},
+                                                          "awaitPromise": True})
+                await connection.close()
+            finally:
+                await firefox.close()
+            seen[name] = reached()
+    finally:
+        udp.close()
+        tcp.close()
+    assert seen["plain"] > 0, "the page never reached the loopback STUN/TURN server: the check proves nothing"
+    assert seen["policy"] == 0, f"WebRTC went around the policy proxy: {seen}"

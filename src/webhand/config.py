@@ -272,7 +272,6 @@ class Settings(BaseModel):
         if self.browser != "firefox":
             return self
         unsupported = [name for name, value in (
-            ("allowed_origins", self.allowed_origins), ("blocked_origins", self.blocked_origins),
             ("playwright_url", self.playwright_url), ("extension_bridge", self.extension_bridge),
             ("pool", self.pool), ("extensions", self.extensions),
             ("attach_to_existing_context", self.attach_to_existing_context), ("profile", self.profile)) if value]

@@ -102,8 +102,11 @@ class BrowserNotFound(WebhandError):
 class NotOnFirefox(WebhandError):
     """What was asked is not built on the Firefox (WebDriver BiDi) driver yet."""
 
-    def __init__(self, what: str, hint: str = 'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for it.') -> None:
-        super().__init__(f"{what} is not available on Firefox yet.", hint)
+    def __init__(self, what: str, hint: str = 'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for it.', *,
+                 lacking: str | None = None) -> None:
+        # ``lacking``: what Firefox or WebDriver BiDi lacks, when it is not merely unbuilt.
+        super().__init__(f"{what} is not available on Firefox: {lacking}." if lacking else
+                         f"{what} is not available on Firefox yet.", hint)
 
 
 class BrowserLaunchFailed(WebhandError):

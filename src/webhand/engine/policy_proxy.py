@@ -52,9 +52,13 @@ class Refused(Exception):
 class PolicyProxy:
     """One context's proxy on 127.0.0.1. ``start`` gives its address; ``close`` ends every tunnel."""
 
-    def __init__(self, rules: OriginRules, on_refusal: Refusal) -> None:
+    def __init__(self, rules: OriginRules, on_refusal: Refusal, *, refuse_http_with_403: bool = True) -> None:
         self.rules = rules
         self.on_refusal = on_refusal
+        # A refused http:// request gets a 403 (the browser shows it, the driver names it), or, with
+        # False, its connection is closed unanswered: a network error, which is what the page must
+        # see where the browser layer cannot fail the request itself (Firefox's service workers).
+        self.refuse_http_with_403 = refuse_http_with_403
         self._server: asyncio.base_events.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -139,11 +143,11 @@ class PolicyProxy:
         reason = self.rules.check(target)
         if reason:
             self.on_refusal(method, target, reason)
-            return await _answer(writer, 403, reason)
+            return await self._refuse_http(writer, reason)
         try:
             up_reader, up_writer = await self._open(["http"], host_text, port, method=method, url=target)
         except Refused as refused:
-            return await _answer(writer, 403, str(refused))
+            return await self._refuse_http(writer, str(refused))
         except OSError as error:
             return await _answer(writer, 502, f"webhand's policy proxy could not reach {host_text}:{port}: {error}")
         path = parts.path or "/"
@@ -169,6 +173,11 @@ class PolicyProxy:
             up_writer.close()
 
     # connecting ------------------------------------------------------------------------------------
+    async def _refuse_http(self, writer: asyncio.StreamWriter, reason: str) -> None:
+        if self.refuse_http_with_403:
+            await _answer(writer, 403, reason)
+        # else: _accept closes the connection, unanswered
+
     async def _open(self, schemes: list[str], host: str, port: int, *, method: str = "CONNECT",
                     url: str | None = None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Resolve ``host``, refuse if any address it resolves to is blocked, and connect to one

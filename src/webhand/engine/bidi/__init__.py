@@ -5,7 +5,9 @@ with a thin, data-driven client (connection.py).
     engine (here) ─► BidiBrowser ─► BidiContext (browser.py) ─► BidiTab ─► BidiElement (tab.py)
 
 A first slice: navigation, the page agent in a sandbox realm, refs, click/type/press, screenshots,
-console, dialogs, cookies and user-context isolation. What is not built yet raises
+console, dialogs, cookies and user-context isolation; the origin policy, routes, the network log,
+offline emulation, downloads and the file chooser (interception.py, policy.py, network.py,
+files.py). What is not built yet raises
 ``NotOnFirefox`` saying so.
 """
 
@@ -19,10 +21,10 @@ from webhand.config import Settings
 from webhand.engine.bidi.browser import BidiBrowser
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection
 from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
+from webhand.engine.bidi.policy import POLICY_PREFERENCES, BidiPolicy
 from webhand.engine.chrome import LaunchedBrowsers
 from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed, NotOnFirefox
-from webhand.security.origins import OriginRules
 
 __all__ = ["BidiBrowser", "BidiEngine"]
 
@@ -30,11 +32,13 @@ __all__ = ["BidiBrowser", "BidiEngine"]
 class BidiEngine:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.response_sources = False
+        # Bodies are kept for browser_network_request only when the network tools are served.
+        self.response_sources = bool({"network", "all"} & set(settings.capabilities))
         self.version: str | None = None
         self.launched = LaunchedBrowsers()
         self._spawned = asyncio.Event()
         self._early: asyncio.Future[FirefoxProcess] | None = None
+        self.policy = BidiPolicy.from_settings(settings)
 
     @property
     def browser_spawned(self) -> asyncio.Event:
@@ -47,7 +51,7 @@ class BidiEngine:
         settings = self.settings
         return {"browser": "firefox", "executable": find_firefox(settings.firefox_path), "headless": settings.headless,
                 "width": settings.viewport.width, "height": settings.viewport.height,
-                "timeout": settings.launch_timeout}
+                "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if self.policy.active else {}}
 
     def prelaunch(self) -> None:
         if self._early is None:
@@ -61,25 +65,26 @@ class BidiEngine:
         plan = self.launch_plan()
         firefox = await FirefoxProcess.start(plan["executable"], headless=plan["headless"], width=plan["width"],
                                              height=plan["height"], extra_args=self.settings.extra_args,
-                                             timeout=plan["timeout"], spawned=self._spawned)
+                                             timeout=plan["timeout"], spawned=self._spawned,
+                                             preferences=plan["preferences"])
         self.launched.add(firefox)
         return firefox
 
     def _refuse_unenforced_policy(self) -> None:
-        """The origin policy is not enforced on Firefox yet: refuse to run rather than ignore it."""
-        if OriginRules.from_settings(self.settings).active:
-            raise NotOnFirefox("The origin policy (allowed_origins / blocked_origins)",
-                               'Unset the origin rules, or use browser = "chromium", which enforces them.')
+        """A Firefox webhand did not launch cannot be held to the policy (its profile's preferences
+        send loopback traffic around the proxy, and WebRTC around every proxy): refuse to run."""
+        if self.policy.active:
+            raise NotOnFirefox("The origin policy on a Firefox webhand connects to",
+                               "Let webhand launch Firefox (remove the ws:// URL), or unset the origin rules.")
 
     async def launch(self, *, profile_dir: str | None = None) -> BidiBrowser:
-        self._refuse_unenforced_policy()
         if profile_dir is not None:
             raise NotOnFirefox("Named profiles")
         starting, self._early = self._early or asyncio.ensure_future(self._start()), None
         firefox = await starting
         try:
             connection = await BidiConnection.open(firefox.ws_endpoint, timeout=self.settings.launch_timeout)
-            browser = BidiBrowser(connection, firefox)
+            browser = BidiBrowser(connection, firefox, self.policy, collect_bodies=self.response_sources)
             await asyncio.wait_for(browser.start(), self.settings.launch_timeout)
         except BaseException as error:  # cancellation too: never strand the browser we just started
             await asyncio.shield(firefox.close())
@@ -101,7 +106,7 @@ class BidiEngine:
         connection: BidiConnection | None = None
         try:
             connection = await BidiConnection.open(url, timeout=timeout)
-            browser = BidiBrowser(connection, None)
+            browser = BidiBrowser(connection, None, self.policy, collect_bodies=self.response_sources)
             await asyncio.wait_for(browser.start(), timeout)
         except (TimeoutError, ValueError, *PROTOCOL_ERRORS) as error:
             if connection is not None:

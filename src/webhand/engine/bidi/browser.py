@@ -14,11 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from webhand.engine.bidi.connection import BidiConnection, BidiError, guarded
+from webhand.engine.bidi.files import BidiFileChooser, SessionDownloads
 from webhand.engine.bidi.firefox import FirefoxProcess
+from webhand.engine.bidi.interception import Interception, as_websocket
+from webhand.engine.bidi.network import SessionNetwork
+from webhand.engine.bidi.policy import BidiPolicy
 from webhand.engine.bidi.tab import BidiTab
 from webhand.engine.capped import answers_within
 from webhand.engine.driver import (CLOSE_TIMEOUT_SECONDS, BrowserExtension, Cookie, NetworkConditions, RequestDetail,
                                    RouteRule, TabEvents)
+from webhand.engine.network import RequestsInFull
+from webhand.engine.policy import RefusalLog
+from webhand.engine.policy_proxy import PolicyProxy
 from webhand.errors import NotOnFirefox, WebhandError
 
 #: The events every tab listens to (routed by browsing context).
@@ -29,7 +36,8 @@ EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext
           "network.beforeRequestSent", "network.responseCompleted", "network.fetchError"]
 #: Events newer than some Firefox releases: each is subscribed on its own, and a Firefox that does not
 #: know one goes without it (a URL the page changes with history.pushState is then learnt later).
-OPTIONAL_EVENTS = ["browsingContext.fragmentNavigated", "browsingContext.historyUpdated"]
+OPTIONAL_EVENTS = ["browsingContext.fragmentNavigated", "browsingContext.historyUpdated",
+                   "browsingContext.downloadWillBegin", "browsingContext.downloadEnd", "input.fileDialogOpened"]
 _SAME_SITE = {"strict": "Strict", "lax": "Lax", "none": "None"}
 
 
@@ -37,18 +45,47 @@ class BidiContext:
     """One webhand session's cookies, storage and tabs: a Firefox user context."""
 
     def __init__(self, browser: "BidiBrowser", user_context: str, events: TabEvents, *, width: int, height: int,
-                 downloads_dir: str | None) -> None:
+                 downloads_dir: str | None, proxy: PolicyProxy | None = None, refusals: RefusalLog | None = None) -> None:
         self.browser = browser
         self.connection = browser.connection
         self.user_context = user_context
         self.events = events
         self.width, self.height = width, height
-        self.downloads_dir = Path(downloads_dir) if downloads_dir else None
         self.tabs: list[BidiTab] = []
-        self.network_conditions = NetworkConditions()
-        self.routes: list[RouteRule] = []
         self.closed = False
         self._next_index = 0
+        # The origin policy (engine-wide) and this session's refusal log and proxy (policy.py).
+        self.policy: BidiPolicy | None = browser.policy
+        self.refusals: RefusalLog | None = browser.policy.log_for(self, refusals) if browser.policy is not None else None
+        self.proxy = proxy
+        self.network = SessionNetwork(self.connection, user_context, browser.interception, browser.routed)
+        self.files = SessionDownloads(self.connection, user_context, events,
+                                      browser.firefox.scratch_dir if browser.firefox is not None else None)
+        self.downloads_dir = Path(downloads_dir) if downloads_dir else None
+        self.requests_in_full = RequestsInFull(lambda: [tab.network_log for tab in self.tabs])
+
+    @property
+    def downloads_dir(self) -> Path | None:
+        return self.files.downloads_dir
+
+    @downloads_dir.setter
+    def downloads_dir(self, folder: Path | None) -> None:
+        self.files.downloads_dir = folder
+
+    async def start(self) -> None:
+        """The session's download folder, its bodies kept (when the network tools are served), and the
+        browser's intercept for what this session adds to it (webhand's own endpoints)."""
+        await self.files.start()
+        if self.browser.collect_bodies:
+            await self.network.collect_bodies()
+        await self.browser.interception.update(self.browser.routed())
+
+    def route_for(self, url: str) -> RouteRule | None:
+        return self.network.route_for(url)
+
+    def file_dialog_opened(self, params: dict[str, Any], tab: BidiTab) -> None:
+        if self.events.file_chooser:
+            self.events.file_chooser(BidiFileChooser(self.connection, tab.index, params))
 
     def tab_of(self, context_id: str) -> BidiTab | None:
         return next((tab for tab in self.tabs if tab.owns(context_id)), None)
@@ -58,9 +95,21 @@ class BidiContext:
             self.tabs.remove(tab)
 
     async def new_tab(self) -> BidiTab:
+        params: dict[str, Any] = {"type": "tab", "userContext": self.user_context, "background": False}
+        if self.browser.home_context:
+            # In Firefox's first window: by default a tab opens in the window last used, which may be
+            # a popup's window another session is closing (the tab is then never made).
+            params["referenceContext"] = self.browser.home_context
         async with guarded("Opening a tab", 30):
-            created = await self.connection.send("browsingContext.create",
-                                                 {"type": "tab", "userContext": self.user_context, "background": False})
+            for attempt in range(3):
+                try:
+                    created = await self.connection.send("browsingContext.create", params)
+                    break
+                except BidiError as error:
+                    # Firefox 153 now and then discards the browsing context it is creating (the new
+                    # tab's first document swapped out while it answers): the next attempt succeeds.
+                    if "DiscardedBrowsingContext" not in error.message or attempt == 2:
+                        raise
         tab = self.tab_of(created["context"]) or self._add_tab(created["context"])
         await tab.set_viewport(self.width, self.height)
         if self.events.tab_opened:
@@ -96,6 +145,13 @@ class BidiContext:
             async with guarded("Closing the session's Firefox user context", CLOSE_TIMEOUT_SECONDS):
                 await self.connection.send("browser.removeUserContext", {"userContext": self.user_context})
         self.tabs.clear()
+        self.files.close()
+        if self.proxy is not None:
+            await self.proxy.close()
+        if self.network.routes:
+            self.network.routes = []
+            with contextlib.suppress(WebhandError):
+                await self.browser.interception.update(self.browser.routed())
 
     # cookies ---------------------------------------------------------------------------------------
     @property
@@ -132,36 +188,52 @@ class BidiContext:
     async def set_storage_state(self, state: dict[str, Any], *, timeout: float) -> None:
         raise NotOnFirefox("Loading a storage state")
 
-    def expecting_download(self) -> bool:
-        return False
-
     def expecting_tab(self) -> bool:
         return False
 
+    # network (network.py, interception.py) and downloads (files.py) ---------------------------------
+    def expecting_download(self) -> bool:
+        return self.files.expecting()
+
+    @property
+    def network_conditions(self) -> NetworkConditions:
+        return self.network.conditions
+
+    @property
+    def routes(self) -> list[RouteRule]:
+        return self.network.routes
+
     async def request_detail(self, request_id: int, *, timeout: float) -> RequestDetail:
-        raise NotOnFirefox("browser_network_request")
+        return await self.requests_in_full.request_detail(request_id, timeout=timeout)
 
     async def response_body(self, request_id: int, *, timeout: float) -> bytes:
-        raise NotOnFirefox("Response bodies")
+        return await self.requests_in_full.response_body(request_id, timeout=timeout)
 
     async def set_network_conditions(self, conditions: NetworkConditions) -> None:
-        raise NotOnFirefox("Network emulation")
+        await self.network.set_conditions(conditions)
 
     async def add_route(self, rule: RouteRule) -> None:
-        raise NotOnFirefox("Routes (mocked requests)")
+        await self.network.add_route(rule)
 
     async def remove_routes(self, pattern: str | None) -> list[RouteRule]:
-        raise NotOnFirefox("Routes (mocked requests)")
+        return await self.network.remove_routes(pattern)
 
 
 class BidiBrowser:
     """One Firefox, launched here (``firefox`` set) or reached at a ws:// URL."""
 
-    def __init__(self, connection: BidiConnection, firefox: FirefoxProcess | None) -> None:
+    def __init__(self, connection: BidiConnection, firefox: FirefoxProcess | None, policy: BidiPolicy | None = None,
+                 *, collect_bodies: bool = False) -> None:
         self.connection = connection
         self.firefox = firefox
         self.pid = firefox.pid if firefox else None
         self.contexts: dict[str, BidiContext] = {}
+        self.policy = policy
+        self.collect_bodies = collect_bodies  # the network tools are served: keep bodies (network.py)
+        self.interception = Interception(connection, policy, self._owner_of)
+        # Every browsing context Firefox reported (frames too): its parent, and its user context.
+        self._parents: dict[str, str | None] = {}
+        self.home_context: str | None = None  # a tab of Firefox's first window, where ours open (new_tab)
         capabilities = connection.session.get("capabilities", {})
         self.version = f"Firefox/{capabilities.get('browserVersion', '')}"
         self.user_agent = capabilities.get("userAgent", "")
@@ -173,22 +245,58 @@ class BidiBrowser:
         for event in OPTIONAL_EVENTS:
             with contextlib.suppress(BidiError):
                 await self.connection.send("session.subscribe", {"events": [event]})
+        tree = await self.connection.send("browsingContext.getTree", {"maxDepth": 0})
+        self.home_context = next((c["context"] for c in tree.get("contexts", [])
+                                  if c.get("userContext", "default") == "default"), None)
+
+    def routed(self) -> bool:
+        """Whether any session has routes (the browser's intercept then pauses every request)."""
+        return any(context.network.routes for context in self.contexts.values())
+
+    def _top(self, context_id: str) -> str:
+        """The top-level browsing context (the tab) of a frame's, as far as Firefox reported them."""
+        seen = 0
+        while (parent := self._parents.get(context_id)) and seen < 64:
+            context_id, seen = parent, seen + 1
+        return context_id
+
+    def _owner_of(self, context_id: str | None) -> "BidiContext | None":
+        """The session whose tab (or a frame of it) is ``context_id``."""
+        if not context_id:
+            return None
+        top = self._top(context_id)
+        return next((context for context in self.contexts.values() if context.tab_of(top) is not None), None)
 
     def _route(self, event: str, params: dict[str, Any]) -> None:
         if event == "browsingContext.contextCreated":
+            self._parents[params.get("context", "")] = params.get("parent")
             owner = self.contexts.get(params.get("userContext", ""))
             if owner is not None:
                 owner.context_created(params)
             return
+        if event.startswith("network."):
+            as_websocket(params.get("request") or {})
+        if event == "network.beforeRequestSent":
+            self.interception.request_sent(params)  # a paused request waits for this, whoever made it
+        elif event == "network.fetchError":
+            params["errorText"] = self.interception.failure_text(params)
         context_id = params.get("context") or (params.get("source") or {}).get("context")
         if not context_id:
             return
+        if event == "browsingContext.contextDestroyed":
+            self._parents.pop(context_id, None)
+        elif event.startswith("network."):
+            context_id = self._top(context_id)  # a frame's requests are its tab's (the network log, settling)
         for context in self.contexts.values():
             tab = context.tab_of(context_id)
             if tab is not None:
                 if event == "browsingContext.contextDestroyed" and context_id == tab.context_id:
                     tab._closed = True
                     context.tab_closed(tab)
+                elif event in ("browsingContext.downloadWillBegin", "browsingContext.downloadEnd"):
+                    context.files.began(params, tab.index) if event.endswith("Begin") else context.files.ended(params)
+                elif event == "input.fileDialogOpened":
+                    context.file_dialog_opened(params, tab)
                 elif event != "browsingContext.contextDestroyed":
                     tab.on_event(event, params)
                 return
@@ -198,11 +306,32 @@ class BidiBrowser:
         return not self.connection.closed and (self.firefox is None or self.firefox.alive)
 
     async def new_context(self, *, width: int, height: int, downloads_dir: str | None, events: TabEvents) -> BidiContext:
-        async with guarded("Creating a Firefox user context", 30):
-            created = await self.connection.send("browser.createUserContext", {})
-        context = BidiContext(self, created["userContext"], events, width=width, height=height,
-                              downloads_dir=downloads_dir)
+        params: dict[str, Any] = {}
+        proxy = refusals = None
+        if self.policy is not None and self.policy.active:
+            # As on Chromium: all of the session's traffic, loopback included, goes through its own
+            # policy proxy (the profile lets loopback through a proxy: policy.POLICY_PREFERENCES).
+            refusals = RefusalLog()
+            # A refusal closes the connection: what the proxy refuses is what BiDi does not pause (a
+            # service or shared worker's request), and the page must see it fail, as on Chromium.
+            proxy = PolicyProxy(self.policy, self.policy.proxy_refused(refusals), refuse_http_with_403=False)
+            address = (await proxy.start()).removeprefix("http://")
+            params["proxy"] = {"proxyType": "manual", "httpProxy": address, "sslProxy": address}
+        try:
+            async with guarded("Creating a Firefox user context", 30):
+                created = await self.connection.send("browser.createUserContext", params)
+            context = BidiContext(self, created["userContext"], events, width=width, height=height,
+                                  downloads_dir=downloads_dir, proxy=proxy, refusals=refusals)
+        except BaseException:
+            if proxy is not None:
+                await proxy.close()
+            raise
         self.contexts[context.user_context] = context
+        try:
+            await context.start()
+        except BaseException:
+            await context.close()
+            raise
         return context
 
     async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> BidiContext:

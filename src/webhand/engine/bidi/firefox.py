@@ -12,7 +12,7 @@ import asyncio
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from webhand.engine.chrome import ChromeProcess, _drain, _new_user_data_dir, spawn_registered
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
@@ -130,8 +130,8 @@ def find_firefox(configured: str | None = None) -> str:
                               "set firefox_path, or use browser = \"chromium\".")
 
 
-def _write_preferences(profile: str) -> None:
-    lines = [f'user_pref("{name}", {_js(value)});' for name, value in PREFERENCES.items()]
+def _write_preferences(profile: str, extra: Mapping[str, object]) -> None:
+    lines = [f'user_pref("{name}", {_js(value)});' for name, value in {**PREFERENCES, **extra}.items()]
     with open(os.path.join(profile, "user.js"), "w", encoding="utf-8") as file:
         file.write("\n".join(lines) + "\n")
 
@@ -150,12 +150,14 @@ class FirefoxProcess(ChromeProcess):
     @classmethod
     async def start(cls, executable: str, *, headless: bool = True, width: int = 1280, height: int = 720,
                     extra_args: Sequence[str] = (), timeout: float = 30.0,
-                    spawned: asyncio.Event | None = None) -> "FirefoxProcess":
+                    spawned: asyncio.Event | None = None,
+                    preferences: Mapping[str, object] | None = None) -> "FirefoxProcess":
+        """``preferences``: set in the profile over the usual ones (an origin policy's: policy.py)."""
         scratch = _new_user_data_dir()  # 0700, random-named; removed on close or by the reaper
         profile = os.path.join(scratch, "profile")
         try:
             os.makedirs(profile, mode=0o700)
-            _write_preferences(profile)
+            _write_preferences(profile, preferences or {})
         except OSError as error:
             shutil.rmtree(scratch, ignore_errors=True)
             raise BrowserLaunchFailed(f"Could not write Firefox's temporary profile: {error}.",

@@ -19,10 +19,14 @@ from webhand.engine.bidi import values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
+from webhand.engine.bidi.files import SessionDownloads
+from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog
+from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import not_actionable
+from webhand.engine.policy import RefusalLog
 from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
 from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
@@ -61,6 +65,10 @@ class TabOwner(Protocol):
 
     connection: BidiConnection
     events: TabEvents
+    policy: BidiPolicy | None
+    refusals: RefusalLog | None
+    network: SessionNetwork
+    files: SessionDownloads
 
     def tab_closed(self, tab: "BidiTab") -> None: ...
 
@@ -270,7 +278,10 @@ class BidiTab:
         self.next_ref: dict[str, int] = {}
         self._url = url
         self._closed = False
-        self.tracker = settle.RequestTracker(self, None, None)
+        self.tracker = settle.RequestTracker(self, context.policy, context.refusals)
+        self.policy = TabPolicy(context.policy, context.refusals)  # its navigations' checks (policy.py)
+        self.network_log = TabNetworkLog(self.connection, context.events, index, lambda: context.network,
+                                         context.files.announce)
         self._requests: dict[str, settle.TrackedRequest] = {}
         self._document_status: dict[str, int | None] = {}  # navigation id -> its document's HTTP status
         self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
@@ -284,6 +295,8 @@ class BidiTab:
 
     # fed by the browser's events (browser.py routes them here) --------------------------------
     def on_event(self, method: str, params: dict[str, Any]) -> None:
+        if method.startswith("network."):
+            self.network_log.on_event(method, params)  # the network tools' log (network.py)
         if method == "log.entryAdded":
             self._console(params)
         elif method == "browsingContext.userPromptOpened":
@@ -427,6 +440,8 @@ class BidiTab:
         return str(await self.call("() => document.title", [], doing="Reading the title", timeout=10) or "")
 
     async def navigate(self, url: str, *, wait_until: WaitUntil, timeout: float, title: bool = True) -> NavigationResult:
+        self.policy.before_navigation(url)  # the origin policy refuses before anything loads
+        downloads = self.context.files.begun
         try:
             async with asyncio.timeout(timeout):
                 result = await self.connection.send("browsingContext.navigate",
@@ -435,14 +450,21 @@ class BidiTab:
             raise NavigationFailed(f"Loading {url} did not finish within {timeout:.0f} s.",
                                    "The page may still be loading: take a browser_snapshot, or raise the timeout.") from None
         except BidiError as error:
-            raise net_failure(error.message, url) or NavigationFailed(
+            raise self.policy.navigation_refused(url, error.message) or net_failure(error.message, url) or NavigationFailed(
                 f"Could not load {url}: {error.message or error.error}.",
                 "Check the URL and that the server is reachable.") from None
         except PROTOCOL_ERRORS as error:
             raise translate(error, f"Loading {url}", timeout) from None
+        if self.context.files.begun > downloads or self.context.files.expecting():
+            # The URL was a file: Firefox downloads it and the tab stays where it was (files.py).
+            self._document_status.clear()
+            return NavigationResult(url=self._url, status=None, title=await self.title() if title else "", download=True)
         self._url = result.get("url", url)
         status = self._document_status.pop(result.get("navigation") or "", None)
         self._document_status.clear()  # only the last navigation's is ever read
+        refused = self.policy.response_refused(url, self.network_log.document_headers.pop(result.get("navigation") or "", {}))
+        if refused:  # the policy proxy answered in the server's place
+            raise refused
         return NavigationResult(url=self._url, status=status, title=await self.title() if title else "")
 
     async def wait_for_load(self, *, timeout: float) -> None:
@@ -463,6 +485,13 @@ class BidiTab:
             result = await self.connection.send("script.evaluate", {
                 "expression": expression, "target": {"context": self.context_id}, "awaitPromise": await_promise,
                 "resultOwnership": "none"})
+        if result.get("type") == "exception" and "await is only valid" in str((result.get("exceptionDetails") or {})
+                                                                            .get("text", "")):
+            # A top-level await (Chromium's REPL mode allows it): run the expression as an async function's.
+            async with guarded("Running JavaScript", timeout):
+                result = await self.connection.send("script.evaluate", {
+                    "expression": f"(async () => ({expression}\n))()", "target": {"context": self.context_id},
+                    "awaitPromise": True, "resultOwnership": "none"})
         if result.get("type") == "exception":
             details = result.get("exceptionDetails") or {}
             raise EvaluationFailed(f"The script threw: {details.get('text', 'an exception')}",
