@@ -17,6 +17,8 @@ import pytest
 from corpus_site import CorpusSite
 from helpers import Cli, Site, own_browser_processes, own_registry_entries, settings_for_tests, wait_until_gone
 from webhand import Webhand
+from webhand.engine.bidi.firefox import find_firefox
+from webhand.errors import WebhandError
 
 # The servers the tests start remember their browser's launch (engine/launch_memo.py) in the user's
 # cache: keep that out of the home directory of whoever runs the tests.
@@ -55,14 +57,34 @@ def corpus_site() -> Iterator[CorpusSite]:
 # test or fixture that builds its own Webhand takes ``driver`` and passes ``driver=driver`` to
 # settings_for_tests.
 
-#: The default driver first: a test marked ``one_driver`` runs on it alone. ``WEBHAND_TEST_DRIVERS``
-#: (comma-separated) picks others for a local run: "firefox" runs the suite on the Firefox driver
-#: (engine/bidi/, not yet in CI: it passes only a part of the suite).
-DRIVERS = tuple(os.environ.get("WEBHAND_TEST_DRIVERS", "cdp,playwright").split(","))
-#: What the raw-CDP driver does not do yet: these files' tests (or one test, "file::test") are reported
-#: as expected failures on it (not run), with the reason. Every other test that runs per driver passes on both.
-#: Empty now: every conformance test runs on both (kept for a gap a new tool may open).
-CDP_GAPS: dict[str, str] = {}
+#: The default driver first: a test marked ``one_driver`` runs on it alone. Then Playwright, then
+#: Firefox (engine/bidi/, WebDriver BiDi). ``WEBHAND_TEST_DRIVERS`` (comma-separated) picks others for
+#: a local run ("firefox" runs the suite on the Firefox driver alone).
+DRIVERS = tuple(os.environ.get("WEBHAND_TEST_DRIVERS", "cdp,playwright,firefox").split(","))
+
+
+def _firefox_missing() -> str | None:
+    """Why the Firefox column cannot run here (no Firefox installed), or None."""
+    try:
+        find_firefox()
+    except WebhandError:
+        return "no Firefox installed (firefox-esr or firefox on PATH): run scripts/ensure-firefox"
+    return None
+
+
+#: Why a driver's column is skipped on this machine (its browser is not installed), by driver.
+DRIVER_MISSING = {"firefox": _firefox_missing()} if "firefox" in DRIVERS else {}
+
+_NOT_BUILT = "not built on Firefox yet: "
+#: What each driver does not do: these files' tests (or one test, "file::test", by its name without the
+#: parameters) are reported on that driver as strict expected failures, not run, with the reason. A
+#: reason says whether Firefox or WebDriver BiDi lacks it (the protocol gives no way) or webhand has not
+#: built it on Firefox yet. Every other test that runs per driver passes on every driver.
+DRIVER_GAPS: dict[str, dict[str, str]] = {
+    "cdp": {},
+    "playwright": {},
+    "firefox": {},
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -93,14 +115,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        gap = CDP_GAPS.get(item.path.name) or CDP_GAPS.get(f"{item.path.name}::{getattr(item, 'originalname', '')}")
-        if gap and getattr(item, "callspec", None) and item.callspec.params.get("driver") == "cdp":
+        driver = getattr(item, "callspec", None) and item.callspec.params.get("driver")
+        if not driver:
+            continue
+        if DRIVER_MISSING.get(driver):
+            item.add_marker(pytest.mark.skip(reason=DRIVER_MISSING[driver]))
+            continue
+        gaps = DRIVER_GAPS.get(driver, {})
+        gap = gaps.get(f"{item.path.name}::{getattr(item, 'originalname', '')}") or gaps.get(item.path.name)
+        if gap:
             item.add_marker(pytest.mark.xfail(reason=gap, run=False, strict=True))
 
 
 @pytest.fixture(scope="session")
 def driver(request: pytest.FixtureRequest) -> str:
-    """The driver under test ("playwright" or "cdp"), a parameter of every test that reaches a browser."""
+    """The driver under test ("cdp", "playwright" or "firefox"), a parameter of every test that reaches a browser."""
     return str(getattr(request, "param", DRIVERS[0]))
 
 
@@ -110,6 +139,9 @@ async def webhand(tmp_path_factory: pytest.TempPathFactory, driver: str) -> Asyn
     tests fast. Each test gets its own conversation (see ``tools``), so tests never share cookies or pages.
     """
     async with Webhand(settings_for_tests(tmp_path_factory, driver=driver)) as wh:
+        # The browser is launched here, not inside the first test's tool call: a cold Firefox takes
+        # seconds (more on a loaded machine), which belongs to no test's timeout.
+        await wh.sessions._shared_browser()
         yield wh
 
 
@@ -127,12 +159,12 @@ async def tools(webhand: Webhand) -> AsyncIterator[object]:
 
 @pytest.fixture(scope="session", autouse=True)
 def no_browser_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After the whole run (fixtures torn down), this process has no Chromium left and no registry entry."""
+    """After the whole run (fixtures torn down), this process has no browser (Chromium or Firefox) left and no registry entry."""
     yield
     # Session fixtures (the shared Webhand) are finalized before this one because they were
     # requested later; whatever is still alive now leaked.
     left = wait_until_gone(own_browser_processes(), timeout=10)
-    assert not left, f"Chromium processes left behind: {[p.pid for p in left]}"
+    assert not left, f"Browser processes left behind: {[p.pid for p in left]}"
     assert not own_registry_entries(), "PID registry entries left behind"
 
 

@@ -35,6 +35,8 @@ PREFERENCES = {
     "browser.tabs.warnOnClose": False,
     "browser.download.useDownloadDir": True,
     "remote.prefs.recommended": True,
+    # No /favicon.ico request of the browser's own: it is not the page's (Chromium's is not reported either).
+    "browser.chrome.site_icons": False,
 }
 
 

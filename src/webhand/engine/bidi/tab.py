@@ -22,7 +22,7 @@ from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, Bidi
 from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
 from webhand.engine.net_errors import net_failure
-from webhand.engine.pointer import not_actionable
+from webhand.engine.pointer import ACTIONABLE, PICK_OPTION, not_actionable
 from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
 from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
@@ -36,19 +36,6 @@ _BUTTONS = {"left": 0, "middle": 1, "right": 2}
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
 _FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
-
-#: Where an element can be clicked: scrolled into view, then its box's centre in the viewport,
-#: or why not yet (removed, not visible, disabled).
-_POINT = """function (enabled) {
-  const e = this;
-  if (!e.isConnected) return {error: 'removed'};
-  e.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-  const box = e.getBoundingClientRect();
-  if (box.width === 0 || box.height === 0 || getComputedStyle(e).visibility !== 'visible') return {wait: 'not visible'};
-  if (enabled && e.disabled) return {wait: 'not enabled'};
-  return {x: box.left + box.width / 2, y: box.top + box.height / 2};
-}"""
-
 
 class TabOwner(Protocol):
     """What a tab needs of its context (browser.py's ``BidiContext``)."""
@@ -156,7 +143,10 @@ class BidiElement:
     async def click(self, *, button: MouseButton = "left", click_count: int = 1, modifiers: list[str] | None = None,
                     timeout: float) -> None:
         doing = f"Clicking {self.ref}"
-        await self._until_ready(doing, timeout, _POINT, True)
+        ready = await self._until_ready(doing, timeout, ACTIONABLE, True, True, button == "left")
+        if ready.get("dropdown"):  # an option of a drop-down: the browser draws those, and a click on one chooses it
+            await self._until_ready(doing, timeout, PICK_OPTION)
+            return
         keys = [values.key_value(m) for m in modifiers or []]
         pointer: list[dict[str, Any]] = [self._move()]
         for _ in range(click_count):
@@ -177,7 +167,7 @@ class BidiElement:
         return {"type": "pointerMove", "x": 0, "y": 0, "origin": {"type": "element", "element": self.node}}
 
     async def hover(self, *, timeout: float) -> None:
-        await self._until_ready(f"Hovering {self.ref}", timeout, _POINT, False)
+        await self._until_ready(f"Hovering {self.ref}", timeout, ACTIONABLE, False, True, False)
         await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
                                  "actions": [self._move()]}], f"Hovering {self.ref}", timeout, context=self.context_id)
 
@@ -232,7 +222,7 @@ class BidiElement:
         found = await self._call(f"function (wanted) {{ return ({OPTIONS})(this, wanted); }}", values,
                                  timeout=timeout, doing=doing)
         form_fields.refuse_options(self.ref, values, found)
-        await self._until_ready(doing, timeout, _POINT, True)
+        await self._until_ready(doing, timeout, ACTIONABLE, True, False, False)
         await self._call(SELECT, values, timeout=timeout, doing=doing)
         return values
 
@@ -245,10 +235,23 @@ class BidiElement:
         await form_fields.set_checked(self.ref, checked, read, lambda: self.click(timeout=timeout))
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
-        raise NotOnFirefox("Scrolling inside an element")
+        left, top = await self._call("function (x, y) { this.scrollBy(x, y); return [this.scrollLeft, this.scrollTop]; }",
+                                     x, y, timeout=timeout, doing=f"Scrolling inside {self.ref}")
+        return f"{self.ref} is scrolled to x={left:g}, y={top:g}."
 
     async def drag_to(self, target: Any, *, timeout: float) -> None:
-        raise NotOnFirefox("Dragging")
+        """Press on this element, move onto ``target`` in steps, release: Firefox runs an HTML5 drag
+        (dragstart, dragover, drop) from these pointer actions itself."""
+        if not isinstance(target, BidiElement) or target.context_id != self.context_id:
+            raise NotOnFirefox("Dragging onto an element of another frame")
+        doing = f"Dragging {self.ref} onto {target.ref}"
+        await self._until_ready(doing, timeout, ACTIONABLE, False, True, False)
+        await target._until_ready(doing, timeout, ACTIONABLE, False, False, False)
+        steps = [{"type": "pointerMove", "x": 0, "y": 0, "duration": 50,
+                  "origin": {"type": "element", "element": target.node}} for _ in range(2)]
+        await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                                 "actions": [self._move(), {"type": "pointerDown", "button": 0}, *steps,
+                                             {"type": "pointerUp", "button": 0}]}], doing, timeout, context=self.context_id)
 
 
 class BidiTab:
@@ -265,6 +268,9 @@ class BidiTab:
         self.tracker = settle.RequestTracker(self, None, None)
         self._requests: dict[str, settle.TrackedRequest] = {}
         self._document_status: dict[str, int | None] = {}  # navigation id -> its document's HTTP status
+        # The last main document's URL and status: a reload Firefox revalidates answers 304, but the
+        # document it shows is the cached one, with its status (as Chromium reports it).
+        self._shown: tuple[str, int | None] = ("", None)
         self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
         self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
         self._started_url = ""
@@ -296,7 +302,12 @@ class BidiTab:
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
             response = params.get("response", {})
             if params.get("navigation") and params.get("context") == self.context_id:
-                self._document_status[params["navigation"]] = int(response.get("status", 0)) or None
+                status = int(response.get("status", 0)) or None
+                url = response.get("url", "")
+                if status == 304 and self._shown[0] == url:
+                    status = self._shown[1]  # revalidated: the document shown is the cached response
+                self._shown = (url, status)
+                self._document_status[params["navigation"]] = status
             if tracked is not None:
                 headers = {h["name"]: h["value"].get("value", "") for h in response.get("headers", [])}
                 self.tracker.response(tracked, int(response.get("status", 0)), headers)
@@ -304,7 +315,9 @@ class BidiTab:
         elif method == "network.fetchError":
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
             if tracked is not None:
-                self.tracker.failed(tracked, params.get("errorText", "failed"))
+                reason = params.get("errorText", "failed")
+                # Cancelled by the page or by a navigation (Chromium's net::ERR_ABORTED): not a failure.
+                self.tracker.failed(tracked, "net::ERR_ABORTED" if reason == "NS_BINDING_ABORTED" else reason)
         elif method in ("browsingContext.fragmentNavigated", "browsingContext.historyUpdated"):
             if params.get("context") == self.context_id:
                 self._url = params.get("url", self._url)
@@ -613,8 +626,8 @@ class BidiTab:
         await self.perform([{"type": "key", "id": "keyboard", "actions": values.text_actions(text)}], "Typing", timeout)
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
-        left, top, width, height = await self.call(SCROLL, [[x, y]], doing="Scrolling", timeout=timeout)
-        return f"Scrolled to ({left}, {top}) of a {width}x{height} page."
+        left, top, width, height = await self.call(SCROLL, [[x, y]], doing="Scrolling the page", timeout=timeout)
+        return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)
