@@ -76,6 +76,10 @@ class BidiContext:
     def context_created(self, params: dict[str, Any]) -> None:
         """A top-level browsing context appeared in this user context. One a page opened (it has an
         opener: ``window.open``, a link with a target) becomes a tab here; ours come from new_tab."""
+        parent = self.tab_of(params["parent"]) if params.get("parent") else None
+        if parent is not None:  # a frame of one of our tabs: its events (console, prompts) are that tab's
+            parent.frame_created(params["context"])
+            return
         if params.get("parent") or not params.get("originalOpener") or self.tab_of(params["context"]) or self.closed:
             return
         tab = self._add_tab(params["context"])
@@ -189,7 +193,9 @@ class BidiBrowser:
                 if event == "browsingContext.contextDestroyed" and context_id == tab.context_id:
                     tab._closed = True
                     context.tab_closed(tab)
-                elif event != "browsingContext.contextDestroyed":
+                elif event == "browsingContext.contextDestroyed":
+                    tab._frame_contexts.discard(context_id)
+                else:
                     tab.on_event(event, params)
                 return
 

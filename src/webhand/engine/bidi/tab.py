@@ -15,11 +15,11 @@ import re
 from typing import Any, Literal, Protocol
 
 from webhand.engine import form_fields, settle
-from webhand.engine.bidi import values
+from webhand.engine.bidi import console, javascript, values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
-from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
+from webhand.engine.driver import (MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import ACTIONABLE, PICK_OPTION, not_actionable
@@ -272,6 +272,7 @@ class BidiTab:
         # document it shows is the cached one, with its status (as Chromium reports it).
         self._shown: tuple[str, int | None] = ("", None)
         self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
+        self._frame_contexts: set[str] = set()  # every frame's browsing context seen created (events route by it)
         self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
         self._started_url = ""
         self._prompt = asyncio.Event()  # a user prompt opened (``perform`` stops waiting for its input then)
@@ -335,17 +336,8 @@ class BidiTab:
             self.tracker.loaded()
 
     def _console(self, params: dict[str, Any]) -> None:
-        if self.events.console is None:
-            return
-        if params.get("type") == "javascript":
-            level = "pageerror"
-        else:
-            method = params.get("method", params.get("level", "log"))
-            level = {"warn": "warning", "assert": "error", "trace": "debug", "dir": "log"}.get(method, method)
-        frames = (params.get("stackTrace") or {}).get("callFrames") or []
-        location = f"{frames[0].get('url', '')}:{frames[0].get('lineNumber', 0) + 1}" if frames else ""
-        self.events.console(ConsoleEntry(level=level, text=params.get("text") or "", location=location, tab=self.index,
-                                         logged_at=params.get("timestamp", 0) / 1000 or 0))
+        if self.events.console is not None:
+            self.events.console(console.entry(params, self.index))
 
     async def _dismiss_quietly(self, dialog: BidiDialog) -> None:
         try:
@@ -354,8 +346,12 @@ class BidiTab:
             pass
 
     def owns(self, context_id: str) -> bool:
-        """Whether ``context_id`` is this tab's browsing context or one of its frames' (known so far)."""
-        return context_id == self.context_id or context_id in self._frame_keys
+        """Whether ``context_id`` is this tab's browsing context or one of its frames'."""
+        return context_id == self.context_id or context_id in self._frame_keys or context_id in self._frame_contexts
+
+    def frame_created(self, context_id: str) -> None:
+        """A frame appeared in this tab (``browsingContext.contextCreated`` with a parent of ours)."""
+        self._frame_contexts.add(context_id)
 
     # running scripts ---------------------------------------------------------------------------
     async def call(self, function: str, args: list[Any], *, doing: str, timeout: float, this: Any = None,
@@ -464,15 +460,7 @@ class BidiTab:
         return base64.b64decode(shot["data"])
 
     async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        async with guarded("Running JavaScript", timeout):
-            result = await self.connection.send("script.evaluate", {
-                "expression": expression, "target": {"context": self.context_id}, "awaitPromise": await_promise,
-                "resultOwnership": "none"})
-        if result.get("type") == "exception":
-            details = result.get("exceptionDetails") or {}
-            raise EvaluationFailed(f"The script threw: {details.get('text', 'an exception')}",
-                                   "Fix the script and run it again.")
-        return values.from_remote(result.get("result") or {})
+        return await javascript.evaluate(self, expression, await_promise=await_promise, timeout=timeout)
 
     async def frames(self) -> list[BidiFrame]:
         """The tab's frames, parents before children; a frame keeps its key while it lives."""
