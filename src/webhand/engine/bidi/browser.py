@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from webhand.engine.bidi import storage_state
 from webhand.engine.bidi.connection import BidiConnection, BidiError, guarded
 from webhand.engine.bidi.firefox import FirefoxProcess
 from webhand.engine.bidi.tab import BidiTab
@@ -48,6 +49,7 @@ class BidiContext:
         self.network_conditions = NetworkConditions()
         self.routes: list[RouteRule] = []
         self.closed = False
+        self.origins: set[str] = set()  # of the documents its tabs showed (their localStorage is saved)
         self._next_index = 0
 
     def tab_of(self, context_id: str) -> BidiTab | None:
@@ -129,12 +131,23 @@ class BidiContext:
         async with guarded("Deleting cookies", 30):
             await self.connection.send("storage.deleteCookies", {"filter": wanted, "partition": self._partition})
 
-    # not built on Firefox yet ------------------------------------------------------------------------
+    # the storage state (storage_state.py) ------------------------------------------------------------
+    def note_origin(self, url: str) -> None:
+        """A document of ``url`` committed in one of the tabs: its origin's localStorage is the session's."""
+        origin = storage_state.origin_of(url)
+        if origin is not None:
+            self.origins.add(origin)
+
+    def frame_of_origin(self, origin: str) -> str | None:
+        return next((tab.context_id for tab in self.tabs if storage_state.origin_of(tab.url) == origin), None)
+
     async def storage_state(self) -> dict[str, Any]:
-        raise NotOnFirefox("Saving the storage state")
+        return await storage_state.storage_state(self)
 
     async def set_storage_state(self, state: dict[str, Any], *, timeout: float) -> None:
-        raise NotOnFirefox("Loading a storage state")
+        await storage_state.set_storage_state(self, state, timeout=timeout)
+
+    # not built on Firefox yet ------------------------------------------------------------------------
 
     def expecting_download(self) -> bool:
         return False

@@ -45,6 +45,8 @@ class TabOwner(Protocol):
 
     def tab_closed(self, tab: "BidiTab") -> None: ...
 
+    def note_origin(self, url: str) -> None: ...
+
 
 class BidiDialog:
     """A user prompt Firefox reported (``browsingContext.userPromptOpened``)."""
@@ -60,8 +62,13 @@ class BidiDialog:
         params: dict[str, Any] = {"context": self._tab.context_id, "accept": True}
         if prompt_text is not None and self.kind == "prompt":
             params["userText"] = prompt_text
+        commits = self._tab.tracker.commits
         async with guarded("Accepting the dialog", timeout):
             await self._tab.connection.send("browsingContext.handleUserPrompt", params)
+        if self.kind == "beforeunload":
+            # Firefox answers before the page it lets go is replaced: the reply is about where the tab
+            # went, so the new document's commit is waited for (capped).
+            await self._tab.tracker.until(lambda: self._tab.tracker.commits > commits, timeout)
 
     async def dismiss(self, *, timeout: float) -> None:
         async with guarded("Dismissing the dialog", timeout):
@@ -323,6 +330,11 @@ class BidiTab:
             if params.get("context") == self.context_id:
                 self._url = params.get("url", self._url)
                 self.tracker.activity.set()
+        elif method.startswith("browsingContext.") and params.get("context") != self.context_id:
+            # A frame's navigation: its origin's storage is the session's; the tab's URL and load are the main frame's.
+            if method == "browsingContext.navigationCommitted":
+                self.context.note_origin(params.get("url", ""))
+                self.tracker.frame_committed()
         elif method == "browsingContext.navigationStarted":
             self._navigations_started += 1
             self._started_url = params.get("url", "")
@@ -330,6 +342,7 @@ class BidiTab:
         elif method == "browsingContext.navigationCommitted" or method == "browsingContext.domContentLoaded":
             self._url = params.get("url", self._url)
             if method == "browsingContext.navigationCommitted":
+                self.context.note_origin(params.get("url", ""))
                 self.tracker.main_committed()
         elif method == "browsingContext.load":
             self._url = params.get("url", self._url)
@@ -557,8 +570,14 @@ class BidiTab:
 
     async def web_storage(self, area: Literal["local", "session"], operation: Literal["get", "set", "delete", "clear"],
                           key: str | None = None, value: str | None = None, *, timeout: float) -> dict[str, str]:
-        return dict(await self.call(WEB_STORAGE, [[area, operation, key, value]], doing="Using web storage",
-                                    timeout=timeout) or {})
+        try:
+            return dict(await self.call(WEB_STORAGE, [[area, operation, key, value]], doing=f"Using {area}Storage",
+                                        timeout=timeout) or {})
+        except EvaluationFailed as error:
+            if "securityerror" in str(error).lower():
+                raise WebhandError(f"This page ({self.url}) has no {area}Storage (about:blank, data: and "
+                                   "sandboxed pages have none).", "Navigate to a page of the site first.") from None
+            raise
 
     async def _history(self, delta: int, timeout: float) -> NavigationResult | None:
         """Back or forward; None when the history has no entry that way. Firefox answers before the
