@@ -83,7 +83,48 @@ _NOT_BUILT = "not built on Firefox yet: "
 DRIVER_GAPS: dict[str, dict[str, str]] = {
     "cdp": {},
     "playwright": {},
-    "firefox": {},
+    "firefox": {
+        # What Firefox or WebDriver BiDi cannot do.
+        "test_interaction.py::test_drag_and_drop":
+            "Firefox/BiDi: an HTML5 drag that pointer actions start never drops (the drag session swallows the "
+            "release; w3c/webdriver-bidi#487); drags by pointer events work",
+        "test_javascript.py::test_a_runaway_script_ends_as_a_timeout_naming_it_and_the_page_stays_usable":
+            "BiDi has no way to stop a running script (no Runtime.terminateExecution; a reload does not interrupt "
+            "it): the hung tab is ended and replaced instead, and the reply says so",
+        "test_console.py::test_entries_carry_the_time_they_were_logged_and_objects_read_as_devtools_prints_them":
+            "Firefox: code run by browser_eval (script.evaluate) is attributed to the page's URL, so its messages "
+            "carry a location that Chromium's do not (the text and the time are the same)",
+        # Not built on Firefox yet (webhand's part).
+        "test_console.py::test_worker_and_iframe_messages_are_tagged_and_the_page_own_are_not":
+            _NOT_BUILT + "tagging worker messages (a worker's realm type) and hearing shared workers",
+        "test_console.py::test_service_worker_messages_are_tagged_sw_once":
+            _NOT_BUILT + "service workers' console messages",
+        "test_effects.py::test_a_debounced_save_has_run_when_typing_replies":
+            _NOT_BUILT + "waiting for the timers an action schedules (the reply comes before the debounced save)",
+        "test_effects.py::test_a_request_started_after_the_click_is_waited_for":
+            _NOT_BUILT + "waiting for a request an action's timer starts",
+        "test_effects.py::test_a_websocket_round_trip_is_waited_for":
+            _NOT_BUILT + "waiting for a WebSocket answer after an action",
+        "test_find.py::test_find_reaches_a_button_the_snapshot_cap_left_out_and_its_ref_is_the_snapshots":
+            _NOT_BUILT + "a page agent fast enough on a 10,000-element page (its sandbox's Xray wrappers are slow)",
+        "test_navigation.py::test_content_a_page_fetches_in_its_first_frame_after_load_is_in_the_first_snapshot":
+            _NOT_BUILT + "the load window misses a fetch the page starts in its first animation frame after load",
+        # Not built on Firefox yet: network (ff-network's branch).
+        "test_network.py": _NOT_BUILT + "network emulation and the network log",
+        "test_network_debugging.py": _NOT_BUILT + "the network log, request details and routes",
+        "test_policy.py": _NOT_BUILT + "the origin policy (a Firefox session refuses to start with one)",
+        "test_hostile_origins.py": _NOT_BUILT + "the origin policy (a Firefox session refuses to start with one)",
+        "test_effects.py::test_failed_requests_to_another_host_are_one_line":
+            _NOT_BUILT + "reporting failed requests to other hosts",
+        "test_files.py::test_upload_through_a_file_chooser": _NOT_BUILT + "the file chooser",
+        "test_files.py::test_a_download_by_link_is_saved_and_reported": _NOT_BUILT + "downloads",
+        "test_files.py::test_a_download_by_navigation_is_saved_and_reported": _NOT_BUILT + "downloads",
+        "test_files.py::test_a_second_download_of_the_same_name_does_not_overwrite": _NOT_BUILT + "downloads",
+        # Not built on Firefox yet: lifecycle and the corpus (ff-proof's branch).
+        "test_lifecycle.py": _NOT_BUILT + "process isolation, recovery after a crash or a kill",
+        "test_hostile_lifecycle.py": _NOT_BUILT + "process isolation, recovery after a crash or a kill",
+        "test_corpus_admin.py": _NOT_BUILT + "the corpus pages on Firefox",
+    },
 }
 
 
@@ -91,6 +132,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "one_driver(reason): run on the default driver only, though the test reaches a browser "
                    "(through `driver`, `webhand` or `tools`); the reason says why the other driver adds nothing")
+    config.addinivalue_line(
+        "markers", "not_on_firefox(reason): not in the Firefox column, though it runs on both Chromium drivers: "
+                   "the test starts a browser of its own (a Firefox start costs seconds) to check what lies above "
+                   "the Driver, which the shared-fixture tests already run on Firefox; the reason says what")
 
 
 def one_driver_reason(definition: pytest.Function | pytest.Item) -> str | None:
@@ -110,7 +155,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     run per driver, unless it is marked ``one_driver`` with its reason."""
     if "driver" in metafunc.fixturenames:
         alone = one_driver_reason(metafunc.definition) is not None
-        metafunc.parametrize("driver", DRIVERS[:1] if alone else DRIVERS, scope="session", indirect=True)
+        drivers = DRIVERS[:1] if alone else DRIVERS
+        if _not_on_firefox_reason(metafunc.definition) is not None:
+            drivers = tuple(d for d in drivers if d != "firefox") or drivers
+        metafunc.parametrize("driver", drivers, scope="session", indirect=True)
+
+
+def _not_on_firefox_reason(definition: pytest.Function | pytest.Item) -> str | None:
+    mark = definition.get_closest_marker("not_on_firefox")
+    if mark is None:
+        return None
+    reason = mark.args[0] if mark.args else mark.kwargs.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise pytest.UsageError(f"{definition.nodeid}: not_on_firefox needs its reason")
+    return reason
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
