@@ -392,6 +392,10 @@ class BidiTab:
         """Run input actions. Firefox answers once the page has handled them, which it cannot while
         a dialog the input opened blocks the page: then the action is done when the dialog opens,
         and Firefox's answer comes (unread) after the dialog is answered."""
+        if self.tracker.watch is not None:
+            # Firefox runs commands to different realms side by side, not in the order sent: the
+            # action's watch (settle.WORK_HUB, in the page's realm) must be in place before the input.
+            await self.tracker.watch.begun()
         self._prompt.clear()
         async with guarded(doing, timeout):
             acting = asyncio.ensure_future(self.connection.send("input.performActions",
