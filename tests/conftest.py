@@ -134,6 +134,8 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         # Not built on Firefox yet: lifecycle and the corpus (ff-proof's branch).
         "test_lifecycle.py": _NOT_BUILT + "process isolation, recovery after a crash or a kill",
         "test_hostile_lifecycle.py": _NOT_BUILT + "process isolation, recovery after a crash or a kill",
+        "test_hostile_faults.py": _NOT_BUILT + "recovery from a crashed or killed renderer or browser, with process "
+                                               "isolation",
         "test_corpus_admin.py": _NOT_BUILT + "the corpus pages on Firefox",
     },
 }
