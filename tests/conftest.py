@@ -99,10 +99,8 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
             _NOT_BUILT + "tagging worker messages (a worker's realm type) and hearing shared workers",
         "test_console.py::test_service_worker_messages_are_tagged_sw_once":
             _NOT_BUILT + "service workers' console messages",
-        "test_effects.py::test_a_debounced_save_has_run_when_typing_replies":
-            _NOT_BUILT + "waiting for the timers an action schedules (the reply comes before the debounced save)",
         "test_effects.py::test_a_request_started_after_the_click_is_waited_for":
-            _NOT_BUILT + "waiting for a request an action's timer starts",
+            _NOT_BUILT + "waiting for a request that a timer the click set starts (a 300 ms timer's request is missed)",
         "test_effects.py::test_a_websocket_round_trip_is_waited_for":
             _NOT_BUILT + "waiting for a WebSocket answer after an action",
         "test_find.py::test_find_reaches_a_button_the_snapshot_cap_left_out_and_its_ref_is_the_snapshots":
