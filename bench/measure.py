@@ -12,6 +12,9 @@ from functools import lru_cache
 import psutil
 
 BROWSER_NAMES = ("chromium", "chrome", "headless_shell", "chrome_crashpad_handler")
+#: Firefox's helpers are named for their job ("Web Content", "Socket Process", "forkserver"): they
+#: are known by the binary they run.
+FIREFOX_BINARIES = ("firefox",)
 
 
 def now() -> float:
@@ -59,7 +62,10 @@ def tokens(text: str) -> int:
 def is_browser(process: psutil.Process) -> bool:
     try:
         name = process.name().lower()
-        return any(n in name for n in BROWSER_NAMES)
+        if any(n in name for n in BROWSER_NAMES):
+            return True
+        program = ((process.cmdline() or [""])[0]).lower()
+        return any(n in program for n in FIREFOX_BINARIES)
     except psutil.Error:
         return False
 

@@ -75,10 +75,37 @@ def webhand_spec(chrome: str, *, key: str = "webhand", label: str = "webhand", e
                 webhand.__version__, env)
 
 
+#: Firefox's launch cap in the bench: a cold start takes 10-30 s on a loaded 2-core machine, over the
+#: default 30 s at times (docs/design.md, "The Firefox driver").
+FIREFOX_LAUNCH_TIMEOUT = 120
+
+
+def firefox_spec() -> Spec | None:
+    """webhand on Firefox (the WebDriver BiDi driver, Debian's stock firefox-esr): the Firefox column.
+    None when no Firefox is installed (scripts/ensure-firefox installs it)."""
+    import webhand
+    from webhand.engine.bidi.firefox import find_firefox
+    from webhand.errors import WebhandError
+
+    try:
+        find_firefox()
+    except WebhandError:
+        return None
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    env["WEBHAND_LAUNCH_TIMEOUT"] = str(FIREFOX_LAUNCH_TIMEOUT)
+    return Spec("webhand-ff", "webhand (Firefox)", "webhand", sys.executable,
+                ["-m", "webhand", "mcp", "--browser", "firefox"], webhand.__version__, env,
+                note=f"the Firefox driver (WebDriver BiDi) on firefox-esr; launch_timeout {FIREFOX_LAUNCH_TIMEOUT} s "
+                     "(a cold start on a loaded machine)")
+
+
 def specs(chrome: str) -> list[Spec]:
-    """The servers compared in the latency and snapshot suites, webhand first."""
+    """The servers compared in the latency and snapshot suites, webhand first (on Firefox too, when installed)."""
     out = [webhand_spec(chrome),
            webhand_spec(chrome, key="webhand-pw", label="webhand (Playwright driver)", extra=["--driver", "playwright"])]
+    firefox = firefox_spec()
+    if firefox is not None:
+        out.append(firefox)
     playwright = str(NODE_BIN / "playwright-mcp")
     pw_args = ["--headless", "--isolated", "--executable-path", chrome, "--viewport-size", "1280x720"]
     pw_args += ["--no-sandbox"] if _no_sandbox() else []

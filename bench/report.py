@@ -125,10 +125,11 @@ def markdown(r: dict[str, Any]) -> str:
 
 def _glance(r: dict[str, Any]) -> list[str]:
     """One table of the headline figures, one column per server."""
-    keys = ["webhand", "webhand-pw", "playwright", "playwright-settle0", "devtools", "agent-browser"]
+    keys = ["webhand", "webhand-pw", "webhand-ff", "playwright", "playwright-settle0", "devtools", "agent-browser"]
     keys = [k for k in keys if k in (r.get("servers") or {}) or k == "webhand"]
     labels = {k: (_get(r, "servers", k, "label") or k) for k in keys}
     same_as_webhand = ["same"] if "webhand-pw" in keys else []  # tokens do not depend on the driver
+    on_firefox = "webhand-ff" in keys
     rows = []
     for step in ("navigate", "snapshot", "type", "click", "press_key"):
         rows.append([f"{step} reply, median ms", *(_num(_median(r, k, step)) for k in keys)])
@@ -140,13 +141,18 @@ def _glance(r: dict[str, Any]) -> list[str]:
     agent_total = {m: sum(pages[p][m]["tokens"] for p in both) for m in agent}
     agent_cell = ([f"{_num(agent_total.get('agent-browser:default'))} interactive, {_num(agent_total.get('agent-browser:full'))} full"]
                   if "agent-browser" in keys else [])
+    firefox_cell = []
+    if on_firefox:  # the same pages on Firefox: the snapshot is the page agent's, the tree is Firefox's
+        firefox_pages = [p for p in both if "tokens" in (pages[p].get("webhand-ff:default") or {})]
+        firefox_cell = [f"{_num(sum(pages[p]['webhand-ff:default']['tokens'] for p in both))} interactive"
+                        if len(firefox_pages) == len(both) else "n/a"]
     if both:
         rows.append([f"snapshot tokens, sum over {len(both)} pages", f"{_num(total['webhand:default'])} interactive, "
-                     f"{_num(total['webhand:full'])} full", *same_as_webhand, _num(total["playwright:default"]), "same",
-                     _num(total["devtools:default"]), *agent_cell])
+                     f"{_num(total['webhand:full'])} full", *same_as_webhand, *firefox_cell, _num(total["playwright:default"]),
+                     "same", _num(total["devtools:default"]), *agent_cell])
     tools = _get(r, "tools_list", "variants") or {}
     rows.append(["tools/list tokens (default)", _num(_get(tools, "webhand", "tokens")), *same_as_webhand,
-                 _num(_get(tools, "playwright", "tokens")),
+                 *(["same"] if on_firefox else []), _num(_get(tools, "playwright", "tokens")),
                  "same", _num(_get(tools, "devtools", "tokens")),
                  *([_num(_get(tools, "agent-browser", "tokens"))] if "agent-browser" in keys else [])])
     fp = _get(r, "first_page", "mcp") or {}
@@ -164,6 +170,7 @@ def _actions(r: dict[str, Any]) -> list[str]:
         return []
     keys = list(data)
     header = ["step"] + [f"{data[k]['label']} median / p95 ms" for k in keys] + [f"webhand / {label}" for key, label in PEERS if key in data]
+    header += ["webhand on Firefox / on Chromium"] if "webhand-ff" in data else []
     rows = []
     for step in (*STEPS, "click_navigates", "click_dom"):
         row = [step.replace("_navigates", " (navigates)").replace("_dom", " (DOM change)")]
@@ -171,6 +178,7 @@ def _actions(r: dict[str, Any]) -> list[str]:
             cell = _get(data, key, "latency_ms", step)
             row.append(f"{_num(cell['median'])} / {_num(cell['p95'])}" if cell else "n/a")
         row += [_x(ratio(_median(r, "webhand", step), _median(r, key, step))) for key, _ in PEERS if key in data]
+        row += [_x(ratio(_median(r, "webhand-ff", step), _median(r, "webhand", step)))] if "webhand-ff" in data else []
         rows.append(row)
     tokens = [[step] + [_num(_get(data, k, "reply_tokens", step, "median")) for k in keys] for step in STEPS]
     return ([f"## Action replies ({_get(r, 'actions', 'rounds')} rounds, servers interleaved)", "",
@@ -211,7 +219,9 @@ def _first_page(r: dict[str, Any]) -> list[str]:
     api = fp.get("api") or {}
     api_rows = [[label, f"{_num(_get(api, c, 'median'))} / {_num(_get(api, c, 'p95'))}", _num(_get(api, c, "n"))]
                 for c, label in (("process_cold", "process isolation, no reserve (browser launch)"),
-                                 ("process_warm", "process isolation, warm reserve ready"), ("context", "context isolation"))]
+                                 ("process_warm", "process isolation, warm reserve ready"), ("context", "context isolation"),
+                                 ("firefox_process_cold", "Firefox: process isolation, no reserve (browser launch)"))
+                if c in api]
     return ["## Time to the first page in a new session (median / p95 ms)", "",
             *_table(["server", "spawn → initialized", "spawn → tools listed", "first navigate right after", "cold: spawn → first page",
                      f"first navigate after {fp.get('idle_seconds')} s idle"], rows),
@@ -275,13 +285,15 @@ def _cli(r: dict[str, Any]) -> list[str]:
     if not commands:
         return []
     rows = [[f"`{name}`", _num(_get(v, "wall_ms", "median"), 1), _num(_get(v, "wall_ms", "p95"), 1), _num(_get(v, "cpu_ms", "median"), 1),
-             _x(v.get("wall_vs_python")) if "wall_vs_python" in v else "1.00× (the floor)"] for name, v in commands.items()]
+             _x(v.get("wall_vs_python")) if "wall_vs_python" in v else "1.00× (the floor)",
+             _x(v.get("cpu_vs_python")) if "cpu_vs_python" in v else "1.00×"] for name, v in commands.items()]
     return ["## A warm CLI command", "",
             f"Each CLI's daemon already running with one page open; the commands timed in turn, the order rotating, "
             f"{cli.get('rounds')} rounds, each run a whole process from spawn to exit (webhand: {cli.get('webhand_command')}; "
             f"agent-browser: its native client). Load average before / after: {cli.get('load_average_before')} / "
-            f"{cli.get('load_average_after')}.", "",
-            *_table(["command", "median wall ms", "p95 wall ms", "median CPU ms", "wall vs python -c pass (median of pairs)"], rows)]
+            f"{cli.get('load_average_after')}." + (f" Bytecode: {cli['bytecode']}." if cli.get("bytecode") else ""), "",
+            *_table(["command", "median wall ms", "p95 wall ms", "median CPU ms", "wall vs python -c pass (median of pairs)",
+                     "CPU vs python -c pass"], rows)]
 
 
 def _buys_less(r: dict[str, Any]) -> list[str]:
@@ -323,7 +335,9 @@ def _memory(r: dict[str, Any]) -> list[str]:
         out += ["Each MCP server holding one session on the long article (webhand's total includes its warm-reserve browser):", "",
                 *_table(["server", "browser processes PSS", "browser processes", "server process PSS"], rows)]
     if mem.get("process"):
-        rows = [[iso, _num(_get(mem, iso, "first_session_mb")), _num(_get(mem, iso, "each_more_mb"))] for iso in ("process", "context")]
+        rows = [[label, _num(_get(mem, iso, "first_session_mb")), _num(_get(mem, iso, "each_more_mb"))]
+                for iso, label in (("process", "process"), ("context", "context"), ("firefox_context", "context, on Firefox"))
+                if iso in mem]
         out += [f"webhand's Python API, {mem.get('sessions')} sessions on {mem.get('page')}, no reserve:", "",
                 *_table(["isolation", "first session", "each more session"], rows)]
     return out

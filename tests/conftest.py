@@ -6,6 +6,7 @@ cross-origin. Plain helpers (the server, settings, process checks) are in helper
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import tempfile
@@ -202,16 +203,49 @@ def driver(request: pytest.FixtureRequest) -> str:
     return str(getattr(request, "param", DRIVERS[0]))
 
 
+class SharedWebhands:
+    """The run's shared Webhands, one per driver, each started when first asked for and kept until
+    the run ends.
+
+    They are not kept by the ``webhand`` fixture itself: pytest holds one value of a parametrized
+    fixture at a time, and a test file's tests run per driver (its cdp tests, then its playwright
+    tests, then the next file's cdp tests under xdist's ``--dist loadfile``), so a fixture holding
+    the Webhand closed it and launched the other driver's at each switch, twice a file: about 2 s of
+    CPU and 2 to 5 s of a test's time per launch, some 330 s of test time over the suite (what the
+    first test of each driver took beyond its file's median, in a full run)."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._tmp_path_factory = tmp_path_factory
+        self._started: dict[str, Webhand] = {}
+        self._exits = contextlib.AsyncExitStack()
+
+    async def of(self, driver: str) -> Webhand:
+        if driver not in self._started:
+            webhand = Webhand(settings_for_tests(self._tmp_path_factory, driver=driver))
+            self._started[driver] = await self._exits.enter_async_context(webhand)
+            # The browser is launched here, not inside the first test's tool call: a cold Firefox takes
+            # seconds (more on a loaded machine), which belong to no test's timeout.
+            await webhand.sessions._shared_browser()
+        return self._started[driver]
+
+    async def close(self) -> None:
+        self._started.clear()
+        await self._exits.aclose()
+
+
 @pytest.fixture(scope="session")
-async def webhand(tmp_path_factory: pytest.TempPathFactory, driver: str) -> AsyncIterator[Webhand]:
+async def shared_webhands(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SharedWebhands]:
+    shared = SharedWebhands(tmp_path_factory)
+    yield shared
+    await shared.close()
+
+
+@pytest.fixture(scope="session")
+async def webhand(shared_webhands: SharedWebhands, driver: str) -> Webhand:
     """One Webhand per driver for the run, sessions sharing one Chromium (context isolation) to keep
     tests fast. Each test gets its own conversation (see ``tools``), so tests never share cookies or pages.
     """
-    async with Webhand(settings_for_tests(tmp_path_factory, driver=driver)) as wh:
-        # The browser is launched here, not inside the first test's tool call: a cold Firefox takes
-        # seconds (more on a loaded machine), which belongs to no test's timeout.
-        await wh.sessions._shared_browser()
-        yield wh
+    return await shared_webhands.of(driver)
 
 
 @pytest.fixture

@@ -109,11 +109,81 @@ async def chromium_checks(webhand, tools, snapshot: str) -> list[Check]:
         node = next((n for n in tree["nodes"] if n.get("backendDOMNodeId") == backend), tree["nodes"][0])
         role = "none" if node.get("ignored") else str((node.get("role") or {}).get("value", ""))
         name = str((node.get("name") or {}).get("value", ""))
-        clickable = line["role"] == "clickable"
-        ok = role in CHROMIUM_NOT_CONTROLS if clickable else \
-            _role_matches(line["role"], role) and _name_matches(line["name"], name, fact)
-        checks.append(Check(line["ref"], line["role"], line["name"], role, name, ok, clickable))
+        checks.append(_check(line, role, name, fact))
     return checks
+
+
+def _check(line: dict[str, str], role: str, name: str, fact: dict) -> Check:
+    """A snapshot line against Chromium's role and name for its element."""
+    clickable = line["role"] == "clickable"
+    ok = role in CHROMIUM_NOT_CONTROLS if clickable else \
+        _role_matches(line["role"], role) and _name_matches(line["name"], name, fact)
+    return Check(line["ref"], line["role"], line["name"], role, name, ok, clickable)
+
+
+# ---------------------------------------------------------------------------------------------
+# Another browser's snapshot (Firefox's) against Chromium's tree, element by element
+
+#: Where each ref'd element sits in the document: its index among its parent's element children,
+#: from the root down. The same page (a MiniWoB++ episode seeded alike) gives the same path for the
+#: same element in every browser, so a line of Firefox's snapshot meets Chromium's truth by it.
+DOM_PATHS = """refs => refs.map(ref => {
+  const el = window.__webhand.resolve(ref);
+  if (typeof el === 'string') return null;
+  const steps = [];
+  for (let node = el; node.parentElement; node = node.parentElement)
+    steps.push([...node.parentElement.children].indexOf(node));
+  return steps.reverse().join('/');
+})"""
+FACTS = _FACTS
+NOT_REFD = "(no ref)"
+
+
+async def chromium_truth_by_path(webhand, tools, snapshot: str) -> dict[str, Check]:
+    """``chromium_checks`` of a Chromium snapshot, keyed by each element's DOM path."""
+    checks = await chromium_checks(webhand, tools, snapshot)
+    paths = await evaluate(await tab_of(webhand, tools), DOM_PATHS, [c.ref for c in checks])
+    return {path: check for path, check in zip(paths, checks) if path}
+
+
+def checks_against_chromium(snapshot: str, paths: list[str | None], facts: list[dict],
+                            truth: dict[str, Check]) -> list[Check]:
+    """One check per ref'd line of another browser's ``snapshot`` (``paths`` and ``facts`` read in
+    that browser, in line order): its role and name against Chromium's for the element at the
+    same place, by the same rules as Chromium's own snapshot. An element only one browser gave a
+    ref to is a mismatch too (its other side reads ``(no ref)``)."""
+    lines = list(zip(controls(snapshot), paths, facts))
+    matched = {path for _, path, _ in lines if path in truth}
+    # An element whose path differs (the page's scripts built the two documents a little apart) is
+    # met by its ref instead: the same page agent numbers refs in document order in both browsers.
+    by_ref = {check.ref: path for path, check in truth.items() if path not in matched}
+    checks = []
+    for line, path, fact in lines:
+        if path not in truth and line["ref"] in by_ref:
+            path = by_ref.pop(line["ref"])
+            matched.add(path)
+        chromium = truth.get(path or "")
+        if chromium is None:
+            checks.append(Check(line["ref"], line["role"], line["name"], NOT_REFD, "", False, False))
+            continue
+        checks.append(_check(line, chromium.chromium_role, chromium.chromium_name, fact))
+    for path, chromium in truth.items():
+        if path not in matched:
+            checks.append(Check(NOT_REFD, NOT_REFD, "", chromium.chromium_role, chromium.chromium_name, False, False))
+    return checks
+
+
+#: The share of named lines that must agree with Chromium's tree on a page.
+AGREEMENT = 0.99
+
+
+def assert_agrees(page: str, checks: list[Check]) -> None:
+    assert checks, f"{page}: the snapshot has no ref'd element to compare"
+    named = [c for c in checks if not c.clickable]
+    agreed = sum(c.ok for c in named) / len(named) if named else 1.0
+    # A `clickable` line has no Chromium role or name to equal; it must only not be a control Chromium knows.
+    wrong_clickables = [c for c in checks if c.clickable and not c.ok]
+    assert agreed >= AGREEMENT and not wrong_clickables, mismatch_table(page, checks)
 
 
 def mismatch_table(page: str, checks: list[Check]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import psutil
@@ -98,21 +99,44 @@ def test_a_call_to_a_running_daemon_imports_neither_the_catalog_nor_pydantic(cli
     assert "heavy: []" in done.stdout
 
 
-def test_a_warm_call_through_the_entry_point_loads_no_parser(cli, site):
-    """The command's entry point hands a tool command to the running daemon as typed: the daemon
-    parses it, so the client imports neither argparse nor the command table; and it talks to the
-    daemon through json's and socket's C parts, so not even re, enum, json or socket's Python layer
-    (about half of a warm call's time when they were imported)."""
-    cli("navigate", site.url("login.html"))
-    probe = ("import sys; sys.argv = ['webhand', 'get_url']; from webhand.surfaces.cli.forward import main; "
-             "code = main(); loaded = sorted(m for m in sys.modules if m in ('argparse', 'pydantic', 'asyncio', "
-             "'re', 'enum', 'json', 'socket', 'typing', 'pathlib', 'webhand.errors') "
-             "or m.startswith(('webhand.surfaces.cli.', 'webhand.tools', 'webhand.config'))); "
-             "print('loaded:', loaded); sys.exit(code)")
-    done = subprocess.run([sys.executable, "-c", probe], env=cli.env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert site.url("login.html") in done.stdout
-    assert "loaded: ['webhand.surfaces.cli.daemon_wire', 'webhand.surfaces.cli.forward']" in done.stdout
+#: What the console script may import beyond ``python -c pass`` before the daemon has answered: its
+#: own module and the wire (with their packages, whose ``__init__`` files import nothing), the runtime
+#: folder's check, and the C parts of socket and json. Each module more is a cost every warm call pays
+#: (issue 31: a warm call at most 1.5x Python's own start).
+LEAN_CLIENT_MODULES = {"webhand", "webhand.surfaces", "webhand.surfaces.cli", "webhand.surfaces.cli.forward",
+                       "webhand.surfaces.cli.daemon_wire", "webhand.security", "webhand.security.locations",
+                       "_socket", "_json"}
+
+
+def _imported(code: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``code`` with ``-X importtime``, which names every module imported, C ones too."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    names = set()
+    for line in done.stderr.splitlines():
+        figures = line.removeprefix("import time:").split("|")
+        if line.startswith("import time:") and len(figures) == 3 and figures[0].strip().isdigit():
+            names.add(figures[2].strip())
+    return done, names
+
+
+def test_the_console_script_imports_only_the_lean_client_before_the_daemon_answers(cli):
+    """The entry point ``pyproject.toml`` declares hands a tool command to the running daemon as
+    typed: the daemon parses it, so the client imports neither argparse nor the command table, and
+    it talks through json's and socket's C parts, so not even re, enum, json or socket's Python layer
+    (about half of a warm call's time when they were imported). Held as an exact list: a new import on
+    this path fails here. ``session_list`` needs no browser, so none is launched."""
+    cli("daemon", "start")
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    module, function = scripts["webhand"].split(":")
+    probe = f"import sys; sys.argv = ['webhand', 'session_list']; from {module} import {function}; sys.exit({function}())"
+    done, loaded = _imported(probe, cli.env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "session" in done.stdout.lower()  # the daemon's answer, printed
+    _floor, floor = _imported("pass", cli.env)
+    assert "webhand.surfaces.cli.daemon_wire" in loaded  # the fast path was taken
+    # Beyond python -c pass and the lean client (some of which a site's start-up may load already):
+    assert loaded - floor - LEAN_CLIENT_MODULES == set(), f"imported beyond python -c pass: {sorted(loaded - floor)}"
 
 
 def test_a_forwarded_command_is_read_in_the_callers_directory_and_environment(cli, site, tmp_path):

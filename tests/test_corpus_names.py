@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from corpus_site import missing_reason, open_task, snapshot_text
-from corpus_truth import chromium_checks, mismatch_table
+from corpus_truth import assert_agrees, chromium_checks
 from harness import click, evaluate, tab_of, wait_for_selector
 
 pytestmark = [pytest.mark.corpus,
@@ -23,16 +23,6 @@ MINIWOB_PAGES = ["click-button", "click-link", "login-user", "enter-password", "
                  "choose-list", "click-tab", "click-dialog", "click-widget", "read-table", "use-spinner",
                  "form-sequence-2", "email-inbox"]
 PYDOC_PAGES = ["index.html", "library/stdtypes.html", "library/functions.html", "tutorial/introduction.html"]
-AGREEMENT = 0.99
-
-
-def assert_agrees(page: str, checks) -> None:
-    assert checks, f"{page}: the snapshot has no ref'd element to compare"
-    named = [c for c in checks if not c.clickable]
-    agreed = sum(c.ok for c in named) / len(named) if named else 1.0
-    # A `clickable` line has no Chromium role or name to equal; it must only not be a control Chromium knows.
-    wrong_clickables = [c for c in checks if c.clickable and not c.ok]
-    assert agreed >= AGREEMENT and not wrong_clickables, mismatch_table(page, checks)
 
 
 @pytest.mark.parametrize("task", MINIWOB_PAGES)

@@ -1,20 +1,22 @@
 """The dashboard, used as a person would: a second, separate Chromium (driven by Playwright) opens
 the dashboard page while an agent works through webhand's tools.
 
-Each test ends the viewer's browser and checks that none of its processes is left.
+The viewer's browser is launched once for the module (each test has a fresh context in it); when
+the module ends it is closed, and none of its processes may be left.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from collections.abc import AsyncIterator
 
 import httpx
 import psutil
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
 
 from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
@@ -62,23 +64,36 @@ async def agent(watched):
     await watched.end_conversation(context.conversation_id)
 
 
-@pytest.fixture
-async def viewer() -> AsyncIterator[Page]:
-    """A person's browser: its own Chromium, separate from webhand's."""
+@pytest.fixture(scope="module")
+async def viewer_browser(tmp_path_factory) -> AsyncIterator[Browser]:
+    """A person's browser: its own Chromium, separate from webhand's (its temporary files, the
+    singleton-socket folder among them, in a folder of its own rather than the shared /tmp).
+    Launched once for the module (a launch per test cost some 2 s each); each test gets a fresh
+    context in it (``viewer``)."""
     async with async_playwright() as playwright:
         # A person's browser says Chrome, not HeadlessChrome (the dashboard refuses headless ones:
         # webhand's own), in every request, a page's last keepalive one too: hence the flag.
         browser = await playwright.chromium.launch(executable_path=find_chromium(),
-                                                   args=["--no-sandbox", f"--user-agent={PERSON_UA}"])
+                                                   args=["--no-sandbox", f"--user-agent={PERSON_UA}"],
+                                                   env={**os.environ, "TMPDIR": str(tmp_path_factory.mktemp("viewer"))})
         processes = viewer_processes()
         assert processes, "the viewer's Chromium should be running"
-        # The page forbids eval (its CSP); Playwright needs it for wait_for_function.
-        page = await browser.new_page(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
         try:
-            yield page
+            yield browser
         finally:
             await browser.close()
     assert not await wait_until_gone_async(processes), "the viewer's Chromium was left running"
+
+
+@pytest.fixture
+async def viewer(viewer_browser: Browser) -> AsyncIterator[Page]:
+    """The person's page, in a context of its own (cookies, storage, a token typed earlier: none)."""
+    # The page forbids eval (its CSP); Playwright needs it for wait_for_function.
+    context = await viewer_browser.new_context(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
+    try:
+        yield await context.new_page()
+    finally:
+        await context.close()
 
 
 def session_id(webhand: Webhand, conversation: str) -> str:

@@ -71,7 +71,8 @@ def bridge(tmp_path_factory, site):
                                "--no-first-run", f"--load-extension={extension}",
                                f"--disable-extensions-except={extension}",
                                site.url("bridge_private.html")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                              env={**os.environ, "TMPDIR": str(root)})  # its singleton folder stays in root
     settings = Settings(extension_bridge=True, extension_port=port, output_dir=str(root / "out"), warm_reserve=False,
                         capabilities=["all"])
     try:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from urllib.parse import quote
 
 import pytest
 
-from helpers import ok, settings_for_tests
-from webhand import Webhand
+from helpers import ok
 
 
 async def open_page(tools, site, path: str) -> None:
@@ -22,18 +20,12 @@ async def text_of(tools, selector: str) -> str:
     return json.loads(reply)
 
 
-@pytest.fixture(scope="module")
-async def impatient(tmp_path_factory, driver):
-    """A Webhand whose actions give up on an unactionable element after 2 s, to keep error tests short."""
-    async with Webhand(settings_for_tests(tmp_path_factory, action_timeout=2.0, warm_reserve=False, driver=driver)) as wh:
-        yield wh
-
-
 @pytest.fixture
-async def quick_tools(impatient):
-    context = impatient.context(f"quick-{uuid.uuid4().hex[:8]}")
-    yield context
-    await impatient.end_conversation(context.conversation_id)
+def quick_tools(webhand, tools, monkeypatch):
+    """A conversation whose actions give up on an unactionable element after 2 s, to keep error tests
+    short: ``action_timeout`` is read at each action, so it is set on the shared Webhand for the test."""
+    monkeypatch.setattr(webhand.settings, "action_timeout", 2.0)
+    return tools
 
 
 async def test_click_that_navigates_reports_the_new_url_and_title(tools, site):

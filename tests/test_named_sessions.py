@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from helpers import settings_for_tests
-from webhand import Webhand
-
 
 async def test_create_list_destroy(tools, site):
     await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
@@ -87,10 +84,9 @@ async def test_a_destroyed_session_is_not_started_again_by_a_page_tool(tools):
     assert "temp" not in (await tools.call("browser_session_list", {})).text
 
 
-async def test_named_sessions_start_on_first_use_when_the_setting_says_so(tmp_path_factory, site, driver):
-    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, create_named_sessions_implicitly=True, driver=driver)
-    async with Webhand(settings) as wh:
-        tools = wh.context("implicit")
-        reply = await tools.call("browser_navigate", {"session": "scratch", "url": site.url("tabs_files/child.html")})
-        assert not reply.is_error, reply.text
-        assert "- scratch: " + site.url("tabs_files/child.html") in (await tools.call("browser_session_list", {})).text
+async def test_named_sessions_start_on_first_use_when_the_setting_says_so(webhand, tools, monkeypatch, site):
+    # Read at each call: set on the shared Webhand for this test (no Webhand of its own to launch).
+    monkeypatch.setattr(webhand.settings, "create_named_sessions_implicitly", True)
+    reply = await tools.call("browser_navigate", {"session": "scratch", "url": site.url("tabs_files/child.html")})
+    assert not reply.is_error, reply.text
+    assert "- scratch: " + site.url("tabs_files/child.html") in (await tools.call("browser_session_list", {})).text

@@ -7,6 +7,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 import pytest
@@ -20,10 +21,13 @@ from webhand import Webhand
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[PlaywrightServer]]:
     """Three Playwright servers shared by the tests of this module that do not kill one."""
     folder = tmp_path_factory.mktemp("pw-servers")
-    started: list[PlaywrightServer] = []
+    # Started side by side: each start is a Node process launching its Chromium, mostly waiting.
+    with ThreadPoolExecutor(3) as starting:
+        starts = [starting.submit(PlaywrightServer, folder) for _ in range(3)]
+    started = [start.result() for start in starts if start.exception() is None]
     try:
-        for _ in range(3):
-            started.append(PlaywrightServer(folder))
+        for start in starts:
+            start.result()  # a start that failed fails the fixture, once the others are killed below
         yield started
     finally:
         for server in started:

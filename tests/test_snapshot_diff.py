@@ -58,15 +58,13 @@ async def test_no_diff_before_the_first_snapshot(tools, site):
 
 
 @pytest.fixture
-async def full_replies(tmp_path_factory, driver):
-    from helpers import settings_for_tests
+def full_replies(webhand, tools, monkeypatch):
+    """A conversation of the shared Webhand with ``snapshot_diff = "full"`` (read at each action's
+    reply, so set for this test alone: no Webhand of its own to launch)."""
+    monkeypatch.setattr(webhand.settings, "snapshot_diff", "full")
+    return tools
 
-    async with Webhand(settings_for_tests(tmp_path_factory, snapshot_diff="full", warm_reserve=False, driver=driver)) as webhand:
-        context = webhand.context("diff-full")
-        yield context
 
-
-@pytest.mark.not_on_firefox("a reply setting (snapshot_diff, snapshot_max_chars, secrets) is above the Driver; the snapshot and diff tests on the shared Webhand run on Firefox")
 async def test_with_snapshot_diff_full_an_action_replies_with_the_whole_snapshot(full_replies, site):
     tools = full_replies
     await tools.call("browser_navigate", {"url": site.url("snapshot/repeated.html")})
@@ -197,7 +195,7 @@ async def secret_tools(tmp_path_factory, site, driver):
         yield webhand.context("diff-secrets")
 
 
-@pytest.mark.not_on_firefox("a reply setting (snapshot_diff, snapshot_max_chars, secrets) is above the Driver; the snapshot and diff tests on the shared Webhand run on Firefox")
+@pytest.mark.not_on_firefox("the secrets file is a setting above the Driver (a Webhand of its own, a Firefox start); typing and the diff on Firefox are the shared-fixture tests")
 async def test_a_secret_a_field_held_stays_masked_in_its_old_value(secret_tools, site):
     tools = secret_tools
     await tools.call("browser_navigate", {"url": site.url("snapshot/values.html")})
@@ -263,15 +261,13 @@ async def test_the_python_docs_functions_page_keeps_its_search_box_and_next_link
 
 
 @pytest.fixture
-async def small_limit(tmp_path_factory, driver):
-    from helpers import settings_for_tests
+def small_limit(webhand, tools, monkeypatch):
+    """A conversation of the shared Webhand with a 3,000-character snapshot limit (read at each
+    reply, so set for this test alone: no Webhand of its own to launch)."""
+    monkeypatch.setattr(webhand.settings, "snapshot_max_chars", 3000)
+    return tools
 
-    settings = settings_for_tests(tmp_path_factory, snapshot_max_chars=3000, warm_reserve=False, driver=driver)
-    async with Webhand(settings) as webhand:
-        yield webhand.context("diff-small-limit")
 
-
-@pytest.mark.not_on_firefox("a reply setting (snapshot_diff, snapshot_max_chars, secrets) is above the Driver; the snapshot and diff tests on the shared Webhand run on Firefox")
 async def test_past_the_limit_the_headings_and_controls_are_cut_at_the_limit_in_an_action_reply_too(small_limit, site):
     tools = small_limit
     await tools.call("browser_navigate", {"url": site.url("snapshot/outline.html?sections=80")})

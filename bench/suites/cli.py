@@ -7,6 +7,12 @@ floor, the same venv's ``python -c pass``. Each run is a whole process, timed fr
 (wall) with its CPU time from the kernel (wait4), so a load spike on this shared machine hits every
 command alike; the figures are medians. Both daemons and their browsers are ended at the end, by
 PID, and checked gone.
+
+Both Python commands run with current bytecode, as ``pip install`` leaves it (it compiles every
+module at install): their warm-up writes it to a folder of the suite's own (``PYTHONPYCACHEPREFIX``,
+so the source tree is not written), whatever ``PYTHONDONTWRITEBYTECODE`` says. Without that, a
+shell with that variable set and a source tree edited since its ``__pycache__`` was written timed
+Python compiling the edited modules on every run (the client's two modules then: 1.2x its CPU).
 """
 
 from __future__ import annotations
@@ -71,6 +77,12 @@ class _Daemons:
                           "AGENT_BROWSER_EXECUTABLE_PATH": bench.chrome}
         self.webhand, self.webhand_how = _webhand_command()
         self.agent = str(agent_browser_binary())
+
+    def timed_env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` for a timed Python command: current bytecode, written once by its warm-up."""
+        timed = {**env, "PYTHONPYCACHEPREFIX": str(self.folder / "bytecode")}
+        timed.pop("PYTHONDONTWRITEBYTECODE", None)
+        return timed
 
     def _private(self, name: str) -> Path:
         path = self.folder / name
@@ -160,9 +172,9 @@ async def run(bench: Run) -> dict[str, Any]:
         problems = daemons.open(url)
         for problem in problems:
             bench.note(f"cli: {problem}")
-        commands = {"webhand get_url": ([*daemons.webhand, "get_url"], daemons.webhand_env),
+        commands = {"webhand get_url": ([*daemons.webhand, "get_url"], daemons.timed_env(daemons.webhand_env)),
                     "agent-browser get url": ([daemons.agent, "get", "url"], daemons.agent_env),
-                    "python -c pass": ([sys.executable, "-c", "pass"], dict(os.environ))}
+                    "python -c pass": ([sys.executable, "-c", "pass"], daemons.timed_env(dict(os.environ)))}
         if not daemons.agent:
             del commands["agent-browser get url"]
         for name, (command, env) in commands.items():  # one warm-up each, and a check that it answers
@@ -182,6 +194,7 @@ async def run(bench: Run) -> dict[str, Any]:
         out["rounds"] = len(samples[names[0]])
         out["commands"] = _medians(samples, "python -c pass")
         out["webhand_command"] = daemons.webhand_how
+        out["bytecode"] = "current for both Python commands (written by their warm-up, as pip install compiles it)"
         out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         for name, figures in out["commands"].items():
             print(f"  cli {name}: median {figures['wall_ms']['median']} ms wall, {figures['cpu_ms']['median']} ms CPU"

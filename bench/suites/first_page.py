@@ -19,6 +19,7 @@ from collections import defaultdict
 from typing import Any
 
 import measure
+from peers import FIREFOX_LAUNCH_TIMEOUT
 from suites import Run
 
 IDLE_SECONDS = 3.0
@@ -127,4 +128,8 @@ async def run(bench: Run) -> dict[str, Any]:
         "process_warm": await _api_case(bench, "process_warm", api_reps, isolation="process", warm_reserve=True),
         "context": await _api_case(bench, "context", api_reps, isolation="context"),
     }
+    if bench.spec("webhand-ff") is not None:  # the same browser launch on Firefox
+        out["api"]["firefox_process_cold"] = await _api_case(bench, "firefox_process_cold", max(2, api_reps // 2),
+                                                             isolation="process", warm_reserve=False, browser="firefox",
+                                                             launch_timeout=FIREFOX_LAUNCH_TIMEOUT)
     return out

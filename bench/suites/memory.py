@@ -12,13 +12,15 @@ import asyncio
 from typing import Any
 
 import measure
+from peers import FIREFOX_LAUNCH_TIMEOUT
 from suites import Run
 
 
-async def _case(bench: Run, isolation: str, sessions: int) -> dict[str, Any]:
+async def _case(bench: Run, isolation: str, sessions: int, browser: str = "chromium", **extra: Any) -> dict[str, Any]:
     from webhand import Settings, Webhand
 
-    config = Settings(executable_path=bench.chrome, isolation=isolation, warm_reserve=False, max_sessions=sessions + 2)
+    config = Settings(executable_path=bench.chrome, isolation=isolation, warm_reserve=False, max_sessions=sessions + 2,
+                      browser=browser, **extra)
     points: list[dict[str, Any]] = []
     errors: list[str] = []
     async with Webhand(config) as wh:
@@ -35,11 +37,15 @@ async def _case(bench: Run, isolation: str, sessions: int) -> dict[str, Any]:
     first = points[0]["browser_pss_mb"]
     last = points[-1]
     more = round((last["browser_pss_mb"] - first) / (last["sessions"] - 1), 1) if last["sessions"] > 1 else None
-    print(f"  memory {isolation}: first {first} MB, each more {more} MB", flush=True)
+    print(f"  memory {isolation} ({browser}): first {first} MB, each more {more} MB", flush=True)
     return {"first_session_mb": first, "each_more_mb": more, "points": points, "errors": errors[:5]}
 
 
 async def run(bench: Run) -> dict[str, Any]:
     sessions = 3 if bench.quick else 8
-    return {"sessions": sessions, "page": "/article",
-            "process": await _case(bench, "process", sessions), "context": await _case(bench, "context", sessions)}
+    out = {"sessions": sessions, "page": "/article",
+           "process": await _case(bench, "process", sessions), "context": await _case(bench, "context", sessions)}
+    if bench.spec("webhand-ff") is not None:  # Firefox: sessions are user contexts of one Firefox
+        out["firefox_context"] = await _case(bench, "context", sessions, browser="firefox",
+                                             launch_timeout=FIREFOX_LAUNCH_TIMEOUT)
+    return out

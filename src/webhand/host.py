@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from webhand.caller import NO_CALLER, Caller, ProgressTicker
 from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
+from webhand.session import call_deadline
 from webhand.session.recording import CallRecord
 from webhand.response import Response, ToolResult
 from webhand.session.conversation import ConversationSessions
@@ -144,8 +145,9 @@ class ToolContext:
             own_timeout = float(getattr(args, "timeout", None) or settings.timeout)
             timeout = own_timeout + _CALL_MARGIN_SECONDS
             try:
-                async with asyncio.timeout(timeout):
-                    await self._run(tool, args, response, own_timeout)
+                async with asyncio.timeout(timeout) as deadline:
+                    with call_deadline.counting(deadline):  # a browser launch on the way is not counted
+                        await self._run(tool, args, response, own_timeout)
             except TimeoutError:
                 raise ActionTimeout(f"{name} did not finish within {timeout:g} s.",
                                     "The page may be hung: call browser_snapshot, or browser_close to start over.") from None

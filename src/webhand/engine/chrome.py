@@ -267,11 +267,24 @@ def _group_members(entry: RegistryEntry) -> list[psutil.Process]:
                 continue
             cmdline = process.info["cmdline"] or []
             # Renderers do not repeat --user-data-dir; their group leader did, which we checked.
-            if marker in cmdline or _same_process(entry.pid, entry.start_time):
+            if (marker in cmdline or _same_process(entry.pid, entry.start_time)
+                    or _child_of_firefox(process, cmdline, entry)):
                 members.append(process)
         except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError, PermissionError):
             continue
     return members + [p for p in _naming(entry.temporary_dir) if p not in members]
+
+
+def _child_of_firefox(process: psutil.Process, cmdline: list[str], entry: RegistryEntry) -> bool:
+    """A Firefox helper (content, socket, RDD, forkserver …) of the entry's browser whose main
+    process is already gone: in its group, started after it, and naming it ``-parentPid``. Such a
+    helper repeats no profile path; it usually exits within a second of its parent, but the
+    reaper does not count on that."""
+    try:
+        named = cmdline[cmdline.index("-parentPid") + 1] == str(entry.pid)
+    except (ValueError, IndexError):
+        return False
+    return named and process.create_time() >= entry.start_time - 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,6 +469,10 @@ class ChromeProcess:
         """False as soon as the browser died, even before asyncio has reaped it (a zombie)."""
         if self.process.returncode is not None:
             return False
+        try:  # our child: one syscall that asks whether it has exited, without reaping it (WNOWAIT)
+            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+        except ChildProcessError:  # reaped meanwhile, or not our child after all: ask /proc (a third of a ms)
+            pass
         try:
             return psutil.Process(self.pid).status() != psutil.STATUS_ZOMBIE
         except psutil.NoSuchProcess:

@@ -3,10 +3,10 @@ browser registry), the default output folder; and the one check every private fo
 nothing heavier.
 """
 
-from __future__ import annotations
-
 import os
 
+# No `from __future__` either (one module more for that call): the annotations that name Path or
+# FileNotWritable, imported only for type checkers, are strings.
 TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,15 +19,15 @@ if TYPE_CHECKING:
 CONFIG_FILE_NAME = "webhand.toml"
 
 
-def user_config_dir() -> Path:
+def user_config_dir() -> "Path":
     from pathlib import Path
 
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "webhand"
 
 
-def find_config_file(explicit: str | Path | None = None, *, env: dict[str, str] | None = None,
-                     cwd: Path | None = None) -> Path | None:
+def find_config_file(explicit: "str | Path | None" = None, *, env: dict[str, str] | None = None,
+                     cwd: "Path | None" = None) -> "Path | None":
     """The config file to read: ``explicit`` (or ``WEBHAND_CONFIG``), ./webhand.toml, the user's one."""
     from pathlib import Path
 
@@ -46,7 +46,7 @@ def find_config_file(explicit: str | Path | None = None, *, env: dict[str, str] 
     return None
 
 
-def runtime_dir() -> Path:
+def runtime_dir() -> "Path":
     """The per-user runtime dir: the daemon's socket, lock and log, the browser registry."""
     from pathlib import Path
 
@@ -203,7 +203,7 @@ def _check_folder(folder: str, info: os.stat_result, wanted: str, hint: str, *, 
                                       "place of what is inside", hint)
 
 
-def _unsafe(wanted: str, folder: str, reason: str, hint: str) -> FileNotWritable:
+def _unsafe(wanted: str, folder: str, reason: str, hint: str) -> "FileNotWritable":
     from webhand.errors import FileNotWritable
 
     where = folder if folder == wanted else f"{folder} (on the way to {wanted})"

@@ -36,7 +36,7 @@ from webhand.engine.pool import Placement
 from webhand.errors import (ConfigError, InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound,
                             WebhandError, shorten)
 from webhand.security.masking import Masker
-from webhand.session import placing
+from webhand.session import call_deadline, placing
 from webhand.session.profiles import ProfileLock, check_profile_name
 from webhand.session.storage_state import read_storage_state, write_storage_state
 from webhand.conversation_files import ConversationFiles
@@ -435,7 +435,8 @@ class SessionManager:
         purpose = f"conversation {shorten(key.conversation, 24)}, session {key.name!r}"
         lock = await asyncio.to_thread(ProfileLock.acquire, profile, purpose)
         try:
-            browser = await self.engine.launch(profile_dir=str(lock.folder))
+            with call_deadline.not_counted():  # the launch has launch_timeout, not the call's time
+                browser = await self.engine.launch(profile_dir=str(lock.folder))
             events = TabEvents()
             size = viewport or self.settings.viewport
             try:
@@ -540,7 +541,8 @@ class SessionManager:
             if self._shared is None or not self._shared.alive:
                 if self._shared is not None:
                     await self._shared.close()
-                self._shared = await self.engine.launch()
+                with call_deadline.not_counted():  # the launch has launch_timeout, not the call's time
+                    self._shared = await self.engine.launch()
             return self._shared
 
     async def _prepare(self, viewport: Viewport | None = None) -> _Prepared:
@@ -549,7 +551,11 @@ class SessionManager:
             placement, context, events = await placing.open_in_pool(self.pool, viewport or self.settings.viewport)
             return _Prepared(placement.browser, context, events, placement.owns_browser, placement)
         shared = self.settings.isolation == "context"
-        browser = await self._shared_browser() if shared else await self.engine.launch()
+        if shared:
+            browser = await self._shared_browser()
+        else:
+            with call_deadline.not_counted():  # the launch has launch_timeout, not the call's time
+                browser = await self.engine.launch()
         events = TabEvents()
         viewport = viewport or self.settings.viewport
         try:
@@ -571,7 +577,8 @@ class SessionManager:
         prepared: _Prepared | None = None
         if reserve is not None:
             try:
-                prepared = await reserve
+                with call_deadline.not_counted():  # a reserve still launching: its launch, not the call's time
+                    prepared = await reserve
                 if not prepared.browser.alive:
                     await prepared.browser.close()
                     prepared = None

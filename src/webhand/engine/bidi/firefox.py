@@ -21,23 +21,96 @@ CANDIDATE_NAMES = ("firefox-esr", "firefox")
 CANDIDATE_PATHS = ("/usr/lib/firefox-esr/firefox-esr", "/usr/lib/firefox/firefox")
 _BIDI_LINE = re.compile(r"WebDriver BiDi listening on (ws://\S+)")
 
-#: Profile preferences of a Firefox driven by webhand: no first-run pages, update checks or
-#: telemetry (each would open tabs or make requests the session did not ask for).
+#: Profile preferences of a Firefox driven by webhand, in the temporary profile's user.js so that they
+#: hold from the first instant (``remote.prefs.recommended`` sets Firefox's own automation set only
+#: once the remote agent starts, after some services have begun). Two aims:
+#: - nothing the session did not ask for: no first-run pages, default-browser or update checks;
+#: - no traffic of Firefox's own: a stock Firefox contacts Mozilla's services as it starts (remote
+#:   settings, Normandy/Nimbus studies, safe browsing lists, captive-portal and connectivity probes,
+#:   region and search updates, telemetry, push, add-on updates, DNS prefetch, speculative
+#:   connections). Each is switched off here; the pages a session opens are its only traffic. This
+#:   also makes the cold start cheaper: those services are work on the main thread, and BiDi's
+#:   ``session.new`` answers only after the first window's idle startup tasks have run.
 PREFERENCES = {
+    # first run, prompts, updates
     "browser.shell.checkDefaultBrowser": False,
     "browser.startup.homepage_override.mstone": "ignore",
     "browser.startup.page": 0,
+    "browser.startup.homepage": "about:blank",
+    "startup.homepage_welcome_url": "about:blank",
     "browser.newtabpage.enabled": False,  # new tabs open on about:blank, not the heavy about:newtab
     "browser.aboutwelcome.enabled": False,
+    "browser.sessionstore.resume_from_crash": False,
     "app.update.disabledForTesting": True,
-    "datareporting.policy.dataSubmissionEnabled": False,
-    "toolkit.telemetry.reportingpolicy.firstRun": False,
+    "app.update.auto": False,
+    "app.update.checkInstallTime": False,
     "browser.tabs.warnOnClose": False,
     "browser.download.useDownloadDir": True,
     "remote.prefs.recommended": True,
+    # Mozilla's services, off (see above); services.settings.server is honoured with the
+    # MOZ_REMOTE_SETTINGS_DEVTOOLS environment variable (FirefoxProcess.start), as a release build
+    # otherwise ignores it.
+    "services.settings.server": "data:,#remote-settings-dummy/v1",
+    "app.normandy.enabled": False,
+    "app.normandy.api_url": "",
+    "app.shield.optoutstudies.enabled": False,
+    "messaging-system.rsexperimentloader.enabled": False,
+    "browser.safebrowsing.malware.enabled": False,
+    "browser.safebrowsing.phishing.enabled": False,
+    "browser.safebrowsing.downloads.enabled": False,
+    "browser.safebrowsing.blockedURIs.enabled": False,
+    "browser.safebrowsing.passwords.enabled": False,
+    "browser.safebrowsing.update.enabled": False,
+    "network.captive-portal-service.enabled": False,
+    "network.connectivity-service.enabled": False,
+    "captivedetect.canonicalURL": "",
+    "network.dns.disablePrefetch": True,
+    "network.prefetch-next": False,
+    "network.predictor.enabled": False,
+    "network.http.speculative-parallel-limit": 0,
+    "browser.places.speculativeConnect.enabled": False,
+    "network.trr.mode": 5,  # DNS over HTTPS off: names resolve through the system, as Chromium's do
+    "doh-rollout.disable-heuristics": True,
+    "browser.region.network.url": "",
+    "browser.region.update.enabled": False,
+    "browser.search.update": False,
+    "browser.search.geoip.url": "",
+    "extensions.getAddons.cache.enabled": False,
+    "extensions.systemAddon.update.enabled": False,
+    "extensions.update.enabled": False,
+    "extensions.blocklist.enabled": False,
+    "datareporting.policy.dataSubmissionEnabled": False,
+    "datareporting.healthreport.uploadEnabled": False,
+    "toolkit.telemetry.reportingpolicy.firstRun": False,
+    "toolkit.telemetry.enabled": False,
+    "toolkit.telemetry.unified": False,
+    "toolkit.telemetry.archive.enabled": False,
+    "toolkit.telemetry.server": "",
+    "dom.push.connection.enabled": False,
+    "identity.fxaccounts.enabled": False,
+    "media.gmp-manager.updateEnabled": False,
+    "security.remote_settings.crlite_filters.enabled": False,
+    "security.remote_settings.intermediates.enabled": False,
+    "privacy.trackingprotection.enabled": False,
+    "browser.topsites.contile.enabled": False,
+    "browser.urlbar.quicksuggest.enabled": False,
+    "extensions.pocket.enabled": False,
+    "browser.translations.enable": False,
+    "browser.ml.enable": False,
+    "geo.provider.network.url": "",
+    "browser.newtabpage.activity-stream.feeds.system.topstories": False,
+    "browser.newtabpage.activity-stream.feeds.topsites": False,
+    "browser.newtabpage.activity-stream.testing.shouldInitializeFeeds": False,
+    "browser.discovery.enabled": False,
+    "browser.backup.enabled": False,
     # No /favicon.ico request of the browser's own: it is not the page's (Chromium's is not reported either).
     "browser.chrome.site_icons": False,
 }
+
+#: Environment of a Firefox webhand launches, beside TMPDIR and the cache folder (FirefoxProcess.start).
+#: MOZ_REMOTE_SETTINGS_DEVTOOLS lets the profile's services.settings.server stand (a release build
+#: otherwise contacts firefox.settings.services.mozilla.com whatever the profile says).
+ENVIRONMENT = {"MOZ_CRASHREPORTER_DISABLE": "1", "MOZ_REMOTE_SETTINGS_DEVTOOLS": "1"}
 
 
 def find_firefox(configured: str | None = None) -> str:
@@ -93,7 +166,7 @@ class FirefoxProcess(ChromeProcess):
                 f"--width={width}", f"--height={height}", *(["--headless"] if headless else []), *extra_args]
         # TMPDIR and the cache inside the scratch folder: what a killed Firefox leaves goes with it.
         env = {**os.environ, "TMPDIR": os.path.join(scratch, "tmp"), "XDG_CACHE_HOME": os.path.join(scratch, "cache"),
-               "MOZ_CRASHREPORTER_DISABLE": "1"}
+               **ENVIRONMENT}
         os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
         try:
             process, ws, entry, tail = await spawn_registered(

@@ -37,6 +37,12 @@ _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
 _FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
 
+#: Fill's text, committed at once into the focused, selected field the way CDP's Input.insertText and
+#: Playwright's fill put it: one beforeinput/input of type insertText, no key events (a page that
+#: cancels keydown, as MiniWoB's spinner does, still gets the text). False: the field took none.
+_INSERT_TEXT = "function (text) { return this.ownerDocument.execCommand('insertText', false, text); }"
+
+
 class TabOwner(Protocol):
     """What a tab needs of its context (browser.py's ``BidiContext``)."""
 
@@ -183,7 +189,9 @@ class BidiElement:
         state = await self._until_ready(doing, timeout, FILL_PREPARE, text)
         if state.get("done"):
             return
-        actions = values.text_actions(text) if text else values.chord_actions("Delete")
+        if text and await self._call(_INSERT_TEXT, text, timeout=timeout, doing=doing):
+            return
+        actions = values.text_actions(text) if text else values.chord_actions("Delete")  # keys: no insertText here
         await self.tab.perform([{"type": "key", "id": "keyboard", "actions": actions}], doing, timeout,
                                context=self.context_id)
 
