@@ -258,6 +258,12 @@ async def wait_until_gone_async(processes: list[psutil.Process], timeout: float 
 CLI_TIMEOUT = 120
 
 
+def driver_env(driver: str) -> dict[str, str]:
+    """The environment that picks the conformance suite's ``driver`` in a webhand process a test starts
+    (Firefox is a browser setting, not a Chromium driver)."""
+    return {"WEBHAND_BROWSER": "firefox"} if driver == "firefox" else {"WEBHAND_DRIVER": driver}
+
+
 class Cli:
     def __init__(self, tmp_path: Path, **env: str) -> None:
         self.runtime = tmp_path / "run"

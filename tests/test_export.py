@@ -10,6 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import psutil
+import pytest
 
 from helpers import CLI_TIMEOUT, settings_for_tests, wait_until_gone
 from webhand.surfaces.cli.export import render, steps_of
@@ -41,6 +42,7 @@ async def test_export_turns_refs_into_selectors_and_leaves_out_reads_and_failure
     assert all("ref" not in s["arguments"] and "unresolved" not in s for s in steps)
 
 
+@pytest.mark.not_on_firefox("export and replay are above the Driver, and the exported script starts a Chromium of its own; recording on Firefox is covered by the first export test")
 async def test_json_export_replays_green_on_a_fresh_page(tools, site, tmp_path_factory, tmp_path, driver):
     export = tmp_path / "form.json"
     export.write_text(render(steps_of(await act_on_the_form(tools, site)), "json", "default"))
@@ -50,6 +52,7 @@ async def test_json_export_replays_green_on_a_fresh_page(tools, site, tmp_path_f
     assert report.steps == report.total == 4
 
 
+@pytest.mark.not_on_firefox("export and replay are above the Driver, and the exported script starts a Chromium of its own; recording on Firefox is covered by the first export test")
 async def test_replay_reports_the_first_step_that_differs(tools, site, tmp_path_factory, driver):
     steps = steps_of(await act_on_the_form(tools, site))
     steps[2]["arguments"]["selector"] = "#no-such-checkbox"
@@ -73,6 +76,7 @@ def browsers_left(tmp_path: Path) -> list[Path]:
     return list((tmp_path / "run" / "webhand" / "browsers").glob("*.json"))
 
 
+@pytest.mark.not_on_firefox("export and replay are above the Driver, and the exported script starts a Chromium of its own; recording on Firefox is covered by the first export test")
 async def test_python_export_runs_on_a_fresh_browser(tools, site, tmp_path):
     script = tmp_path / "replay_form.py"
     steps = steps_of(await act_on_the_form(tools, site)) + [READ_BACK]
@@ -84,6 +88,7 @@ async def test_python_export_runs_on_a_fresh_browser(tools, site, tmp_path):
     assert not browsers_left(tmp_path)
 
 
+@pytest.mark.not_on_firefox("export and replay are above the Driver, and the exported script starts a Chromium of its own; recording on Firefox is covered by the first export test")
 async def test_cli_export_runs_as_a_shell_script(tools, site, tmp_path):
     script = tmp_path / "replay_form.sh"
     steps = steps_of(await act_on_the_form(tools, site)) + [READ_BACK]

@@ -18,7 +18,8 @@ class _BrowsersOnly(_Handler):
     """Serves /fetch/doc.html to browsers only, the way some sites answer plain clients with a 403."""
 
     def do_GET(self) -> None:
-        if self.path.startswith("/only-browsers") and "Chrome/" not in self.headers.get("User-Agent", ""):
+        agent = self.headers.get("User-Agent", "")
+        if self.path.startswith("/only-browsers") and "Chrome/" not in agent and "Firefox/" not in agent:
             self._send(403, b"<title>Forbidden</title><h1>Plain clients are not served here</h1>")
             return
         if self.path.startswith("/only-browsers"):

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from helpers import Cli, settings_for_tests
+from helpers import Cli, driver_env, settings_for_tests
 from webhand import Webhand
 
 
@@ -173,7 +173,7 @@ async def test_a_page_cannot_reach_the_http_servers_dashboard_or_mcp(tmp_path, s
     from test_mcp_http import mcp_client, mcp_server
 
     canary = uuid.uuid4().hex
-    with mcp_server(tmp_path, "--caps", "all", env={"WEBHAND_DRIVER": driver}) as server:
+    with mcp_server(tmp_path, "--caps", "all", env=driver_env(driver)) as server:
         base = server.url.removesuffix("/mcp")
         async with mcp_client(server.url) as victim, mcp_client(server.url) as agent:
             await victim.call_tool("browser_navigate", {"url": site.url(f"login.html?canary={canary}")})
@@ -191,7 +191,7 @@ async def test_a_page_cannot_reach_the_http_servers_dashboard_or_mcp(tmp_path, s
 
 
 async def test_a_page_cannot_reach_the_daemons_dashboard(tmp_path, site, driver):
-    cli = Cli(tmp_path, WEBHAND_DRIVER=driver)
+    cli = Cli(tmp_path, **driver_env(driver))
     canary = uuid.uuid4().hex
     try:
         cli("navigate", site.url(f"login.html?canary={canary}"), "--session", "victim")

@@ -136,6 +136,48 @@ _HELPERS = r"""(() => {
   return {within, point, shown, disabled, reveal, centre, hitAt, cover, dropdownOf};
 })()"""
 
+# `this` is the element. Returns {x, y} (its click point, in its frame's viewport) when it can be
+# acted on, {dropdown: true} for an option of a drop-down when `optionClick` (it is chosen, not
+# clicked: PICK_OPTION), {wait: reason, by?, kind?} when not yet, or {error: reason} when it
+# never will be. Run by the raw-CDP and Firefox drivers.
+ACTIONABLE = """async function (needEnabled, needPointer, optionClick) {
+  const P = """ + _HELPERS + """;
+  const e = this;
+  if (!e.isConnected) return {error: 'removed'};
+  if (optionClick && P.dropdownOf(e)) return {dropdown: true};
+  const box = () => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; };
+  const [left, top, width, height] = box();
+  if (width === 0 || height === 0 || getComputedStyle(e).visibility !== 'visible') return {wait: 'not visible'};
+  if (needEnabled && P.disabled(e)) return {wait: 'not enabled'};
+  await new Promise(resolve => requestAnimationFrame(() => resolve()));
+  const again = box();
+  if (again[0] !== left || again[1] !== top || again[2] !== width || again[3] !== height) return {wait: 'not stable'};
+  let [x, y] = P.reveal(e);
+  if (!needPointer) return {x, y};
+  let cover = P.cover(e, x, y);
+  if (cover && cover.kind === 'pinned') {  // under a sticky header or a bar: in the middle of the view it may be clear
+    P.centre(e);
+    [x, y] = P.point(e);
+    cover = P.cover(e, x, y);
+  }
+  if (cover) return {wait: 'covered', by: cover.by, kind: cover.kind};
+  return {x, y};
+}"""
+
+# Scrolls the element into the middle of every scroller above it, the frames above included.
+CENTRE = "function () { this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'}); }"
+
+# Scrolls the element into view inside every scroller that hides it; its point as CHECK gives it.
+SCROLL_INTO_VIEW = """function () {
+  const P = """ + _HELPERS + """;
+  const e = this;
+  if (!e.isConnected) return {error: 'removed'};
+  const r = e.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility !== 'visible') return {error: 'not visible'};
+  const [x, y] = P.reveal(e);
+  return {x, y};
+}"""
+
 # `this` is an <option>: select it the way Playwright's selectOption does (its select's input and
 # change events follow), once the select is visible and neither is disabled.
 PICK_OPTION = """function () {

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from webhand.engine.bidi import storage_state
 from webhand.engine.bidi.connection import BidiConnection, BidiError, guarded
 from webhand.engine.bidi.files import BidiFileChooser, SessionDownloads
 from webhand.engine.bidi.firefox import FirefoxProcess
@@ -53,6 +54,7 @@ class BidiContext:
         self.width, self.height = width, height
         self.tabs: list[BidiTab] = []
         self.closed = False
+        self.origins: set[str] = set()  # of the documents its tabs showed (their localStorage is saved)
         self._next_index = 0
         # The origin policy (engine-wide) and this session's refusal log and proxy (policy.py).
         self.policy: BidiPolicy | None = browser.policy
@@ -125,6 +127,10 @@ class BidiContext:
     def context_created(self, params: dict[str, Any]) -> None:
         """A top-level browsing context appeared in this user context. One a page opened (it has an
         opener: ``window.open``, a link with a target) becomes a tab here; ours come from new_tab."""
+        parent = self.tab_of(params["parent"]) if params.get("parent") else None
+        if parent is not None:  # a frame of one of our tabs: its events (console, prompts) are that tab's
+            parent.frame_created(params["context"])
+            return
         if params.get("parent") or not params.get("originalOpener") or self.tab_of(params["context"]) or self.closed:
             return
         tab = self._add_tab(params["context"])
@@ -181,12 +187,23 @@ class BidiContext:
         async with guarded("Deleting cookies", 30):
             await self.connection.send("storage.deleteCookies", {"filter": wanted, "partition": self._partition})
 
-    # not built on Firefox yet ------------------------------------------------------------------------
+    # the storage state (storage_state.py) ------------------------------------------------------------
+    def note_origin(self, url: str) -> None:
+        """A document of ``url`` committed in one of the tabs: its origin's localStorage is the session's."""
+        origin = storage_state.origin_of(url)
+        if origin is not None:
+            self.origins.add(origin)
+
+    def frame_of_origin(self, origin: str) -> str | None:
+        return next((tab.context_id for tab in self.tabs if storage_state.origin_of(tab.url) == origin), None)
+
     async def storage_state(self) -> dict[str, Any]:
-        raise NotOnFirefox("Saving the storage state")
+        return await storage_state.storage_state(self)
 
     async def set_storage_state(self, state: dict[str, Any], *, timeout: float) -> None:
-        raise NotOnFirefox("Loading a storage state")
+        await storage_state.set_storage_state(self, state, timeout=timeout)
+
+    # not built on Firefox yet ------------------------------------------------------------------------
 
     def expecting_tab(self) -> bool:
         return False
@@ -293,11 +310,13 @@ class BidiBrowser:
                 if event == "browsingContext.contextDestroyed" and context_id == tab.context_id:
                     tab._closed = True
                     context.tab_closed(tab)
+                elif event == "browsingContext.contextDestroyed":
+                    tab._frame_contexts.discard(context_id)
                 elif event in ("browsingContext.downloadWillBegin", "browsingContext.downloadEnd"):
                     context.files.began(params, tab.index) if event.endswith("Begin") else context.files.ended(params)
                 elif event == "input.fileDialogOpened":
                     context.file_dialog_opened(params, tab)
-                elif event != "browsingContext.contextDestroyed":
+                else:
                     tab.on_event(event, params)
                 return
 

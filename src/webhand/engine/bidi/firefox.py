@@ -103,6 +103,8 @@ PREFERENCES = {
     "browser.newtabpage.activity-stream.testing.shouldInitializeFeeds": False,
     "browser.discovery.enabled": False,
     "browser.backup.enabled": False,
+    # No /favicon.ico request of the browser's own: it is not the page's (Chromium's is not reported either).
+    "browser.chrome.site_icons": False,
 }
 
 #: Environment of a Firefox webhand launches, beside TMPDIR and the cache folder (FirefoxProcess.start).

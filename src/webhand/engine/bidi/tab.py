@@ -15,17 +15,17 @@ import re
 from typing import Any, Literal, Protocol
 
 from webhand.engine import form_fields, settle
-from webhand.engine.bidi import values
+from webhand.engine.bidi import console, javascript, values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
-from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
+from webhand.engine.driver import (MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
 from webhand.engine.net_errors import net_failure
-from webhand.engine.pointer import not_actionable
+from webhand.engine.pointer import ACTIONABLE, PICK_OPTION, not_actionable
 from webhand.engine.policy import RefusalLog
 from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
@@ -40,19 +40,6 @@ _BUTTONS = {"left": 0, "middle": 1, "right": 2}
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
 _FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
-
-#: Where an element can be clicked: scrolled into view, then its box's centre in the viewport,
-#: or why not yet (removed, not visible, disabled).
-_POINT = """function (enabled) {
-  const e = this;
-  if (!e.isConnected) return {error: 'removed'};
-  e.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-  const box = e.getBoundingClientRect();
-  if (box.width === 0 || box.height === 0 || getComputedStyle(e).visibility !== 'visible') return {wait: 'not visible'};
-  if (enabled && e.disabled) return {wait: 'not enabled'};
-  return {x: box.left + box.width / 2, y: box.top + box.height / 2};
-}"""
-
 
 #: Fill's text, committed at once into the focused, selected field the way CDP's Input.insertText and
 #: Playwright's fill put it: one beforeinput/input of type insertText, no key events (a page that
@@ -72,6 +59,8 @@ class TabOwner(Protocol):
 
     def tab_closed(self, tab: "BidiTab") -> None: ...
 
+    def note_origin(self, url: str) -> None: ...
+
 
 class BidiDialog:
     """A user prompt Firefox reported (``browsingContext.userPromptOpened``)."""
@@ -87,8 +76,13 @@ class BidiDialog:
         params: dict[str, Any] = {"context": self._tab.context_id, "accept": True}
         if prompt_text is not None and self.kind == "prompt":
             params["userText"] = prompt_text
+        commits = self._tab.tracker.commits
         async with guarded("Accepting the dialog", timeout):
             await self._tab.connection.send("browsingContext.handleUserPrompt", params)
+        if self.kind == "beforeunload":
+            # Firefox answers before the page it lets go is replaced: the reply is about where the tab
+            # went, so the new document's commit is waited for (capped).
+            await self._tab.tracker.until(lambda: self._tab.tracker.commits > commits, timeout)
 
     async def dismiss(self, *, timeout: float) -> None:
         async with guarded("Dismissing the dialog", timeout):
@@ -170,7 +164,10 @@ class BidiElement:
     async def click(self, *, button: MouseButton = "left", click_count: int = 1, modifiers: list[str] | None = None,
                     timeout: float) -> None:
         doing = f"Clicking {self.ref}"
-        await self._until_ready(doing, timeout, _POINT, True)
+        ready = await self._until_ready(doing, timeout, ACTIONABLE, True, True, button == "left")
+        if ready.get("dropdown"):  # an option of a drop-down: the browser draws those, and a click on one chooses it
+            await self._until_ready(doing, timeout, PICK_OPTION)
+            return
         keys = [values.key_value(m) for m in modifiers or []]
         pointer: list[dict[str, Any]] = [self._move()]
         for _ in range(click_count):
@@ -191,7 +188,7 @@ class BidiElement:
         return {"type": "pointerMove", "x": 0, "y": 0, "origin": {"type": "element", "element": self.node}}
 
     async def hover(self, *, timeout: float) -> None:
-        await self._until_ready(f"Hovering {self.ref}", timeout, _POINT, False)
+        await self._until_ready(f"Hovering {self.ref}", timeout, ACTIONABLE, False, True, False)
         await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
                                  "actions": [self._move()]}], f"Hovering {self.ref}", timeout, context=self.context_id)
 
@@ -248,7 +245,7 @@ class BidiElement:
         found = await self._call(f"function (wanted) {{ return ({OPTIONS})(this, wanted); }}", values,
                                  timeout=timeout, doing=doing)
         form_fields.refuse_options(self.ref, values, found)
-        await self._until_ready(doing, timeout, _POINT, True)
+        await self._until_ready(doing, timeout, ACTIONABLE, True, False, False)
         await self._call(SELECT, values, timeout=timeout, doing=doing)
         return values
 
@@ -261,10 +258,23 @@ class BidiElement:
         await form_fields.set_checked(self.ref, checked, read, lambda: self.click(timeout=timeout))
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
-        raise NotOnFirefox("Scrolling inside an element")
+        left, top = await self._call("function (x, y) { this.scrollBy(x, y); return [this.scrollLeft, this.scrollTop]; }",
+                                     x, y, timeout=timeout, doing=f"Scrolling inside {self.ref}")
+        return f"{self.ref} is scrolled to x={left:g}, y={top:g}."
 
     async def drag_to(self, target: Any, *, timeout: float) -> None:
-        raise NotOnFirefox("Dragging")
+        """Press on this element, move onto ``target`` in steps, release: Firefox runs an HTML5 drag
+        (dragstart, dragover, drop) from these pointer actions itself."""
+        if not isinstance(target, BidiElement) or target.context_id != self.context_id:
+            raise NotOnFirefox("Dragging onto an element of another frame")
+        doing = f"Dragging {self.ref} onto {target.ref}"
+        await self._until_ready(doing, timeout, ACTIONABLE, False, True, False)
+        await target._until_ready(doing, timeout, ACTIONABLE, False, False, False)
+        steps = [{"type": "pointerMove", "x": 0, "y": 0, "duration": 50,
+                  "origin": {"type": "element", "element": target.node}} for _ in range(2)]
+        await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                                 "actions": [self._move(), {"type": "pointerDown", "button": 0}, *steps,
+                                             {"type": "pointerUp", "button": 0}]}], doing, timeout, context=self.context_id)
 
 
 class BidiTab:
@@ -284,7 +294,11 @@ class BidiTab:
                                          context.files.announce)
         self._requests: dict[str, settle.TrackedRequest] = {}
         self._document_status: dict[str, int | None] = {}  # navigation id -> its document's HTTP status
+        # The last main document's URL and status: a reload Firefox revalidates answers 304, but the
+        # document it shows is the cached one, with its status (as Chromium reports it).
+        self._shown: tuple[str, int | None] = ("", None)
         self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
+        self._frame_contexts: set[str] = set()  # every frame's browsing context seen created (events route by it)
         self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
         self._started_url = ""
         self._prompt = asyncio.Event()  # a user prompt opened (``perform`` stops waiting for its input then)
@@ -317,7 +331,12 @@ class BidiTab:
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
             response = params.get("response", {})
             if params.get("navigation") and params.get("context") == self.context_id:
-                self._document_status[params["navigation"]] = int(response.get("status", 0)) or None
+                status = int(response.get("status", 0)) or None
+                url = response.get("url", "")
+                if status == 304 and self._shown[0] == url:
+                    status = self._shown[1]  # revalidated: the document shown is the cached response
+                self._shown = (url, status)
+                self._document_status[params["navigation"]] = status
             if tracked is not None:
                 headers = {h["name"]: h["value"].get("value", "") for h in response.get("headers", [])}
                 self.tracker.response(tracked, int(response.get("status", 0)), headers)
@@ -325,11 +344,18 @@ class BidiTab:
         elif method == "network.fetchError":
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
             if tracked is not None:
-                self.tracker.failed(tracked, params.get("errorText", "failed"))
+                reason = params.get("errorText", "failed")
+                # Cancelled by the page or by a navigation (Chromium's net::ERR_ABORTED): not a failure.
+                self.tracker.failed(tracked, "net::ERR_ABORTED" if reason == "NS_BINDING_ABORTED" else reason)
         elif method in ("browsingContext.fragmentNavigated", "browsingContext.historyUpdated"):
             if params.get("context") == self.context_id:
                 self._url = params.get("url", self._url)
                 self.tracker.activity.set()
+        elif method.startswith("browsingContext.") and params.get("context") != self.context_id:
+            # A frame's navigation: its origin's storage is the session's; the tab's URL and load are the main frame's.
+            if method == "browsingContext.navigationCommitted":
+                self.context.note_origin(params.get("url", ""))
+                self.tracker.frame_committed()
         elif method == "browsingContext.navigationStarted":
             self._navigations_started += 1
             self._started_url = params.get("url", "")
@@ -337,23 +363,15 @@ class BidiTab:
         elif method == "browsingContext.navigationCommitted" or method == "browsingContext.domContentLoaded":
             self._url = params.get("url", self._url)
             if method == "browsingContext.navigationCommitted":
+                self.context.note_origin(params.get("url", ""))
                 self.tracker.main_committed()
         elif method == "browsingContext.load":
             self._url = params.get("url", self._url)
             self.tracker.loaded()
 
     def _console(self, params: dict[str, Any]) -> None:
-        if self.events.console is None:
-            return
-        if params.get("type") == "javascript":
-            level = "pageerror"
-        else:
-            method = params.get("method", params.get("level", "log"))
-            level = {"warn": "warning", "assert": "error", "trace": "debug", "dir": "log"}.get(method, method)
-        frames = (params.get("stackTrace") or {}).get("callFrames") or []
-        location = f"{frames[0].get('url', '')}:{frames[0].get('lineNumber', 0) + 1}" if frames else ""
-        self.events.console(ConsoleEntry(level=level, text=params.get("text") or "", location=location, tab=self.index,
-                                         logged_at=params.get("timestamp", 0) / 1000 or 0))
+        if self.events.console is not None:
+            self.events.console(console.entry(params, self.index))
 
     async def _dismiss_quietly(self, dialog: BidiDialog) -> None:
         try:
@@ -362,8 +380,12 @@ class BidiTab:
             pass
 
     def owns(self, context_id: str) -> bool:
-        """Whether ``context_id`` is this tab's browsing context or one of its frames' (known so far)."""
-        return context_id == self.context_id or context_id in self._frame_keys
+        """Whether ``context_id`` is this tab's browsing context or one of its frames'."""
+        return context_id == self.context_id or context_id in self._frame_keys or context_id in self._frame_contexts
+
+    def frame_created(self, context_id: str) -> None:
+        """A frame appeared in this tab (``browsingContext.contextCreated`` with a parent of ours)."""
+        self._frame_contexts.add(context_id)
 
     # running scripts ---------------------------------------------------------------------------
     async def call(self, function: str, args: list[Any], *, doing: str, timeout: float, this: Any = None,
@@ -391,6 +413,10 @@ class BidiTab:
         """Run input actions. Firefox answers once the page has handled them, which it cannot while
         a dialog the input opened blocks the page: then the action is done when the dialog opens,
         and Firefox's answer comes (unread) after the dialog is answered."""
+        if self.tracker.watch is not None:
+            # Firefox runs commands to different realms side by side, not in the order sent: the
+            # action's watch (settle.WORK_HUB, in the page's realm) must be in place before the input.
+            await self.tracker.watch.begun()
         self._prompt.clear()
         async with guarded(doing, timeout):
             acting = asyncio.ensure_future(self.connection.send("input.performActions",
@@ -481,22 +507,7 @@ class BidiTab:
         return base64.b64decode(shot["data"])
 
     async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        async with guarded("Running JavaScript", timeout):
-            result = await self.connection.send("script.evaluate", {
-                "expression": expression, "target": {"context": self.context_id}, "awaitPromise": await_promise,
-                "resultOwnership": "none"})
-        if result.get("type") == "exception" and "await is only valid" in str((result.get("exceptionDetails") or {})
-                                                                            .get("text", "")):
-            # A top-level await (Chromium's REPL mode allows it): run the expression as an async function's.
-            async with guarded("Running JavaScript", timeout):
-                result = await self.connection.send("script.evaluate", {
-                    "expression": f"(async () => ({expression}\n))()", "target": {"context": self.context_id},
-                    "awaitPromise": True, "resultOwnership": "none"})
-        if result.get("type") == "exception":
-            details = result.get("exceptionDetails") or {}
-            raise EvaluationFailed(f"The script threw: {details.get('text', 'an exception')}",
-                                   "Fix the script and run it again.")
-        return values.from_remote(result.get("result") or {})
+        return await javascript.evaluate(self, expression, await_promise=await_promise, timeout=timeout)
 
     async def frames(self) -> list[BidiFrame]:
         """The tab's frames, parents before children; a frame keeps its key while it lives."""
@@ -593,8 +604,14 @@ class BidiTab:
 
     async def web_storage(self, area: Literal["local", "session"], operation: Literal["get", "set", "delete", "clear"],
                           key: str | None = None, value: str | None = None, *, timeout: float) -> dict[str, str]:
-        return dict(await self.call(WEB_STORAGE, [[area, operation, key, value]], doing="Using web storage",
-                                    timeout=timeout) or {})
+        try:
+            return dict(await self.call(WEB_STORAGE, [[area, operation, key, value]], doing=f"Using {area}Storage",
+                                        timeout=timeout) or {})
+        except EvaluationFailed as error:
+            if "securityerror" in str(error).lower():
+                raise WebhandError(f"This page ({self.url}) has no {area}Storage (about:blank, data: and "
+                                   "sandboxed pages have none).", "Navigate to a page of the site first.") from None
+            raise
 
     async def _history(self, delta: int, timeout: float) -> NavigationResult | None:
         """Back or forward; None when the history has no entry that way. Firefox answers before the
@@ -650,8 +667,8 @@ class BidiTab:
         await self.perform([{"type": "key", "id": "keyboard", "actions": values.text_actions(text)}], "Typing", timeout)
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
-        left, top, width, height = await self.call(SCROLL, [[x, y]], doing="Scrolling", timeout=timeout)
-        return f"Scrolled to ({left}, {top}) of a {width}x{height} page."
+        left, top, width, height = await self.call(SCROLL, [[x, y]], doing="Scrolling the page", timeout=timeout)
+        return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)

@@ -15,11 +15,11 @@ from typing import Any, Protocol
 
 from webhand.engine import form_fields
 from webhand.engine.cdp import keyboard
-from webhand.engine.cdp.actionability import CENTRE, CHECK, DESCRIBE, SCROLL_INTO_VIEW
+from webhand.engine.cdp.actionability import DESCRIBE
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameState, FrameTree
 from webhand.engine.page_scripts import CHECKED, FILL_PREPARE, KIND, OPTIONS, SELECT
-from webhand.engine.pointer import PICK_OPTION, not_actionable as _not_actionable
+from webhand.engine.pointer import ACTIONABLE as CHECK, CENTRE, PICK_OPTION, SCROLL_INTO_VIEW, not_actionable as _not_actionable
 from webhand.engine.settle import PageGone
 from webhand.errors import ActionTimeout, WebhandError
 
