@@ -88,7 +88,8 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         # What Firefox or WebDriver BiDi cannot do.
         "test_interaction.py::test_drag_and_drop":
             "Firefox/BiDi: an HTML5 drag that pointer actions start never drops (the drag session swallows the "
-            "release; w3c/webdriver-bidi#487); drags by pointer events work",
+            "release; w3c/webdriver-bidi#487): the driver refuses such a drag with that reason "
+            "(test_firefox.py::test_an_html5_drag_is_refused_with_the_reason_not_reported_as_done)",
         "test_javascript.py::test_a_runaway_script_ends_as_a_timeout_naming_it_and_the_page_stays_usable":
             "BiDi has no way to stop a running script (no Runtime.terminateExecution; a reload does not interrupt "
             "it): the hung tab is ended and replaced instead, and the reply says so",

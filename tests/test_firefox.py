@@ -399,3 +399,17 @@ async def test_the_policy_profile_keeps_webrtc_from_sending_around_the_proxy() -
         tcp.close()
     assert seen["plain"] > 0, "the page never reached the loopback STUN/TURN server: the check proves nothing"
     assert seen["policy"] == 0, f"WebRTC went around the policy proxy: {seen}"
+
+
+async def test_an_html5_drag_is_refused_with_the_reason_not_reported_as_done(firefox: BidiBrowser, site) -> None:
+    """Firefox never drops an HTML5 drag started by BiDi pointer actions: refused, not said to be done."""
+    context, tab = await _tab(firefox, Heard())
+    try:
+        await tab.navigate(site.url("actions/drag.html"), wait_until="load", timeout=15)
+        card, bin_ = await tab.query("#card", timeout=5), await tab.query("#bin", timeout=5)
+        with pytest.raises(NotOnFirefox, match="not available on Firefox: an HTML5 drag"):
+            await card.drag_to(bin_, timeout=5)
+        assert await tab.evaluate("document.querySelector('#status').textContent", await_promise=False,
+                                  timeout=5) == "not dropped"  # the page's own word before any drop
+    finally:
+        await context.close()

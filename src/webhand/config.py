@@ -108,7 +108,7 @@ class Settings(BaseModel):
     # Browser
     browser: Literal["chromium", "firefox"] = Field("chromium", description="Which browser webhand drives: Chromium "
                                                     "(the default) or Firefox, over WebDriver BiDi (Debian's stock "
-                                                    "firefox-esr; a first slice of the tools: see docs/design.md).")
+                                                    "firefox-esr; what it lacks: README, Firefox).")
     firefox_path: str | None = Field(None, description="Firefox binary to launch when browser = \"firefox\" "
                                      "(default: firefox-esr or firefox on PATH).")
     executable_path: str | None = Field(None, description="Chromium/Chrome binary to launch.")

@@ -268,6 +268,12 @@ class BidiElement:
         if not isinstance(target, BidiElement) or target.context_id != self.context_id:
             raise NotOnFirefox("Dragging onto an element of another frame")
         doing = f"Dragging {self.ref} onto {target.ref}"
+        # An HTML5 drag (the element or an ancestor is draggable: links and images are by default)
+        # starts from pointer actions but Firefox never drops it (w3c/webdriver-bidi#487): refuse it
+        # rather than reply "Dragged" for a drop that did not happen. Drags made of pointer events work.
+        if await self._call(_HTML5_DRAGGABLE, timeout=timeout, doing=doing):
+            raise NotOnFirefox("Dragging an HTML5 draggable element", lacking="an HTML5 drag that WebDriver BiDi's "
+                               "pointer actions start is never dropped (w3c/webdriver-bidi#487)")
         await self._until_ready(doing, timeout, ACTIONABLE, False, True, False)
         await target._until_ready(doing, timeout, ACTIONABLE, False, False, False)
         steps = [{"type": "pointerMove", "x": 0, "y": 0, "duration": 50,
@@ -275,6 +281,15 @@ class BidiElement:
         await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
                                  "actions": [self._move(), {"type": "pointerDown", "button": 0}, *steps,
                                              {"type": "pointerUp", "button": 0}]}], doing, timeout, context=self.context_id)
+
+
+#: Whether a drag from this element is an HTML5 drag: it or an ancestor is draggable.
+_HTML5_DRAGGABLE = """function () {
+  for (let node = this; node && node.nodeType === 1; node = node.parentElement) {
+    if (node.draggable) return true;
+  }
+  return false;
+}"""
 
 
 class BidiTab:
