@@ -99,9 +99,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_hostile_page_text.py::test_a_page_made_2_mb_url_and_100_kb_title_come_back_bounded":
             "Firefox refuses a 2 MB URL in history.replaceState (SecurityError), so the page cannot make the URL tried",
         # Not built on Firefox yet (webhand's part).
-        "test_interaction.py::test_fill_form_fills_fields_of_every_kind_in_one_call":
-            _NOT_BUILT + "a checkbox clicked right after a multi-select was set does not answer within the step's 5 s "
-                         "(each field alone works: test_check_and_uncheck, test_select_*); to be found",
         "test_hostile_surfaces.py::test_a_page_cannot_reach_the_http_servers_dashboard_or_mcp":
             _NOT_BUILT + "a refusal of a page's iframe (and a few other ways) to webhand's own endpoints is not yet "
                          "said in the reply (the page reads nothing there: the table's no-leak check passes)",
@@ -114,14 +111,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
             _NOT_BUILT + "tagging worker messages (a worker's realm type) and hearing shared workers",
         "test_console.py::test_service_worker_messages_are_tagged_sw_once":
             _NOT_BUILT + "service workers' console messages",
-        "test_effects.py::test_a_request_started_after_the_click_is_waited_for":
-            _NOT_BUILT + "waiting for a request that a timer the click set starts (a 300 ms timer's request is missed)",
-        "test_effects.py::test_a_websocket_round_trip_is_waited_for":
-            _NOT_BUILT + "waiting for a WebSocket answer after an action",
-        "test_find.py::test_find_reaches_a_button_the_snapshot_cap_left_out_and_its_ref_is_the_snapshots":
-            _NOT_BUILT + "a page agent fast enough on a 10,000-element page (its sandbox's Xray wrappers are slow)",
-        "test_navigation.py::test_content_a_page_fetches_in_its_first_frame_after_load_is_in_the_first_snapshot":
-            _NOT_BUILT + "the load window misses a fetch the page starts in its first animation frame after load",
         "test_dashboard.py": _NOT_BUILT + "the dashboard's thumbnails, live view and takeover input (BiDi has "
                                           "no screencast: they need screenshots and input by coordinates)",
         "test_pwa.py": _NOT_BUILT + "the service worker tools",
@@ -159,9 +148,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_hostile_faults.py::test_a_page_that_hangs_on_load_is_ended_by_its_navigation":
             _NOT_BUILT + "ending a tab whose load never ends (BiDi cannot stop a running script; the tab must be "
                          "closed and replaced)",
-        "test_corpus_admin.py::test_a_permission_scrolled_out_of_its_list_box_is_chosen_and_saved":
-            _NOT_BUILT + "Django admin's Save click (a form submit that navigates) does not finish within the "
-                         "step's 5 s on Firefox; to be found",
     },
 }
 

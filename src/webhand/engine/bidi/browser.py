@@ -97,11 +97,11 @@ class BidiContext:
             self.tabs.remove(tab)
 
     async def new_tab(self) -> BidiTab:
-        params: dict[str, Any] = {"type": "tab", "userContext": self.user_context, "background": False}
-        if self.browser.home_context:
-            # In Firefox's first window: by default a tab opens in the window last used, which may be
-            # a popup's window another session is closing (the tab is then never made).
-            params["referenceContext"] = self.browser.home_context
+        # A window of its own, as each tab of a headless Chromium renders on its own: Firefox ticks only
+        # the selected tab of a window, so a tab behind another session's (or the warm reserve's) would
+        # get no animation frames and timers throttled to 1 s (actions would wait for a frame that never
+        # comes). A window also never opens inside a popup's window another session is closing.
+        params: dict[str, Any] = {"type": "window", "userContext": self.user_context, "background": False}
         async with guarded("Opening a tab", 30):
             for attempt in range(3):
                 try:
@@ -250,7 +250,6 @@ class BidiBrowser:
         self.interception = Interception(connection, policy, self._owner_of)
         # Every browsing context Firefox reported (frames too): its parent, and its user context.
         self._parents: dict[str, str | None] = {}
-        self.home_context: str | None = None  # a tab of Firefox's first window, where ours open (new_tab)
         capabilities = connection.session.get("capabilities", {})
         self.version = f"Firefox/{capabilities.get('browserVersion', '')}"
         self.user_agent = capabilities.get("userAgent", "")
@@ -262,9 +261,6 @@ class BidiBrowser:
         for event in OPTIONAL_EVENTS:
             with contextlib.suppress(BidiError):
                 await self.connection.send("session.subscribe", {"events": [event]})
-        tree = await self.connection.send("browsingContext.getTree", {"maxDepth": 0})
-        self.home_context = next((c["context"] for c in tree.get("contexts", [])
-                                  if c.get("userContext", "default") == "default"), None)
 
     def routed(self) -> bool:
         """Whether any session has routes (the browser's intercept then pauses every request)."""
