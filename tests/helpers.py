@@ -7,15 +7,19 @@ import them (``from helpers import …``) instead of importing conftest.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.cookies
 import http.server
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -256,6 +260,31 @@ async def wait_until_gone_async(processes: list[psutil.Process], timeout: float 
 
 
 CLI_TIMEOUT = 120
+
+
+@contextlib.contextmanager
+def short_temp_dir() -> Iterator[str]:
+    """A private temporary folder with a short path, removed after: the TMPDIR for a stand-in browser
+    a test starts, whose singleton socket must fit a Unix socket path (108 bytes), which a pytest
+    tmp_path under xdist does not always."""
+    folder = tempfile.mkdtemp(prefix="standin-")
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def processes_in_group(group: int) -> list[psutil.Process]:
+    """The live processes of one process group: a browser webhand started leads its own, so this is
+    that browser and every helper it forked (Firefox's content processes too), and nothing else's."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == group and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        except (OSError, psutil.Error):
+            continue
+    return found
 
 
 def driver_env(driver: str) -> dict[str, str]:

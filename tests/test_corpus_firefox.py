@@ -24,7 +24,7 @@ import pytest
 from corpus_site import missing_reason, open_task, snapshot_text
 from corpus_truth import DOM_PATHS, FACTS, assert_agrees, checks_against_chromium, chromium_truth_by_path
 from harness import click, tab_of, wait_for_selector
-from helpers import own_browser_processes, settings_for_tests, wait_until_gone
+from helpers import own_browser_processes, processes_in_group, settings_for_tests, wait_until_gone
 from miniwob_agent import SOLVERS
 from test_corpus_agent import run_episode
 from test_corpus_names import MINIWOB_PAGES, PYDOC_PAGES
@@ -47,7 +47,10 @@ async def firefox(tmp_path_factory) -> AsyncIterator[Webhand]:
     settings = settings_for_tests(tmp_path_factory, browser="firefox", warm_reserve=False, launch_timeout=120)
     async with Webhand(settings) as webhand:
         yield webhand
-    left = wait_until_gone([p for p in own_browser_processes() if "firefox" in (p.cmdline() or [""])[0]], timeout=10)
+        group = getattr(webhand.sessions._shared, "pid", None)
+    # This Webhand's Firefox and its helpers (its process group), not the worker's shared Firefox.
+    left = wait_until_gone(processes_in_group(group) if group else
+                           [p for p in own_browser_processes() if "firefox" in (p.cmdline() or [""])[0]], timeout=10)
     assert not left, f"Firefox processes left: {[p.pid for p in left]}"
 
 

@@ -16,7 +16,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from helpers import own_browser_processes, own_registry_entries, settings_for_tests, wait_until_gone
+from helpers import (own_browser_processes, own_registry_entries, processes_in_group, settings_for_tests,
+                     wait_until_gone)
 from webhand import Webhand
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
@@ -45,8 +46,11 @@ async def host(tmp_path_factory) -> AsyncIterator[Webhand]:
     await webhand.start()
     yield webhand
     browser = webhand.sessions._shared
+    group = browser.pid if isinstance(browser, BidiBrowser) else None
     await webhand.close()
-    left = wait_until_gone(_firefox_processes(), timeout=10)
+    # This host's Firefox and its helpers (its process group), not the worker's shared Firefox of the
+    # conformance run, which lives on.
+    left = wait_until_gone(processes_in_group(group) if group else _firefox_processes(), timeout=10)
     assert not left, f"Firefox processes left after close: {[p.pid for p in left]}"
     if isinstance(browser, BidiBrowser) and browser.firefox is not None:
         assert not os.path.exists(browser.firefox.scratch_dir), "the temporary profile was not removed"

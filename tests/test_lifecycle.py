@@ -211,11 +211,11 @@ async def test_a_crashed_browser_is_replaced_and_the_model_is_told(process_setti
         assert "previous browser of this session had exited" in reply.text
 
 
-async def test_connecting_over_cdp_never_kills_that_browser(tmp_path, tmp_path_factory, site, driver):
-    # TMPDIR of its own: Chromium's singleton-socket folder goes there, not into the shared /tmp.
+async def test_connecting_over_cdp_never_kills_that_browser(tmp_path, tmp_path_factory, site, driver, short_tmp):
+    # TMPDIR of its own (short: the singleton socket's path must fit 108 bytes), not the shared /tmp.
     chrome = subprocess.Popen([find_chromium(), *launch_flags(str(tmp_path / "profile"))],
                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True, text=True,
-                              env={**os.environ, "TMPDIR": str(tmp_path)})
+                              env={**os.environ, "TMPDIR": short_tmp})
     try:
         endpoint = ""
         assert chrome.stderr is not None
@@ -271,11 +271,11 @@ async def test_sigkill_of_the_host_leaves_no_browser_after_the_next_start(tmp_pa
         assert not [e for e in entries if Path(e["user_data_dir"]).exists() and e["owner_pid"] == host.pid]
 
 
-def test_reaping_kills_only_what_the_registry_proves_is_ours(tmp_path):
+def test_reaping_kills_only_what_the_registry_proves_is_ours(tmp_path, short_tmp):
     """An orphan whose owner is dead is killed; an entry whose pid is now another process is not."""
     browser = subprocess.Popen([find_chromium(), *launch_flags(str(tmp_path / "orphan"))],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                               env={**os.environ, "TMPDIR": str(tmp_path)})  # its singleton folder stays here
+                               env={**os.environ, "TMPDIR": short_tmp})  # its singleton folder stays here
     dead_owner = subprocess.Popen([sys.executable, "-c", "pass"])
     dead_owner.wait()
     stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
