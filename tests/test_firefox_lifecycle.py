@@ -104,7 +104,11 @@ async def test_sigkill_of_a_firefox_mcp_server_leaves_no_firefox_after_the_next_
         await server.wait()
         main = psutil.Process(entry["pid"]) if psutil.pid_exists(entry["pid"]) else None
         assert main is None or await wait_until_gone_async([main]) == [], "Firefox outlived its server"
-        assert held.is_running(), "the held helper is still there for the reaper"
+        if not held.is_running():
+            # The kernel ended it with its parent (a helper Firefox forks with a parent-death signal,
+            # picked when no content process showed yet): nothing of the group may be left then.
+            assert await wait_until_gone_async([p for p in group if p.is_running()]) == [], "Firefox helpers left"
+            return
         reaped = reap_orphans()  # what the next webhand start does first
         assert held.pid in reaped
         assert await wait_until_gone_async(group) == []
