@@ -100,14 +100,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_hostile_page_text.py::test_a_page_made_2_mb_url_and_100_kb_title_come_back_bounded":
             "Firefox refuses a 2 MB URL in history.replaceState (SecurityError), so the page cannot make the URL tried",
         # Not built on Firefox yet (webhand's part).
-        "test_hostile_surfaces.py::test_a_page_cannot_reach_the_http_servers_dashboard_or_mcp":
-            _NOT_BUILT + "a refusal of a page's iframe (and a few other ways) to webhand's own endpoints is not yet "
-                         "said in the reply (the page reads nothing there: the table's no-leak check passes)",
-        "test_hostile_surfaces.py::test_a_page_cannot_reach_the_daemons_dashboard":
-            _NOT_BUILT + "a refusal of a page's iframe (and a few other ways) to webhand's own endpoints is not yet "
-                         "said in the reply (the page reads nothing there: the table's no-leak check passes)",
-        "test_hostile_surfaces.py::test_internal_pages_open_when_the_user_opts_in":
-            _NOT_BUILT + "internal pages (the test opens Chromium's chrome://version)",
         "test_dialogs.py::test_beforeunload_asks_before_leaving_and_accept_leaves":
             _NOT_BUILT + "a user activation from typing: Firefox's fill commits the text with execCommand (no key "
                          "events, so pages that cancel keydown still get it), which is not a user's input, and "

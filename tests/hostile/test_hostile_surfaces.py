@@ -87,6 +87,12 @@ INTERNAL_PAGES = ["chrome://settings", "chrome://history", "chrome://crash", "CH
                   "chrome-search://local-ntp/local-ntp.html", "edge://settings"]
 
 
+#: Firefox's own pages, refused too on Firefox (about:config changes the browser's settings).
+FIREFOX_PAGES = ["about:config", "about:buildconfig", "ABOUT:support"]
+#: A page of the browser's own that is harmless to open, per driver.
+OWN_PAGE = {"cdp": "chrome://version", "playwright": "chrome://version", "firefox": "about:buildconfig"}
+
+
 @pytest.mark.parametrize("isolation", ["context", "process"])
 async def test_internal_pages_are_refused_and_the_other_conversation_keeps_its_page(
         isolation, tmp_path_factory, driver, site):
@@ -96,7 +102,7 @@ async def test_internal_pages_are_refused_and_the_other_conversation_keeps_its_p
         page = site.url("login.html")
         assert not (await bystander.call("browser_navigate", {"url": page})).is_error
         table = []
-        for url in INTERNAL_PAGES:
+        for url in INTERNAL_PAGES + (FIREFOX_PAGES if driver == "firefox" else []):
             for tool, arguments in (("browser_navigate", {"url": url}),
                                     ("browser_tabs", {"action": "open", "url": url})):
                 reply = await hostile.call(tool, arguments)
@@ -113,9 +119,10 @@ async def test_internal_pages_are_refused_and_the_other_conversation_keeps_its_p
 
 async def test_internal_pages_open_when_the_user_opts_in(tmp_path_factory, driver):
     settings = settings_for_tests(tmp_path_factory, driver=driver, allow_internal_pages=True, warm_reserve=False)
+    page = OWN_PAGE[driver]
     async with Webhand(settings) as webhand:
-        reply = await webhand.context("opted-in").call("browser_navigate", {"url": "chrome://version"})
-        assert not reply.is_error and "chrome://version" in reply.text, reply.text
+        reply = await webhand.context("opted-in").call("browser_navigate", {"url": page})
+        assert not reply.is_error and page in reply.text, reply.text
 
 
 # -- pages reaching webhand's own endpoints ----------------------------------------------------------
@@ -127,11 +134,12 @@ REACH = [("navigate", "tool"), ("redirect", "redirect"), ("fetch", "channels.fet
          ("window.open", "channels.popup(URL)")]
 #: What says, in what the agent saw, that the attempt was refused: the tools' replies name the
 #: rule; a page's own attempt fails as a page sees it (the fetch no-cors "failed" where a reached
-#: server gives "status 0"), with Chromium's blocked-frame page, or a popup on the error page or
-#: on the server's refusal (Playwright attaches to a popup after its first request has left).
+#: server gives "status 0"), with the blocked page in the frame (Chromium's; on Firefox webhand's,
+#: titled the same and giving the reason), or a popup on that page, on Chromium's error page or on
+#: the server's refusal (Playwright attaches to a popup after its first request has left).
 REFUSED_AS = {"navigate": ["webhand's own"], "redirect": ["webhand's own"], "fetch": ['"failed"'], "XHR": ['"failed"'],
               "WebSocket": ['"failed"'], "iframe": ["blocked"],
-              "window.open": ["chrome-error://", "may never reach webhand's dashboard"]}
+              "window.open": ["chrome-error://", "may never reach webhand's dashboard", "is blocked"]}
 
 
 def _refused_as(name: str, seen: str) -> bool:

@@ -49,8 +49,13 @@ class BidiEngine:
 
     def launch_plan(self) -> dict[str, Any]:
         settings = self.settings
+        # Firefox's remote agent navigates only to web pages (http, https, file, blob, about:blank)
+        # unless started with -remote-allow-system-access: the user's opt-in to the browser's own
+        # pages (about:support, about:buildconfig ...) is what starts it so.
+        system_access = ["--remote-allow-system-access"] if settings.allow_internal_pages else []
         return {"browser": "firefox", "executable": find_firefox(settings.firefox_path), "headless": settings.headless,
                 "width": settings.viewport.width, "height": settings.viewport.height,
+                "extra_args": [*system_access, *settings.extra_args],
                 "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if self.policy.active else {}}
 
     def prelaunch(self) -> None:
@@ -64,7 +69,7 @@ class BidiEngine:
     async def _start(self) -> FirefoxProcess:
         plan = self.launch_plan()
         firefox = await FirefoxProcess.start(plan["executable"], headless=plan["headless"], width=plan["width"],
-                                             height=plan["height"], extra_args=self.settings.extra_args,
+                                             height=plan["height"], extra_args=plan["extra_args"],
                                              timeout=plan["timeout"], spawned=self._spawned,
                                              preferences=plan["preferences"])
         self.launched.add(firefox)

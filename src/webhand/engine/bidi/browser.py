@@ -247,9 +247,10 @@ class BidiBrowser:
         self.contexts: dict[str, BidiContext] = {}
         self.policy = policy
         self.collect_bodies = collect_bodies  # the network tools are served: keep bodies (network.py)
-        self.interception = Interception(connection, policy, self._owner_of)
+        self.interception = Interception(connection, policy, self._owner_of, self._shows_refusal)
         # Every browsing context Firefox reported (frames too): its parent, and its user context.
         self._parents: dict[str, str | None] = {}
+        self._popups: set[str] = set()  # the top-level contexts a page opened (window.open, a link's target)
         capabilities = connection.session.get("capabilities", {})
         self.version = f"Firefox/{capabilities.get('browserVersion', '')}"
         self.user_agent = capabilities.get("userAgent", "")
@@ -280,9 +281,24 @@ class BidiBrowser:
         top = self._top(context_id)
         return next((context for context in self.contexts.values() if context.tab_of(top) is not None), None)
 
+    def _shows_refusal(self, params: dict[str, Any]) -> bool:
+        """Whether a refused request is answered with a page saying so: a frame's document, or the
+        first document of a popup (Chromium shows its blocked page there; a failed one stays blank).
+        A tab's own navigation is failed: the navigation's reply names the refusal."""
+        context_id = params.get("context") or ""
+        if not params.get("navigation") or not context_id:
+            return False
+        if self._parents.get(context_id):
+            return True
+        owner = self._owner_of(context_id)
+        tab = owner.tab_of(context_id) if owner is not None else None
+        return context_id in self._popups and tab is not None and tab.tracker.commits == 0
+
     def _route(self, event: str, params: dict[str, Any]) -> None:
         if event == "browsingContext.contextCreated":
             self._parents[params.get("context", "")] = params.get("parent")
+            if params.get("originalOpener") and not params.get("parent"):
+                self._popups.add(params.get("context", ""))
             owner = self.contexts.get(params.get("userContext", ""))
             if owner is not None:
                 owner.context_created(params)
@@ -298,6 +314,7 @@ class BidiBrowser:
             return
         if event == "browsingContext.contextDestroyed":
             self._parents.pop(context_id, None)
+            self._popups.discard(context_id)
         elif event.startswith("network."):
             context_id = self._top(context_id)  # a frame's requests are its tab's (the network log, settling)
         for context in self.contexts.values():

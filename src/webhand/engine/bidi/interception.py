@@ -16,6 +16,9 @@ rewritten request again). Everything else goes on untouched.
 
 A request failed here is named as Chromium names it (net::ERR_BLOCKED_BY_CLIENT) in the
 ``network.fetchError`` the tabs hear (``failure_text``), so replies read the same on both browsers.
+A refused document of a frame, or a popup's first, is answered instead with a page that says so
+(``refusal_page``): Chromium shows its "is blocked" error page there, which the snapshot reads,
+while a frame or popup whose request Firefox fails stays empty (about:blank), the refusal unsaid.
 """
 
 from __future__ import annotations
@@ -23,16 +26,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import html
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, guarded
 from webhand.engine.driver import RouteRule
 from webhand.engine.net_errors import FIREFOX_CODES
 from webhand.engine.policy import refused_rewrite, rewrite_refusal
+from webhand.engine.policy_proxy import REFUSED_HEADER
 from webhand.engine.url_glob import compiled
 from webhand.security.origins import OWN_ENDPOINTS
 
@@ -54,13 +60,16 @@ class Interception:
     """The browser's one intercept and what decides each paused request. ``routes_of`` gives the
     routes of the session whose browsing context made a request (None: no session of ours, e.g. a
     service worker's request, which routes never see, as in Playwright); ``owner_of`` the context
-    whose refusal log a refusal is written to."""
+    whose refusal log a refusal is written to; ``shows_refusal`` whether a refused request is
+    answered with a page saying so (a frame's document, a popup's first) rather than failed."""
 
     def __init__(self, connection: BidiConnection, policy: BidiPolicy | None,
-                 owner_of: Callable[[str | None], Any]) -> None:
+                 owner_of: Callable[[str | None], Any],
+                 shows_refusal: Callable[[dict[str, Any]], bool] = lambda params: False) -> None:
         self._connection = connection
         self._policy = policy
         self._owner_of = owner_of
+        self._shows_refusal = shows_refusal
         self._intercept: str | None = None
         self._ours: set[str] = set()  # every intercept installed here: a request one paused is decided after it goes
         self._patterns: list[dict[str, str]] | None = None  # the installed intercept's (None: every URL)
@@ -103,7 +112,12 @@ class Interception:
         owner = self._owner_of(params.get("context"))
         try:
             if self._policy is not None and self._policy.refuses(owner, params):
-                await self._fail(request_id)
+                reason = self._policy.refusal(request["url"]) if self._shows_refusal(params) else None
+                if reason:
+                    await self._connection.send("network.provideResponse",
+                                                {"request": request_id, **refusal_page(request["url"], reason)})
+                else:
+                    await self._fail(request_id)
                 return
             rule = owner.route_for(request["url"]) if owner is not None else None
             if rule is None:
@@ -207,6 +221,21 @@ def _answer(rule: RouteRule) -> dict[str, Any]:
     if body and "content-length" not in {name.lower() for name in headers}:  # as Playwright's fulfill adds it
         headers["content-length"] = str(len(body))
     return {"statusCode": rule.status, "reasonPhrase": _phrase(rule.status), "headers": _headers(headers),
+            "body": {"type": "base64", "value": base64.b64encode(body).decode()}}
+
+
+def refusal_page(url: str, reason: str) -> dict[str, Any]:
+    """``network.provideResponse``'s answer for a refused document: a 403 page titled as Chromium's
+    blocked page ("127.0.0.1 is blocked") that gives the refusal's reason, marked with the policy
+    proxy's header so that the tab names it as a refusal (``OriginPolicy.refused_response``)."""
+    host = html.escape(urlsplit(url).hostname or url)
+    body = (f"<!doctype html><title>{host} is blocked</title><h1>{host} is blocked</h1>"
+            f"<p>webhand did not load {html.escape(url)}: {html.escape(reason)}.</p>").encode()
+    # Sandboxed with no script: the page is shown at the refused URL, but its origin is an opaque
+    # one of its own, never the refused server's (its storage, its cookies).
+    headers = {"content-type": "text/html; charset=utf-8", "content-length": str(len(body)), REFUSED_HEADER: "refused",
+               "cache-control": "no-store", "content-security-policy": "sandbox; default-src 'none'"}
+    return {"statusCode": 403, "reasonPhrase": _phrase(403), "headers": _headers(headers),
             "body": {"type": "base64", "value": base64.b64encode(body).decode()}}
 
 
