@@ -85,6 +85,22 @@ async def test_beforeunload_asks_before_leaving_and_accept_leaves(tools, site):
     assert "Child page" in (await tools.call("browser_snapshot", {})).text
 
 
+async def test_typing_into_a_field_that_cancels_presses_replaces_its_text_and_counts_as_interaction(tools, site):
+    """Firefox's fill presses on the field first (a user's interaction, so that leaving asks): a page
+    that cancels the press still gets the whole text in place of its own, and leaving still asks."""
+    await _open(tools, site, "leave.html")
+    assert not (await tools.call("browser_eval", {"expression": """
+        const field = document.querySelector('#draft');
+        for (const kind of ['pointerdown', 'mousedown']) field.addEventListener(kind, e => e.preventDefault());
+        field.value = 'old text here'; true"""})).is_error
+    assert not (await tools.call("browser_type", {"selector": "#draft", "text": "new"})).is_error
+    value = await tools.call("browser_eval", {"expression": "document.querySelector('#draft').value"})
+    assert '"new"' in value.text, value.text
+    leaving = await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
+    assert "beforeunload dialog in tab 0" in leaving.text, leaving.text
+    assert "Left the page" in (await tools.call("browser_handle_dialog", {"accept": True})).text
+
+
 async def test_closing_a_tab_does_not_ask_before_unload(tools, site):
     await _open(tools, site, "leave.html")
     await tools.call("browser_type", {"selector": "#draft", "text": "draft"})

@@ -20,6 +20,7 @@ from webhand.engine.bidi.firefox import FirefoxProcess
 from webhand.engine.bidi.interception import Interception, as_websocket
 from webhand.engine.bidi.network import SessionNetwork
 from webhand.engine.bidi.policy import BidiPolicy
+from webhand.engine.bidi.realms import WorkerScripts
 from webhand.engine.bidi.tab import BidiTab
 from webhand.engine.capped import answers_within
 from webhand.engine.driver import (CLOSE_TIMEOUT_SECONDS, BrowserExtension, Cookie, NetworkConditions, RequestDetail,
@@ -38,7 +39,8 @@ EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext
 #: Events newer than some Firefox releases: each is subscribed on its own, and a Firefox that does not
 #: know one goes without it (a URL the page changes with history.pushState is then learnt later).
 OPTIONAL_EVENTS = ["browsingContext.fragmentNavigated", "browsingContext.historyUpdated",
-                   "browsingContext.downloadWillBegin", "browsingContext.downloadEnd", "input.fileDialogOpened"]
+                   "browsingContext.downloadWillBegin", "browsingContext.downloadEnd", "input.fileDialogOpened",
+                   "script.realmCreated", "script.realmDestroyed"]
 _SAME_SITE = {"strict": "Strict", "lax": "Lax", "none": "None"}
 
 
@@ -65,6 +67,7 @@ class BidiContext:
                                       browser.firefox.scratch_dir if browser.firefox is not None else None)
         self.downloads_dir = Path(downloads_dir) if downloads_dir else None
         self.requests_in_full = RequestsInFull(lambda: [tab.network_log for tab in self.tabs])
+        self.workers = browser.workers  # which console messages are a dedicated worker's (realms.py)
 
     @property
     def downloads_dir(self) -> Path | None:
@@ -251,6 +254,7 @@ class BidiBrowser:
         # Every browsing context Firefox reported (frames too): its parent, and its user context.
         self._parents: dict[str, str | None] = {}
         self._popups: set[str] = set()  # the top-level contexts a page opened (window.open, a link's target)
+        self.workers = WorkerScripts()
         capabilities = connection.session.get("capabilities", {})
         self.version = f"Firefox/{capabilities.get('browserVersion', '')}"
         self.user_agent = capabilities.get("userAgent", "")
@@ -295,6 +299,16 @@ class BidiBrowser:
         return context_id in self._popups and tab is not None and tab.tracker.commits == 0
 
     def _route(self, event: str, params: dict[str, Any]) -> None:
+        if event == "script.realmDestroyed":
+            self.workers.destroyed(params)
+            return
+        if event == "script.realmCreated":
+            worker = self.workers.created(params)
+            owner = self._owner_of(worker[0]) if worker else None
+            tab = owner.tab_of(self._top(worker[0])) if owner is not None and worker else None
+            if tab is not None and worker:
+                tab.worker_started(*worker)  # its first messages may have come before its realm
+            return
         if event == "browsingContext.contextCreated":
             self._parents[params.get("context", "")] = params.get("parent")
             if params.get("originalOpener") and not params.get("parent"):

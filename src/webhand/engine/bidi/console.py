@@ -24,19 +24,26 @@ _PRIMITIVES = {"string", "number", "boolean", "bigint", "undefined", "null"}
 _NUMBERS = {"NaN", "-0", "Infinity", "-Infinity"}
 
 
-def entry(params: dict[str, Any], tab: int) -> ConsoleEntry:
-    """One ``log.entryAdded`` event as the entry the Chromium drivers would make of it."""
+def script_url(params: dict[str, Any]) -> str:
+    """The URL of the script a ``log.entryAdded`` was made in (its top stack frame's), or ""."""
+    frames = (params.get("stackTrace") or {}).get("callFrames") or []
+    return str(frames[0].get("url") or "") if frames else ""
+
+
+def entry(params: dict[str, Any], tab: int, source: str = "") -> ConsoleEntry:
+    """One ``log.entryAdded`` event as the entry the Chromium drivers would make of it; ``source``
+    where it came from ("worker", "frame", "" for the page's own)."""
     frames = (params.get("stackTrace") or {}).get("callFrames") or []
     location = f"{frames[0].get('url', '')}:{frames[0].get('lineNumber', 0) + 1}" if frames and frames[0].get("url") else ""
     if params.get("type") == "javascript":  # an uncaught error: its message, as Playwright gives a page error
         text = params.get("text") or "Error"
         first, _, rest = text.partition("\n")
         text = (first.split(": ", 1)[1] if ": " in first else first) + (("\n" + rest) if rest else "")
-        return ConsoleEntry("pageerror", text, "", tab, "", stamp_time(params.get("timestamp")))
+        return ConsoleEntry("pageerror", text, "", tab, source, stamp_time(params.get("timestamp")))
     method = params.get("method", params.get("level", "log"))
     args = params.get("args")
     text = console_text({"args": [as_remote_object(arg) for arg in args]}) if args else params.get("text") or ""
-    return ConsoleEntry(_LEVELS.get(method, method), text, location, tab, "", stamp_time(params.get("timestamp")))
+    return ConsoleEntry(_LEVELS.get(method, method), text, location, tab, source, stamp_time(params.get("timestamp")))
 
 
 def as_remote_object(value: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
+from collections import deque
 from typing import Any, Literal, Protocol
 
 from webhand.engine import form_fields, settle
@@ -22,8 +23,9 @@ from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, Bidi
 from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
-from webhand.engine.driver import (MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
-                                   WaitUntil)
+from webhand.engine.bidi.realms import WorkerScripts
+from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents,
+                                   WaitCondition, WaitUntil)
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import ACTIONABLE, PICK_OPTION, not_actionable
 from webhand.engine.policy import RefusalLog
@@ -40,6 +42,8 @@ _BUTTONS = {"left": 0, "middle": 1, "right": 2}
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
 _FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
+#: Recent console entries kept untagged in case a dedicated worker's realm is reported after them.
+_UNTAGGED_KEPT = 20
 
 #: Fill's text, committed at once into the focused, selected field the way CDP's Input.insertText and
 #: Playwright's fill put it: one beforeinput/input of type insertText, no key events (a page that
@@ -56,6 +60,7 @@ class TabOwner(Protocol):
     refusals: RefusalLog | None
     network: SessionNetwork
     files: SessionDownloads
+    workers: WorkerScripts
 
     def tab_closed(self, tab: "BidiTab") -> None: ...
 
@@ -197,11 +202,28 @@ class BidiElement:
         state = await self._until_ready(doing, timeout, FILL_PREPARE, text)
         if state.get("done"):
             return
+        if text and not self.tab.interacted(self.context_id):
+            await self._press_first(doing, timeout)
+            state = await self._until_ready(doing, timeout, FILL_PREPARE, text)  # the press placed the caret
         if text and await self._call(_INSERT_TEXT, text, timeout=timeout, doing=doing):
             return
         actions = values.text_actions(text) if text else values.chord_actions("Delete")  # keys: no insertText here
         await self.tab.perform([{"type": "key", "id": "keyboard", "actions": actions}], doing, timeout,
                                context=self.context_id)
+
+    async def _press_first(self, doing: str, timeout: float) -> None:
+        """A press on the field, before the first text committed into a document webhand gave no input
+        yet: execCommand is no user input, and Firefox asks before unload only once the user has
+        interacted with the page (a trusted key or pointer press; a modifier key is not one, nor
+        is BiDi's ``userActivation``, which a navigation already gives). It counts even when the page
+        cancels the press, which CDP's Input.insertText does too. Skipped when something covers the
+        field's centre: the press would land there, and the text goes in without it."""
+        spot = await self._call(ACTIONABLE, False, True, False, timeout=timeout, doing=doing) or {}
+        if "x" in spot:
+            await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                                     "actions": [self._move(), {"type": "pointerDown", "button": 0},
+                                                 {"type": "pointerUp", "button": 0}]}], doing, timeout,
+                                   context=self.context_id)
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         await self.focus(timeout=timeout)
@@ -317,6 +339,11 @@ class BidiTab:
         self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
         self._started_url = ""
         self._prompt = asyncio.Event()  # a user prompt opened (``perform`` stops waiting for its input then)
+        # Console entries a dedicated worker may have logged before its realm was reported: (entry,
+        # browsing context, script URL), tagged when it is (``worker_started``).
+        self._untagged: deque[tuple[ConsoleEntry, str, str]] = deque(maxlen=_UNTAGGED_KEPT)
+        # The browsing contexts (the tab's, its frames') whose document has had input from webhand.
+        self._interacted: set[str] = set()
 
     @property
     def events(self) -> TabEvents:
@@ -324,6 +351,8 @@ class BidiTab:
 
     # fed by the browser's events (browser.py routes them here) --------------------------------
     def on_event(self, method: str, params: dict[str, Any]) -> None:
+        if method == "browsingContext.navigationCommitted":
+            self._interacted.discard(params.get("context", ""))  # a new document: no input yet
         if method.startswith("network."):
             self.network_log.on_event(method, params)  # the network tools' log (network.py)
         if method == "log.entryAdded":
@@ -385,8 +414,23 @@ class BidiTab:
             self.tracker.loaded()
 
     def _console(self, params: dict[str, Any]) -> None:
-        if self.events.console is not None:
-            self.events.console(console.entry(params, self.index))
+        """A console message, tagged as the Chromium drivers tag it: "worker" for a dedicated
+        worker's (realms.py), "frame" for an iframe's, nothing for the page's own."""
+        if self.events.console is None:
+            return
+        context = (params.get("source") or {}).get("context") or self.context_id
+        script = console.script_url(params)
+        worker = bool(script) and self.context.workers.runs(context, script)
+        entry = console.entry(params, self.index, "worker" if worker else "frame" if context != self.context_id else "")
+        if script and not worker:
+            self._untagged.append((entry, context, script))
+        self.events.console(entry)
+
+    def worker_started(self, context: str, script: str) -> None:
+        """A dedicated worker of ``context`` runs ``script``: messages it logged before are its."""
+        for entry, logged_in, url in self._untagged:
+            if (logged_in, url) == (context, script):
+                entry.source = "worker"
 
     async def _dismiss_quietly(self, dialog: BidiDialog) -> None:
         try:
@@ -445,7 +489,12 @@ class BidiTab:
                 acting.add_done_callback(lambda done: done.cancelled() or done.exception())
                 return
             acting.result()
+            self._interacted.add(context or self.context_id)
             await self.connection.send("input.releaseActions", {"context": self.context_id})
+
+    def interacted(self, context_id: str) -> bool:
+        """Whether the document in ``context_id`` has had input from webhand (``perform``)."""
+        return context_id in self._interacted
 
     # settle's PageProbe --------------------------------------------------------------------------
     @property
