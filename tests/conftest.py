@@ -174,15 +174,15 @@ def pytest_configure(config: pytest.Config) -> None:
                    "the Driver, which the shared-fixture tests already run on Firefox; the reason says what")
 
 
-def one_driver_reason(definition: pytest.Function | pytest.Item) -> str | None:
-    """The reason a test gives for running on one driver (its own mark, its class's or its module's), or None."""
-    mark = definition.get_closest_marker("one_driver")
+def _mark_reason(definition: pytest.Function | pytest.Item, name: str, example: str) -> str | None:
+    """The reason a test gives with mark ``name`` (its own mark, its class's or its module's), or None
+    when it has no such mark. A mark without its reason is a usage error: the reason is the point."""
+    mark = definition.get_closest_marker(name)
     if mark is None:
         return None
     reason = mark.args[0] if mark.args else mark.kwargs.get("reason")
     if not isinstance(reason, str) or not reason.strip():
-        raise pytest.UsageError(f"{definition.nodeid}: one_driver needs its reason, e.g. "
-                                '@pytest.mark.one_driver("what it tests is above the Driver")')
+        raise pytest.UsageError(f"{definition.nodeid}: {name} needs its reason, e.g. @pytest.mark.{name}({example!r})")
     return reason
 
 
@@ -190,21 +190,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every test that reaches a browser through ``driver`` (``webhand`` and ``tools`` do) gets one
     run per driver, unless it is marked ``one_driver`` with its reason."""
     if "driver" in metafunc.fixturenames:
-        alone = one_driver_reason(metafunc.definition) is not None
+        alone = _mark_reason(metafunc.definition, "one_driver", "what it tests is above the Driver") is not None
         drivers = DRIVERS[:1] if alone else DRIVERS
-        if _not_on_firefox_reason(metafunc.definition) is not None:
+        if _mark_reason(metafunc.definition, "not_on_firefox", "it starts a browser of its own to check X") is not None:
             drivers = tuple(d for d in drivers if d != "firefox") or drivers
         metafunc.parametrize("driver", drivers, scope="session", indirect=True)
-
-
-def _not_on_firefox_reason(definition: pytest.Function | pytest.Item) -> str | None:
-    mark = definition.get_closest_marker("not_on_firefox")
-    if mark is None:
-        return None
-    reason = mark.args[0] if mark.args else mark.kwargs.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise pytest.UsageError(f"{definition.nodeid}: not_on_firefox needs its reason")
-    return reason
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
