@@ -326,6 +326,10 @@ class Element(Protocol):
     async def kind(self) -> str:
         """What sort of field this is: select, checkbox, radio, text, or other."""
         ...
+    async def field_text(self) -> dict[str, Any] | None:
+        """What a text field holds now: ``{"text": …, "hidden": bool}`` (hidden: a password field),
+        None for an element that holds no text (page_scripts.FIELD_TEXT)."""
+        ...
     async def origin(self) -> str:
         """The origin (``scheme://host[:port]``) of the document holding the element, as the
         browser knows it; "null" when it is opaque (data: URLs, sandboxed frames)."""

@@ -27,7 +27,7 @@ from webhand.engine.driver import (MouseButton, NavigationResult, SettleCaps, Ta
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import ACTIONABLE, PICK_OPTION, not_actionable
 from webhand.engine.policy import RefusalLog
-from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
+from webhand.engine.page_scripts import (CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
 from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
                             WebhandError)
@@ -218,6 +218,9 @@ class BidiElement:
 
     async def kind(self) -> str:
         return str(await self._call(f"function () {{ return ({KIND})(this); }}", timeout=10, doing="Reading a field"))
+
+    async def field_text(self) -> dict[str, Any] | None:
+        return await self._call(f"function () {{ return ({FIELD_TEXT})(this); }}", timeout=10, doing="Reading a field")
 
     async def origin(self) -> str:
         return str(await self._call("function () { return this.ownerDocument.defaultView.origin; }", timeout=10,
