@@ -90,3 +90,20 @@ async def test_a_five_second_recording_plays_for_five_seconds(tools, site):
     assert abs(seconds - stopped.data["seconds"]) < 0.5
     again = await tools.call("browser_recording", {"action": "stop"})
     assert again.is_error and "No recording runs" in again.text
+
+
+@pytest.mark.one_driver("what closing does with a recording is above the Driver")
+async def test_a_recording_still_running_when_the_conversation_ends_is_saved_not_dropped(webhand, tools, site):
+    import av
+
+    await tools.call("browser_navigate", {"url": site.url("actions/form.html")})
+    assert not (await tools.call("browser_recording", {"action": "start", "fps": 5})).is_error
+    await tools.call("browser_type", {"selector": "#name", "text": "Ada"})  # the page paints
+    folder = tools.files.folder / "video"
+    assert not folder.exists()
+    await webhand.end_conversation(tools.conversation_id)
+    saved = list(folder.glob("tab-*.webm"))
+    assert len(saved) == 1 and saved[0].stat().st_mode & 0o077 == 0
+    with av.open(str(saved[0])) as container:
+        assert container.streams.video[0].codec_context.name == "vp8"
+        assert sum(1 for _ in container.decode(video=0)) >= 1
