@@ -25,6 +25,7 @@ from webhand.config import Settings
 from webhand.errors import ConfigError, InvalidArgument, ProfileInUse, WebhandError
 from webhand.security.locations import check_profile_name
 from webhand.session.profiles import LOCK_FILE, ProfileLock, browsers_on, list_profiles, profile_dir
+from webhand.surfaces.dashboard.views import sessions_list
 
 
 @pytest.fixture
@@ -51,6 +52,7 @@ async def test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session
                                                             "localStorage.setItem('kept', 'local'); 1"}))
         listing = ok(await first.call("browser_session_list", {}))
         assert "profile 'work'" in listing
+        assert [s["profile"] for s in sessions_list(webhand) if s["conversation"] == "first"] == ["work"]  # dashboard
         refused = await webhand.context("second").call("browser_navigate", {"url": page})
         assert refused.is_error
         assert f"Profile 'work' is in use by pid {os.getpid()}" in refused.text
