@@ -126,7 +126,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_dashboard.py": _NOT_BUILT + "the dashboard's thumbnails, live view and takeover input (BiDi has "
                                           "no screencast: they need screenshots and input by coordinates)",
         "test_pwa.py": _NOT_BUILT + "the service worker tools",
-        "test_vision.py": _NOT_BUILT + "input by coordinates (the vision tools, computer-use adapters)",
         "test_performance.py": _NOT_BUILT + "browser_performance: it reads Chromium's own counters "
                                             "(CDP's Performance.getMetrics), which Firefox does not have",
         "test_profiles.py::test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session":
