@@ -123,8 +123,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
             _NOT_BUILT + "tagging worker messages (a worker's realm type) and hearing shared workers",
         "test_console.py::test_service_worker_messages_are_tagged_sw_once":
             _NOT_BUILT + "service workers' console messages",
-        "test_dashboard.py": _NOT_BUILT + "the dashboard's thumbnails, live view and takeover input (BiDi has "
-                                          "no screencast: they need screenshots and input by coordinates)",
         "test_pwa.py": _NOT_BUILT + "the service worker tools",
         "test_performance.py": _NOT_BUILT + "browser_performance: it reads Chromium's own counters "
                                             "(CDP's Performance.getMetrics), which Firefox does not have",

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from webhand.engine import form_fields, settle
-from webhand.engine.bidi import console, javascript, values
+from webhand.engine.bidi import console, javascript, screen_capture, values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
@@ -23,8 +24,8 @@ from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.bidi.point_input import PointInput
-from webhand.engine.driver import (InputEvent, MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
-                                   WaitUntil)
+from webhand.engine.driver import (InputEvent, MouseButton, NavigationResult, ScreencastFrame, SettleCaps, TabEvents,
+                                   WaitCondition, WaitUntil)
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import ACTIONABLE, PICK_OPTION, not_actionable
 from webhand.engine.policy import RefusalLog
@@ -713,10 +714,13 @@ class BidiTab:
                                                           "files": paths})
 
     async def thumbnail(self, *, width: int, timeout: float) -> bytes:
-        raise NotOnFirefox("The dashboard's thumbnails")
+        return await screen_capture.thumbnail(self, width=width, timeout=timeout)
 
-    async def start_screencast(self, on_frame: Any, *, max_width: int, max_height: int, quality: int) -> Any:
-        raise NotOnFirefox("The dashboard's live view")
+    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int, max_height: int,
+                               quality: int) -> screen_capture.CapturedScreencast:
+        """Frames this driver captures itself: BiDi has no screencast (screen_capture.py)."""
+        return screen_capture.CapturedScreencast(self, on_frame, max_width=max_width, max_height=max_height,
+                                                 quality=quality)
 
     async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
         await self.point_input.dispatch(event, timeout)
