@@ -732,4 +732,7 @@ class BidiTab:
         raise NotOnFirefox("Service worker tools")
 
     async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
-        raise NotOnFirefox("Chromium's performance counters", "They are Chromium's own (CDP); use browser = \"chromium\".")
+        raise NotOnFirefox("Chromium's performance counters (browser_performance)",
+                           'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for them.',
+                           lacking="WebDriver BiDi has no counters command (nothing like CDP's Performance.getMetrics), "
+                                   "and Firefox's page APIs report no layout shifts (CLS), long tasks or JS heap size")
