@@ -6,8 +6,10 @@ frame each time the page paints). So the live view takes its own frames with
 only once the previous one was handed over, the page has rendered an animation frame since
 (``requestAnimationFrame`` in the page agent's sandbox, which also gives the viewport's size), and
 ``FRAME_INTERVAL`` has passed since the last one began. A page that renders nothing (hung, or
-blocked by a dialog) gets no capture until it does. A frame the same as the last one is not sent.
-A capture costs Firefox some 50 ms of CPU at 1280x720, hence the modest rate.
+blocked by a dialog) gets no capture until it does. A frame the same as the last one is not sent,
+and while the page stands still the interval doubles, up to ``IDLE_INTERVAL`` (back to the
+shortest at the first change). A capture costs Firefox some 50 ms of CPU at 1280x720, hence the
+modest rate.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from webhand.errors import WebhandError
 
 #: The shortest time between two captures' starts: at most this many frames a second (~3).
 FRAME_INTERVAL = 0.33
+#: The longest time between two captures' starts while the page shows no change: a change is seen
+#: within this long.
+IDLE_INTERVAL = 1.0
 #: How long one capture (its animation frame, then the screenshot) may take before it is given up
 #: and tried again after the interval: the page may be busy, hung or between documents.
 CAPTURE_CAP = 5.0
@@ -85,6 +90,7 @@ class CapturedScreencast:
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         last: bytes | None = None
+        interval = FRAME_INTERVAL
         while not self._stopped.is_set() and not self._tab.closed:
             began = loop.time()
             try:
@@ -94,13 +100,14 @@ class CapturedScreencast:
                                             max(0.1, CAPTURE_CAP - (loop.time() - began)))
             except WebhandError:
                 jpeg = None  # busy, hung or between documents: tried again after the interval
+            interval = min(IDLE_INTERVAL, interval * 2) if jpeg is None or jpeg == last else FRAME_INTERVAL
             if jpeg is not None and jpeg != last and not self._stopped.is_set():
                 last = jpeg
                 fitted = await asyncio.to_thread(_fit, jpeg, *self._fit)
                 self._on_frame(ScreencastFrame(fitted, time.time(), round(width), round(height)))
             # The pace's cap: an event (stop) ends the wait early, never a sleep the caller cannot cut.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopped.wait(), max(0.0, began + FRAME_INTERVAL - loop.time()))
+                await asyncio.wait_for(self._stopped.wait(), max(0.0, began + interval - loop.time()))
 
     async def stop(self) -> None:
         self._stopped.set()
