@@ -186,10 +186,10 @@ async def test_two_sessions_do_not_share_cookies(firefox: BidiBrowser, site) -> 
         await second.close()
 
 
-async def test_what_is_not_built_says_so(firefox: BidiBrowser) -> None:
+async def test_what_firefox_cannot_do_says_why(firefox: BidiBrowser) -> None:
     context, tab = await _tab(firefox, Heard())
     try:
-        with pytest.raises(NotOnFirefox, match="not available on Firefox yet"):
+        with pytest.raises(NotOnFirefox, match="not available on Firefox: WebDriver BiDi has no counters command"):
             await tab.performance_metrics(timeout=5)
         with pytest.raises(NotOnFirefox, match="WebDriver BiDi emulates only being offline"):
             await context.set_network_conditions(NetworkConditions(latency_ms=100))

@@ -7,7 +7,8 @@ with a thin, data-driven client (connection.py).
 A first slice: navigation, the page agent in a sandbox realm, refs, click/type/press, screenshots,
 console, dialogs, cookies and user-context isolation; the origin policy, routes, the network log,
 offline emulation, downloads and the file chooser (interception.py, policy.py, network.py,
-files.py). What is not built yet raises
+files.py); input at viewport points (point_input.py) and the dashboard's live view from
+screenshots (screen_capture.py). What is not built yet raises
 ``NotOnFirefox`` saying so.
 """
 
