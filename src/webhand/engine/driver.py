@@ -272,7 +272,10 @@ class Screencast(Protocol):
 class InputEvent:
     """One input event of a person in the dashboard. Coordinates are CSS pixels of the viewport.
 
-    kind: mousePressed, mouseReleased, mouseMoved, mouseWheel, keyDown, keyUp, text.
+    kind: mousePressed, mouseReleased, mouseMoved, mouseWheel, keyDown, keyUp, text; or click:
+    ``click_count`` presses and releases of ``button`` at the point, counted 1, 2, 3 as a person's
+    quick clicks are (a double click's second click fires ``dblclick``). One event, because a
+    browser that counts clicks only within one input command (Firefox's BiDi) must get them at once.
     """
 
     kind: str

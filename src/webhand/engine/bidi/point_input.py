@@ -49,7 +49,7 @@ class PointInput:
         self._buttons_held.clear()
 
     async def dispatch(self, event: InputEvent, timeout: float) -> None:
-        if event.kind in ("mouseMoved", "mousePressed", "mouseReleased", "mouseWheel"):
+        if event.kind in ("mouseMoved", "mousePressed", "mouseReleased", "mouseWheel", "click"):
             await self._perform(self._mouse(event), "Sending input to the page", timeout)
         elif event.kind in ("keyDown", "keyUp"):
             value = _key(event.key)
@@ -62,7 +62,7 @@ class PointInput:
                                     "Typing", timeout)
         else:
             raise InvalidArgument(f"Unknown input event {event.kind!r}.",
-                                  "Send mousePressed, mouseReleased, mouseMoved, mouseWheel, keyDown, keyUp or text.")
+                                  "Send click, mousePressed, mouseReleased, mouseMoved, mouseWheel, keyDown, keyUp or text.")
 
     def _mouse(self, event: InputEvent) -> list[dict[str, Any]]:
         """The event's actions: its modifiers pressed (or let go) first, then the pointer's (or the
@@ -84,6 +84,10 @@ class PointInput:
         elif event.kind == "mouseReleased" and button is not None:
             main = [move, {"type": "pointerUp", "button": button}]
             self._buttons_held.discard(button)
+        elif event.kind == "click" and button is not None:
+            # In one command: Firefox counts clicks (a double click's dblclick) only within one.
+            main = [move] + [{"type": kind, "button": button} for _ in range(max(1, event.click_count))
+                             for kind in ("pointerDown", "pointerUp")]
         else:
             main = [move]
         after: list[dict[str, Any]] = []
