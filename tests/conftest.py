@@ -129,8 +129,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_vision.py": _NOT_BUILT + "input by coordinates (the vision tools, computer-use adapters)",
         "test_performance.py": _NOT_BUILT + "browser_performance: it reads Chromium's own counters "
                                             "(CDP's Performance.getMetrics), which Firefox does not have",
-        "test_profiles.py::test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session":
-            _NOT_BUILT + "named profiles",
         "test_extensions_setting.py": _NOT_BUILT + "loading extensions",
         "test_stealth.py": _NOT_BUILT + "stealth (its disguise is a desktop Chrome's, made over CDP)",
         "test_har_and_video.py": _NOT_BUILT + "the HAR export (the network log) and video recording (screencast)",

@@ -61,12 +61,12 @@ class BidiEngine:
         """A browser launched before the engine existed is a Chromium (launch_memo.py): not ours to use."""
         starting.cancel()
 
-    async def _start(self) -> FirefoxProcess:
+    async def _start(self, profile_dir: str | None = None) -> FirefoxProcess:
         plan = self.launch_plan()
         firefox = await FirefoxProcess.start(plan["executable"], headless=plan["headless"], width=plan["width"],
                                              height=plan["height"], extra_args=self.settings.extra_args,
                                              timeout=plan["timeout"], spawned=self._spawned,
-                                             preferences=plan["preferences"])
+                                             preferences=plan["preferences"], profile_dir=profile_dir)
         self.launched.add(firefox)
         return firefox
 
@@ -79,8 +79,11 @@ class BidiEngine:
 
     async def launch(self, *, profile_dir: str | None = None) -> BidiBrowser:
         if profile_dir is not None:
-            raise NotOnFirefox("Named profiles")
-        starting, self._early = self._early or asyncio.ensure_future(self._start()), None
+            # A kept profile's browser is always launched now, on that folder (the one started
+            # ahead, if any, runs on a temporary profile and stays for the next session).
+            starting: asyncio.Future[FirefoxProcess] = asyncio.ensure_future(self._start(profile_dir))
+        else:
+            starting, self._early = self._early or asyncio.ensure_future(self._start()), None
         firefox = await starting
         try:
             connection = await BidiConnection.open(firefox.ws_endpoint, timeout=self.settings.launch_timeout)
