@@ -132,7 +132,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_vision.py": _NOT_BUILT + "input by coordinates (the vision tools, computer-use adapters)",
         "test_performance.py": _NOT_BUILT + "browser_performance: it reads Chromium's own counters "
                                             "(CDP's Performance.getMetrics), which Firefox does not have",
-        "test_extensions_setting.py": _NOT_BUILT + "loading extensions",
         "test_stealth.py": _NOT_BUILT + "stealth (its disguise is a desktop Chrome's, made over CDP)",
         "test_network_debugging.py::test_a_script_loaded_again_by_the_same_page_comes_from_the_memory_cache":
             "BiDi: a response says only `fromCache`, so the memory cache cannot be told from the disk cache",

@@ -273,7 +273,7 @@ class Settings(BaseModel):
             return self
         unsupported = [name for name, value in (
             ("playwright_url", self.playwright_url), ("extension_bridge", self.extension_bridge),
-            ("pool", self.pool), ("extensions", self.extensions),
+            ("pool", self.pool),
             ("attach_to_existing_context", self.attach_to_existing_context)) if value]
         if unsupported:
             raise ValueError(f"browser = \"firefox\" does not support {', '.join(unsupported)} yet: remove "

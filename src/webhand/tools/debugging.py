@@ -150,7 +150,7 @@ async def extensions(session: Session, args: ExtensionsArgs, response: Response)
     """List the browser extensions loaded into this session's browser (the extensions setting): name, version,
     id, enabled."""
     if not session.settings.extensions:
-        response.add("No extensions are loaded: webhand runs Chromium with extensions off unless the configuration "
+        response.add("No extensions are loaded: webhand loads none into the browser unless the configuration "
                      "lists unpacked extension folders (extensions = [\"/path/to/extension\"], process isolation).")
         return
     found = await session.browser.extensions(args.timeout or session.settings.timeout)

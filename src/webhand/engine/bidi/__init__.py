@@ -18,13 +18,14 @@ import contextlib
 from typing import Any
 
 from webhand.config import Settings
+from webhand.engine.bidi import extensions
 from webhand.engine.bidi.browser import BidiBrowser
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection
 from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
 from webhand.engine.bidi.policy import POLICY_PREFERENCES, BidiPolicy
 from webhand.engine.chrome import LaunchedBrowsers
 from webhand.engine.pool import redacted_url
-from webhand.errors import BrowserLaunchFailed, NotOnFirefox
+from webhand.errors import BrowserLaunchFailed, NotOnFirefox, WebhandError
 
 __all__ = ["BidiBrowser", "BidiEngine"]
 
@@ -89,9 +90,12 @@ class BidiEngine:
             connection = await BidiConnection.open(firefox.ws_endpoint, timeout=self.settings.launch_timeout)
             browser = BidiBrowser(connection, firefox, self.policy, collect_bodies=self.response_sources)
             await asyncio.wait_for(browser.start(), self.settings.launch_timeout)
+            if self.settings.extensions:
+                browser.installed_extensions = await extensions.install(connection, self.settings.extensions,
+                                                                         self.settings.launch_timeout)
         except BaseException as error:  # cancellation too: never strand the browser we just started
             await asyncio.shield(firefox.close())
-            if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt)):
+            if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt, WebhandError)):
                 raise
             raise BrowserLaunchFailed(f"Firefox started but webhand could not open a WebDriver BiDi session: {error}",
                                       "Run `webhand doctor` to see what is wrong.") from None

@@ -251,6 +251,7 @@ class BidiBrowser:
         self.contexts: dict[str, BidiContext] = {}
         self.policy = policy
         self.collect_bodies = collect_bodies  # the network tools are served: keep bodies (network.py)
+        self.installed_extensions: list[BrowserExtension] = []  # by the engine at launch (extensions.py)
         self.interception = Interception(connection, policy, self._owner_of)
         # Every browsing context Firefox reported (frames too): its parent, and its user context.
         self._parents: dict[str, str | None] = {}
@@ -391,7 +392,8 @@ class BidiBrowser:
         return self.connection.closed
 
     async def extensions(self, timeout: float) -> list[BrowserExtension]:
-        raise NotOnFirefox("Listing extensions")
+        """The add-ons webhand installed at launch (extensions.py): BiDi has no way to list them."""
+        return list(self.installed_extensions)
 
     async def close(self) -> None:
         """End the BiDi session and disconnect; a Firefox webhand launched is killed with its group."""
