@@ -86,7 +86,14 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
     "cdp": {},
     "playwright": {},
     "firefox": {
-        # What Firefox or WebDriver BiDi cannot do.
+        # What Firefox or WebDriver BiDi cannot do (or what a test asserts of Chromium by nature).
+        "test_stealth.py":
+            "stealth is a Chromium disguise by nature: the tests assert HeadlessChrome in the plain user agent, a "
+            "desktop Chrome's (Chrome/, WebGL not SwiftShader) in the stealthy one, and the "
+            "--disable-blink-features=AutomationControlled flag. A headless Firefox 153 shows no such signs (its user "
+            "agent names no Headless; 5 plugins, en-US languages) but navigator.webdriver, which is true whenever the "
+            "Remote Agent runs: no preference hides it (dom.webdriver.enabled=false leaves it true), so "
+            "stealth = true is refused with browser = \"firefox\" (config.py)",
         "test_interaction.py::test_drag_and_drop":
             "Firefox/BiDi: an HTML5 drag that pointer actions start never drops (the drag session swallows the "
             "release; w3c/webdriver-bidi#487): the driver refuses such a drag with that reason "
@@ -132,7 +139,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_vision.py": _NOT_BUILT + "input by coordinates (the vision tools, computer-use adapters)",
         "test_performance.py": _NOT_BUILT + "browser_performance: it reads Chromium's own counters "
                                             "(CDP's Performance.getMetrics), which Firefox does not have",
-        "test_stealth.py": _NOT_BUILT + "stealth (its disguise is a desktop Chrome's, made over CDP)",
         "test_network_debugging.py::test_a_script_loaded_again_by_the_same_page_comes_from_the_memory_cache":
             "BiDi: a response says only `fromCache`, so the memory cache cannot be told from the disk cache",
         "test_network_debugging.py::test_a_page_prefetched_by_speculation_rules_is_answered_from_the_prefetch":
