@@ -135,10 +135,20 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_har_and_video.py::test_a_five_second_recording_plays_for_five_seconds":
             _NOT_BUILT + "video recording: its frames are the tab's screencast, which BiDi lacks (the dashboard's "
                          "live view needs the same frames, made from browsingContext.captureScreenshot)",
-        "test_pwa.py": _NOT_BUILT + "the service worker tools",
         "test_vision.py": _NOT_BUILT + "input by coordinates (the vision tools, computer-use adapters)",
         "test_performance.py": _NOT_BUILT + "browser_performance: it reads Chromium's own counters "
                                             "(CDP's Performance.getMetrics), which Firefox does not have",
+        "test_pwa.py::test_a_waiting_worker_is_shown_then_activated_by_skip_waiting":
+            "Firefox/BiDi cannot run code in a service worker, and only the worker can call skipWaiting(): Firefox "
+            "153 lists its realm (script.getRealms type service-worker) but answers script.evaluate there with "
+            "\"no such frame: Realm with id ... not found\"; the tool refuses skip_waiting with that reason",
+        "test_pwa.py::test_the_app_shell_reloads_offline_from_the_service_worker":
+            "BiDi: a response says only `fromCache`, which Firefox sets for a service worker's answer too, so it "
+            "cannot be told from the disk cache (the log says \"from disk cache\"; the page does reload offline "
+            "from the worker and the server gets none of it)",
+        "test_pwa.py::test_offline_holds_for_what_the_service_worker_asks_the_network_for":
+            "Firefox 153: emulation.setNetworkConditions offline, set for the user context, does not reach a "
+            "service worker's own fetch() (the worker's request reached the server and was answered 404)",
         "test_network_debugging.py::test_a_script_loaded_again_by_the_same_page_comes_from_the_memory_cache":
             "BiDi: a response says only `fromCache`, so the memory cache cannot be told from the disk cache",
         "test_network_debugging.py::test_a_page_prefetched_by_speculation_rules_is_answered_from_the_prefetch":

@@ -36,10 +36,10 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _describe(registrations: list[ServiceWorkerRegistration], response: Response) -> str:
+def _describe(registrations: list[ServiceWorkerRegistration], response: Response, reach: str | None) -> str:
     if not registrations:
-        return "No service workers are registered in this session."
-    lines = [f"Service workers ({len(registrations)}):"]
+        return "No service workers are registered in this session." + (f"\n{reach}" if reach else "")
+    lines = [f"Service workers ({len(registrations)}):"] + ([reach] if reach else [])
     for registration in registrations:
         lines.append(f"- scope {response.clip(registration.scope, 300)}"
                      + (" (controls this page)" if registration.controls_page else ""))
@@ -64,7 +64,7 @@ async def service_workers(session: Session, args: ServiceWorkersArgs, response: 
         if args.action == "unregister":
             response.add("Pages it controls keep it until they are closed or reloaded.")
         registrations = await tab.service_workers()
-    response.add(_describe(registrations, response))
+    response.add(_describe(registrations, response, tab.service_worker_reach))
     response.data({"registrations": [{"scope": r.scope, "controls_page": r.controls_page,
                                       "versions": [v.__dict__ for v in r.versions]} for r in registrations]})
 

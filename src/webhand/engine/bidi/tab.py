@@ -15,7 +15,7 @@ import re
 from typing import Any, Literal, Protocol
 
 from webhand.engine import form_fields, settle
-from webhand.engine.bidi import console, javascript, values
+from webhand.engine.bidi import console, javascript, service_workers, values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
@@ -294,6 +294,8 @@ _HTML5_DRAGGABLE = """function () {
 
 class BidiTab:
     """One tab: a top-level browsing context of the session's user context."""
+
+    service_worker_reach: str | None = service_workers.REACH
 
     def __init__(self, context: TabOwner, context_id: str, index: int, url: str = "about:blank") -> None:
         self.context = context
@@ -717,10 +719,10 @@ class BidiTab:
         raise NotOnFirefox("Input by coordinates")
 
     async def service_workers(self) -> list[Any]:
-        raise NotOnFirefox("Service worker tools")
+        return await service_workers.registrations(self)
 
     async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        raise NotOnFirefox("Service worker tools")
+        await service_workers.act(self, action, scope, timeout=timeout)
 
     async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
         raise NotOnFirefox("Chromium's performance counters", "They are Chromium's own (CDP); use browser = \"chromium\".")
