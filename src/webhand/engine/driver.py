@@ -357,6 +357,9 @@ class Frame(Protocol):
 class Tab(Protocol):
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
+    #: What ``service_workers`` lists when it is less than the session's registrations (said in the
+    #: reply), or None: the browser's registry, all of them.
+    service_worker_reach: str | None
 
     @property
     def url(self) -> str: ...

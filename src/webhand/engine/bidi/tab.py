@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from webhand.engine import form_fields, settle
-from webhand.engine.bidi import console, javascript, screen_capture, values
+from webhand.engine.bidi import console, javascript, screen_capture, service_workers, values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
@@ -299,6 +299,8 @@ _HTML5_DRAGGABLE = """function () {
 
 class BidiTab:
     """One tab: a top-level browsing context of the session's user context."""
+
+    service_worker_reach: str | None = service_workers.REACH
 
     def __init__(self, context: TabOwner, context_id: str, index: int, url: str = "about:blank") -> None:
         self.context = context
@@ -729,10 +731,10 @@ class BidiTab:
         await self.point_input.dispatch(event, timeout)
 
     async def service_workers(self) -> list[Any]:
-        raise NotOnFirefox("Service worker tools")
+        return await service_workers.registrations(self)
 
     async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        raise NotOnFirefox("Service worker tools")
+        await service_workers.act(self, action, scope, timeout=timeout)
 
     async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
         raise NotOnFirefox("Chromium's performance counters (browser_performance)",
