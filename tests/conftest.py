@@ -93,7 +93,14 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
     "cdp": {},
     "playwright": {},
     "firefox": {
-        # What Firefox or WebDriver BiDi cannot do.
+        # What Firefox or WebDriver BiDi cannot do (or what a test asserts of Chromium by nature).
+        "test_stealth.py":
+            "stealth is a Chromium disguise by nature: the tests assert HeadlessChrome in the plain user agent, a "
+            "desktop Chrome's (Chrome/, WebGL not SwiftShader) in the stealthy one, and the "
+            "--disable-blink-features=AutomationControlled flag. A headless Firefox 153 shows no such signs (its user "
+            "agent names no Headless; 5 plugins, en-US languages) but navigator.webdriver, which is true whenever the "
+            "Remote Agent runs: no preference hides it (dom.webdriver.enabled=false leaves it true), so "
+            "stealth = true is refused with browser = \"firefox\" (config.py)",
         "test_interaction.py::test_drag_and_drop":
             "Firefox/BiDi: an HTML5 drag that pointer actions start never drops (the drag session swallows the "
             "release; w3c/webdriver-bidi#487): the driver refuses such a drag with that reason "
@@ -118,17 +125,24 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
             _NO_WORKER_CONSOLE.format(kind="shared"),
         "test_console.py::test_service_worker_messages_are_tagged_sw_once":
             _NO_WORKER_CONSOLE.format(kind="service"),
-        "test_dashboard.py": _NOT_BUILT + "the dashboard's thumbnails, live view and takeover input (BiDi has "
-                                          "no screencast: they need screenshots and input by coordinates)",
-        "test_pwa.py": _NOT_BUILT + "the service worker tools",
-        "test_vision.py": _NOT_BUILT + "input by coordinates (the vision tools, computer-use adapters)",
-        "test_performance.py": _NOT_BUILT + "browser_performance: it reads Chromium's own counters "
-                                            "(CDP's Performance.getMetrics), which Firefox does not have",
-        "test_profiles.py::test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session":
-            _NOT_BUILT + "named profiles",
-        "test_extensions_setting.py": _NOT_BUILT + "loading extensions",
-        "test_stealth.py": _NOT_BUILT + "stealth (its disguise is a desktop Chrome's, made over CDP)",
-        "test_har_and_video.py": _NOT_BUILT + "the HAR export (the network log) and video recording (screencast)",
+        "test_performance.py":
+            "Firefox/BiDi cannot give what browser_performance reports: BiDi has no counters command (nothing like "
+            "CDP's Performance.getMetrics: layouts, style recalcs and their durations, script time, event listeners; "
+            "`performance.getMetrics` and `browsingContext.getMetrics` answer 'unknown command' on firefox-esr 153), "
+            "and the page's own APIs lack the rest: PerformanceObserver.supportedEntryTypes is [event, first-input, "
+            "largest-contentful-paint, mark, measure, navigation, paint, resource] (no 'layout-shift', so no CLS: a "
+            "'CLS 0' would be made up; no 'longtask') and performance.memory is undefined (no JS heap)",
+        "test_pwa.py::test_a_waiting_worker_is_shown_then_activated_by_skip_waiting":
+            "Firefox/BiDi cannot run code in a service worker, and only the worker can call skipWaiting(): Firefox "
+            "153 lists its realm (script.getRealms type service-worker) but answers script.evaluate there with "
+            "\"no such frame: Realm with id ... not found\"; the tool refuses skip_waiting with that reason",
+        "test_pwa.py::test_the_app_shell_reloads_offline_from_the_service_worker":
+            "BiDi: a response says only `fromCache`, which Firefox sets for a service worker's answer too, so it "
+            "cannot be told from the disk cache (the log says \"from disk cache\"; the page does reload offline "
+            "from the worker and the server gets none of it)",
+        "test_pwa.py::test_offline_holds_for_what_the_service_worker_asks_the_network_for":
+            "Firefox 153: emulation.setNetworkConditions offline, set for the user context, does not reach a "
+            "service worker's own fetch() (the worker's request reached the server and was answered 404)",
         "test_network_debugging.py::test_a_script_loaded_again_by_the_same_page_comes_from_the_memory_cache":
             "BiDi: a response says only `fromCache`, so the memory cache cannot be told from the disk cache",
         "test_network_debugging.py::test_a_page_prefetched_by_speculation_rules_is_answered_from_the_prefetch":
@@ -169,15 +183,15 @@ def pytest_configure(config: pytest.Config) -> None:
                    "the Driver, which the shared-fixture tests already run on Firefox; the reason says what")
 
 
-def one_driver_reason(definition: pytest.Function | pytest.Item) -> str | None:
-    """The reason a test gives for running on one driver (its own mark, its class's or its module's), or None."""
-    mark = definition.get_closest_marker("one_driver")
+def _mark_reason(definition: pytest.Function | pytest.Item, name: str, example: str) -> str | None:
+    """The reason a test gives with mark ``name`` (its own mark, its class's or its module's), or None
+    when it has no such mark. A mark without its reason is a usage error: the reason is the point."""
+    mark = definition.get_closest_marker(name)
     if mark is None:
         return None
     reason = mark.args[0] if mark.args else mark.kwargs.get("reason")
     if not isinstance(reason, str) or not reason.strip():
-        raise pytest.UsageError(f"{definition.nodeid}: one_driver needs its reason, e.g. "
-                                '@pytest.mark.one_driver("what it tests is above the Driver")')
+        raise pytest.UsageError(f"{definition.nodeid}: {name} needs its reason, e.g. @pytest.mark.{name}({example!r})")
     return reason
 
 
@@ -185,21 +199,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every test that reaches a browser through ``driver`` (``webhand`` and ``tools`` do) gets one
     run per driver, unless it is marked ``one_driver`` with its reason."""
     if "driver" in metafunc.fixturenames:
-        alone = one_driver_reason(metafunc.definition) is not None
+        alone = _mark_reason(metafunc.definition, "one_driver", "what it tests is above the Driver") is not None
         drivers = DRIVERS[:1] if alone else DRIVERS
-        if _not_on_firefox_reason(metafunc.definition) is not None:
+        if _mark_reason(metafunc.definition, "not_on_firefox", "it starts a browser of its own to check X") is not None:
             drivers = tuple(d for d in drivers if d != "firefox") or drivers
         metafunc.parametrize("driver", drivers, scope="session", indirect=True)
-
-
-def _not_on_firefox_reason(definition: pytest.Function | pytest.Item) -> str | None:
-    mark = definition.get_closest_marker("not_on_firefox")
-    if mark is None:
-        return None
-    reason = mark.args[0] if mark.args else mark.kwargs.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise pytest.UsageError(f"{definition.nodeid}: not_on_firefox needs its reason")
-    return reason
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -186,10 +186,10 @@ async def test_two_sessions_do_not_share_cookies(firefox: BidiBrowser, site) -> 
         await second.close()
 
 
-async def test_what_is_not_built_says_so(firefox: BidiBrowser) -> None:
+async def test_what_firefox_cannot_do_says_why(firefox: BidiBrowser) -> None:
     context, tab = await _tab(firefox, Heard())
     try:
-        with pytest.raises(NotOnFirefox, match="not available on Firefox yet"):
+        with pytest.raises(NotOnFirefox, match="not available on Firefox: WebDriver BiDi has no counters command"):
             await tab.performance_metrics(timeout=5)
         with pytest.raises(NotOnFirefox, match="WebDriver BiDi emulates only being offline"):
             await context.set_network_conditions(NetworkConditions(latency_ms=100))
@@ -415,5 +415,24 @@ async def test_an_html5_drag_is_refused_with_the_reason_not_reported_as_done(fir
             await card.drag_to(bin_, timeout=5)
         assert await tab.evaluate("document.querySelector('#status').textContent", await_promise=False,
                                   timeout=5) == "not dropped"  # the page's own word before any drop
+    finally:
+        await context.close()
+
+
+async def test_service_workers_are_the_page_origins_and_skip_waiting_says_why_not(firefox: BidiBrowser, site) -> None:
+    """BiDi has no service worker registry: the listing is the page's origin's (the tab says so for
+    the reply), and skip_waiting, which only the worker can do, is refused with what BiDi lacks."""
+    context, tab = await _tab(firefox, Heard())
+    try:
+        await tab.navigate(site.url("pwa/index.html"), wait_until="load", timeout=30)
+        async with asyncio.timeout(15):
+            while not (listed := await tab.service_workers()) or [v.state for v in listed[0].versions] != ["active"]:
+                await asyncio.sleep(0.1)  # the worker installs, then activates
+        assert [v.running for v in listed[0].versions] == ["running"]
+        assert tab.service_worker_reach is not None and "this page's origin only" in tab.service_worker_reach
+        with pytest.raises(NotOnFirefox, match="BiDi cannot run code in a service worker"):
+            await tab.service_worker_action("skip_waiting", listed[0].scope, timeout=5)
+        await tab.service_worker_action("unregister", listed[0].scope, timeout=10)
+        assert await tab.service_workers() == []
     finally:
         await context.close()

@@ -84,6 +84,31 @@ async def test_type_with_submit_presses_enter(tools, site):
     assert await text_of(tools, "#result") == "Searched for chromium"
 
 
+async def test_typing_says_what_the_field_holds_when_the_page_refused_or_changed_the_text(tools, site):
+    await open_page(tools, site, "field_reactions.html")
+
+    async def typed(selector: str, text: str, **more: object) -> str:
+        return ok(await tools.call("browser_type", {"selector": selector, "text": text, **more}))
+
+    # What the field holds is said only when it is not what was typed.
+    assert (await typed("#plain", "hello")).startswith("Typed 'hello' into '#plain'.")
+    assert (await typed("#editor", "a note")).startswith("Typed 'a note' into '#editor'.")
+    assert (await typed("#plain", " world", clear=False)).startswith("Typed ' world' into '#plain'.")
+    for slowly in (False, True):
+        assert (await typed("#refusing", "abc", slowly=slowly)).startswith(
+            "Typed 'abc' into '#refusing', but the field is empty afterwards (the text was refused or removed).")
+    assert (await typed("#refusing", "abc", submit=True)).startswith(
+        "Typed 'abc' into '#refusing', but the field is empty afterwards (the text was refused or removed), "
+        "then pressed Enter.")
+    assert (await typed("#phone", "5551234567")).startswith(
+        "Typed '5551234567' into '#phone', but the field holds '(555) 123-4567' afterwards.")
+    assert (await typed("#short", "abcdef")).startswith("Typed 'abcdef' into '#short', but the field holds 'abc' afterwards.")
+    # A password field's text is never quoted, even when the page changed it.
+    reply = await typed("#password", "hunter2")
+    assert reply.startswith("Typed 'hunter2' into '#password', but the field holds other text afterwards (7 characters).")
+    assert "HUNTER2" not in reply
+
+
 async def test_press_key_on_an_element_and_on_the_page(tools, site):
     await open_page(tools, site, "typing.html")
     ok(await tools.call("browser_type", {"selector": "#q", "text": "first"}))

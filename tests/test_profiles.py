@@ -1,6 +1,7 @@
 """Named profiles (session/profiles.py) and saved sign-ins (the storage_state setting).
 
-A profile is a Chromium user-data dir webhand keeps in XDG_DATA_HOME: these tests point that at
+A profile is a browser's profile folder (Chromium's user-data dir, Firefox's profile) webhand keeps
+in XDG_DATA_HOME: these tests point that at
 their own temporary folder. What a profile keeps (cookies, localStorage) is the browser's work,
 so that test runs on both drivers; the lock and the names are above the driver.
 """
@@ -25,6 +26,7 @@ from webhand.config import Settings
 from webhand.errors import ConfigError, InvalidArgument, ProfileInUse, WebhandError
 from webhand.security.locations import check_profile_name
 from webhand.session.profiles import LOCK_FILE, ProfileLock, browsers_on, list_profiles, profile_dir
+from webhand.surfaces.dashboard.views import sessions_list
 
 
 @pytest.fixture
@@ -51,6 +53,7 @@ async def test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session
                                                             "localStorage.setItem('kept', 'local'); 1"}))
         listing = ok(await first.call("browser_session_list", {}))
         assert "profile 'work'" in listing
+        assert [s["profile"] for s in sessions_list(webhand) if s["conversation"] == "first"] == ["work"]  # dashboard
         refused = await webhand.context("second").call("browser_navigate", {"url": page})
         assert refused.is_error
         assert f"Profile 'work' is in use by pid {os.getpid()}" in refused.text
@@ -62,10 +65,12 @@ async def test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session
     assert stat.S_IMODE((data_home / "webhand" / "profiles").stat().st_mode) == 0o700
     assert not browsers_on(folder), "the profile's browser outlived its webhand"
     for restart in range(2):
-        # As a browser killed on another machine sharing the folder leaves it: Chromium alone would
-        # refuse the profile ("in use by another computer").
-        (folder / "SingletonLock").unlink(missing_ok=True)
-        os.symlink("another-host-4242", folder / "SingletonLock")
+        # As a browser killed on another machine sharing the folder leaves it: the browser alone would
+        # refuse the profile ("in use by another computer"). Chromium's lock, and Firefox's (its
+        # symbolic link names the IP address and pid; one with "+" before the pid Firefox would break).
+        for lock, holder in (("SingletonLock", "another-host-4242"), ("lock", "10.0.0.42:4242")):
+            (folder / lock).unlink(missing_ok=True)
+            os.symlink(holder, folder / lock)
         async with Webhand(settings) as webhand:
             again = webhand.context(f"restart-{restart}")
             ok(await again.call("browser_navigate", {"url": page}))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import short_temp_dir
 from webhand.engine.running_browsers import examine, find_running_browsers
 
 CHROMIUM = "/usr/lib/chromium/chromium"
@@ -34,22 +35,26 @@ def home_with_chromium(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     profile = home / ".config" / "chromium"
     profile.mkdir(parents=True)
-    chrome = subprocess.Popen([CHROMIUM, "--headless=new", "--no-sandbox", "--no-first-run",
-                               f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 20
-        while not (profile / "DevToolsActivePort").exists():
-            assert time.monotonic() < deadline, "Chromium wrote no DevToolsActivePort"
-            time.sleep(0.05)
-        yield home, chrome
-    finally:
-        os.killpg(chrome.pid, signal.SIGTERM)  # SIGTERM: Chromium removes its singleton folder in /tmp
+    # TMPDIR of its own: a Chromium that SIGTERM does not end in time is killed, and would leave its
+    # singleton folder (org.chromium.Chromium.*) in the shared /tmp.
+    with short_temp_dir() as standin_tmp:
+        chrome = subprocess.Popen([CHROMIUM, "--headless=new", "--no-sandbox", "--no-first-run",
+                                   f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                                  env={**os.environ, "TMPDIR": standin_tmp})
         try:
-            chrome.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(chrome.pid, signal.SIGKILL)
-            chrome.wait(10)
+            deadline = time.monotonic() + 20
+            while not (profile / "DevToolsActivePort").exists():
+                assert time.monotonic() < deadline, "Chromium wrote no DevToolsActivePort"
+                time.sleep(0.05)
+            yield home, chrome
+        finally:
+            os.killpg(chrome.pid, signal.SIGTERM)
+            try:
+                chrome.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(chrome.pid, signal.SIGKILL)
+                chrome.wait(10)
     assert chrome.poll() is not None
 
 

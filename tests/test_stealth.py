@@ -9,6 +9,8 @@ import pytest
 
 from helpers import own_browser_processes, settings_for_tests
 from webhand import Webhand
+from webhand.config import Settings
+from webhand.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +62,10 @@ async def test_stealth_launches_chromium_without_automation_controlled(stealthy,
         assert flagged, "the stealthy browser was launched with the flag"
     finally:
         await stealthy.end_conversation(tools.conversation_id)
+
+
+def test_stealth_is_refused_on_firefox_not_ignored():
+    """Its disguise is Chromium's, and Firefox's navigator.webdriver cannot be hidden: the setting is
+    refused with browser = "firefox" rather than accepted and left undone."""
+    with pytest.raises(ConfigError, match="does not support stealth"):
+        Settings.from_sources({"browser": "firefox", "stealth": True}, env={})

@@ -296,6 +296,17 @@ async def test_drag_wheel_and_typing_act_on_what_is_at_the_point(vision, site):
     assert 'textbox "Note"' in typed.text and "Déjà vu 42" in typed.text, typed.text
     assert await _evaluate(vision, "document.getElementById('note').value") == "Déjà vu 42"
 
+    # A double click at a point is one to the page: its second click counted 2, then dblclick.
+    await _ok(vision, "browser_navigate", {"url": site.url("actions/clicks.html")})
+    shot = await _ok(vision, "browser_take_screenshot", {"annotate": True})
+    left, top, width, height = next(label["box"] for label in shot.data["labels"] if label["name"] == "Double me")
+    centre = {"x": left + width // 2, "y": top + height // 2}
+    reply = await _ok(vision, "browser_mouse_click_xy", {**centre, "click_count": 2})
+    assert reply.text.startswith("Double-clicked at") and 'button "Double me"' in reply.text, reply.text
+    assert await _evaluate(vision, "document.getElementById('status').textContent") == "double clicked"
+    await _ok(vision, "browser_mouse_click_xy", centre)
+    assert await _evaluate(vision, "document.getElementById('status').textContent") == "single clicked"
+
 
 @pytest.mark.one_driver("the refusals are decided above the Driver, before any input is sent")
 async def test_coordinates_are_refused_cleanly(tools, site):

@@ -273,8 +273,10 @@ class Settings(BaseModel):
             return self
         unsupported = [name for name, value in (
             ("playwright_url", self.playwright_url), ("extension_bridge", self.extension_bridge),
-            ("pool", self.pool), ("extensions", self.extensions),
-            ("attach_to_existing_context", self.attach_to_existing_context), ("profile", self.profile)) if value]
+            ("pool", self.pool),
+            ("attach_to_existing_context", self.attach_to_existing_context),
+            # Its disguise is a desktop Chrome's; Firefox's one sign, navigator.webdriver, no preference hides.
+            ("stealth", self.stealth)) if value]
         if unsupported:
             raise ValueError(f"browser = \"firefox\" does not support {', '.join(unsupported)} yet: remove "
                              f"{'it' if len(unsupported) == 1 else 'them'}, or use browser = \"chromium\"")

@@ -272,7 +272,10 @@ class Screencast(Protocol):
 class InputEvent:
     """One input event of a person in the dashboard. Coordinates are CSS pixels of the viewport.
 
-    kind: mousePressed, mouseReleased, mouseMoved, mouseWheel, keyDown, keyUp, text.
+    kind: mousePressed, mouseReleased, mouseMoved, mouseWheel, keyDown, keyUp, text; or click:
+    ``click_count`` presses and releases of ``button`` at the point, counted 1, 2, 3 as a person's
+    quick clicks are (a double click's second click fires ``dblclick``). One event, because a
+    browser that counts clicks only within one input command (Firefox's BiDi) must get them at once.
     """
 
     kind: str
@@ -326,6 +329,10 @@ class Element(Protocol):
     async def kind(self) -> str:
         """What sort of field this is: select, checkbox, radio, text, or other."""
         ...
+    async def field_text(self) -> dict[str, Any] | None:
+        """What a text field holds now: ``{"text": …, "hidden": bool}`` (hidden: a password field),
+        None for an element that holds no text (page_scripts.FIELD_TEXT)."""
+        ...
     async def origin(self) -> str:
         """The origin (``scheme://host[:port]``) of the document holding the element, as the
         browser knows it; "null" when it is opaque (data: URLs, sandboxed frames)."""
@@ -350,6 +357,9 @@ class Frame(Protocol):
 class Tab(Protocol):
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
+    #: What ``service_workers`` lists when it is less than the session's registrations (said in the
+    #: reply), or None: the browser's registry, all of them.
+    service_worker_reach: str | None
 
     @property
     def url(self) -> str: ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
+from dataclasses import replace
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -63,10 +64,14 @@ class LiveView:
         return ChannelScreencast(stream, stop_listening)
 
     async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        method, params = input_command(event)
+        # A click is its presses and releases, each carrying its count (CDP counts none itself).
+        events = [replace(event, kind=kind, click_count=count) for count in range(1, event.click_count + 1)
+                  for kind in ("mousePressed", "mouseReleased")] if event.kind == "click" else [event]
         try:
             async with guarded(self.channel, "Sending input to the page", timeout):
-                await self.channel.send(method, params)
+                for each in events:
+                    method, params = input_command(each)
+                    await self.channel.send(method, params)
         except ActionTimeout:
             raise ActionTimeout(f"The page did not take the input within {timeout:g} s.",
                                 "It may be busy or hung; try again.") from None

@@ -87,6 +87,15 @@ KIND = """e => {
   return 'other';
 }"""
 
+# What a text field holds (value, or an editable element's text), and whether it is a password
+# field, whose text a reply never quotes; null for an element that holds no text.
+FIELD_TEXT = """e => {
+  if (e.isContentEditable) return {text: e.innerText, hidden: false};
+  if (typeof e.value === 'string' && (e.tagName === 'INPUT' || e.tagName === 'TEXTAREA'))
+    return {text: e.value, hidden: (e.type || '').toLowerCase() === 'password'};
+  return null;
+}"""
+
 # One storage operation on window.localStorage / sessionStorage; returns every item afterwards.
 WEB_STORAGE = """([area, operation, key, value]) => {
   const store = area === 'session' ? window.sessionStorage : window.localStorage;

@@ -1,10 +1,10 @@
-"""Named profiles: Chromium user-data dirs webhand keeps, so that sign-ins survive sessions,
-servers and reboots.
+"""Named profiles: browser profile folders (a Chromium user-data dir, a Firefox profile) webhand
+keeps, so that sign-ins survive sessions, servers and reboots.
 
 A profile ``NAME`` is the folder ``$XDG_DATA_HOME/webhand/profiles/NAME`` (0700, owner-checked
-like every private folder webhand keeps). A browser launched on it (engine/chrome.py,
-``profile_dir``) keeps it on close. One session uses a profile at a time: Chromium keeps one
-browser per user-data dir, and two would corrupt its databases. The session holds the file
+like every private folder webhand keeps). A browser launched on it (engine/chrome.py and
+engine/bidi/firefox.py, ``profile_dir``) keeps it on close. One session uses a profile at a time:
+a browser keeps one process per profile folder, and two would corrupt its databases. The session holds the file
 ``webhand.lock`` inside the folder:
 
 - an ``flock`` on it, held while the session is open, decides who gets the profile; the kernel
@@ -14,8 +14,10 @@ browser per user-data dir, and two would corrupt its databases. The session hold
   alive (same pid *and* start time, as orphan reaping checks) is respected even without the
   flock (a holder on another machine sharing the folder); a dead or reused pid is stale.
 
-Chromium's own ``SingletonLock``/``SingletonSocket``/``SingletonCookie`` left by a killed browser
-are removed before launch, once no live process runs on the folder.
+Chromium's own ``SingletonLock``/``SingletonSocket``/``SingletonCookie`` (Firefox's ``lock`` and
+``.parentlock``) left by a killed browser are removed before launch, once no live process runs on
+the folder. A profile folder is one browser's: Firefox runs on it in its default user context
+(engine/bidi), a Chromium would not read a Firefox's files nor the reverse.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from webhand.errors import FileNotWritable, InvalidArgument, ProfileInUse
 from webhand.security.locations import check_profile_name, is_profile_name, private_folder, profiles_folder_name
 
 LOCK_FILE = "webhand.lock"
-#: Files Chromium keeps in a user-data dir while a browser runs on it.
-CHROMIUM_SINGLETONS = ("SingletonLock", "SingletonSocket", "SingletonCookie")
+#: Files a browser keeps in its profile folder while it runs on it: Chromium's singletons, and
+#: Firefox's ``lock`` (a symbolic link naming host and pid) and ``.parentlock``.
+BROWSER_SINGLETONS = ("SingletonLock", "SingletonSocket", "SingletonCookie", "lock", ".parentlock")
 #: The most a lock file's content is read (it is a few hundred bytes).
 _LOCK_READ_CAP = 4096
 _FOLDER_HINT = "Set XDG_DATA_HOME to a folder of your own that only you can write (mode 0700)."
@@ -141,7 +144,7 @@ class ProfileLock:
             named = live_holder(folder)
             if named is not None and named.pid != os.getpid():
                 raise _in_use(name, named)  # alive without the flock: another machine, or an older webhand
-            release_chromium_singleton(folder)
+            release_browser_singletons(folder)
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(_own_holder(purpose)).encode(), 0)
         except BaseException:
@@ -172,26 +175,30 @@ def _in_use(name: str, holder: Holder | None) -> ProfileInUse:
 
 
 def browsers_on(folder: Path) -> list[int]:
-    """Pids of live processes started with ``--user-data-dir=<folder>`` (exactly that folder)."""
+    """Pids of live processes started on exactly that folder: a Chromium with
+    ``--user-data-dir=<folder>``, a Firefox with ``--profile <folder>``."""
     marker = f"--user-data-dir={folder}"
     found = []
     for process in psutil.process_iter(["cmdline"]):
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            if marker in (process.info["cmdline"] or []):
+            cmdline = process.info["cmdline"] or []
+            if marker in cmdline or any(flag in ("--profile", "-profile") and value == str(folder)
+                                        for flag, value in zip(cmdline, cmdline[1:])):
                 found.append(process.pid)
     return found
 
 
-def release_chromium_singleton(folder: Path) -> None:
-    """Remove Chromium's singleton files a killed browser left in ``folder``, so that the next
-    browser does not refuse the profile or try to hand its URL to a dead one. Refused with the
+def release_browser_singletons(folder: Path) -> None:
+    """Remove the singleton files a killed browser left in ``folder`` (Chromium's, Firefox's lock),
+    so that the next browser does not refuse the profile or try to hand its URL to a dead one
+    (both call a lock naming another host "in use by another computer"). Refused with the
     pids when a browser still runs on the folder (one webhand did not start, or not reaped yet)."""
     running = browsers_on(folder)
     if running:
         raise ProfileInUse(f"A browser is still running on profile folder {folder} (pid "
                            f"{', '.join(map(str, running))}).",
                            "Close that browser (it may be a Chromium you started with this folder), then try again.")
-    for singleton in CHROMIUM_SINGLETONS:
+    for singleton in BROWSER_SINGLETONS:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(folder / singleton)
 

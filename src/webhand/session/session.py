@@ -385,6 +385,8 @@ class Session:
             return
         self.closed = True
         try:
+            if self.video is not None:
+                await self._save_recording(self.video)
             for work in self.before_close:
                 try:
                     await asyncio.wait_for(work(), self.settings.timeout)
@@ -396,6 +398,19 @@ class Session:
         finally:
             for callback in self.on_closed:
                 callback()  # type: ignore[operator]
+
+    async def _save_recording(self, video: TabVideo) -> None:
+        """A recording still running when the session closes (idle, the conversation's end, a
+        shutdown) is saved, not dropped. Nobody is left to tell, so the log says where it went."""
+        self.video = None
+        try:
+            seconds = await asyncio.wait_for(video.stop(), self.settings.timeout)
+            if video.frames:
+                path, _ = await asyncio.wait_for(video.save(seconds, self.files), self.settings.timeout)
+                log.warning("the %s closed while recording tab %d: saved %.1f s of it as %s",
+                            self.key, video.tab.index, seconds, path)
+        except (Exception, asyncio.TimeoutError) as error:  # noqa: BLE001 - the close goes on
+            log.warning("the %s closed while recording; the recording was lost: %s", self.key, error)
 
 
 def describe_dialog(dialog: Dialog, *, hint: bool = True) -> str:

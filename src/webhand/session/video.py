@@ -5,7 +5,8 @@ time the page paints (the screencast the dashboard's live view uses, on a channe
 the frames are kept with their times. On stop they are encoded with PyAV (FFmpeg's libvpx) at
 their own times (variable frame rate, at most ``fps`` a second), the last one held until the
 recording stopped, so a page that stands still for a while is still a while in the video. The recording is bounded in time and in
-memory; the file goes to the conversation's own folder. PyAV is an optional extra (``video``),
+memory; the file goes to the conversation's own folder, also when the session closes
+while it runs (Session.close saves it then). PyAV is an optional extra (``video``),
 imported only when a recording is encoded.
 """
 
@@ -17,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from webhand.conversation_files import ConversationFiles
 from webhand.engine.driver import Screencast, ScreencastFrame, Tab
 from webhand.errors import ConfigError
 
@@ -57,6 +59,16 @@ class TabVideo:
             screencast, self.screencast = self.screencast, None
             await screencast.stop()
         return min(time.time() - self.started, MAX_SECONDS)
+
+    async def save(self, seconds: float, files: ConversationFiles) -> tuple[Path, int]:
+        """Encode the stopped recording into the conversation's ``video`` folder (owner-only): the
+        file and its number of video frames. Encoding runs in a thread: it takes CPU."""
+        path = files.folder / "video" / f"tab-{self.tab.index}-{time.strftime('%Y%m%d-%H%M%S')}.webm"
+        files.ensure()
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        count = await asyncio.to_thread(encode_webm, self.frames, seconds, self.fps, path)
+        path.chmod(0o600)
+        return path, count
 
 
 def timeline(frames: list[tuple[float, bytes]], seconds: float, fps: int) -> list[tuple[int, bytes]]:

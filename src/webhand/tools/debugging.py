@@ -36,10 +36,10 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _describe(registrations: list[ServiceWorkerRegistration], response: Response) -> str:
+def _describe(registrations: list[ServiceWorkerRegistration], response: Response, reach: str | None) -> str:
     if not registrations:
-        return "No service workers are registered in this session."
-    lines = [f"Service workers ({len(registrations)}):"]
+        return "No service workers are registered in this session." + (f"\n{reach}" if reach else "")
+    lines = [f"Service workers ({len(registrations)}):"] + ([reach] if reach else [])
     for registration in registrations:
         lines.append(f"- scope {response.clip(registration.scope, 300)}"
                      + (" (controls this page)" if registration.controls_page else ""))
@@ -64,7 +64,7 @@ async def service_workers(session: Session, args: ServiceWorkersArgs, response: 
         if args.action == "unregister":
             response.add("Pages it controls keep it until they are closed or reloaded.")
         registrations = await tab.service_workers()
-    response.add(_describe(registrations, response))
+    response.add(_describe(registrations, response, tab.service_worker_reach))
     response.data({"registrations": [{"scope": r.scope, "controls_page": r.controls_page,
                                       "versions": [v.__dict__ for v in r.versions]} for r in registrations]})
 
@@ -150,7 +150,7 @@ async def extensions(session: Session, args: ExtensionsArgs, response: Response)
     """List the browser extensions loaded into this session's browser (the extensions setting): name, version,
     id, enabled."""
     if not session.settings.extensions:
-        response.add("No extensions are loaded: webhand runs Chromium with extensions off unless the configuration "
+        response.add("No extensions are loaded: webhand loads none into the browser unless the configuration "
                      "lists unpacked extension folders (extensions = [\"/path/to/extension\"], process isolation).")
         return
     found = await session.browser.extensions(args.timeout or session.settings.timeout)

@@ -127,9 +127,32 @@ async def perform_type(session: Session, args: TypeArgs) -> str:
             await element.type(text, delay_ms=0, timeout=args.timeout or session.settings.timeout)
         else:
             await element.fill(text, timeout=timeout)
+        # Read before Enter, which may clear the field (a search box) or leave the page.
+        held = _what_the_field_holds(await element.field_text(), text, appended=not args.clear,
+                                     secret=secrets.mentions_secret(args.text))
         if args.submit:
             await element.press("Enter", timeout=timeout)
-    return f"Typed {_shown(args.text)} into {target(args)}" + (" and pressed Enter." if args.submit else ".")
+    return (f"Typed {_shown(args.text)} into {target(args)}" + held
+            + (" and pressed Enter." if args.submit and not held else ", then pressed Enter." if args.submit else "."))
+
+
+def _what_the_field_holds(field: dict[str, Any] | None, typed: str, *, appended: bool, secret: bool) -> str:
+    """"" when the field holds what was typed (or is no field that holds text); else what it holds,
+    said after "Typed …": a page may refuse text (cancel its input) or reformat it (a phone mask),
+    the browser may cut it (maxlength), and the model must not believe the typed text is there.
+    A password field's text, and what a field holds after a secret was typed, is never quoted."""
+    if not field:
+        return ""
+    holds = str(field.get("text", "")).replace("\xa0", " ")
+    if holds.endswith("\n") and not typed.endswith("\n"):
+        holds = holds[:-1]  # an editable element's innerText ends with its last line break
+    if holds.endswith(typed) if appended else holds == typed:
+        return ""
+    if not holds.strip():
+        return ", but the field is empty afterwards (the text was refused or removed)"
+    if field.get("hidden") or secret:
+        return f", but the field holds other text afterwards ({len(holds)} characters)"
+    return f", but the field holds {_shown(holds)} afterwards"
 
 
 @tool("browser_type", destructive=True)

@@ -3,7 +3,6 @@ what the agent did, or to attach to a bug report."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Literal
 
@@ -13,7 +12,7 @@ from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import Response
 from webhand.session.session import Session
-from webhand.session.video import TabVideo, encode_webm
+from webhand.session.video import TabVideo
 from webhand.tools.definition import PageArgs, tool
 
 
@@ -47,12 +46,8 @@ async def recording(session: Session, args: RecordingArgs, response: Response) -
     seconds = await video.stop()
     if not video.frames:
         raise InvalidArgument("The recording has no frame: the page never painted.", "Start again on a page that is shown.")
-    path = response.files.folder / "video" / f"tab-{video.tab.index}-{time.strftime('%Y%m%d-%H%M%S')}.webm"
-    response.files.ensure()
-    path.parent.mkdir(mode=0o700, exist_ok=True)
     response.waiting_for(f"the {seconds:.0f}-second video to be encoded")
-    count = await asyncio.to_thread(encode_webm, video.frames, seconds, video.fps, path)
-    path.chmod(0o600)
+    path, count = await video.save(seconds, response.files)
     response.saved(path)
     cut = " (it reached the recording's bounds and stopped taking frames)" if video.full else ""
     response.add(f"Saved {seconds:.1f} s of tab {video.tab.index} as WebM: {path} ({path.stat().st_size:,} bytes, "

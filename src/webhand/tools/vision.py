@@ -146,9 +146,7 @@ async def perform_click(session: Session, args: ClickArgs) -> str:
     under = await what_is_under(tab, point)  # before the click, which may remove it
     bits = modifier_bits(list(args.modifiers))
     await mouse(timeout, tab, "mouseMoved", point, modifiers=bits)
-    for count in range(1, args.click_count + 1):  # a double click is two clicks, the second counted 2
-        await mouse(timeout, tab, "mousePressed", point, button=args.button, clicks=count, modifiers=bits)
-        await mouse(timeout, tab, "mouseReleased", point, button=args.button, clicks=count, modifiers=bits)
+    await mouse(timeout, tab, "click", point, button=args.button, clicks=args.click_count, modifiers=bits)
     session.pointer[tab.index] = (args.x, args.y)
     how = {1: "Clicked", 2: "Double-clicked", 3: "Triple-clicked"}[args.click_count]
     how += f" ({args.button} button)" if args.button != "left" else ""

@@ -7,7 +7,8 @@ with a thin, data-driven client (connection.py).
 A first slice: navigation, the page agent in a sandbox realm, refs, click/type/press, screenshots,
 console, dialogs, cookies and user-context isolation; the origin policy, routes, the network log,
 offline emulation, downloads and the file chooser (interception.py, policy.py, network.py,
-files.py). What is not built yet raises
+files.py); input at viewport points (point_input.py) and the dashboard's live view from
+screenshots (screen_capture.py). What is not built yet raises
 ``NotOnFirefox`` saying so.
 """
 
@@ -18,13 +19,14 @@ import contextlib
 from typing import Any
 
 from webhand.config import Settings
+from webhand.engine.bidi import extensions
 from webhand.engine.bidi.browser import BidiBrowser
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection
 from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
 from webhand.engine.bidi.policy import POLICY_PREFERENCES, BidiPolicy
 from webhand.engine.chrome import LaunchedBrowsers
 from webhand.engine.pool import redacted_url
-from webhand.errors import BrowserLaunchFailed, NotOnFirefox
+from webhand.errors import BrowserLaunchFailed, NotOnFirefox, WebhandError
 
 __all__ = ["BidiBrowser", "BidiEngine"]
 
@@ -66,12 +68,12 @@ class BidiEngine:
         """A browser launched before the engine existed is a Chromium (launch_memo.py): not ours to use."""
         starting.cancel()
 
-    async def _start(self) -> FirefoxProcess:
+    async def _start(self, profile_dir: str | None = None) -> FirefoxProcess:
         plan = self.launch_plan()
         firefox = await FirefoxProcess.start(plan["executable"], headless=plan["headless"], width=plan["width"],
                                              height=plan["height"], extra_args=plan["extra_args"],
                                              timeout=plan["timeout"], spawned=self._spawned,
-                                             preferences=plan["preferences"])
+                                             preferences=plan["preferences"], profile_dir=profile_dir)
         self.launched.add(firefox)
         return firefox
 
@@ -84,16 +86,22 @@ class BidiEngine:
 
     async def launch(self, *, profile_dir: str | None = None) -> BidiBrowser:
         if profile_dir is not None:
-            raise NotOnFirefox("Named profiles")
-        starting, self._early = self._early or asyncio.ensure_future(self._start()), None
+            # A kept profile's browser is always launched now, on that folder (the one started
+            # ahead, if any, runs on a temporary profile and stays for the next session).
+            starting: asyncio.Future[FirefoxProcess] = asyncio.ensure_future(self._start(profile_dir))
+        else:
+            starting, self._early = self._early or asyncio.ensure_future(self._start()), None
         firefox = await starting
         try:
             connection = await BidiConnection.open(firefox.ws_endpoint, timeout=self.settings.launch_timeout)
             browser = BidiBrowser(connection, firefox, self.policy, collect_bodies=self.response_sources)
             await asyncio.wait_for(browser.start(), self.settings.launch_timeout)
+            if self.settings.extensions:
+                browser.installed_extensions = await extensions.install(connection, self.settings.extensions,
+                                                                         self.settings.launch_timeout)
         except BaseException as error:  # cancellation too: never strand the browser we just started
             await asyncio.shield(firefox.close())
-            if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt)):
+            if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt, WebhandError)):
                 raise
             raise BrowserLaunchFailed(f"Firefox started but webhand could not open a WebDriver BiDi session: {error}",
                                       "Run `webhand doctor` to see what is wrong.") from None

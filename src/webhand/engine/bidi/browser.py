@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from webhand.engine.bidi import storage_state
-from webhand.engine.bidi.connection import BidiConnection, BidiError, guarded
+from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded
 from webhand.engine.bidi.files import BidiFileChooser, SessionDownloads
 from webhand.engine.bidi.firefox import FirefoxProcess
 from webhand.engine.bidi.interception import Interception, as_websocket
@@ -23,6 +23,7 @@ from webhand.engine.bidi.policy import BidiPolicy
 from webhand.engine.bidi.realms import WorkerScripts
 from webhand.engine.bidi.tab import BidiTab
 from webhand.engine.capped import answers_within
+from webhand.engine.chrome import PROFILE_CLOSE_GRACE_SECONDS
 from webhand.engine.driver import (CLOSE_TIMEOUT_SECONDS, BrowserExtension, Cookie, NetworkConditions, RequestDetail,
                                    RouteRule, TabEvents)
 from webhand.engine.network import RequestsInFull
@@ -41,6 +42,8 @@ EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext
 OPTIONAL_EVENTS = ["browsingContext.fragmentNavigated", "browsingContext.historyUpdated",
                    "browsingContext.downloadWillBegin", "browsingContext.downloadEnd", "input.fileDialogOpened",
                    "script.realmCreated", "script.realmDestroyed"]
+#: The user context of a Firefox's own profile: the one a named profile's session drives.
+DEFAULT_USER_CONTEXT = "default"
 _SAME_SITE = {"strict": "Strict", "lax": "Lax", "none": "None"}
 
 
@@ -150,9 +153,10 @@ class BidiContext:
             return
         self.closed = True
         self.browser.contexts.pop(self.user_context, None)
-        with contextlib.suppress(WebhandError):
-            async with guarded("Closing the session's Firefox user context", CLOSE_TIMEOUT_SECONDS):
-                await self.connection.send("browser.removeUserContext", {"userContext": self.user_context})
+        if self.user_context != DEFAULT_USER_CONTEXT:  # the default one (a profile's) cannot be removed
+            with contextlib.suppress(WebhandError):
+                async with guarded("Closing the session's Firefox user context", CLOSE_TIMEOUT_SECONDS):
+                    await self.connection.send("browser.removeUserContext", {"userContext": self.user_context})
         self.tabs.clear()
         self.files.close()
         if self.proxy is not None:
@@ -250,6 +254,7 @@ class BidiBrowser:
         self.contexts: dict[str, BidiContext] = {}
         self.policy = policy
         self.collect_bodies = collect_bodies  # the network tools are served: keep bodies (network.py)
+        self.installed_extensions: list[BrowserExtension] = []  # by the engine at launch (extensions.py)
         self.interception = Interception(connection, policy, self._owner_of, self._shows_refusal)
         # Every browsing context Firefox reported (frames too): its parent, and its user context.
         self._parents: dict[str, str | None] = {}
@@ -381,7 +386,26 @@ class BidiBrowser:
         return context
 
     async def existing_context(self, *, events: TabEvents, width: int = 1280, height: int = 720) -> BidiContext:
-        raise NotOnFirefox("Driving the browser's own default context (named profiles, attach_to_existing_context)")
+        """The browser's own default user context, whose cookies and storage are the profile's (a
+        named profile: session/profiles.py), with the tabs it has open. Only on a Firefox webhand
+        launched on a kept profile: a user context ``createUserContext`` makes is dropped with its
+        data when removed, the default one is written to the profile folder."""
+        if self.firefox is None or not self.firefox.keeps_profile:
+            raise NotOnFirefox("Driving a Firefox's own default context (other than on a named profile webhand launches)",
+                               "Use profile = \"NAME\" (webhand launches Firefox on it), or a fresh session.")
+        context = BidiContext(self, DEFAULT_USER_CONTEXT, events, width=width, height=height, downloads_dir=None)
+        self.contexts[context.user_context] = context
+        try:
+            await context.start()
+            async with guarded("Listing the Firefox window's tabs", 30):
+                tree = await self.connection.send("browsingContext.getTree", {"maxDepth": 0})
+            for found in tree.get("contexts", []):
+                if found.get("userContext", DEFAULT_USER_CONTEXT) == DEFAULT_USER_CONTEXT and not context.tab_of(found["context"]):
+                    await context._add_tab(found["context"]).set_viewport(width, height)
+        except BaseException:
+            await context.close()
+            raise
+        return context
 
     async def ping(self, timeout: float) -> bool:
         return await answers_within(self.connection.send("session.status", {}), timeout)
@@ -399,17 +423,29 @@ class BidiBrowser:
         return self.connection.closed
 
     async def extensions(self, timeout: float) -> list[BrowserExtension]:
-        raise NotOnFirefox("Listing extensions")
+        """The add-ons webhand installed at launch (extensions.py): BiDi has no way to list them."""
+        return list(self.installed_extensions)
 
     async def close(self) -> None:
         """End the BiDi session and disconnect; a Firefox webhand launched is killed with its group."""
         try:
             if not self.firefox:
                 await asyncio.gather(*(context.close() for context in list(self.contexts.values())))
+            elif self.firefox.keeps_profile:
+                await self._quit_keeping_profile(self.firefox)
             await self.connection.close()
         finally:
             if self.firefox:
                 await self.firefox.close()
+
+    async def _quit_keeping_profile(self, firefox: FirefoxProcess) -> None:
+        """Let a Firefox on a kept profile quit as a user's quit does (``browser.close``), capped: it
+        writes its cookies and storage to the profile on the way. Killed (or sent SIGTERM), it
+        loses what it had not written yet, and marks the profile's last start incomplete."""
+        with contextlib.suppress(WebhandError, *PROTOCOL_ERRORS, asyncio.TimeoutError):
+            await asyncio.wait_for(self.connection.send("browser.close", {}), CLOSE_TIMEOUT_SECONDS)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(firefox.process.wait(), PROFILE_CLOSE_GRACE_SECONDS)
 
     async def abandon(self) -> None:
         self.connection.abort()

@@ -153,13 +153,16 @@ class FirefoxProcess(ChromeProcess):
     async def start(cls, executable: str, *, headless: bool = True, width: int = 1280, height: int = 720,
                     extra_args: Sequence[str] = (), timeout: float = 30.0,
                     spawned: asyncio.Event | None = None,
-                    preferences: Mapping[str, object] | None = None) -> "FirefoxProcess":
-        """``preferences``: set in the profile over the usual ones (an origin policy's: policy.py)."""
+                    preferences: Mapping[str, object] | None = None,
+                    profile_dir: str | None = None) -> "FirefoxProcess":
+        """``preferences``: set in the profile over the usual ones (an origin policy's: policy.py).
+        ``profile_dir``: run on this profile folder and keep it on close (a named profile, whose lock
+        the caller holds: session/profiles.py); else on a fresh temporary one."""
         scratch = _new_user_data_dir()  # 0700, random-named; removed on close or by the reaper
-        profile = os.path.join(scratch, "profile")
+        profile = profile_dir or os.path.join(scratch, "profile")
         try:
-            os.makedirs(profile, mode=0o700)
-            _write_preferences(profile, preferences or {})
+            os.makedirs(profile, mode=0o700, exist_ok=True)
+            _write_preferences(profile, preferences or {})  # a kept profile's user.js is webhand's, rewritten
         except OSError as error:
             shutil.rmtree(scratch, ignore_errors=True)
             raise BrowserLaunchFailed(f"Could not write Firefox's temporary profile: {error}.",
@@ -172,11 +175,12 @@ class FirefoxProcess(ChromeProcess):
         os.makedirs(env["TMPDIR"], mode=0o700, exist_ok=True)
         try:
             process, ws, entry, tail = await spawn_registered(
-                executable, args, env, scratch=scratch, user_data_dir=scratch, keeps_profile=False, timeout=timeout,
+                executable, args, env, scratch=scratch, user_data_dir=profile_dir or scratch,
+                keeps_profile=profile_dir is not None, timeout=timeout,
                 spawned=spawned, endpoint=_BIDI_LINE, kind="WebDriver BiDi")
         finally:
             if spawned is not None:
                 spawned.set()
-        firefox = cls(process, ws, scratch, entry, tail)
+        firefox = cls(process, ws, profile_dir or scratch, entry, tail)
         firefox._drain = asyncio.create_task(_drain(process, tail))
         return firefox

@@ -13,23 +13,25 @@ import asyncio
 import base64
 import re
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from webhand.engine import form_fields, settle
-from webhand.engine.bidi import console, javascript, values
+from webhand.engine.bidi import console, javascript, screen_capture, service_workers, values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
+from webhand.engine.bidi.point_input import PointInput
 from webhand.engine.bidi.realms import WorkerScripts
-from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps, TabEvents,
-                                   WaitCondition, WaitUntil)
+from webhand.engine.driver import (ConsoleEntry, InputEvent, MouseButton, NavigationResult, ScreencastFrame, SettleCaps,
+                                   TabEvents, WaitCondition, WaitUntil)
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import ACTIONABLE, PICK_OPTION, not_actionable
 from webhand.engine.policy import RefusalLog
-from webhand.engine.page_scripts import (CHECKED, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
+from webhand.engine.page_scripts import (CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
 from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
                             WebhandError)
@@ -241,6 +243,9 @@ class BidiElement:
     async def kind(self) -> str:
         return str(await self._call(f"function () {{ return ({KIND})(this); }}", timeout=10, doing="Reading a field"))
 
+    async def field_text(self) -> dict[str, Any] | None:
+        return await self._call(f"function () {{ return ({FIELD_TEXT})(this); }}", timeout=10, doing="Reading a field")
+
     async def origin(self) -> str:
         return str(await self._call("function () { return this.ownerDocument.defaultView.origin; }", timeout=10,
                                     doing="Reading an element's origin"))
@@ -317,6 +322,8 @@ _HTML5_DRAGGABLE = """function () {
 class BidiTab:
     """One tab: a top-level browsing context of the session's user context."""
 
+    service_worker_reach: str | None = service_workers.REACH
+
     def __init__(self, context: TabOwner, context_id: str, index: int, url: str = "about:blank") -> None:
         self.context = context
         self.connection: BidiConnection = context.connection
@@ -339,6 +346,7 @@ class BidiTab:
         self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
         self._started_url = ""
         self._prompt = asyncio.Event()  # a user prompt opened (``perform`` stops waiting for its input then)
+        self.point_input = PointInput(lambda actions, doing, timeout: self.perform(actions, doing, timeout, release=False))
         # Console entries a dedicated worker may have logged before its realm was reported: (entry,
         # browsing context, script URL), tagged when it is (``worker_started``).
         self._untagged: deque[tuple[ConsoleEntry, str, str]] = deque(maxlen=_UNTAGGED_KEPT)
@@ -468,10 +476,11 @@ class BidiTab:
         return values.from_remote(result.get("result") or {})
 
     async def perform(self, actions: list[dict[str, Any]], doing: str, timeout: float, *,
-                      context: str | None = None) -> None:
-        """Run input actions. Firefox answers once the page has handled them, which it cannot while
-        a dialog the input opened blocks the page: then the action is done when the dialog opens,
-        and Firefox's answer comes (unread) after the dialog is answered."""
+                      context: str | None = None, release: bool = True) -> None:
+        """Run input actions, then release what they hold (``release=False`` keeps buttons and keys
+        held: input at points, point_input.py). Firefox answers once the page has handled them,
+        which it cannot while a dialog the input opened blocks the page: then the action is done
+        when the dialog opens, and Firefox's answer comes (unread) after the dialog is answered."""
         if self.tracker.watch is not None:
             # Firefox runs commands to different realms side by side, not in the order sent: the
             # action's watch (settle.WORK_HUB, in the page's realm) must be in place before the input.
@@ -490,7 +499,9 @@ class BidiTab:
                 return
             acting.result()
             self._interacted.add(context or self.context_id)
-            await self.connection.send("input.releaseActions", {"context": self.context_id})
+            if release:
+                await self.connection.send("input.releaseActions", {"context": self.context_id})
+                self.point_input.forget()
 
     def interacted(self, context_id: str) -> bool:
         """Whether the document in ``context_id`` has had input from webhand (``perform``)."""
@@ -757,19 +768,25 @@ class BidiTab:
                                                           "files": paths})
 
     async def thumbnail(self, *, width: int, timeout: float) -> bytes:
-        raise NotOnFirefox("The dashboard's thumbnails")
+        return await screen_capture.thumbnail(self, width=width, timeout=timeout)
 
-    async def start_screencast(self, on_frame: Any, *, max_width: int, max_height: int, quality: int) -> Any:
-        raise NotOnFirefox("The dashboard's live view")
+    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int, max_height: int,
+                               quality: int) -> screen_capture.CapturedScreencast:
+        """Frames this driver captures itself: BiDi has no screencast (screen_capture.py)."""
+        return screen_capture.CapturedScreencast(self, on_frame, max_width=max_width, max_height=max_height,
+                                                 quality=quality)
 
-    async def dispatch_input(self, event: Any, *, timeout: float) -> None:
-        raise NotOnFirefox("Input by coordinates")
+    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
+        await self.point_input.dispatch(event, timeout)
 
     async def service_workers(self) -> list[Any]:
-        raise NotOnFirefox("Service worker tools")
+        return await service_workers.registrations(self)
 
     async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        raise NotOnFirefox("Service worker tools")
+        await service_workers.act(self, action, scope, timeout=timeout)
 
     async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
-        raise NotOnFirefox("Chromium's performance counters", "They are Chromium's own (CDP); use browser = \"chromium\".")
+        raise NotOnFirefox("Chromium's performance counters (browser_performance)",
+                           'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for them.',
+                           lacking="WebDriver BiDi has no counters command (nothing like CDP's Performance.getMetrics), "
+                                   "and Firefox's page APIs report no layout shifts (CLS), long tasks or JS heap size")

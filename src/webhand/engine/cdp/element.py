@@ -18,7 +18,7 @@ from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import DESCRIBE
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameState, FrameTree
-from webhand.engine.page_scripts import CHECKED, FILL_PREPARE, KIND, OPTIONS, SELECT
+from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS, SELECT
 from webhand.engine.pointer import ACTIONABLE as CHECK, CENTRE, PICK_OPTION, SCROLL_INTO_VIEW, not_actionable as _not_actionable
 from webhand.engine.settle import PageGone
 from webhand.errors import ActionTimeout, WebhandError
@@ -249,6 +249,10 @@ class CdpElement:
     async def kind(self) -> str:
         async with guarded(f"Reading {self.ref}", 30):
             return str(await self._call(f"function () {{ return ({KIND})(this); }}"))
+
+    async def field_text(self) -> dict[str, Any] | None:
+        async with guarded(f"Reading {self.ref}", 30):
+            return await self._call(f"function () {{ return ({FIELD_TEXT})(this); }}")
 
     async def origin(self) -> str:
         return self.tab.frame_tree.origin_of(self.frame.frame_id)

@@ -70,6 +70,8 @@ class TabContext(Protocol):
 
 
 class CdpTab:
+    service_worker_reach: str | None = None  # the browser's registry (ServiceWorker domain): all of them
+
     def __init__(self, context: TabContext, connection: CdpConnection, target_id: str, session_id: str,
                  index: int, events: TabEvents, policy: OriginPolicy | None) -> None:
         self._context = context

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import CDPSession, ElementHandle
 from playwright.async_api import Error as PWError
 
-from webhand.engine.page_scripts import FILL_PREPARE, KIND, OPTIONS
+from webhand.engine.page_scripts import FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS
 from webhand.engine.pointer import COVER, PREPARE, covered
 from webhand.engine.pw.errors import translate, translated, unknown_key
 from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
@@ -164,6 +165,10 @@ class PlaywrightElement:
     async def kind(self) -> str:
         async with translated(f"Reading {self.ref}"):
             return await self.handle.evaluate(KIND)
+
+    async def field_text(self) -> dict[str, Any] | None:
+        async with translated(f"Reading {self.ref}"):
+            return await self.handle.evaluate(FIELD_TEXT)
 
     async def origin(self) -> str:
         """The origin of the document holding the element, from the browser's frame tree (page

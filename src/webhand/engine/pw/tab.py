@@ -51,6 +51,8 @@ _ERROR_PAGE_CAP_SECONDS = 5.0
 
 
 class PlaywrightTab:
+    service_worker_reach: str | None = None  # the browser's registry (ServiceWorker domain): all of them
+
     def __init__(self, page: PWPage, index: int, events: TabEvents, policy: PlaywrightRequestPolicy | None = None,
                  network_conditions: Callable[[], NetworkConditions] | None = None, *,
                  response_sources: bool = True) -> None:

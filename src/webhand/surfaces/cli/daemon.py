@@ -175,8 +175,8 @@ class Daemon:
         result = await self.webhand.context(conversation_of(session)).call(tool, arguments, caller)
         reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
         if origin != self.origin:
-            reply["warning"] = (f"the running daemon uses {self.origin or 'no config file'}, not "
-                                f"{origin or 'no config file'}; `webhand daemon stop` to switch.")
+            reply["warning"] = (f"the running daemon uses {_said(self.origin)}, not {_said(origin)}; "
+                                "`webhand daemon stop` to switch.")
         return reply
 
     async def _command_line(self, request: dict[str, Any], caller: Caller = NO_CALLER) -> dict[str, Any]:
@@ -256,6 +256,12 @@ def _announce(ready: Any, message: str) -> None:
     ready.write(message + "\n")
     ready.flush()
     ready.close()
+
+
+def _said(origin: str) -> str:
+    """A settings origin (``tools.settings_origin``) as the warning says it: its config file, or
+    "no config file", then its agent and profile."""
+    return origin if origin and not origin.startswith(" [") else "no config file" + origin
 
 
 def run_daemon(settings: Settings, *, announce: bool = True, origin: str = "") -> int:

@@ -84,13 +84,11 @@ def _daemon_args(args: argparse.Namespace) -> list[str]:
 
 
 def config_origin(args: argparse.Namespace) -> str:
-    """Where settings come from (config file and agent), so the CLI can tell a daemon started
+    """Where settings come from (config file, agent, profile), so the CLI can tell a daemon started
     with other settings."""
-    from webhand.security.locations import find_config_file
+    from webhand.surfaces.cli.tools import settings_origin
 
-    path = find_config_file(getattr(args, "config", None))
-    agent = getattr(args, "agent", None) or os.environ.get("WEBHAND_AGENT")
-    return (str(path.resolve()) if path else "") + (f" [agent {agent}]" if agent else "")
+    return settings_origin(args, os.getcwd(), os.environ)
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:

@@ -19,6 +19,10 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 TYPE_CHECKING = False  # typing itself is not imported: a forwarded call must start fast
 if TYPE_CHECKING:
@@ -185,7 +189,7 @@ def parse_forwarded(argv: list[str], cwd: str, env: dict[str, str]) -> Forwarded
     args = _forwarded_parser(spec["command"]).parse_args(argv)
     if not any(a == "--session" or a.startswith("--session=") for a in argv):
         args.session = env.get("WEBHAND_SESSION")  # the caller's environment, not the daemon's
-    return ForwardedCall(args.session, args.tool, tool_arguments(args, cwd), _origin(args, cwd, env), args.json)
+    return ForwardedCall(args.session, args.tool, tool_arguments(args, cwd), settings_origin(args, cwd, env), args.json)
 
 
 @cache
@@ -196,16 +200,19 @@ def _forwarded_parser(command: str) -> _ForwardedParser:
     return parser
 
 
-def _origin(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> str:
-    """Which config file and agent the caller's settings come from (as ``cli.config_origin``)."""
-    from pathlib import Path
-
+def settings_origin(args: argparse.Namespace, cwd: str, env: Mapping[str, str]) -> str:
+    """Where the caller's settings come from: the config file, the agent and the named profile
+    (flags, else their environment variables), so that a call can be told apart from a daemon
+    started with other settings. The daemon answers with a warning when they differ."""
     from webhand.security.locations import find_config_file
 
-    explicit = args.config or env.get("WEBHAND_CONFIG")
-    path = find_config_file(os.path.join(cwd, os.path.expanduser(explicit)) if explicit else None, env=env, cwd=Path(cwd))
-    agent = args.agent or env.get("WEBHAND_AGENT")
-    return (str(path.resolve()) if path else "") + (f" [agent {agent}]" if agent else "")
+    explicit = getattr(args, "config", None) or env.get("WEBHAND_CONFIG")
+    path = find_config_file(os.path.join(cwd, os.path.expanduser(explicit)) if explicit else None, env=dict(env),
+                            cwd=Path(cwd))
+    agent = getattr(args, "agent", None) or env.get("WEBHAND_AGENT")
+    profile = getattr(args, "profile", None) or env.get("WEBHAND_PROFILE")
+    return ((str(path.resolve()) if path else "") + (f" [agent {agent}]" if agent else "")
+            + (f" [profile {profile}]" if profile else ""))
 
 
 #: The longest timeout a config allows (``Settings.timeout``'s bound). The fast path does not load

@@ -47,6 +47,7 @@ def session_summary(session: Session) -> dict[str, Any]:
     control = session.control
     return {
         "id": session.public_id, "conversation": session.key.conversation, "name": session.key.name,
+        "profile": session.profile,  # the named profile its browser runs on (sign-ins that last), or None
         "status": "human" if control.held else session.status,
         "url": active.url if active is not None and not active.closed else (tabs[0].url if tabs else ""),
         "tabs": len(tabs), "idle_seconds": round(session.idle_for(), 1), "memory_bytes": _memory_bytes(session),
