@@ -34,7 +34,8 @@ EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext
           "browsingContext.navigationCommitted",
           "browsingContext.domContentLoaded", "browsingContext.load", "browsingContext.contextCreated",
           "browsingContext.contextDestroyed",
-          "network.beforeRequestSent", "network.responseCompleted", "network.fetchError"]
+          "network.beforeRequestSent", "network.responseStarted", "network.responseCompleted",
+          "network.fetchError"]
 #: Events newer than some Firefox releases: each is subscribed on its own, and a Firefox that does not
 #: know one goes without it (a URL the page changes with history.pushState is then learnt later).
 OPTIONAL_EVENTS = ["browsingContext.fragmentNavigated", "browsingContext.historyUpdated",

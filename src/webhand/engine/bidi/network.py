@@ -135,6 +135,10 @@ class TabNetworkLog:
             self._live[request_id] = _Record(request, (params.get("timestamp") or 0) / 1000)
             while len(self._live) > 2 * KEPT_REQUESTS:  # requests whose end never came
                 self._live.pop(next(iter(self._live)))
+        elif method == "network.responseStarted":
+            record = self._live.get(request_id)
+            if record is not None:  # kept for a request Firefox then ends with a fetchError (an aborted 404 image)
+                record.response = params.get("response") or {}
         elif method == "network.responseCompleted":
             response = params.get("response") or {}
             if params.get("navigation"):

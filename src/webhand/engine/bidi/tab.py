@@ -41,6 +41,9 @@ _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
 _FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
 
+#: Typing's watch of the page (its mutations but the typed field's own, the work its handlers schedule).
+_WATCH_TYPING = "() => { (" + settle.WATCH_DOM + ")(true); }"
+
 #: Fill's text, committed at once into the focused, selected field the way CDP's Input.insertText and
 #: Playwright's fill put it: one beforeinput/input of type insertText, no key events (a page that
 #: cancels keydown, as MiniWoB's spinner does, still gets the text). False: the field took none.
@@ -194,6 +197,7 @@ class BidiElement:
 
     async def fill(self, text: str, *, timeout: float) -> None:
         doing = f"Typing into {self.ref}"
+        await self._watch_typing(doing, timeout)
         state = await self._until_ready(doing, timeout, FILL_PREPARE, text)
         if state.get("done"):
             return
@@ -202,6 +206,19 @@ class BidiElement:
         actions = values.text_actions(text) if text else values.chord_actions("Delete")  # keys: no insertText here
         await self.tab.perform([{"type": "key", "id": "keyboard", "actions": actions}], doing, timeout,
                                context=self.context_id)
+
+    async def _watch_typing(self, doing: str, timeout: float) -> None:
+        """Start typing's watch (``settle.WATCH_DOM``) in the page's own realm, as FILL_PREPARE does
+        on Chromium. FILL_PREPARE runs in the sandbox here, where the watch it starts wraps only the
+        sandbox's view of the timers (an Xray's own properties), so a debounce the page's input
+        handler schedules went unseen and typing replied before the page's save ran."""
+        watch = self.tab.tracker.watch
+        if watch is not None:
+            await watch.begun()  # an action's watch sent before: ours replaces it, not the other way
+        try:
+            await self.tab.call(_WATCH_TYPING, [], doing=doing, timeout=timeout, sandbox=False, context=self.context_id)
+        except EvaluationFailed:
+            pass  # a page that broke it: its work goes unseen, the DOM-quiet window still holds
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         await self.focus(timeout=timeout)
@@ -308,6 +325,7 @@ class BidiTab:
         self.network_log = TabNetworkLog(self.connection, context.events, index, lambda: context.network,
                                          context.files.announce)
         self._requests: dict[str, settle.TrackedRequest] = {}
+        self._answered: set[settle.TrackedRequest] = set()  # in _requests, its responseStarted seen
         self._document_status: dict[str, int | None] = {}  # navigation id -> its document's HTTP status
         # The last main document's URL and status: a reload Firefox revalidates answers 304, but the
         # document it shows is the cached one, with its status (as Chromium reports it).
@@ -340,8 +358,19 @@ class BidiTab:
             main = params.get("navigation") is not None and params.get("context") == self.context_id
             tracked = settle.TrackedRequest(request.get("url", ""), request.get("method", "GET"),
                                             "document" if main else "other", main)
+            self._answered.discard(self._requests.get(request.get("request", "")))  # a redirect's next hop
             self._requests[request.get("request", "")] = tracked
             self.tracker.request_started(tracked)
+        elif method == "network.responseStarted":
+            # The response's status is known here; Firefox may end the request without a
+            # responseCompleted (an <img> from another host answered 404: ORB aborts it, a
+            # fetchError NS_BINDING_ABORTED), so its HTTP failure is reported now, as Chromium's
+            # responseReceived does.
+            tracked = self._requests.get(params.get("request", {}).get("request", ""))
+            if tracked is not None and tracked not in self._answered:
+                self._answered.add(tracked)
+                self.tracker.response(tracked, int(params.get("response", {}).get("status", 0)),
+                                      _headers(params.get("response", {})))
         elif method == "network.responseCompleted":
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
             response = params.get("response", {})
@@ -353,11 +382,14 @@ class BidiTab:
                 self._shown = (url, status)
                 self._document_status[params["navigation"]] = status
             if tracked is not None:
-                headers = {h["name"]: h["value"].get("value", "") for h in response.get("headers", [])}
-                self.tracker.response(tracked, int(response.get("status", 0)), headers)
+                if tracked in self._answered:
+                    self._answered.discard(tracked)
+                else:
+                    self.tracker.response(tracked, int(response.get("status", 0)), _headers(response))
                 self.tracker.finished(tracked)
         elif method == "network.fetchError":
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
+            self._answered.discard(tracked)
             if tracked is not None:
                 reason = params.get("errorText", "failed")
                 # Cancelled by the page or by a navigation (Chromium's net::ERR_ABORTED): not a failure.
@@ -724,3 +756,7 @@ class BidiTab:
 
     async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
         raise NotOnFirefox("Chromium's performance counters", "They are Chromium's own (CDP); use browser = \"chromium\".")
+
+
+def _headers(response: dict[str, Any]) -> dict[str, str]:
+    return {h["name"]: h["value"].get("value", "") for h in response.get("headers", [])}
