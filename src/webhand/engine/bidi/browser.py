@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from webhand.engine.bidi import storage_state
+from webhand.engine.bidi import page_requests, storage_state
 from webhand.engine.bidi.connection import BidiConnection, BidiError, guarded
 from webhand.engine.bidi.files import BidiFileChooser, SessionDownloads
 from webhand.engine.bidi.firefox import FirefoxProcess
@@ -259,6 +259,7 @@ class BidiBrowser:
         for event in EVENTS + OPTIONAL_EVENTS:
             self.connection.on(event, lambda params, event=event: self._route(event, params))
         await self.connection.send("session.subscribe", {"events": EVENTS})
+        await page_requests.install(self.connection)
         for event in OPTIONAL_EVENTS:
             with contextlib.suppress(BidiError):
                 await self.connection.send("session.subscribe", {"events": [event]})

@@ -20,7 +20,8 @@ from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.files import SessionDownloads
-from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog
+from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
+from webhand.engine.bidi.page_requests import announced
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.driver import (MouseButton, NavigationResult, SettleCaps, TabEvents, WaitCondition,
                                    WaitUntil)
@@ -357,7 +358,7 @@ class BidiTab:
             request = params.get("request", {})
             main = params.get("navigation") is not None and params.get("context") == self.context_id
             tracked = settle.TrackedRequest(request.get("url", ""), request.get("method", "GET"),
-                                            "document" if main else "other", main)
+                                            "document" if main else resource_type(request), main)
             self._answered.discard(self._requests.get(request.get("request", "")))  # a redirect's next hop
             self._requests[request.get("request", "")] = tracked
             self.tracker.request_started(tracked)
@@ -485,7 +486,10 @@ class BidiTab:
         return self._closed
 
     async def events_caught_up(self) -> None:
-        """Events and answers come in order on the one socket: nothing to wait for."""
+        """Firefox announces a request well after the page started it, often after the answer to a
+        later script: wait (capped) until the fetch/XHR requests the page says it has in flight are
+        known (page_requests.py)."""
+        await announced(self)
 
     async def main_evaluate(self, script: str, arg: Any = None) -> Any:
         try:
