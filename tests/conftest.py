@@ -112,13 +112,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
             _NOT_BUILT + "a user activation from typing: Firefox's fill commits the text with execCommand (no key "
                          "events, so pages that cancel keydown still get it), which is not a user's input, and "
                          "Firefox asks beforeunload only after one",
-        "test_navigation.py::test_content_a_page_fetches_in_its_first_frame_after_load_is_in_the_first_snapshot":
-            _NOT_BUILT + "a settle that reliably sees a fetch started in the first animation frame after load: "
-                         "it passes alone, but missed it in a loaded CI run",
-        "test_navigation.py::test_navigate_names_a_request_that_never_finishes":
-            _NOT_BUILT + "naming a request still loading when navigate returns: missed in a loaded CI run",
-        "test_effects.py::test_a_debounced_save_has_run_when_typing_replies":
-            _NOT_BUILT + "waiting out a page's debounced save after typing: missed in a loaded CI run",
         "test_console.py::test_worker_and_iframe_messages_are_tagged_and_the_page_own_are_not":
             _NOT_BUILT + "tagging worker messages (a worker's realm type) and hearing shared workers",
         "test_console.py::test_service_worker_messages_are_tagged_sw_once":
@@ -143,9 +136,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_network_debugging.py::test_a_continue_route_changes_url_method_headers_and_body_and_the_server_gets_the_change":
             "Firefox 153 aborts a request whose URL network.continueRequest changes (method, headers and body "
             "can change)",
-        # Not built on Firefox yet: network.
-        "test_effects.py::test_failed_requests_to_another_host_are_one_line":
-            _NOT_BUILT + "reporting failed requests to other hosts",
         # Not built on Firefox yet: lifecycle and the corpus.
         "test_lifecycle.py::test_connecting_over_cdp_never_kills_that_browser":
             "the test's running browser is a Chromium reached over CDP; the Firefox driver connects to a BiDi ws:// "
