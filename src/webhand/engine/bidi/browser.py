@@ -56,6 +56,7 @@ class BidiContext:
         self.tabs: list[BidiTab] = []
         self.closed = False
         self.origins: set[str] = set()  # of the documents its tabs showed (their localStorage is saved)
+        self._request_count = ""  # the preload script that counts the page's requests (page_requests.py)
         self._next_index = 0
         # The origin policy (engine-wide) and this session's refusal log and proxy (policy.py).
         self.policy: BidiPolicy | None = browser.policy
@@ -79,6 +80,7 @@ class BidiContext:
         """The session's download folder, its bodies kept (when the network tools are served), and the
         browser's intercept for what this session adds to it (webhand's own endpoints)."""
         await self.files.start()
+        self._request_count = await page_requests.install(self.connection, self.user_context)
         if self.browser.collect_bodies:
             await self.network.collect_bodies()
         await self.browser.interception.update(self.browser.routed())
@@ -151,6 +153,10 @@ class BidiContext:
         with contextlib.suppress(WebhandError):
             async with guarded("Closing the session's Firefox user context", CLOSE_TIMEOUT_SECONDS):
                 await self.connection.send("browser.removeUserContext", {"userContext": self.user_context})
+        if self._request_count:
+            with contextlib.suppress(WebhandError):
+                async with guarded("Removing the session's preload script", CLOSE_TIMEOUT_SECONDS):
+                    await self.connection.send("script.removePreloadScript", {"script": self._request_count})
         self.tabs.clear()
         self.files.close()
         if self.proxy is not None:
@@ -259,7 +265,6 @@ class BidiBrowser:
         for event in EVENTS + OPTIONAL_EVENTS:
             self.connection.on(event, lambda params, event=event: self._route(event, params))
         await self.connection.send("session.subscribe", {"events": EVENTS})
-        await page_requests.install(self.connection)
         for event in OPTIONAL_EVENTS:
             with contextlib.suppress(BidiError):
                 await self.connection.send("session.subscribe", {"events": [event]})

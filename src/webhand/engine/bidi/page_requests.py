@@ -38,7 +38,8 @@ COUNT_REQUESTS = """() => {
   const state = {pending: 0};
   try { Object.defineProperty(window, '__webhandRequests', {value: state, configurable: true}); } catch (_) { return; }
   const then = Promise.prototype.then, listen = EventTarget.prototype.addEventListener, base = location.href;
-  const web = url => { try { return /^https?:$/.test(new URL(String(url), base).protocol); } catch (_) { return false; } };
+  const Url = URL, Req = window.Request;
+  const web = url => { try { return /^https?:$/.test(new Url(String(url), base).protocol); } catch (_) { return false; } };
   const done = () => { state.pending = Math.max(0, state.pending - 1); };
   const wrap = (owner, name, apply) => {
     const original = owner && owner[name];
@@ -48,7 +49,7 @@ COUNT_REQUESTS = """() => {
   wrap(window, 'fetch', (target, self, args) => {
     const answer = Reflect.apply(target, self, args);
     let url = '';
-    try { url = args[0] instanceof Request ? args[0].url : String(args[0]); } catch (_) {}
+    try { url = Req && args[0] instanceof Req ? args[0].url : String(args[0]); } catch (_) {}
     if (web(url)) { state.pending++; Reflect.apply(then, answer, [done, done]); }
     return answer;
   });
@@ -78,10 +79,13 @@ class CountingTab(Protocol):
     async def main_evaluate(self, script: str, arg: Any = None) -> Any: ...
 
 
-async def install(connection: BidiConnection) -> None:
-    """Count the page's requests in every document Firefox loads from now on (all user contexts)."""
+async def install(connection: BidiConnection, user_context: str) -> str:
+    """Count the page's requests in every document a session's user context loads from now on (a
+    Firefox webhand connects to keeps its own tabs as they were); the preload script's id."""
     async with guarded("Installing the page's request count", 30):
-        await connection.send("script.addPreloadScript", {"functionDeclaration": COUNT_REQUESTS})
+        answer = await connection.send("script.addPreloadScript", {"functionDeclaration": COUNT_REQUESTS,
+                                                                   "userContexts": [user_context]})
+    return str(answer.get("script", ""))
 
 
 def known_in_flight(tracker: RequestTracker) -> int:
