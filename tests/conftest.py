@@ -114,13 +114,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_hostile_page_text.py::test_a_page_made_2_mb_url_and_100_kb_title_come_back_bounded":
             "Firefox refuses a 2 MB URL in history.replaceState (SecurityError), so the page cannot make the URL tried",
         # Not built on Firefox yet (webhand's part).
-        "test_navigation.py::test_content_a_page_fetches_in_its_first_frame_after_load_is_in_the_first_snapshot":
-            _NOT_BUILT + "a settle that reliably sees a fetch started in the first animation frame after load: "
-                         "it passes alone, but missed it in a loaded CI run",
-        "test_navigation.py::test_navigate_names_a_request_that_never_finishes":
-            _NOT_BUILT + "naming a request still loading when navigate returns: missed in a loaded CI run",
-        "test_effects.py::test_a_debounced_save_has_run_when_typing_replies":
-            _NOT_BUILT + "waiting out a page's debounced save after typing: missed in a loaded CI run",
         "test_console.py::test_shared_worker_messages_are_heard_tagged_worker":
             _NO_WORKER_CONSOLE.format(kind="shared"),
         "test_console.py::test_service_worker_messages_are_tagged_sw_once":
@@ -152,9 +145,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_network_debugging.py::test_a_continue_route_changes_url_method_headers_and_body_and_the_server_gets_the_change":
             "Firefox 153 aborts a request whose URL network.continueRequest changes (method, headers and body "
             "can change)",
-        # Not built on Firefox yet: network.
-        "test_effects.py::test_failed_requests_to_another_host_are_one_line":
-            _NOT_BUILT + "reporting failed requests to other hosts",
         # Not built on Firefox yet: lifecycle and the corpus.
         "test_lifecycle.py::test_connecting_over_cdp_never_kills_that_browser":
             "the test's running browser is a Chromium reached over CDP; the Firefox driver connects to a BiDi ws:// "

@@ -21,6 +21,7 @@ from helpers import (own_browser_processes, own_registry_entries, processes_in_g
 from webhand import Webhand
 from webhand.config import Settings
 from webhand.engine.bidi import BidiBrowser, BidiEngine
+from webhand.engine.bidi.page_requests import ANNOUNCE_CAP, IN_FLIGHT, announced, known_in_flight
 from webhand.engine.driver import ConsoleEntry, Dialog, NetworkConditions, TabEvents, WaitCondition
 from webhand.errors import ActionTimeout, InvalidArgument, NavigationFailed, NotOnFirefox, WebhandError
 from webhand.page.snapshot import take_snapshot
@@ -132,6 +133,36 @@ async def test_the_page_cannot_reach_the_agent(firefox: BidiBrowser, site) -> No
         await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
         await take_snapshot(tab)
         assert await tab.evaluate("typeof window.__webhand", await_promise=False, timeout=10) == "undefined"
+    finally:
+        await context.close()
+
+
+async def test_the_page_counts_its_requests_in_flight_and_a_faked_count_costs_the_cap_at_most(firefox: BidiBrowser,
+                                                                                               site) -> None:
+    # Firefox announces a request after the answer to a later script, so the settle asks the page how
+    # many fetch/XHR requests it has in flight (page_requests.py) and waits until the tab knows as many.
+    heard = Heard()
+    context, tab = await _tab(firefox, heard)
+    try:
+        await tab.navigate(site.url("loading/endless_request.html"), wait_until="load", timeout=30)
+        assert await tab.main_evaluate(IN_FLIGHT) == 1  # the long poll the page started in "load"
+        await asyncio.wait_for(announced(tab), 10)
+        assert known_in_flight(tab.tracker) >= 1
+        # Requests that reach no network are not counted; the count is not among the window's keys.
+        counted = await tab.main_evaluate(
+            "async () => { await fetch('data:,x'); await fetch(URL.createObjectURL(new Blob(['x'])));"
+            " return [window.__webhandRequests.pending, Object.keys(window).includes('__webhandRequests')]; }")
+        assert counted == [1, False]
+        # A page that fakes its count makes the wait end sooner or at the cap, never later (the bound is
+        # the point: generous for a loaded machine).
+        loop = asyncio.get_running_loop()
+        for fake in ("window.__webhandRequests.pending = 1e9",
+                     "Object.defineProperty(window, '__webhandRequests', {value: {pending: 'many'}})",
+                     "delete window.__webhandRequests"):
+            await tab.main_evaluate(f"() => {{ {fake}; }}")
+            began = loop.time()
+            await announced(tab)
+            assert loop.time() - began < ANNOUNCE_CAP + 3, fake
     finally:
         await context.close()
 

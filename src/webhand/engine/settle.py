@@ -506,7 +506,7 @@ class SettleWatch:
                 # window since its last request or its "load"; a client-rendered page fetches
                 # its content in that time, and then that request is waited for.
                 window = min(self.tracker.quiet_since + caps.load_quiet, requests_deadline) - loop.time()
-                waited = window > 0 and await self._until_request_or_idle(window)
+                waited = await self._until_request_or_idle(window, requests_deadline)
             if not waited:
                 break
         else:
@@ -519,29 +519,32 @@ class SettleWatch:
         return Settled(list(self.failures), unfinished, navigation_unfinished, list(self.pending_work),
                        loop.time() - started)
 
-    async def _until_request_or_idle(self, window: float) -> bool:
+    async def _until_request_or_idle(self, window: float, requests_deadline: float) -> bool:
         """True when the page starts a request or navigates within ``window``; False once it is
         idle (``IDLE``) with none started, or at the window's end. A static page is idle after
         its next frame, so it does not pay the whole window; one that fetches as it mounts does
-        so before it is idle."""
+        so before it is idle. A window already over (a loaded machine took that long to get
+        here) still asks whether requests the page started are on their way."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + window
         started = lambda: bool(self.pending) or self.committed  # noqa: E731
-        idle = asyncio.ensure_future(self.tracker.probe.main_evaluate(IDLE))
-        watch = asyncio.ensure_future(self.tracker.until(started, window))
-        try:
-            await asyncio.wait({idle, watch}, timeout=window, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            idle.cancel()
-            watch.cancel()
-        if started():
-            return True
-        if idle.done() and not idle.cancelled() and idle.exception() is None:
-            # A request the page started before it went idle may still be on its way to us.
+        if window > 0:
+            idle = asyncio.ensure_future(self.tracker.probe.main_evaluate(IDLE))
+            watch = asyncio.ensure_future(self.tracker.until(started, window))
             try:
-                await asyncio.wait_for(self.tracker.probe.events_caught_up(), max(0.0, deadline - loop.time()))
-            except (TimeoutError, PageGone):
-                pass
+                await asyncio.wait({idle, watch}, timeout=window, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                idle.cancel()
+                watch.cancel()
+            if started():
+                return True
+            if idle.done() and not idle.cancelled() and isinstance(idle.exception(), PageGone):
+                return started()
+        # A request the page started by now (idle or not) may still be on its way to us: the
+        # driver knows when it has caught up (at once on CDP), capped by the requests' deadline.
+        try:
+            await asyncio.wait_for(self.tracker.probe.events_caught_up(), max(0.0, requests_deadline - loop.time()))
+        except (TimeoutError, PageGone, DocumentReplaced):
+            pass
         return started()
 
     async def _dom_quiet(self, unchanged_ms: int = 0, work_cap: float = 0.0) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from webhand.engine.bidi import storage_state
+from webhand.engine.bidi import page_requests, storage_state
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded
 from webhand.engine.bidi.files import BidiFileChooser, SessionDownloads
 from webhand.engine.bidi.firefox import FirefoxProcess
@@ -36,7 +36,8 @@ EVENTS = ["log.entryAdded", "browsingContext.userPromptOpened", "browsingContext
           "browsingContext.navigationCommitted",
           "browsingContext.domContentLoaded", "browsingContext.load", "browsingContext.contextCreated",
           "browsingContext.contextDestroyed",
-          "network.beforeRequestSent", "network.responseCompleted", "network.fetchError"]
+          "network.beforeRequestSent", "network.responseStarted", "network.responseCompleted",
+          "network.fetchError"]
 #: Events newer than some Firefox releases: each is subscribed on its own, and a Firefox that does not
 #: know one goes without it (a URL the page changes with history.pushState is then learnt later).
 OPTIONAL_EVENTS = ["browsingContext.fragmentNavigated", "browsingContext.historyUpdated",
@@ -60,6 +61,7 @@ class BidiContext:
         self.tabs: list[BidiTab] = []
         self.closed = False
         self.origins: set[str] = set()  # of the documents its tabs showed (their localStorage is saved)
+        self._request_count = ""  # the preload script that counts the page's requests (page_requests.py)
         self._next_index = 0
         # The origin policy (engine-wide) and this session's refusal log and proxy (policy.py).
         self.policy: BidiPolicy | None = browser.policy
@@ -84,6 +86,7 @@ class BidiContext:
         """The session's download folder, its bodies kept (when the network tools are served), and the
         browser's intercept for what this session adds to it (webhand's own endpoints)."""
         await self.files.start()
+        self._request_count = await page_requests.install(self.connection, self.user_context)
         if self.browser.collect_bodies:
             await self.network.collect_bodies()
         await self.browser.interception.update(self.browser.routed())
@@ -157,6 +160,10 @@ class BidiContext:
             with contextlib.suppress(WebhandError):
                 async with guarded("Closing the session's Firefox user context", CLOSE_TIMEOUT_SECONDS):
                     await self.connection.send("browser.removeUserContext", {"userContext": self.user_context})
+        if self._request_count:
+            with contextlib.suppress(WebhandError):
+                async with guarded("Removing the session's preload script", CLOSE_TIMEOUT_SECONDS):
+                    await self.connection.send("script.removePreloadScript", {"script": self._request_count})
         self.tabs.clear()
         self.files.close()
         if self.proxy is not None:

@@ -135,6 +135,10 @@ class TabNetworkLog:
             self._live[request_id] = _Record(request, (params.get("timestamp") or 0) / 1000)
             while len(self._live) > 2 * KEPT_REQUESTS:  # requests whose end never came
                 self._live.pop(next(iter(self._live)))
+        elif method == "network.responseStarted":
+            record = self._live.get(request_id)
+            if record is not None:  # kept for a request Firefox then ends with a fetchError (an aborted 404 image)
+                record.response = params.get("response") or {}
         elif method == "network.responseCompleted":
             response = params.get("response") or {}
             if params.get("navigation"):
@@ -159,7 +163,7 @@ class TabNetworkLog:
         timings = latest.get("timings") or request.get("timings") or {}
         begun, ended = timings.get("requestTime") or timings.get("fetchStart") or 0, timings.get("responseEnd") or 0
         status = int(response.get("status") or 0) or None if response is not None else None
-        entry = NetworkEntry(request.get("method", "GET"), request.get("url", ""), status, _resource_type(request),
+        entry = NetworkEntry(request.get("method", "GET"), request.get("url", ""), status, resource_type(request),
                              failure, self._tab, id=next(_IDS), started=record.started,
                              source="disk cache" if response is not None and response.get("fromCache") else "network",
                              duration=(ended - begun) / 1000 if ended and begun and ended >= begun else None,
@@ -230,7 +234,7 @@ def _is_favicon(request: dict[str, Any]) -> bool:
         and request.get("initiatorType") in (None, "", "other")
 
 
-def _resource_type(request: dict[str, Any]) -> str:
+def resource_type(request: dict[str, Any]) -> str:
     destination = str(request.get("destination") or "")
     if destination in _DESTINATIONS:
         return _DESTINATIONS[destination]

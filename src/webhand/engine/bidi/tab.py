@@ -22,7 +22,8 @@ from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.files import SessionDownloads
-from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog
+from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
+from webhand.engine.bidi.page_requests import announced
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.bidi.point_input import PointInput
 from webhand.engine.bidi.realms import WorkerScripts
@@ -46,6 +47,9 @@ _FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
 _FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
 #: Recent console entries kept untagged in case a dedicated worker's realm is reported after them.
 _UNTAGGED_KEPT = 20
+
+#: Typing's watch of the page (its mutations but the typed field's own, the work its handlers schedule).
+_WATCH_TYPING = "() => { (" + settle.WATCH_DOM + ")(true); }"
 
 #: Fill's text, committed at once into the focused, selected field the way CDP's Input.insertText and
 #: Playwright's fill put it: one beforeinput/input of type insertText, no key events (a page that
@@ -201,6 +205,7 @@ class BidiElement:
 
     async def fill(self, text: str, *, timeout: float) -> None:
         doing = f"Typing into {self.ref}"
+        await self._watch_typing(doing, timeout)
         state = await self._until_ready(doing, timeout, FILL_PREPARE, text)
         if state.get("done"):
             return
@@ -226,6 +231,19 @@ class BidiElement:
                                      "actions": [self._move(), {"type": "pointerDown", "button": 0},
                                                  {"type": "pointerUp", "button": 0}]}], doing, timeout,
                                    context=self.context_id)
+
+    async def _watch_typing(self, doing: str, timeout: float) -> None:
+        """Start typing's watch (``settle.WATCH_DOM``) in the page's own realm, as FILL_PREPARE does
+        on Chromium. FILL_PREPARE runs in the sandbox here, where the watch it starts wraps only the
+        sandbox's view of the timers (an Xray's own properties), so a debounce the page's input
+        handler schedules went unseen and typing replied before the page's save ran."""
+        watch = self.tab.tracker.watch
+        if watch is not None:
+            await watch.begun()  # an action's watch sent before: ours replaces it, not the other way
+        try:
+            await self.tab.call(_WATCH_TYPING, [], doing=doing, timeout=timeout, sandbox=False, context=self.context_id)
+        except EvaluationFailed:
+            pass  # a page that broke it: its work goes unseen, the DOM-quiet window still holds
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         await self.focus(timeout=timeout)
@@ -337,6 +355,7 @@ class BidiTab:
         self.network_log = TabNetworkLog(self.connection, context.events, index, lambda: context.network,
                                          context.files.announce)
         self._requests: dict[str, settle.TrackedRequest] = {}
+        self._answered: set[settle.TrackedRequest] = set()  # in _requests, its responseStarted seen
         self._document_status: dict[str, int | None] = {}  # navigation id -> its document's HTTP status
         # The last main document's URL and status: a reload Firefox revalidates answers 304, but the
         # document it shows is the cached one, with its status (as Chromium reports it).
@@ -376,9 +395,20 @@ class BidiTab:
             request = params.get("request", {})
             main = params.get("navigation") is not None and params.get("context") == self.context_id
             tracked = settle.TrackedRequest(request.get("url", ""), request.get("method", "GET"),
-                                            "document" if main else "other", main)
+                                            "document" if main else resource_type(request), main)
+            self._answered.discard(self._requests.get(request.get("request", "")))  # a redirect's next hop
             self._requests[request.get("request", "")] = tracked
             self.tracker.request_started(tracked)
+        elif method == "network.responseStarted":
+            # The response's status is known here; Firefox may end the request without a
+            # responseCompleted (an <img> from another host answered 404: ORB aborts it, a
+            # fetchError NS_BINDING_ABORTED), so its HTTP failure is reported now, as Chromium's
+            # responseReceived does.
+            tracked = self._requests.get(params.get("request", {}).get("request", ""))
+            if tracked is not None and tracked not in self._answered:
+                self._answered.add(tracked)
+                self.tracker.response(tracked, int(params.get("response", {}).get("status", 0)),
+                                      _headers(params.get("response", {})))
         elif method == "network.responseCompleted":
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
             response = params.get("response", {})
@@ -390,11 +420,14 @@ class BidiTab:
                 self._shown = (url, status)
                 self._document_status[params["navigation"]] = status
             if tracked is not None:
-                headers = {h["name"]: h["value"].get("value", "") for h in response.get("headers", [])}
-                self.tracker.response(tracked, int(response.get("status", 0)), headers)
+                if tracked in self._answered:
+                    self._answered.discard(tracked)
+                else:
+                    self.tracker.response(tracked, int(response.get("status", 0)), _headers(response))
                 self.tracker.finished(tracked)
         elif method == "network.fetchError":
             tracked = self._requests.pop(params.get("request", {}).get("request", ""), None)
+            self._answered.discard(tracked)
             if tracked is not None:
                 reason = params.get("errorText", "failed")
                 # Cancelled by the page or by a navigation (Chromium's net::ERR_ABORTED): not a failure.
@@ -513,7 +546,10 @@ class BidiTab:
         return self._closed
 
     async def events_caught_up(self) -> None:
-        """Events and answers come in order on the one socket: nothing to wait for."""
+        """Firefox announces a request well after the page started it, often after the answer to a
+        later script: wait (capped) until the fetch/XHR requests the page says it has in flight are
+        known (page_requests.py)."""
+        await announced(self)
 
     async def main_evaluate(self, script: str, arg: Any = None) -> Any:
         try:
@@ -790,3 +826,7 @@ class BidiTab:
                            'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for them.',
                            lacking="WebDriver BiDi has no counters command (nothing like CDP's Performance.getMetrics), "
                                    "and Firefox's page APIs report no layout shifts (CLS), long tasks or JS heap size")
+
+
+def _headers(response: dict[str, Any]) -> dict[str, str]:
+    return {h["name"]: h["value"].get("value", "") for h in response.get("headers", [])}
