@@ -111,7 +111,13 @@ class Settings(BaseModel):
                                                     "firefox-esr; what it lacks: README, Firefox).")
     firefox_path: str | None = Field(None, description="Firefox binary to launch when browser = \"firefox\" "
                                      "(default: firefox-esr or firefox on PATH).")
-    executable_path: str | None = Field(None, description="Chromium/Chrome binary to launch.")
+    executable_path: str | None = Field(None, description="Chromium/Chrome binary to launch (then chromium_flavor "
+                                        "does not apply).")
+    chromium_flavor: Literal["auto", "full", "headless-shell"] = Field(
+        "auto", description="Which Chromium build a headless launch runs: \"auto\" takes the headless shell "
+        "(Debian's chromium-headless-shell, about half the CPU per tab) when it is installed, and the full browser "
+        "when it is not or when headless = false, extensions or stealth need it; \"full\" always the full browser; "
+        "\"headless-shell\" always the shell.")
     cdp_url: str | None = Field(None, description="Connect to this browser (http://host:port or ws://...) instead of launching one.")
     headless: bool = True
     extra_args: list[str] = Field(default_factory=list, description="More Chromium command-line flags.")
@@ -278,6 +284,17 @@ class Settings(BaseModel):
         if unsupported:
             raise ValueError(f"browser = \"firefox\" does not support {', '.join(unsupported)} yet: remove "
                              f"{'it' if len(unsupported) == 1 else 'them'}, or use browser = \"chromium\"")
+        return self
+
+    @model_validator(mode="after")
+    def _shell_can_do_it(self) -> "Settings":
+        """A forced headless shell with settings only the full browser serves is refused, not half done."""
+        if self.chromium_flavor == "headless-shell":
+            from webhand.engine.chromium_binary import full_browser_needed
+
+            if (reason := full_browser_needed(self)) is not None:
+                raise ValueError(f"chromium_flavor = \"headless-shell\" cannot serve these settings ({reason}): "
+                                 "set chromium_flavor to \"auto\" or \"full\"")
         return self
 
     def needs_playwright(self) -> bool:
