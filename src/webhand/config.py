@@ -289,13 +289,21 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _shell_can_do_it(self) -> "Settings":
         """A forced headless shell with settings only the full browser serves is refused, not half done."""
-        if self.chromium_flavor == "headless-shell":
-            from webhand.engine.chromium_binary import full_browser_needed
-
-            if (reason := full_browser_needed(self)) is not None:
-                raise ValueError(f"chromium_flavor = \"headless-shell\" cannot serve these settings ({reason}): "
-                                 "set chromium_flavor to \"auto\" or \"full\"")
+        if self.chromium_flavor == "headless-shell" and (reason := self.needs_full_chromium()) is not None:
+            raise ValueError(f"chromium_flavor = \"headless-shell\" cannot serve these settings ({reason}): "
+                             "set chromium_flavor to \"auto\" or \"full\"")
         return self
+
+    def needs_full_chromium(self) -> str | None:
+        """Why these settings need the full Chromium rather than its headless shell
+        (engine/chromium_binary.py), or None when the shell serves them."""
+        if not self.headless:
+            return "headless = false: the headless shell cannot show a window"
+        if self.extensions:
+            return "extensions are configured: the headless shell cannot load extensions"
+        if self.stealth:
+            return "stealth is on: its disguise is a desktop Chrome's, which the headless shell does not look like"
+        return None
 
     def needs_playwright(self) -> bool:
         endpoints = self.pool.endpoints if self.pool is not None else []

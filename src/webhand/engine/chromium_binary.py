@@ -9,7 +9,7 @@ CPU per tab (measured on Chromium 156: ~155 ms of browser and renderer CPU per n
 Chrome (its user agent, plugins and WebGL say "headless shell").
 
 So, like Playwright, a headless launch prefers the shell when it is installed, and the full browser
-is used when the settings need what only it has (``full_browser_needed``), when the user named a
+is used when the settings need what only it has (``Settings.needs_full_chromium``), when the user named a
 binary, or when ``chromium_flavor = "full"``.
 """
 
@@ -52,17 +52,6 @@ def is_headless_shell(path: str) -> bool:
     return "headless-shell" in name or "headless_shell" in name
 
 
-def full_browser_needed(settings: Settings) -> str | None:
-    """Why these settings need the full browser rather than the shell, or None when the shell serves them."""
-    if not settings.headless:
-        return "headless = false: the headless shell cannot show a window"
-    if settings.extensions:
-        return "extensions are configured: the headless shell cannot load extensions"
-    if settings.stealth:
-        return "stealth is on: its disguise is a desktop Chrome's, which the headless shell does not look like"
-    return None
-
-
 def choose_chromium(settings: Settings) -> ChromiumChoice:
     """The binary for a browser launched here with ``settings``.
 
@@ -74,7 +63,7 @@ def choose_chromium(settings: Settings) -> ChromiumChoice:
         if path and _is_executable(path):  # one that is not is reported by doctor, and passed over like find_chromium does
             return ChromiumChoice(path, "headless-shell" if is_headless_shell(path) else "full", f"{label} names it")
     wanted = settings.chromium_flavor
-    needs_full = full_browser_needed(settings)
+    needs_full = settings.needs_full_chromium()
     if wanted == "full":
         return ChromiumChoice(find_chromium(), "full", "chromium_flavor = \"full\"")
     if wanted == "headless-shell":
