@@ -323,6 +323,15 @@ def _die_with_parent() -> None:
 POLICY_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
 
 
+def _shell_switches(preferences: dict[str, object]) -> list[str]:
+    """The headless shell reads no such preference from its profile (its WebRTC sent UDP straight to
+    the address a page named, measured on Chromium 156), but it takes the switch the full browser
+    ignores: the same policy, given the shell's way."""
+    webrtc = preferences.get("webrtc")
+    policy = webrtc.get("ip_handling_policy") if isinstance(webrtc, dict) else None
+    return [f"--force-webrtc-ip-handling-policy={policy}"] if policy else []
+
+
 def launch_plan(settings: Settings, *, policy_active: bool) -> dict[str, Any]:
     """How a browser for these settings is launched, as data (``ChromeProcess.launch``'s
     arguments): both drivers launch from it, and a stdio server remembers it (launch_memo.py)."""
@@ -403,8 +412,11 @@ class ChromeProcess:
         user_data_dir = profile_dir or scratch
         if preferences:
             _merge_preferences(user_data_dir, preferences)
+        shell = is_headless_shell(executable)
         args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args,
-                            extensions=extensions, headless_shell=is_headless_shell(executable))
+                            extensions=extensions, headless_shell=shell)
+        if shell and preferences:
+            args += _shell_switches(preferences)
         # Crashpad's handler double-forks out of our process group. Pointing the config home
         # into the user-data dir puts that dir on the handler's command line (--database=…),
         # which is how close() and the reaper recognise it as ours.
