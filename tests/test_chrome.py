@@ -139,6 +139,7 @@ def _fake_elf(path):
     ({"headless": False}, "full", "the headless shell cannot show a window"),
     ({"extensions": ["EXTENSION"]}, "full", "the headless shell cannot load extensions"),
     ({"stealth": True}, "full", "its disguise is a desktop Chrome's"),
+    ({"allow_internal_pages": True}, "full", "the headless shell has none of the browser's own pages"),
     ({"chromium_flavor": "full"}, "full", 'chromium_flavor = "full"'),
     ({"chromium_flavor": "headless-shell"}, "headless-shell", 'chromium_flavor = "headless-shell"'),
 ])

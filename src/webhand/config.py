@@ -116,7 +116,7 @@ class Settings(BaseModel):
     chromium_flavor: Literal["auto", "full", "headless-shell"] = Field(
         "auto", description="Which Chromium build a headless launch runs: \"auto\" takes the headless shell "
         "(Debian's chromium-headless-shell, about half the CPU per tab) when it is installed, and the full browser "
-        "when it is not or when headless = false, extensions or stealth need it; \"full\" always the full browser; "
+        "when it is not or when headless = false, extensions, stealth or allow_internal_pages need it; \"full\" always the full browser; "
         "\"headless-shell\" always the shell.")
     cdp_url: str | None = Field(None, description="Connect to this browser (http://host:port or ws://...) instead of launching one.")
     headless: bool = True
@@ -303,6 +303,9 @@ class Settings(BaseModel):
             return "extensions are configured: the headless shell cannot load extensions"
         if self.stealth:
             return "stealth is on: its disguise is a desktop Chrome's, which the headless shell does not look like"
+        if self.allow_internal_pages:
+            return ("allow_internal_pages is on: the headless shell has none of the browser's own pages "
+                    "(chrome://version, chrome://settings ...)")
         return None
 
     def needs_playwright(self) -> bool:
