@@ -68,6 +68,14 @@ def test_doctor_launches_chromium_and_reports_a_bad_binary(tmp_path):
     cli = Cli(tmp_path)
     healthy = cli("doctor")
     assert "Chromium found" in healthy.stdout and "All checks passed." in healthy.stdout
+    # Which build runs, and why: the headless shell wherever it is installed (CI installs it).
+    from webhand.engine.chromium_binary import find_headless_shell
+
+    shell = find_headless_shell()
+    assert (f"Chromium found: {shell} " if shell else "full browser: the headless shell is not installed") \
+        in healthy.stdout
+    assert ("Chromium build: headless shell: headless and installed" if shell else "Chromium build: full browser") \
+        in healthy.stdout
     assert not list((cli.runtime / "webhand" / "browsers").glob("*.json")), "its browser was closed"
     broken = cli("doctor", "--chrome", str(tmp_path / "no-such-chromium"), check=False)
     assert broken.returncode == 1 and "FAIL  executable_path" in broken.stdout
@@ -75,8 +83,9 @@ def test_doctor_launches_chromium_and_reports_a_bad_binary(tmp_path):
 
 def test_doctor_says_which_driver_it_uses_and_passes_on_raw_cdp(tmp_path):
     cli = Cli(tmp_path)
-    report = cli("doctor", "--driver", "cdp")
+    report = cli("doctor", "--driver", "cdp", "--chromium-flavor", "full")
     assert "driver" in report.stdout and "cdp (set; set driver in webhand.toml" in report.stdout
+    assert 'Chromium build: full browser: chromium_flavor = "full"' in report.stdout
     assert "All checks passed." in report.stdout
 
 

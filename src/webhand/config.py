@@ -111,7 +111,13 @@ class Settings(BaseModel):
                                                     "firefox-esr; what it lacks: README, Firefox).")
     firefox_path: str | None = Field(None, description="Firefox binary to launch when browser = \"firefox\" "
                                      "(default: firefox-esr or firefox on PATH).")
-    executable_path: str | None = Field(None, description="Chromium/Chrome binary to launch.")
+    executable_path: str | None = Field(None, description="Chromium/Chrome binary to launch (then chromium_flavor "
+                                        "does not apply).")
+    chromium_flavor: Literal["auto", "full", "headless-shell"] = Field(
+        "auto", description="Which Chromium build a headless launch runs: \"auto\" takes the headless shell "
+        "(Debian's chromium-headless-shell, about half the CPU per tab) when it is installed, and the full browser "
+        "when it is not or when headless = false, extensions, stealth or allow_internal_pages need it; \"full\" always the full browser; "
+        "\"headless-shell\" always the shell.")
     cdp_url: str | None = Field(None, description="Connect to this browser (http://host:port or ws://...) instead of launching one.")
     headless: bool = True
     extra_args: list[str] = Field(default_factory=list, description="More Chromium command-line flags.")
@@ -281,6 +287,28 @@ class Settings(BaseModel):
             raise ValueError(f"browser = \"firefox\" does not support {', '.join(unsupported)} yet: remove "
                              f"{'it' if len(unsupported) == 1 else 'them'}, or use browser = \"chromium\"")
         return self
+
+    @model_validator(mode="after")
+    def _shell_can_do_it(self) -> "Settings":
+        """A forced headless shell with settings only the full browser serves is refused, not half done."""
+        if self.chromium_flavor == "headless-shell" and (reason := self.needs_full_chromium()) is not None:
+            raise ValueError(f"chromium_flavor = \"headless-shell\" cannot serve these settings ({reason}): "
+                             "set chromium_flavor to \"auto\" or \"full\"")
+        return self
+
+    def needs_full_chromium(self) -> str | None:
+        """Why these settings need the full Chromium rather than its headless shell
+        (engine/chromium_binary.py), or None when the shell serves them."""
+        if not self.headless:
+            return "headless = false: the headless shell cannot show a window"
+        if self.extensions:
+            return "extensions are configured: the headless shell cannot load extensions"
+        if self.stealth:
+            return "stealth is on: its disguise is a desktop Chrome's, which the headless shell does not look like"
+        if self.allow_internal_pages:
+            return ("allow_internal_pages is on: the headless shell has none of the browser's own pages "
+                    "(chrome://version, chrome://settings ...)")
+        return None
 
     def needs_playwright(self) -> bool:
         endpoints = self.pool.endpoints if self.pool is not None else []

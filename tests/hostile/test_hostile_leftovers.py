@@ -30,6 +30,7 @@ import pytest
 from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
 from webhand.engine.chrome import _registry_dir
+from webhand.engine.chromium_binary import is_headless_shell
 
 #: ending -> (browsers started, user-data dirs left, singleton folders left, other things left in TMPDIR)
 OUTCOMES: dict[str, tuple[int, int, int, int]] = {}
@@ -47,9 +48,10 @@ def private_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _browser_paths(registry: Path, owner: int, seen: set[str]) -> list[tuple[int, Path, Path]]:
+def _browser_paths(registry: Path, owner: int, seen: set[str]) -> list[tuple[int, Path, Path | None]]:
     """(pid, user-data dir, singleton socket's folder) of the browsers ``owner`` launched that are
-    not in ``seen`` yet (found while they run: the socket link is in the user-data dir)."""
+    not in ``seen`` yet (found while they run: the socket link is in the user-data dir). The
+    headless shell makes no singleton socket: found once up (its DevToolsActivePort), with None."""
     found = []
     for file in registry.glob("*.json"):
         try:
@@ -60,12 +62,21 @@ def _browser_paths(registry: Path, owner: int, seen: set[str]) -> list[tuple[int
             continue
         user_data = Path(entry["user_data_dir"])
         try:
-            socket_folder = Path(os.readlink(user_data / "SingletonSocket")).parent
-        except OSError:  # not up yet, or gone
-            continue
+            socket_folder: Path | None = Path(os.readlink(user_data / "SingletonSocket")).parent
+        except OSError:
+            if not (_is_headless_shell(entry["pid"]) and (user_data / "DevToolsActivePort").exists()):
+                continue  # not up yet, or gone
+            socket_folder = None
         seen.add(entry["user_data_dir"])
         found.append((entry["pid"], user_data, socket_folder))
     return found
+
+
+def _is_headless_shell(pid: int) -> bool:
+    try:
+        return is_headless_shell(psutil.Process(pid).exe())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
 
 
 def _running_before(registry: Path, owner: int) -> set[str]:
@@ -91,9 +102,9 @@ async def _until(condition, cap: float = 30.0) -> bool:
     return condition()
 
 
-def _record(ending: str, browsers: list[tuple[int, Path, Path]], temporary: Path) -> None:
+def _record(ending: str, browsers: list[tuple[int, Path, Path | None]], temporary: Path) -> None:
     data_left = [str(u) for _, u, _ in browsers if u.exists()]
-    sockets_left = [str(s) for _, _, s in browsers if s.exists()]
+    sockets_left = [str(s) for _, _, s in browsers if s is not None and s.exists()]
     others_left = [name for name in os.listdir(temporary) if str(temporary / name) not in data_left + sockets_left]
     OUTCOMES[ending] = (len(browsers), len(data_left), len(sockets_left), len(others_left))
     assert browsers, f"{ending}: no browser was started"

@@ -31,14 +31,13 @@ from typing import TYPE_CHECKING, Any
 import psutil
 from websockets.exceptions import WebSocketException
 
-from webhand.errors import BrowserLaunchFailed, BrowserNotFound
+from webhand.engine.chromium_binary import choose_chromium, find_chromium, is_headless_shell  # noqa: F401 - find_chromium re-exported
+from webhand.errors import BrowserLaunchFailed
 from webhand.security.locations import private_folder, runtime_dir
 
 if TYPE_CHECKING:
     from webhand.config import Settings
 
-CANDIDATE_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "msedge")
-CANDIDATE_PATHS = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/opt/google/chrome/chrome")
 USER_DATA_PREFIX = "webhand-chrome-"
 KILL_GRACE_SECONDS = 2.0
 #: How long a browser on a kept profile gets to shut down by itself (SIGTERM to its main process
@@ -52,47 +51,13 @@ DISABLED_FEATURES = (
 _DEVTOOLS_LINE = re.compile(r"DevTools listening on (ws://\S+)")
 
 
-def find_chromium(configured: str | None = None) -> str:
-    """Return the browser binary: the configured path, ``WEBHAND_CHROME``, then common names and paths."""
-    tried: list[str] = []
-    for label, path in (("configured executable_path", configured), ("WEBHAND_CHROME", os.environ.get("WEBHAND_CHROME"))):
-        if path:
-            if os.path.isfile(path) and os.access(path, os.X_OK):
-                return path
-            tried.append(f"{path} ({label})")
-    wrapper = None
-    for name in CANDIDATE_NAMES:
-        found = shutil.which(name)
-        if found and not _is_script(found):
-            return found
-        wrapper = wrapper or found
-        tried.append(name)
-    # Debian's /usr/bin/chromium is a shell script that sources /etc/chromium.d and adds its own
-    # flags (extensions, GPU rasterization) before exec'ing the real binary: launch the real one.
-    for path in CANDIDATE_PATHS:
-        if os.path.isfile(path) and os.access(path, os.X_OK) and not _is_script(path):
-            return path
-        tried.append(path)
-    if wrapper:
-        return wrapper
-    raise BrowserNotFound(
-        "No Chromium or Chrome was found. Tried: " + ", ".join(tried) + ".",
-        "Install one (Debian/Ubuntu: `apt-get install chromium`) or set WEBHAND_CHROME to the binary's path.",
-    )
-
-
-def _is_script(path: str) -> bool:
-    try:
-        with open(path, "rb") as file:
-            return file.read(2) == b"#!"
-    except OSError:
-        return False
-
-
 def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280, height: int = 720,
-                 extra: list[str] | None = None, extensions: list[str] | None = None) -> list[str]:
+                 extra: list[str] | None = None, extensions: list[str] | None = None,
+                 headless_shell: bool = False) -> list[str]:
     """Flags fit for containers and closed networks: nothing phones home, nothing waits for a user.
-    ``extensions`` (unpacked folders, ``extensions = [...]``) are the only ones the browser runs."""
+    ``extensions`` (unpacked folders, ``extensions = [...]``) are the only ones the browser runs.
+    ``headless_shell``: the binary is the headless shell (chromium_binary.py), which is headless by
+    nature and opens no window at start: it gets neither ``--headless`` nor ``--no-startup-window``."""
     flags = [
         f"--user-data-dir={user_data_dir}",
         "--remote-debugging-port=0",
@@ -119,7 +84,9 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
         "--hide-scrollbars",
         f"--window-size={width},{height}",
     ]
-    if headless:
+    if headless_shell:
+        flags.append("--disable-gpu")
+    elif headless:
         flags += ["--headless=new", "--disable-gpu"]
     # The sandbox needs user namespaces that root in a container does not get; elsewhere keep it.
     if os.geteuid() == 0 or os.environ.get("WEBHAND_NO_SANDBOX") == "1":
@@ -127,7 +94,8 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
     flags += list(extra or [])
     # No first window: every session opens its own context and pages, and a window would cost a
     # renderer and its omnibox UI for nothing.
-    flags.append("--no-startup-window")
+    if not headless_shell:
+        flags.append("--no-startup-window")
     return flags
 
 
@@ -355,12 +323,21 @@ def _die_with_parent() -> None:
 POLICY_PREFERENCES = {"webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}}
 
 
+def _shell_switches(preferences: dict[str, object]) -> list[str]:
+    """The headless shell reads no such preference from its profile (its WebRTC sent UDP straight to
+    the address a page named, measured on Chromium 156), but it takes the switch the full browser
+    ignores: the same policy, given the shell's way."""
+    webrtc = preferences.get("webrtc")
+    policy = webrtc.get("ip_handling_policy") if isinstance(webrtc, dict) else None
+    return [f"--force-webrtc-ip-handling-policy={policy}"] if policy else []
+
+
 def launch_plan(settings: Settings, *, policy_active: bool) -> dict[str, Any]:
     """How a browser for these settings is launched, as data (``ChromeProcess.launch``'s
     arguments): both drivers launch from it, and a stdio server remembers it (launch_memo.py)."""
     from webhand.engine.stealth import LAUNCH_FLAGS as STEALTH_FLAGS
 
-    return {"executable": find_chromium(settings.executable_path), "headless": settings.headless,
+    return {"executable": choose_chromium(settings).executable, "headless": settings.headless,
             "width": settings.viewport.width, "height": settings.viewport.height,
             "extra_args": settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
             "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if policy_active else None,
@@ -435,8 +412,11 @@ class ChromeProcess:
         user_data_dir = profile_dir or scratch
         if preferences:
             _merge_preferences(user_data_dir, preferences)
+        shell = is_headless_shell(executable)
         args = launch_flags(user_data_dir, headless=headless, width=width, height=height, extra=extra_args,
-                            extensions=extensions)
+                            extensions=extensions, headless_shell=shell)
+        if shell and preferences:
+            args += _shell_switches(preferences)
         # Crashpad's handler double-forks out of our process group. Pointing the config home
         # into the user-data dir puts that dir on the handler's command line (--database=…),
         # which is how close() and the reaper recognise it as ours.

@@ -135,6 +135,8 @@ async def _take(tab: Tab, title: "asyncio.Future[str]", mode: Mode, scope: str |
             raise RefNotFound(f"The scope {scope!r} matches no element on the current page.",
                               "Pass a ref from the last browser_snapshot or a CSS selector that matches; "
                               "call browser_snapshot without scope to see the page.")
+        if frame.key != root and not any(isinstance(line, str) for line in result["lines"]):
+            result["lines"] = await _error_page_line(frame)
         counters[frame.key] = result["nextRef"]
         results[frame.key] = result
         if refs_left is not None:
@@ -209,6 +211,21 @@ def add_snapshot(response: Response, shot: Snapshot, *, limit: int) -> None:
                  f"Above are {what}{rest}. Call browser_find to get the ref of one element "
                  '(e.g. "link Next"), browser_snapshot with scope (a ref or CSS selector) to see one part, '
                  "or read the file.")
+
+
+#: What an iframe showing the browser's error page says. The full Chromium's error page has text
+#: ("127.0.0.1 is blocked"); the headless shell's is empty, and an empty iframe would not tell the
+#: agent that a request was refused.
+FRAME_NOT_LOADED = "(this frame did not load: its request was blocked or failed)"
+
+
+async def _error_page_line(frame: Frame) -> list[str]:
+    """For a child frame with nothing to show: a line when it holds the browser's error page."""
+    try:
+        href = await frame.evaluate("() => location.href")
+    except WebhandError:
+        return []
+    return [FRAME_NOT_LOADED] if isinstance(href, str) and href.startswith("chrome-error://") else []
 
 
 async def _iframe_slot(frame: Frame, parent: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -87,7 +87,7 @@ async def _check_endpoints(settings: Settings, report: _Report) -> None:
 
 
 async def run_doctor(settings: Settings) -> int:
-    from webhand.engine.chrome import find_chromium
+    from webhand.engine.chromium_binary import choose_chromium
     from webhand.host import Webhand
     from webhand.security.locations import private_folder, runtime_dir
 
@@ -138,11 +138,13 @@ async def run_doctor(settings: Settings) -> int:
                         "(--chrome, WEBHAND_EXECUTABLE_PATH or webhand.toml), or unset it to search the PATH.")
             return 1
         try:
-            binary = find_chromium(configured)
+            choice = choose_chromium(settings)
         except WebhandError as error:
             report.fail("Chromium", str(error))
             return 1
-        report.ok("Chromium found", f"{binary} ({await _binary_version(binary)})")
+        report.ok("Chromium found", f"{choice.executable} ({await _binary_version(choice.executable)})")
+        report.info("Chromium build", f"{'headless shell' if choice.flavor == 'headless-shell' else 'full browser'}: "
+                                      f"{choice.reason}")
         if os.geteuid() == 0:
             report.info("sandbox", "running as root: Chromium is started with --no-sandbox")
 

@@ -58,12 +58,19 @@ def _remote_options(parser: argparse.ArgumentParser) -> None:
                         "(`webhand extension path`)")
 
 
+def _flavor_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--chromium-flavor", choices=["auto", "full", "headless-shell"],
+                        help="Chromium build of a headless launch: the headless shell when installed (auto, the "
+                        "default: half the CPU per tab), always the full browser, or always the shell")
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     from webhand.config import load_settings
 
     caps = getattr(args, "caps", None)
     flags = {"capabilities": caps.split(",") if caps else None, "isolation": getattr(args, "isolation", None),
              "executable_path": getattr(args, "chrome", None), "cdp_url": getattr(args, "cdp_url", None),
+             "chromium_flavor": getattr(args, "chromium_flavor", None),
              "playwright_url": getattr(args, "playwright_url", None),
              "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None,
              "extension_bridge": getattr(args, "extension_bridge", None) or None,
@@ -277,6 +284,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     mcp.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024, help="largest request body (default 4 MiB)")
     mcp.add_argument("--isolation", choices=["process", "context"])
     mcp.add_argument("--chrome", help="path of the Chromium binary")
+    _flavor_option(mcp)
     _remote_options(mcp)
     mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
     mcp.add_argument("--browser", choices=["chromium", "firefox"], help="drive Chromium (default) or Firefox (WebDriver BiDi)")
@@ -302,6 +310,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
 
     doctor = sub.add_parser("doctor", help="find Chromium, launch it, report versions and what is wrong")
     doctor.add_argument("--chrome", help="path of the Chromium binary")
+    _flavor_option(doctor)
     _remote_options(doctor)
     doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
     doctor.add_argument("--browser", choices=["chromium", "firefox"], help="drive Chromium (default) or Firefox (WebDriver BiDi)")
