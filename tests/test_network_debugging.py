@@ -97,6 +97,9 @@ async def test_a_response_body_over_the_cap_is_saved_to_a_file_in_the_conversati
 
 async def test_a_redirect_response_has_no_body_of_its_own_to_read(tools, site):
     ok(await tools.call("browser_navigate", {"url": site.url("redirect?to=/cache.html")}))
+    # The hop and the page it led to are two requests, each with its own status.
+    every = ok(await tools.call("browser_network_requests", {})).text
+    assert f"GET 302 {site.url('redirect?to=/cache.html')}" in every and f"GET 200 {site.url('cache.html')}" in every
     listing = ok(await tools.call("browser_network_requests", {"url_contains": "redirect?to="}))
     hop = await tools.call("browser_network_request", {"id": listing.data["requests"][-1]["id"], "response_body": True})
     assert hop.is_error and "redirect" in hop.text and "<title>Cache" not in hop.text

@@ -147,7 +147,7 @@ class CdpPageEvents:
         if params.get("redirectResponse") and key in self._requests:
             redirect = params["redirectResponse"]
             self._response_of(key, redirect)
-            self._done(key, "")
+            self._done(key, "", params)  # the hop ends as the next request is sent (params' timestamp)
         request = params["request"]
         resource = str(params.get("type", "Other")).lower()
         if key in self._favicons or (resource == "other" and request["url"].endswith("/favicon.ico")):
