@@ -69,22 +69,23 @@ def _browser_of(wh: Webhand, tools: object) -> int:
     return info.browser_pid
 
 
+#: The name Firefox gives a content process that hosts a site's pages (Fission's "webIsolated" type).
+_FIREFOX_PAGE_PROCESS = "Isolated Web Co"
+
+
 def _renderers(browser_pid: int) -> list[psutil.Process]:
-    """The browser's renderers: Chromium's (``--type=renderer``) or Firefox's content processes
-    (``-contentproc``, of process type ``tab``, the command line's last word)."""
+    """The browser's renderers: Chromium's (``--type=renderer``), or Firefox's content processes that
+    host sites' pages (the preallocated spare and the extensions' process are left alone: with the
+    spare gone too, the fresh tab waits for a new process to start, seconds on a loaded machine)."""
     found = []
     for process in psutil.Process(browser_pid).children(recursive=True):
         try:
             command = process.cmdline()
+            if "--type=renderer" in command or ("-contentproc" in command and process.name() == _FIREFOX_PAGE_PROCESS):
+                found.append(process)
         except psutil.NoSuchProcess:
             continue
-        if "--type=renderer" in command or ("-contentproc" in command and command[-1] == "tab"):
-            found.append(process)
     return found
-
-
-#: The name Firefox gives a content process that hosts a site's pages (Fission's "webIsolated" type).
-_FIREFOX_PAGE_PROCESS = "Isolated Web Co"
 
 
 async def _crash_the_renderer(driver: str, wh: Webhand, tools: object) -> None:
@@ -96,13 +97,7 @@ async def _crash_the_renderer(driver: str, wh: Webhand, tools: object) -> None:
     if driver != "firefox":
         await tools.call("browser_navigate", {"url": "chrome://crash"})
         return
-    pages = []
-    for process in _renderers(_browser_of(wh, tools)):
-        try:
-            if process.name() == _FIREFOX_PAGE_PROCESS:
-                pages.append(process)
-        except psutil.NoSuchProcess:
-            continue
+    pages = _renderers(_browser_of(wh, tools))
     assert pages, "no Firefox content process hosts the page"
     for process in pages:
         process.send_signal(signal.SIGABRT)
