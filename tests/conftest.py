@@ -149,16 +149,6 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
         "test_lifecycle.py::test_connecting_over_cdp_never_kills_that_browser":
             "the test's running browser is a Chromium reached over CDP; the Firefox driver connects to a BiDi ws:// "
             "URL (tests/test_firefox.py connects to a running Firefox)",
-        "test_hostile_faults.py::test_a_crashed_renderer_is_replaced_and_the_next_call_says_what_was_lost":
-            _NOT_BUILT + "telling a crashed content process from a closed tab (BiDi reports only contextDestroyed)",
-        "test_hostile_faults.py::test_a_killed_renderer_process_is_replaced_on_the_next_call":
-            _NOT_BUILT + "telling a killed content process from a closed tab (BiDi reports only contextDestroyed)",
-        "test_hostile_faults.py::test_a_page_stuck_in_a_loop_is_ended_by_the_next_call":
-            _NOT_BUILT + "ending a hung tab on the next call (BiDi cannot stop a running script; closing and "
-                         "replacing the tab, as the runaway-script path does, is not wired here)",
-        "test_hostile_faults.py::test_a_page_that_hangs_on_load_is_ended_by_its_navigation":
-            _NOT_BUILT + "ending a tab whose load never ends (BiDi cannot stop a running script; the tab must be "
-                         "closed and replaced)",
     },
 }
 

@@ -177,4 +177,13 @@ async def test_a_browser_launch_does_not_spend_the_calls_timeout():
             await asyncio.sleep(0)
             assert deadline.when() is not None, "a background launch stopped the call's clock"
             await helper
+    async with asyncio.timeout(0.2) as deadline:  # a task doing the call's own work (the session's
+        with call_deadline.counting(deadline):   # creation, manager._create), which the call awaits
+            async def create_session() -> None:
+                with call_deadline.not_counted():
+                    await asyncio.sleep(0.6)  # a slow launch
+            creating = asyncio.create_task(create_session())
+            call_deadline.does_the_calls_work(creating)
+            await creating
+            assert not deadline.expired()
     await asyncio.sleep(0)

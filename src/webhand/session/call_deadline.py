@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -22,6 +23,16 @@ from typing import Any
 #: reserve's refill) inherits the context, but its launch is not the call's and stops no clock.
 _CURRENT: ContextVar[tuple[asyncio.Task[Any] | None, asyncio.Timeout] | None] = ContextVar("webhand_call_deadline",
                                                                                           default=None)
+
+
+#: Tasks that do the work of the call that started them, which awaits them (a session's creation
+#: runs in a task of its own, which racing calls share): their launches stop that call's clock too.
+_DOING_THE_CALLS_WORK: "weakref.WeakSet[asyncio.Task[Any]]" = weakref.WeakSet()
+
+
+def does_the_calls_work(task: asyncio.Task[Any]) -> None:
+    """``task``, just started by the running call, does that call's work: a launch in it is not counted."""
+    _DOING_THE_CALLS_WORK.add(task)
 
 
 @contextlib.contextmanager
@@ -39,7 +50,8 @@ def not_counted() -> Iterator[None]:
     """The running call's clock stops for the block (a browser launch, capped by its own timeout)
     and goes on after it with the time that was left."""
     current = _CURRENT.get()
-    if current is None or current[0] is not asyncio.current_task():
+    task = asyncio.current_task()
+    if current is None or (current[0] is not task and task not in _DOING_THE_CALLS_WORK):
         yield
         return
     deadline = current[1]

@@ -360,6 +360,7 @@ class SessionManager:
                     f"{self.settings.max_sessions} browser sessions are open, the most allowed.",
                     "Close one with browser_close (or browser_session_destroy), or raise max_sessions.")
             task = asyncio.create_task(self._open(key, viewport, profile))
+            call_deadline.does_the_calls_work(task)  # its browser's launch is not the call's time
             self._creating[key] = task
             task.add_done_callback(lambda _: self._creating.pop(key, None))
         try:

@@ -313,8 +313,15 @@ class BidiBrowser:
     def _route(self, event: str, params: dict[str, Any]) -> None:
         if event == "script.realmDestroyed":
             self.workers.destroyed(params)
+            for context in self.contexts.values():  # it names no browsing context: each tab checks its page's
+                for tab in context.tabs:
+                    tab.liveness.realm_destroyed(params.get("realm", ""))
             return
         if event == "script.realmCreated":
+            page_owner = self._owner_of(params.get("context"))
+            page = page_owner.tab_of(params.get("context", "")) if page_owner is not None else None
+            if page is not None and page.context_id == params.get("context"):
+                page.liveness.realm_created(params)  # a realm of the tab's main frame (liveness.py)
             worker = self.workers.created(params)
             owner = self._owner_of(worker[0]) if worker else None
             tab = owner.tab_of(self._top(worker[0])) if owner is not None and worker else None

@@ -22,6 +22,7 @@ from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.files import SessionDownloads
+from webhand.engine.bidi.liveness import Liveness
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
 from webhand.engine.bidi.page_requests import announced
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
@@ -371,6 +372,7 @@ class BidiTab:
         self._untagged: deque[tuple[ConsoleEntry, str, str]] = deque(maxlen=_UNTAGGED_KEPT)
         # The browsing contexts (the tab's, its frames') whose document has had input from webhand.
         self._interacted: set[str] = set()
+        self.liveness = Liveness(self.tracker, lambda: self._navigations_started, lambda: self._closed)  # liveness.py
 
     @property
     def events(self) -> TabEvents:
@@ -445,6 +447,8 @@ class BidiTab:
             self._navigations_started += 1
             self._started_url = params.get("url", "")
             self.tracker.activity.set()
+        elif self.liveness.shows(params.get("url") or ""):
+            self.tracker.activity.set()  # the page crashed: Firefox shows its crash page (the tab's URL stays the lost page's)
         elif method == "browsingContext.navigationCommitted" or method == "browsingContext.domContentLoaded":
             self._url = params.get("url", self._url)
             if method == "browsingContext.navigationCommitted":
@@ -500,8 +504,12 @@ class BidiTab:
                                   "serializationOptions": {"maxObjectDepth": 20, "maxDomDepth": 0}}
         if this is not None:
             params["this"] = values.to_local(this)
-        async with guarded(doing, timeout):
-            result = await self.connection.send("script.callFunction", params)
+        await self.liveness.before_command()
+        try:
+            async with guarded(doing, timeout):
+                result = await self.connection.send("script.callFunction", params)
+        except WebhandError as error:
+            raise await self.liveness.explain(error, doing) from None
         if result.get("type") == "exception":
             details = result.get("exceptionDetails") or {}
             raise EvaluationFailed(f"{doing} failed in the page: {details.get('text', 'an exception')}",
@@ -571,7 +579,7 @@ class BidiTab:
 
     @property
     def crashed(self) -> bool:
-        return False
+        return self.liveness.crashed
 
     async def title(self) -> str:
         return str(await self.call("() => document.title", [], doing="Reading the title", timeout=10) or "")
@@ -584,8 +592,10 @@ class BidiTab:
                 result = await self.connection.send("browsingContext.navigate",
                                                     {"context": self.context_id, "url": url, "wait": _WAIT[wait_until]})
         except TimeoutError:
-            raise NavigationFailed(f"Loading {url} did not finish within {timeout:.0f} s.",
-                                   "The page may still be loading: take a browser_snapshot, or raise the timeout.") from None
+            # A timeout, as on Chromium: the session then asks whether the page still answers, and
+            # ends a page whose load never ends (a load handler stuck in a loop, session/recovery.py).
+            raise ActionTimeout(f"Loading {url} did not finish within {timeout:.0f} s.",
+                                "The page may still be loading: take a browser_snapshot, or raise the timeout.") from None
         except BidiError as error:
             raise self.policy.navigation_refused(url, error.message) or net_failure(error.message, url) or NavigationFailed(
                 f"Could not load {url}: {error.message or error.error}.",
