@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Literal
 from webhand.errors import BrowserNotFound
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from webhand.config import Settings
 
 Flavor = Literal["full", "headless-shell"]
@@ -89,16 +91,7 @@ def choose_chromium(settings: Settings) -> ChromiumChoice:
 
 def find_headless_shell() -> str | None:
     """The headless shell's binary, or None when it is not installed."""
-    wrapper = None
-    for name in SHELL_NAMES:
-        found = shutil.which(name)
-        if found and not _is_script(found):
-            return found
-        wrapper = wrapper or found
-    for path in SHELL_PATHS:  # Debian's wrapper script only execs this: launch the real one
-        if _is_executable(path) and not _is_script(path):
-            return path
-    return wrapper
+    return _installed(SHELL_NAMES, SHELL_PATHS)
 
 
 def find_chromium(configured: str | None = None) -> str:
@@ -109,25 +102,35 @@ def find_chromium(configured: str | None = None) -> str:
             if _is_executable(path):
                 return path
             tried.append(f"{path} ({label})")
-    wrapper = None
-    for name in CANDIDATE_NAMES:
-        found = shutil.which(name)
-        if found and not _is_script(found):
-            return found
-        wrapper = wrapper or found
-        tried.append(name)
-    # Debian's /usr/bin/chromium is a shell script that sources /etc/chromium.d and adds its own
-    # flags (extensions, GPU rasterization) before exec'ing the real binary: launch the real one.
-    for path in CANDIDATE_PATHS:
-        if _is_executable(path) and not _is_script(path):
-            return path
-        tried.append(path)
-    if wrapper:
-        return wrapper
+    found = _installed(CANDIDATE_NAMES, CANDIDATE_PATHS, tried)
+    if found:
+        return found
     raise BrowserNotFound(
         "No Chromium or Chrome was found. Tried: " + ", ".join(tried) + ".",
         "Install one (Debian/Ubuntu: `apt-get install chromium`) or set WEBHAND_CHROME to the binary's path.",
     )
+
+
+def _installed(names: Sequence[str], paths: Sequence[str], tried: list[str] | None = None) -> str | None:
+    """The first of ``names`` on PATH that is a real binary, else the first of ``paths`` that is, else
+    a wrapper script found on PATH; None when none is installed. ``tried`` gathers what was looked for.
+    Debian's /usr/bin/chromium (and its shell's) is a shell script that sources /etc/chromium.d and
+    adds its own flags (extensions, GPU rasterization) before exec'ing the real binary: the real one
+    is launched instead."""
+    wrapper = None
+    for name in names:
+        found = shutil.which(name)
+        if found and not _is_script(found):
+            return found
+        wrapper = wrapper or found
+        if tried is not None:
+            tried.append(name)
+    for path in paths:
+        if _is_executable(path) and not _is_script(path):
+            return path
+        if tried is not None:
+            tried.append(path)
+    return wrapper
 
 
 def _is_executable(path: str) -> bool:
