@@ -482,6 +482,11 @@ class SettleWatch:
                 # follow a response or a navigation, which usually changes the DOM: the full window.
                 state = await self._dom_quiet(caps.dom_unchanged_ms if round_number == 0 else 0,
                                               max(0.0, effects_deadline - loop.time()))
+                if state == "quiet" and not self.pending:
+                    # The work the action scheduled has run; a request it started (a fetch after a
+                    # timer) may still be on its way to us (Firefox announces requests late): the
+                    # driver knows when it has caught up (at once on CDP), capped by the requests' deadline.
+                    await self._events_caught_up(requests_deadline)
             if state == "gone":
                 break
             waited = False
@@ -525,7 +530,6 @@ class SettleWatch:
         its next frame, so it does not pay the whole window; one that fetches as it mounts does
         so before it is idle. A window already over (a loaded machine took that long to get
         here) still asks whether requests the page started are on their way."""
-        loop = asyncio.get_running_loop()
         started = lambda: bool(self.pending) or self.committed  # noqa: E731
         if window > 0:
             idle = asyncio.ensure_future(self.tracker.probe.main_evaluate(IDLE))
@@ -539,13 +543,19 @@ class SettleWatch:
                 return True
             if idle.done() and not idle.cancelled() and isinstance(idle.exception(), PageGone):
                 return started()
-        # A request the page started by now (idle or not) may still be on its way to us: the
-        # driver knows when it has caught up (at once on CDP), capped by the requests' deadline.
+        # A request the page started by now (idle or not) may still be on its way to us.
+        await self._events_caught_up(requests_deadline)
+        return started()
+
+    async def _events_caught_up(self, requests_deadline: float) -> None:
+        """Wait until the page events the browser sent so far reached the tracker (at once on CDP;
+        on Firefox, until it announced the requests the page says it has in flight), capped by the
+        requests' deadline."""
+        loop = asyncio.get_running_loop()
         try:
             await asyncio.wait_for(self.tracker.probe.events_caught_up(), max(0.0, requests_deadline - loop.time()))
         except (TimeoutError, PageGone, DocumentReplaced):
             pass
-        return started()
 
     async def _dom_quiet(self, unchanged_ms: int = 0, work_cap: float = 0.0) -> str:
         """'quiet' when the DOM went quiet and the work the action scheduled ran (or at the caps),

@@ -95,7 +95,9 @@ class BidiConnection:
                     method, answer = self._pending[message["id"]]
                     if answer.done():
                         continue
-                    if message.get("type") == "error":
+                    if (thrown := _exception_without_stack(method, message)) is not None:
+                        answer.set_result(thrown)
+                    elif message.get("type") == "error":
                         answer.set_exception(BidiError(method, message.get("error", ""), message.get("message", "")))
                     else:
                         answer.set_result(message.get("result") or {})
@@ -151,3 +153,23 @@ async def guarded(doing: str, timeout: float | None) -> AsyncIterator[None]:
         raise
     except (TimeoutError, *PROTOCOL_ERRORS) as error:
         raise translate(error, doing, timeout) from None
+
+
+#: Firefox 153's answer to a script that threw, once any preload script is installed (page_requests.py
+#: installs one per session): it fails to build the exception's details and answers "unknown error"
+#: instead, with the exception's text after this prefix (its remote agent, script.sys.mjs
+#: #buildExceptionDetails).
+_NO_STACK = "Error: Missing stack, unable to build exceptionDetails for exception: "
+
+
+def _exception_without_stack(method: str, message: dict[str, Any]) -> dict[str, Any] | None:
+    """The script result Firefox meant (``type: exception`` with the exception's text, no position)
+    when it answered a script that threw with ``_NO_STACK``; else None."""
+    if message.get("type") != "error" or not method.startswith("script.") or message.get("error") != "unknown error":
+        return None
+    text = str(message.get("message", ""))
+    if not text.startswith(_NO_STACK):
+        return None
+    return {"type": "exception", "exceptionDetails": {"text": text[len(_NO_STACK):][:2000], "lineNumber": 0,
+                                                      "columnNumber": 0}}
+
