@@ -1,4 +1,4 @@
-"""Regenerate the README's tool table, and the CLI's command list (src/webhand/surfaces/cli/commands.json),
+"""Regenerate the README's tool table (and the tool list's size it quotes), and the CLI's command list (src/webhand/surfaces/cli/commands.json),
 from the catalog (`make doc-tools`).
 
 tests/test_readme.py fails when the README's table differs from what this prints, and
@@ -8,6 +8,7 @@ tests/test_cli.py when the CLI's list does, so neither can drift from the tools 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -30,10 +31,24 @@ def tool_table() -> str:
     return "\n".join(rows)
 
 
+#: The sentence of the README that quotes what the default tool list costs (`webhand schema --stats`).
+TOOL_LIST_FIGURE = re.compile(r"(the default set is )[\d,.]+k?( characters of `tools/list`)")
+
+
+def tool_list_chars() -> int:
+    """The characters of the default tools/list, as `webhand schema --stats` counts them."""
+    from webhand import Settings
+    from webhand.surfaces.mcp.sizes import tools_list_chars
+
+    return tools_list_chars(Settings.from_sources({}, env={}), None, "multi")[1]
+
+
 def render(readme: str) -> str:
     head, rest = readme.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{tool_table()}\n{END}{tail}"
+    readme = f"{head}{BEGIN}\n{tool_table()}\n{END}{tail}"
+    # The figure comes from the same count as `schema --stats`, so that the two never disagree.
+    return TOOL_LIST_FIGURE.sub(lambda m: f"{m.group(1)}{tool_list_chars():,}{m.group(2)}", readme)
 
 
 def cli_commands() -> str:

@@ -115,7 +115,7 @@ class Settings(BaseModel):
                                         "does not apply).")
     chromium_flavor: Literal["auto", "full", "headless-shell"] = Field(
         "auto", description="Which Chromium build a headless launch runs: \"auto\" takes the headless shell "
-        "(Debian's chromium-headless-shell, about half the CPU per tab) when it is installed, and the full browser "
+        "(Debian's chromium-headless-shell, about 40% of the CPU a conversation costs on the full browser) when it is installed, and the full browser "
         "when it is not or when headless = false, extensions, stealth or allow_internal_pages need it; \"full\" always the full browser; "
         "\"headless-shell\" always the shell.")
     cdp_url: str | None = Field(None, description="Connect to this browser (http://host:port or ws://...) instead of launching one.")

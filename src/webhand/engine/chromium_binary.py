@@ -3,9 +3,9 @@
 Chromium comes in two builds from the same source. The full browser (``chromium``, Chrome) runs
 its whole desktop UI even with ``--headless=new``: every tab gets a Browser window, its tab strip
 and omnibox models. The headless shell (``chromium-headless-shell``, Debian's package of that name;
-Playwright's default for headless) is the same Blink and V8 without that UI: it costs about half the
-CPU per tab (measured on Chromium 156: ~155 ms of browser and renderer CPU per new tab, against
-~360 ms). What it lacks: a window (it is headless by nature), extensions, and the look of a desktop
+Playwright's default for headless) is the same Blink and V8 without that UI: it costs
+``SHELL_CPU_SHARE`` (measured on Chromium 156 with bench/conversation_cpu.py: 153 ms of browser CPU per
+new conversation, against 378 ms). What it lacks: a window (it is headless by nature), extensions, and the look of a desktop
 Chrome (its user agent, plugins and WebGL say "headless shell").
 
 So, like Playwright, a headless launch prefers the shell when it is installed, and the full browser
@@ -18,6 +18,10 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
+
+#: What the headless shell saves, in the words doctor, the README and `make demo` all use (one figure:
+#: bench/conversation_cpu.py, full against headless-shell, 20 conversations).
+SHELL_CPU_SHARE = "about 40% of the CPU a conversation costs on the full browser"
 from typing import TYPE_CHECKING, Literal
 
 from webhand.errors import BrowserNotFound
@@ -84,9 +88,9 @@ def choose_chromium(settings: Settings) -> ChromiumChoice:
     shell = find_headless_shell()
     if shell is None:
         return ChromiumChoice(find_chromium(), "full", "the headless shell is not installed (Debian/Ubuntu: "
-                              "`apt-get install chromium-headless-shell` halves the CPU a tab costs)")
-    return ChromiumChoice(shell, "headless-shell", f"headless and installed: about half the CPU per tab of the full "
-                          f"browser (set {FLAVOR_SETTING} to \"full\" to use the full one)")
+                              f"`apt-get install chromium-headless-shell`: {SHELL_CPU_SHARE})")
+    return ChromiumChoice(shell, "headless-shell", f"headless and installed: {SHELL_CPU_SHARE} "
+                          f"(set {FLAVOR_SETTING} to \"full\" to use the full one)")
 
 
 def find_headless_shell() -> str | None:

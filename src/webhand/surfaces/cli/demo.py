@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import os
 import re
+import shutil
 import sys
 import threading
 from collections.abc import Callable
@@ -90,4 +91,16 @@ async def run_demo() -> int:
         seen = await run_agent_session(url, output)
     print(f"\n✓ the agent created a ticket: {seen['result']}")
     print(f"✓ screenshot: {seen['screenshot']}")
+    print(next_steps())
     return 0
+
+
+def next_steps() -> str:
+    """What to run after the demo; first how to reach the `webhand` command when it is not on PATH
+    (after `make demo` it is in .venv/bin, which a fresh shell does not have)."""
+    command = Path(sys.executable).with_name("webhand")
+    on_path = shutil.which("webhand") == str(command)
+    reach = "" if on_path else (f"\n  . {command.parent / 'activate'}   # puts webhand (and this Python) on PATH"
+                                 f" in this shell; or call {command} directly")
+    return (f"\nNext:{reach}\n  webhand --help                 # the commands, grouped"
+            f"\n  python examples/pydantic_ai_agent.py   # an agent framework on the same site, no API key needed")
