@@ -127,6 +127,25 @@ def generated_page(elements: int) -> str:
     return _doc(f"Generated {elements}", "".join(out))
 
 
+def workers_page() -> str:
+    """A page that starts a dedicated worker, a shared worker and registers a service worker at load, as
+    apps with telemetry or a code editor do (issue 38: such pages' navigates waited for the worker
+    scripts until the wait's cap)."""
+    body = "<h1>Workers</h1><p id=state>starting</p><button>Refresh</button>"
+    script = """new Worker('/worker.js'); new SharedWorker('/shared-worker.js');
+navigator.serviceWorker && navigator.serviceWorker.register('/sw.js').catch(() => {});
+document.getElementById('state').textContent = 'workers started';"""
+    return _doc("Workers", body, script)
+
+
+#: The workers' scripts: each answers at once and then lives on, as real workers do.
+WORKER_SCRIPTS = {
+    "/worker.js": "setInterval(() => postMessage('tick'), 5000);",
+    "/shared-worker.js": "onconnect = (event) => event.ports[0].postMessage('hello');",
+    "/sw.js": "self.addEventListener('install', () => self.skipWaiting());",
+}
+
+
 def pydocs_root() -> Path | None:
     for folder in PYDOCS_DIRS:
         if (folder / "index.html").exists():
@@ -155,6 +174,14 @@ class _Handler(SimpleHTTPRequestHandler):
             self.send_response(204)
             self.end_headers()
             return
+        elif url.path in WORKER_SCRIPTS:
+            data = WORKER_SCRIPTS[url.path].encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/javascript")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         else:
             body = self.pages.get(url.path) or _doc("Page", f"<h1>{html.escape(url.path)}</h1><a href='/login'>Login</a>")
         data = body.encode()
@@ -172,7 +199,7 @@ class PageServer:
     def __init__(self) -> None:
         self.pydocs = pydocs_root()
         pages = {"/login": login_page(), "/todo": todo_page(), "/article": article_page(),
-                 "/table": table_page(), "/frames": frames_page(), "/": _doc("Bench", "<h1>Bench</h1>")}
+                 "/table": table_page(), "/frames": frames_page(), "/workers": workers_page(), "/": _doc("Bench", "<h1>Bench</h1>")}
         handler = type("Handler", (_Handler,), {"pages": pages, "pydocs": self.pydocs})
         directory = str(self.pydocs) if self.pydocs else os.getcwd()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=directory))

@@ -172,8 +172,9 @@ def _actions(r: dict[str, Any]) -> list[str]:
     header = ["step"] + [f"{data[k]['label']} median / p95 ms" for k in keys] + [f"webhand / {label}" for key, label in PEERS if key in data]
     header += ["webhand on Firefox / on Chromium"] if "webhand-ff" in data else []
     rows = []
-    for step in (*STEPS, "click_navigates", "click_dom"):
-        row = [step.replace("_navigates", " (navigates)").replace("_dom", " (DOM change)")]
+    for step in (*STEPS, "click_navigates", "click_dom", "navigate_workers"):
+        row = [step.replace("_navigates", " (navigates)").replace("_dom", " (DOM change)")
+               .replace("navigate_workers", "navigate (page starts workers)")]
         for key in keys:
             cell = _get(data, key, "latency_ms", step)
             row.append(f"{_num(cell['median'])} / {_num(cell['p95'])}" if cell else "n/a")
@@ -183,7 +184,8 @@ def _actions(r: dict[str, Any]) -> list[str]:
     tokens = [[step] + [_num(_get(data, k, "reply_tokens", step, "median")) for k in keys] for step in STEPS]
     return ([f"## Action replies ({_get(r, 'actions', 'rounds')} rounds, servers interleaved)", "",
              "Client-side time of each reply, including the tool's own wait for the action's effects "
-             "(login form: type, type, click that navigates; todo app: type, press Enter, click a checkbox).", "",
+             "(login form: type, type, click that navigates; todo app: type, press Enter, click a checkbox; then a page "
+             "that starts a dedicated, a shared and a service worker).", "",
              *_table(header, rows), "Reply size per step (median tokens the model reads back):", "",
              *_table(["step"] + [data[k]["label"] for k in keys], tokens), *_api_gap(r), *_in_process(r)])
 

@@ -4,7 +4,8 @@ One round runs the same scenario on each server in turn (the order rotates every
 load spike on this shared machine hits every server alike and the ratios hold. Each reply is
 timed from the client's side, so it includes the tool's own wait for the action's effects. The
 scenario: sign in on the login form (the click navigates), then add a todo with Enter and tick
-one (the click changes the DOM). The first round warms up and is not counted.
+one (the click changes the DOM), then open a page that starts a dedicated, a shared and a service worker
+(``navigate_workers``). The first round warms up and is not counted.
 
 A fast click reply buys less when it comes before the page has moved or says nothing of what
 changed, so for the click that navigates each counted round also records whether the reply names
@@ -24,7 +25,7 @@ import measure
 from peers import InProcessWebhand, McpServer
 from suites import Run, step_stats
 
-STEPS = ("navigate", "snapshot", "type", "click", "press_key")
+STEPS = ("navigate", "snapshot", "type", "click", "press_key", "navigate_workers")
 
 
 class _Scenario:
@@ -84,6 +85,8 @@ class _Scenario:
                 self._record("press_key", await server.press_key("Enter"), counted, "press_key_dom")
         if box:
             self._record("click", await server.click(box), counted, "click_dom")
+        # A page that starts workers at load: its navigate is timed on its own (issue 38, item 4).
+        self._record("navigate_workers", await server.navigate(pages.url("/workers")), counted)
 
     def result(self) -> dict[str, Any]:
         return {"label": self.server.spec.label, "version": self.server.spec.version,
