@@ -43,9 +43,9 @@ class SessionCreateArgs(ToolArgs):
     width: int | None = Field(None, ge=1, le=16384, description="Viewport width in CSS pixels (default from config).")
     height: int | None = Field(None, ge=1, le=16384, description="Viewport height in CSS pixels (default from config).")
     storage_state: str | None = Field(None, description="Start logged in: a file saved by browser_storage_state.")
-    profile: str | None = Field(None, description="Run the session on this named profile the user keeps (`webhand "
-                                "profile list`): its sign-ins, cookies and storage, kept after the session. One "
-                                "session at a time may use a profile.")
+    profile: str | None = Field(None, description="Run the session on a named profile the user gave this agent (its "
+                                "configured profile or allowed_profiles): its sign-ins, cookies and storage, kept after "
+                                "the session. One session at a time may use a profile.")
     timeout: Timeout = None
 
 
