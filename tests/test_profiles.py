@@ -126,32 +126,6 @@ def test_a_killed_holders_lock_is_recovered(data_home):
     ProfileLock.acquire("work", "the test").release()
 
 
-@pytest.mark.one_driver("which profile a tool may name is decided above the driver, before any launch")
-async def test_the_model_opens_only_the_profiles_its_configuration_gives(driver, data_home, tmp_path_factory):
-    """An agent configured with profile "work-crm" (and allowed "shared") asks for the person's
-    "personal" profile and for a "brand-new" one: both refused, saying which profiles it may use and
-    which setting the person changes; no folder is made. "shared" is refused until the person made
-    it, then opened."""
-    profile_dir("personal")  # the person's own, signed in elsewhere
-    settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", warm_reserve=False,
-                                  profile="work-crm", allowed_profiles=["shared"])
-    async with Webhand(settings) as webhand:
-        agent = webhand.context("agent")
-        for args in ({"name": "mine", "profile": "personal"}, {"profile": "personal"},
-                     {"name": "fresh", "profile": "brand-new"}):
-            refused = await agent.call("browser_session_create", args)
-            assert refused.is_error, refused.text
-            assert f"Profile {args['profile']!r} is not one this agent may use (it may use: 'work-crm', 'shared')" \
-                in refused.text and "allowed_profiles" in refused.text
-        missing = await agent.call("browser_session_create", {"name": "team", "profile": "shared"})
-        assert missing.is_error and "`webhand profile login shared`" in missing.text
-        assert sorted(p.name for p in (data_home / "webhand" / "profiles").iterdir()) == ["personal"]
-        assert not webhand.sessions.list(), "a refused profile started a session"
-        profile_dir("shared")  # the person made it (`webhand profile login shared`)
-        opened = ok(await agent.call("browser_session_create", {"name": "team", "profile": "shared"}))
-        assert "on profile 'shared'" in opened
-
-
 def test_a_lock_left_by_another_host_says_so_and_is_cleared_by_the_person(cli, data_home):
     """A lock naming a process on another machine is respected, and the refusal names that host and
     the command that clears it; `webhand profile unlock` clears it, but not while a process here holds
