@@ -35,7 +35,7 @@ def fitted(name: str, limit: int, tag: str = "") -> str:
     """``name`` with ``tag`` before its extension, at most ``limit`` bytes in UTF-8."""
     name = name.encode("utf-8", "replace").decode()  # a lone surrogate cannot be in a file name
     stem, extension = os.path.splitext(name)
-    if len(extension.encode()) > _LONGEST_EXTENSION:
+    if len(extension.encode()) > _LONGEST_EXTENSION or len((tag + extension).encode()) >= limit:
         stem, extension = name, ""
     room = limit - len((tag + extension).encode())
     return stem.encode()[:room].decode("utf-8", "ignore") + tag + extension
