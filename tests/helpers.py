@@ -36,7 +36,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     /status/<code>           an empty page with that status
     /redirect?to=<url>       302 to the URL
     /slow?ms=<n>&body=<t>    answers after n ms (a server-side delay, not a test sleep)
-    /download/<name>         a small attachment
+    /download/<name>         a small attachment named <name> (percent-decoded; a non-ASCII one as filename*)
     /echo?type=<mime>        the request (method, path, headers, body), as plain text or the type given
     /set-cookie?name=v       sets a cookie
     /cacheable/<name>        a small script the browser may cache for an hour
@@ -77,9 +77,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             threading.Event().wait(int(query.get("ms", "500")) / 1000)
             self._send(200, query.get("body", "<title>Slow</title><p>slow page</p>").encode())
         elif url.path.startswith("/download/"):
-            name = url.path.rsplit("/", 1)[1]
+            name = urllib.parse.unquote(url.path.rsplit("/", 1)[1])
+            disposition = f'attachment; filename="{name}"' if name.isascii() else \
+                f"attachment; filename*=UTF-8''{urllib.parse.quote(name)}"
             self._send(200, f"content of {name}\n".encode(), "application/octet-stream",
-                       {"Content-Disposition": f'attachment; filename="{name}"'})
+                       {"Content-Disposition": disposition})
         elif url.path == "/echo":
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""

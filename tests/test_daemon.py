@@ -85,11 +85,16 @@ def test_the_daemon_exits_by_itself_after_its_idle_timeout(tmp_path, site):
         cli("daemon", "stop", check=False)
 
 
-def test_the_socket_is_private_to_the_user(cli):
-    cli("daemon", "start")
+def test_the_socket_and_the_log_are_private_to_the_user(cli):
+    previous = os.umask(0o022)  # the usual umask: a file made as it says is readable by everyone
+    try:
+        cli("daemon", "start")
+    finally:
+        os.umask(previous)
     socket_file = cli.runtime / "webhand" / "daemon.sock"
     assert stat.S_IMODE(socket_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(socket_file.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE((socket_file.parent / "daemon.log").stat().st_mode) == 0o600
     assert "already" not in cli("daemon", "start").stdout  # a second start finds the running one
     assert len({cli.status()["pid"], cli.status()["pid"]}) == 1
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import urllib.request
@@ -126,7 +127,12 @@ def test_cli_session_exports_through_the_daemon_and_replays(cli, site, tmp_path)
     assert 'textbox "Name" [e1]' in cli("snapshot").stdout
     cli("type", "e1", "Ada")
     export = tmp_path / "form.json"
-    cli("export", "default", "--format", "json", "-o", str(export))
+    previous = os.umask(0o022)  # the usual umask, which would leave the export readable by everyone
+    try:
+        cli("export", "default", "--format", "json", "-o", str(export))
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(export.stat().st_mode) == 0o600
     steps = json.loads(export.read_text())["steps"]
     assert [s["arguments"] for s in steps] == [{"url": site.url("actions/form.html")}, {"selector": "#name", "text": "Ada"}]
     assert "Replayed 2 steps: each ended as recorded." in cli("replay", str(export)).stdout

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+
+from helpers import ok
+from webhand.response import page_line
 
 
 @pytest.fixture
@@ -115,3 +121,41 @@ async def test_pdf_of_the_page(tools, site):
     assert path.read_bytes().startswith(b"%PDF-")
     assert path.stat().st_size == int(match.group(2).replace(",", ""))
     assert path.is_relative_to(tools.files.folder)
+
+
+async def test_every_file_webhand_writes_is_owner_only_whatever_the_umask(tools, site):
+    """With the usual umask (0o022, which leaves files readable by everyone), a screenshot, a
+    download (saved by the browser itself), a PDF and a HAR: every folder under the conversation's
+    is 0700, every file 0600."""
+    previous = os.umask(0o022)
+    try:
+        ok(await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")}))
+        ok(await tools.call("browser_take_screenshot", {}))
+        _saved(ok(await tools.call("browser_navigate", {"url": site.url("download/umask.txt")})), "umask.txt")
+        ok(await tools.call("browser_pdf", {}))
+        ok(await tools.call("browser_network_requests", {"har": True}))
+    finally:
+        os.umask(previous)
+    kinds, wrong = set(), []
+    for folder, subfolders, files in os.walk(tools.files.folder):
+        for name, wanted in [(n, 0o700) for n in subfolders] + [(n, 0o600) for n in files]:
+            path = Path(folder, name)
+            kinds.add(path.suffix or path.name)
+            if stat.S_IMODE(path.lstat().st_mode) != wanted:
+                wrong.append(f"{oct(stat.S_IMODE(path.lstat().st_mode))} {path.relative_to(tools.files.folder)}")
+    assert not wrong, wrong
+    assert {"screenshots", "downloads", "pdf", ".png", ".txt", ".pdf", ".har"} <= kinds, kinds
+
+
+async def test_a_download_name_longer_than_the_file_system_takes_is_cut_keeping_its_extension(tools, site):
+    """A 400-character name (600 bytes in UTF-8) is cut to what the folder takes, whole characters,
+    its extension kept; the second download of it is numbered within the limit."""
+    long_name = "é" * 200 + "x" * 196 + ".txt"
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
+    saved = [_saved(ok(await tools.call("browser_navigate", {"url": site.url("download/" + quote(long_name))})),
+                    page_line(long_name)) for _ in range(2)]
+    limit = os.pathconf(tools.files.downloads, "PC_NAME_MAX")
+    assert limit < 600  # 255 on the usual file systems
+    assert saved[0].name == "é" * ((limit - len(".txt")) // 2) + ".txt"  # a 2-byte character is never cut in half
+    assert saved[1].name == "é" * ((limit - len("-2.txt")) // 2) + "-2.txt"
+    assert saved[1].read_text() == f"content of {long_name}\n"

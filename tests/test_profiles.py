@@ -126,6 +126,31 @@ def test_a_killed_holders_lock_is_recovered(data_home):
     ProfileLock.acquire("work", "the test").release()
 
 
+def test_a_lock_left_by_another_host_says_so_and_is_cleared_by_the_person(cli, data_home):
+    """A lock naming a process on another machine is respected, and the refusal names that host and
+    the command that clears it; `webhand profile unlock` clears it, but not while a process here holds
+    the profile."""
+    folder = profile_dir("work")
+    elsewhere = {"pid": 4242, "start_time": 1.0, "host": "laptop-upstairs", "program": "webhand mcp",
+                 "purpose": "conversation abc, session 'default'", "since": 1_700_000_000.0}
+    (folder / LOCK_FILE).write_text(json.dumps(elsewhere))
+    with pytest.raises(ProfileInUse) as refused:
+        ProfileLock.acquire("work", "the test")
+    assert "held by pid 4242 on host laptop-upstairs (webhand mcp; conversation abc, session 'default') since 2023-" \
+        in refused.value.message
+    assert "`webhand profile unlock work`" in refused.value.hint
+    env = {"XDG_DATA_HOME": str(data_home)}
+    cleared = cli("profile", "unlock", "work", env=env).stdout
+    assert "Profile 'work' is free: cleared the lock of pid 4242 on host laptop-upstairs" in cleared
+    lock = ProfileLock.acquire("work", "conversation here, session 'default'")
+    try:
+        held = cli("profile", "unlock", "work", env=env, check=False)
+        assert held.returncode == 1 and f"in use by pid {os.getpid()}" in held.stderr
+    finally:
+        lock.release()
+    assert "There is no profile 'other'" in cli("profile", "unlock", "other", env=env, check=False).stderr
+
+
 #: Names that try to leave the profiles folder, hide in it, look like options, or are not names.
 _BAD_NAMES = ["", ".", "..", "../escape", "..\\escape", "a/b", "/etc", "~root", ".hidden", "-rf", "a b", "x" * 65,
               "nul\x00", "tab\t", "caf\u00e9", "work/../../escape", "CON:"]

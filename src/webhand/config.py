@@ -23,6 +23,13 @@ def _default_output_dir() -> Path:
     return Path(os.environ.get("WEBHAND_OUTPUT_DIR") or default_output_dir())
 
 
+def _valid_profile_name(name: Any) -> None:
+    try:
+        check_profile_name(name)
+    except WebhandError as error:
+        raise ValueError(f"{error.message} {error.hint.rstrip('.')}") from None
+
+
 class Viewport(BaseModel):
     model_config = ConfigDict(extra="forbid")
     width: int = Field(1280, gt=0, le=16384)
@@ -145,6 +152,10 @@ class Settings(BaseModel):
                                 "sign-ins, cookies and storage survive sessions, servers and reboots. One session at a "
                                 "time may use a profile. Needs a browser webhand launches here (no cdp_url, "
                                 "playwright_url or pool).")
+    allowed_profiles: list[str] = Field(default_factory=list, description="More named profiles the model may open "
+                                        "(browser_session_create profile=NAME), besides `profile`; it can open no other. "
+                                        "The model never makes, deletes or signs in a profile: you do, with `webhand "
+                                        "profile login NAME` (an allowed profile must exist first).")
     storage_state: Path | None = Field(None, description="A storage-state JSON file (cookies and localStorage, as "
                                        "browser_storage_state saves it) loaded into every new session without a "
                                        "profile before its first page: start signed in.")
@@ -240,10 +251,14 @@ class Settings(BaseModel):
         if isinstance(value, str) and not value.strip():
             return None  # WEBHAND_PROFILE= means no profile
         if value is not None:
-            try:
-                check_profile_name(value)
-            except WebhandError as error:
-                raise ValueError(f"{error.message} {error.hint.rstrip('.')}") from None
+            _valid_profile_name(value)
+        return value
+
+    @field_validator("allowed_profiles")
+    @classmethod
+    def _profile_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            _valid_profile_name(name)
         return value
 
     @field_validator("storage_state", mode="before")
@@ -400,7 +415,8 @@ class Settings(BaseModel):
                               "Fix the value in webhand.toml, the WEBHAND_* variable or the flag.") from None
 
 
-_ENV_LISTS = {"extra_args", "capabilities", "roots", "allowed_origins", "blocked_origins", "pool_labels"}
+_ENV_LISTS = {"extra_args", "capabilities", "roots", "allowed_origins", "blocked_origins", "pool_labels",
+              "allowed_profiles"}
 #: Structured settings given in one variable as JSON (WEBHAND_POOL='{"endpoints": [...]}').
 _ENV_JSON = {"remote_headers", "pool"}
 

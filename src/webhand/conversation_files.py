@@ -20,7 +20,7 @@ from secrets import token_hex
 
 from webhand.config import Settings
 from webhand.errors import FileNotReadable, FileNotWritable, InvalidArgument, PolicyRefused
-from webhand.security.locations import private_folder
+from webhand.security.locations import make_private_folders, open_private_file, private_folder
 
 #: Longest path Linux takes (PATH_MAX counts the final NUL) and longest name in it (NAME_MAX).
 MAX_PATH_BYTES = 4095
@@ -135,13 +135,14 @@ class ConversationFiles:
         self._made = True
 
     def write(self, path: Path, data: bytes) -> Path:
-        """Write a file (a confined path, or one of the conversation's own), owner-only (0600), never
-        through a symlink put there meanwhile; any failure is a typed error."""
+        """Write a file (a confined path, or one of the conversation's own), owner-only (0600, and any
+        folder made for it 0700, whatever the umask), never through a symlink put there meanwhile;
+        any failure is a typed error. Every file webhand writes for a conversation goes through here,
+        but downloads and videos (engine/downloads.py, session/video.py), which others write."""
         self.ensure()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            with os.fdopen(descriptor, "wb") as file:
+            make_private_folders(path.parent)
+            with os.fdopen(open_private_file(path), "wb") as file:
                 file.write(data)
         except IsADirectoryError:
             raise FileNotWritable(f"{path} is a folder.", "Give a file name inside it, e.g. page.pdf.") from None

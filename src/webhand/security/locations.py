@@ -167,6 +167,34 @@ def private_folder(path: str | os.PathLike[str], hint: str, *, create: bool = Tr
     return current
 
 
+def make_private_folders(path: "str | os.PathLike[str]") -> None:
+    """Make the folder ``path`` and every missing folder above it owner-only (0700), whatever the
+    umask (which only takes bits away); folders already there are left as they are. Inside a folder
+    ``private_folder`` checked, this is how its subfolders (screenshots, downloads ...) are made."""
+    missing = []
+    folder = os.path.abspath(path)
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass  # made meanwhile (another download, say)
+
+
+def open_private_file(path: "str | os.PathLike[str]", flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
+    """A descriptor of the file ``path`` opened to write, owner-only (0600) whatever the umask, and
+    never through a symbolic link put there; an existing file written over is made 0600 too."""
+    descriptor = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(descriptor, 0o600)
+    except OSError:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
 def is_private_folder(path: str) -> bool:
     """Whether ``path`` exists and passes ``private_folder``'s check."""
     try:

@@ -10,7 +10,8 @@ With a pool (``pool``, ``cdp_url`` or ``playwright_url``), ``engine/pool.py`` pl
 session (session/placing.py), without a warm reserve or ``max_sessions``.
 
 A session on a named profile (profiles.py: ``profile`` for each conversation's default session,
-or browser_session_create's ``profile``) always gets a browser of its own, launched on the
+or browser_session_create's ``profile``, which may name only a profile the configuration gives
+the agent: ``profiles.may_open``) always gets a browser of its own, launched on the
 profile's folder, whatever the isolation: its default context is the one Chromium keeps on disk.
 It holds the profile's lock until its browser has exited. A session without a profile gets the
 ``storage_state`` file loaded before its first page, and written back at close when
@@ -37,7 +38,7 @@ from webhand.errors import (ConfigError, InvalidArgument, SessionClosed, Session
                             WebhandError, shorten)
 from webhand.security.masking import Masker
 from webhand.session import call_deadline, placing
-from webhand.session.profiles import ProfileLock, check_profile_name
+from webhand.session.profiles import ProfileLock, may_open
 from webhand.session.storage_state import read_storage_state, write_storage_state
 from webhand.conversation_files import ConversationFiles
 from webhand.session.session import Session, SessionKey
@@ -298,7 +299,7 @@ class SessionManager:
         configured ``profile`` (named sessions get one only from ``create``)."""
         key = SessionKey(conversation_id, _validate_name(name))
         if profile is not None:
-            check_profile_name(profile)
+            self._may_open(profile)
         session = self._sessions.get(key)
         if session is None and key.name != "default" and key not in self._creating \
                 and not self.settings.create_named_sessions_implicitly:
@@ -342,13 +343,17 @@ class SessionManager:
         """Start a new named session (refused if that name is already open in the conversation),
         on the named ``profile`` if given."""
         if profile is not None:
-            check_profile_name(profile)
+            self._may_open(profile)
         key = SessionKey(conversation_id, _validate_name(name))
         existing = self._sessions.get(key)
         if existing is not None and existing.alive:
             raise InvalidArgument(f"A session named {key.name!r} is already open.",
                                   f"Use it by passing session={key.name!r} to page tools, or browser_session_destroy it first.")
         return await self._create(key, viewport, profile=profile)
+
+    def _may_open(self, profile: str) -> None:
+        """A profile asked for by name (a tool's ``profile``) is one this agent's configuration gives."""
+        may_open(profile, self.settings.profile, self.settings.allowed_profiles)
 
     async def _create(self, key: SessionKey, viewport: Viewport | None = None, *,
                       profile: str | None = None) -> Session:

@@ -12,7 +12,13 @@ a browser keeps one process per profile folder, and two would corrupt its databa
 - its content names the holder (pid, process start time, program, conversation and session) for
   the error a second user gets and for ``webhand profile list``. A holder named there that is
   alive (same pid *and* start time, as orphan reaping checks) is respected even without the
-  flock (a holder on another machine sharing the folder); a dead or reused pid is stale.
+  flock; a dead or reused pid is stale. A holder on another machine sharing the folder cannot be
+  checked from here: it is respected until the person clears it (``webhand profile unlock NAME``,
+  ``unlock_profile``), which the refusal names.
+
+Which profiles a model may open is the person's choice (``may_open``): the configured ``profile``
+and ``allowed_profiles``, nothing else; making, deleting and signing in to a profile are the
+person's acts (the CLI), never a tool's.
 
 Chromium's own ``SingletonLock``/``SingletonSocket``/``SingletonCookie`` (Firefox's ``lock`` and
 ``.parentlock``) left by a killed browser are removed before launch, once no live process runs on
@@ -37,7 +43,7 @@ from typing import Any
 
 import psutil
 
-from webhand.errors import FileNotWritable, InvalidArgument, ProfileInUse
+from webhand.errors import FileNotWritable, InvalidArgument, PolicyRefused, ProfileInUse
 from webhand.security.locations import check_profile_name, is_profile_name, private_folder, profiles_folder_name
 
 LOCK_FILE = "webhand.lock"
@@ -70,8 +76,13 @@ class Holder:
     purpose: str  # which conversation and session
     since: float
 
+    @property
+    def elsewhere(self) -> bool:
+        """Whether the holder runs on another machine (sharing the folder): not ours to check."""
+        return self.host != socket.gethostname()
+
     def alive(self) -> bool:
-        if self.host != socket.gethostname():
+        if self.elsewhere:
             return True  # another machine's process: not ours to judge
         try:
             return psutil.Process(self.pid).create_time() == self.start_time
@@ -80,7 +91,7 @@ class Holder:
 
     def describe(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since))
-        where = "" if self.host == socket.gethostname() else f" on {self.host}"
+        where = f" on host {self.host}" if self.elsewhere else ""
         return f"pid {self.pid}{where} ({self.program}; {self.purpose}) since {when}"
 
 
@@ -123,9 +134,10 @@ class ProfileLock:
         self.name, self.folder, self._fd = name, folder, fd
 
     @classmethod
-    def acquire(cls, name: str, purpose: str) -> "ProfileLock":
+    def acquire(cls, name: str, purpose: str, *, over_other_hosts: bool = False) -> "ProfileLock":
         """Hold profile ``name`` for ``purpose`` ("conversation …, session …"), or raise
-        ``ProfileInUse`` naming who holds it. A lock its holder left by dying is taken over."""
+        ``ProfileInUse`` naming who holds it. A lock its holder left by dying is taken over; one
+        naming a holder on another machine only when ``over_other_hosts`` (the person said so)."""
         folder = profile_dir(name)
         try:
             fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
@@ -142,7 +154,7 @@ class ProfileLock:
             except BlockingIOError:
                 raise _in_use(name, read_holder(folder)) from None
             named = live_holder(folder)
-            if named is not None and named.pid != os.getpid():
+            if named is not None and named.pid != os.getpid() and not (named.elsewhere and over_other_hosts):
                 raise _in_use(name, named)  # alive without the flock: another machine, or an older webhand
             release_browser_singletons(folder)
             os.ftruncate(fd, 0)
@@ -168,6 +180,13 @@ class ProfileLock:
 
 
 def _in_use(name: str, holder: Holder | None) -> ProfileInUse:
+    if holder is not None and holder.elsewhere:
+        return ProfileInUse(f"Profile {name!r} is held by {holder.describe()}: webhand cannot see from here whether "
+                            "that process still runs, so the profile stays locked until that webhand lets it go or "
+                            "the lock is cleared.",
+                            f"If {holder.host} no longer uses the profile (its webhand or machine stopped without "
+                            f"letting go), clear the lock with `webhand profile unlock {name}`; else end that session "
+                            f"on {holder.host} first, or use another profile.")
     who = holder.describe() if holder is not None else "another process (its lock names no holder yet)"
     return ProfileInUse(f"Profile {name!r} is in use by {who}: one session at a time may use a profile.",
                         "Close that session first (browser_close or browser_session_destroy there, or end that "
@@ -234,14 +253,51 @@ def _size(folder: Path) -> int:
     return total
 
 
-def delete_profile(name: str) -> None:
-    """Remove profile ``name`` and everything signed in there; refused while it is held."""
-    check_profile_name(name)
-    if not (Path(profiles_folder_name()) / name).exists():
+def exists(name: str) -> bool:
+    return (Path(profiles_folder_name()) / check_profile_name(name)).is_dir()
+
+
+def _existing(name: str) -> None:
+    if not exists(name):
         known = ", ".join(p.name for p in list_profiles()) or "none"
         raise InvalidArgument(f"There is no profile {name!r} (profiles: {known}).", "`webhand profile list` shows them.")
+
+
+def may_open(name: str, configured: str | None, allowed: list[str]) -> None:
+    """Refuse profile ``name`` that a model chose (browser_session_create profile=) unless this
+    agent's configuration gives it: ``configured`` (its ``profile``) or one of ``allowed``
+    (``allowed_profiles``), which must already exist (the model never makes one). The refusal says
+    which profiles it may use and how the person allows another."""
+    check_profile_name(name)
+    given = list(dict.fromkeys(([configured] if configured else []) + allowed))
+    if name not in given:
+        raise PolicyRefused(f"Profile {name!r} is not one this agent may use (it may use: "
+                            f"{', '.join(map(repr, given)) or 'none'}). A profile holds the person's sign-ins: "
+                            "only they choose which ones an agent gets.",
+                            "Go on without profile= (a session of its own, signed in to nothing), or ask the person: "
+                            "they can add the name to `allowed_profiles` in webhand's config ([agents.NAME.browser] or "
+                            "[defaults.browser], or WEBHAND_ALLOWED_PROFILES).")
+    if name != configured and not exists(name):  # the configured one is made on first use: the config says so
+        raise InvalidArgument(f"Profile {name!r} is allowed but does not exist yet: only the person makes a profile "
+                              "and signs in to it.",
+                              f"Ask the person to run `webhand profile login {name}`; until then go on without profile=.")
+
+
+def delete_profile(name: str) -> None:
+    """Remove profile ``name`` and everything signed in there; refused while it is held."""
+    _existing(name)
     lock = ProfileLock.acquire(name, "deleting the profile")  # refuses a held one, naming the holder
     try:
         shutil.rmtree(lock.folder)
     finally:
         lock.release()
+
+
+def unlock_profile(name: str) -> Holder | None:
+    """Clear the lock of profile ``name`` that names a holder on another machine (one that stopped
+    without letting go): the person's act. Refused, naming the holder, while a process of this
+    machine holds the profile or a browser runs on it. Returns the holder the lock named."""
+    _existing(name)
+    holder = read_holder(profile_dir(name, create=False))
+    ProfileLock.acquire(name, "unlocking the profile", over_other_hosts=True).release()
+    return holder

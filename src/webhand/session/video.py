@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 from webhand.conversation_files import ConversationFiles
 from webhand.engine.driver import Screencast, ScreencastFrame, Tab
 from webhand.errors import ConfigError
+from webhand.security.locations import make_private_folders, open_private_file
 
 #: Longest recording, and the most frame bytes kept for it, before it stops taking frames.
 MAX_SECONDS = 600.0
@@ -65,9 +67,9 @@ class TabVideo:
         file and its number of video frames. Encoding runs in a thread: it takes CPU."""
         path = files.folder / "video" / f"tab-{self.tab.index}-{time.strftime('%Y%m%d-%H%M%S')}.webm"
         files.ensure()
-        path.parent.mkdir(mode=0o700, exist_ok=True)
+        make_private_folders(path.parent)
+        os.close(open_private_file(path))  # owner-only before the encoder writes into it (it keeps the mode)
         count = await asyncio.to_thread(encode_webm, self.frames, seconds, self.fps, path)
-        path.chmod(0o600)
         return path, count
 
 

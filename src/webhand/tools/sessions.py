@@ -11,8 +11,10 @@ another conversation's browser. Closing a session never runs the pages' beforeun
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from typing import Any
 
 from pydantic import Field
 
@@ -22,8 +24,8 @@ from webhand.errors import InvalidArgument, shorten
 from webhand.response import URL_LIMIT, Response
 from webhand.session.conversation import ConversationSessions
 from webhand.session.session import Session
-from webhand.tools.definition import PageArgs, ToolArgs, tool
 from webhand.session.storage_state import read_storage_state
+from webhand.tools.definition import PageArgs, ToolArgs, tool
 
 
 @tool("browser_close", destructive=True, during_dialog=True)
@@ -43,9 +45,9 @@ class SessionCreateArgs(ToolArgs):
     width: int | None = Field(None, ge=1, le=16384, description="Viewport width in CSS pixels (default from config).")
     height: int | None = Field(None, ge=1, le=16384, description="Viewport height in CSS pixels (default from config).")
     storage_state: str | None = Field(None, description="Start logged in: a file saved by browser_storage_state.")
-    profile: str | None = Field(None, description="Run the session on this named profile the user keeps (`webhand "
-                                "profile list`): its sign-ins, cookies and storage, kept after the session. One "
-                                "session at a time may use a profile.")
+    profile: str | None = Field(None, description="Run the session on a named profile the user gave this agent (its "
+                                "configured profile or allowed_profiles): its sign-ins, cookies and storage, kept after "
+                                "the session. One session at a time may use a profile.")
     timeout: Timeout = None
 
 
@@ -60,7 +62,7 @@ async def session_create(sessions: ConversationSessions, args: SessionCreateArgs
         raise InvalidArgument("'default' is the session page tools use without a name; it needs no creating.",
                               "Choose another name, e.g. 'admin'.")
     _one_source_of_sign_ins(args)
-    state = read_storage_state(response.files.confine(args.storage_state)) if args.storage_state is not None else None
+    state = await _read_state(response, args.storage_state)
     default = sessions.settings.viewport
     viewport = Viewport(width=args.width or default.width, height=args.height or default.height)
     session = await sessions.create(args.name, viewport, profile=args.profile)
@@ -86,7 +88,7 @@ async def _open_default(sessions: ConversationSessions, args: SessionCreateArgs,
         raise InvalidArgument(f"The default session is already open{_on_profile(open_now) or ' on a temporary profile'}.",
                               f"Close it with browser_close first, or give a name to open profile {args.profile!r} "
                               "in a session of its own.")
-    state = read_storage_state(response.files.confine(args.storage_state)) if args.storage_state is not None else None
+    state = await _read_state(response, args.storage_state)
     session = await sessions.open_default(profile=args.profile)
     if state is not None:
         await session.context.set_storage_state(state, timeout=timeout)
@@ -94,6 +96,13 @@ async def _open_default(sessions: ConversationSessions, args: SessionCreateArgs,
     loaded = " with the saved login" if state is not None else _on_profile(session)
     response.add(f"The default session is open{loaded}: tab {tab.index} at {response.page(tab.url, URL_LIMIT)}. "
                  "Page tools use it without `session`.")
+
+
+async def _read_state(response: Response, path: str | None) -> dict[str, Any] | None:
+    """The storage state the model named, checked in a thread (a large file takes a moment)."""
+    if path is None:
+        return None
+    return await asyncio.to_thread(read_storage_state, response.files.confine(path))
 
 
 def _one_source_of_sign_ins(args: SessionCreateArgs) -> None:

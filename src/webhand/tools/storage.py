@@ -8,6 +8,7 @@ folder, or a root the user configured) and the file is written owner-only.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -146,7 +147,8 @@ async def storage_state(session: Session, args: StorageStateArgs, response: Resp
         response.add(f"Saved {_summary(state)} to {target} ({len(text.encode()):,} bytes). "
                      "It holds login cookies: keep it private.")
         return
-    state = read_storage_state(target, "Save one first with browser_storage_state action=save.")
+    # In a thread: a large file takes a moment to check, which the other sessions must not wait for.
+    state = await asyncio.to_thread(read_storage_state, target, "Save one first with browser_storage_state action=save.")
     await session.context.set_storage_state(state, timeout=args.timeout or session.settings.timeout)
     response.add(f"Loaded {_summary(state)} from {target}; they replace the session's earlier cookies and storage. "
                  "Navigate (or reload) to use them.")

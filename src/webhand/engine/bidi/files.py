@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from webhand.engine.bidi.connection import BidiConnection, guarded
-from webhand.engine.downloads import free_path
+from webhand.engine.downloads import store
 from webhand.engine.driver import Download, TabEvents
 from webhand.errors import WebhandError
 
@@ -78,15 +78,11 @@ class SessionDownloads:
             record.error = "no download folder is configured"
             Path(staged).unlink(missing_ok=True)
         else:
-            target = free_path(self.downloads_dir, record.name, self._reserved)
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(staged, target)
-                record.size, record.path = target.stat().st_size, str(target)
+                target, record.size = store(staged, self.downloads_dir, record.name, self._reserved)
+                record.path = str(target)
             except OSError as error:
                 record.error = str(error)
-            finally:
-                self._reserved.discard(target.name)
         if not saving.done():
             saving.set_result(None)
 

@@ -21,7 +21,7 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarde
 from webhand.engine.cdp.routes import ContextNetwork
 from webhand.engine.cdp.tab import CdpTab
 from webhand.engine.cdp.workers import ContextWorkers
-from webhand.engine.downloads import free_path
+from webhand.engine.downloads import store
 from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.network import RequestsInFull
 from webhand.engine.policy_proxy import PolicyProxy
@@ -212,15 +212,12 @@ class CdpContext:
         if params.get("state") == "canceled":
             record.error = record.error or "the download was canceled"
         else:
-            target = free_path(self.downloads_dir, record.name, self._reserved_names)
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(str(Path(self._staging) / params["guid"]), target)
-                record.size, record.path = target.stat().st_size, str(target)
+                target, record.size = store(Path(self._staging) / params["guid"], self.downloads_dir, record.name,
+                                            self._reserved_names)
+                record.path = str(target)
             except OSError as error:
                 record.error = str(error)
-            finally:
-                self._reserved_names.discard(target.name)
         saving.set_result(None)
 
     # the network of every session (routes.py) -------------------------------------------------

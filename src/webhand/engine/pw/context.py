@@ -16,7 +16,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Response as PWResponse
 
-from webhand.engine.downloads import free_path
+from webhand.engine.downloads import free_path, keep_private
 from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.network import RequestsInFull
 from webhand.engine.policy_proxy import PolicyProxy
@@ -145,11 +145,15 @@ class PlaywrightContext:
             record.error = "no download folder is configured"
             await download.cancel()
             return
-        target = free_path(self.downloads_dir, record.name, self._reserved_names)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            target = free_path(self.downloads_dir, record.name, self._reserved_names)
+        except OSError as error:
+            record.error = str(error)
+            await download.cancel()
+            return
+        try:
             await asyncio.wait_for(download.save_as(target), _DOWNLOAD_CAP_SECONDS)
-            record.size = target.stat().st_size
+            record.size = keep_private(target)
             record.path = str(target)
         except (PWError, OSError, asyncio.TimeoutError) as error:
             record.error = (await _failure(download)) or str(error).splitlines()[0] or type(error).__name__

@@ -135,7 +135,10 @@ def start_daemon(extra_args: list[str], launch_timeout: float) -> _socket.socket
     """Start the daemon detached and wait for its "ready" line (an event, capped by the timeout)."""
     import subprocess  # only here: a call to a running daemon does not pay for it
 
-    log = open(log_path(), "ab")  # noqa: SIM115 - handed to the child
+    from webhand.security.locations import open_private_file
+
+    # Owner-only whatever the umask: the log can name pages and errors of the person's sessions.
+    log = os.fdopen(open_private_file(log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab")  # noqa: SIM115
     with log:
         process = subprocess.Popen(
             [sys.executable, "-m", "webhand", "daemon", "run", *extra_args],

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
 from webhand.config import Settings
 from webhand.errors import ConfigError
+from webhand.security.locations import open_private_file
 
 
 def run_export(args: argparse.Namespace, settings: Settings) -> int:
@@ -35,7 +37,8 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
     steps = Masker(settings.secrets_file).data(steps_of(entries))
     text = render(steps, args.format, name)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        with os.fdopen(open_private_file(args.output), "w", encoding="utf-8") as file:  # 0600, like all webhand writes
+            file.write(text)
     else:
         sys.stdout.write(text)
     unresolved = sorted({ref for step in steps for ref in step.get("unresolved", [])})

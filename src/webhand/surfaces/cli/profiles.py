@@ -1,5 +1,5 @@
-"""``webhand profile list | delete NAME | login NAME [URL]``: the named profiles a user keeps
-(session/profiles.py). ``login`` opens a session on the profile for a person to sign in by hand:
+"""``webhand profile list | delete NAME | login NAME [URL] | unlock NAME``: the named profiles a
+user keeps (session/profiles.py). ``unlock`` clears a lock another machine's webhand left. ``login`` opens a session on the profile for a person to sign in by hand:
 a window of its own where there is a display, else a headless browser and the dashboard's live
 view (where the person takes control); it ends when they press Enter or close the window, and
 the profile keeps what they signed into."""
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from webhand.session.profiles import delete_profile, list_profiles, profile_dir
+from webhand.session.profiles import delete_profile, list_profiles, profile_dir, unlock_profile
 from webhand.security.locations import check_profile_name
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ _CONVERSATION = "profile-login"
 def add_profile_command(sub: argparse._SubParsersAction, config_options: Callable[[argparse.ArgumentParser], None],  # type: ignore[type-arg]
                         run: Callable[[argparse.Namespace], int]) -> None:
     profile = sub.add_parser("profile", help="named browser profiles webhand keeps (sign-ins that last): list, "
-                                             "delete NAME, login NAME [URL]")
+                                             "delete NAME, login NAME [URL], unlock NAME")
     actions = profile.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="each profile: size, last used, and who holds it now")
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -44,7 +44,10 @@ def add_profile_command(sub: argparse._SubParsersAction, config_options: Callabl
                                              "window) ends it and keeps the profile")
     login.add_argument("name")
     login.add_argument("url", nargs="?", help="page to open first (e.g. the site's sign-in page)")
-    for parser in (listing, delete, login):
+    unlock = actions.add_parser("unlock", help="clear the lock another machine's webhand left on a profile (not "
+                                               "while a process here holds it)")
+    unlock.add_argument("name")
+    for parser in (listing, delete, login, unlock):
         config_options(parser)
     profile.set_defaults(run=run)
 
@@ -55,6 +58,11 @@ def run_profile(args: argparse.Namespace, settings: Callable[[], Settings]) -> i
     if args.action == "delete":
         delete_profile(args.name)
         print(f"Deleted profile {args.name!r}.")
+        return 0
+    if args.action == "unlock":
+        holder = unlock_profile(args.name)
+        print(f"Profile {args.name!r} is free" + (f": cleared the lock of {holder.describe()}." if holder else
+                                                  " (its lock named no holder)."))
         return 0
     check_profile_name(args.name)
     return asyncio.run(_login(args.name, args.url, settings()))
