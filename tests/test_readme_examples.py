@@ -50,6 +50,7 @@ NOT_RUN = {
     "webhand dashboard": "serves until stopped: tests/test_dashboard.py opens it in a real browser",
     "webhand profile login": "waits for a person to sign in: tests/test_profiles.py drives it with its signal",
     "webhand profile delete": "deletes the profile that `profile login` made, which needs a person",
+    "webhand profile unlock": "clears a lock on the profile that `profile login` made: test_profiles.py leaves such a lock",
     "python3 -m http.server": "serves the demo site until stopped: this test serves the same folder",
 }
 
