@@ -7,12 +7,17 @@ targets are those tabs.
 
 Who may connect: the relay checks the handshake's ``Origin`` (only ``chrome-extension://<the
 extension's id>``: a web page's WebSocket carries its own origin and is refused before any message)
-and then the pairing token, the connection's first message, compared in constant time
-(``security/pairing.py``). Another local user, who can reach 127.0.0.1 too, has neither a
-browser that sends that origin for them nor the token.
+and then a challenge-response on the pairing token (``security/pairing.py``): the extension says
+hello with a nonce, the relay answers with its own nonce and its proof, and the extension answers
+with its proof only if the relay's was right. The token never crosses the socket, so another local
+user listening on the port while webhand is not running learns nothing of use. Until the extension
+proved itself, a message may be at most 4 KiB (a bigger frame closes the connection before its
+payload is read); after, up to 100 MiB (a full-page screenshot).
 
 What the driver may do: commands on a shared tab's sessions go to the extension, which sends them
-with ``chrome.debugger``. Browser-wide commands have no tab to go to; the few the driver needs to
+with ``chrome.debugger``, if they are among the methods webhand's driver uses (``TAB_METHODS``).
+Navigation goes only to http(s) pages the origin policy allows; cookies read through the bridge are
+only those the shared tabs' hosts receive, and cookies are set or deleted only for those hosts. Browser-wide commands have no tab to go to; the few the driver needs to
 start (``Browser.getVersion``, target discovery, a second session on a tab for the live view) are
 answered here, and the rest, new tabs, new browser contexts, closing a tab or the browser, are
 refused with an error that says what to do instead. A tab becomes a target only when the extension
@@ -28,13 +33,15 @@ import json
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from webhand.engine.cdp.connection import CommandProxy
-from webhand.errors import BrowserLaunchFailed, WebhandError
-from webhand.security.pairing import EXTENSION_ORIGIN, token_matches
+from webhand.errors import BrowserLaunchFailed, PolicyRefused, WebhandError
+from webhand.security.origins import OriginRules
+from webhand.security.pairing import EXTENSION_ORIGIN, NONCE, new_nonce, proof, token_matches
 
 log = logging.getLogger("webhand.bridge")
 
@@ -45,6 +52,34 @@ DEFAULT_RELAY_PORT = 47311
 _HELLO_TIMEOUT_SECONDS = 5.0
 _REQUEST_TIMEOUT_SECONDS = 60.0  # a cap for one command the caller did not cap itself
 _MAX_MESSAGE_BYTES = 100 * 1024 * 1024  # a full-page screenshot fits
+_MAX_UNAUTHENTICATED_BYTES = 4096  # a hello or a proof is under 300 bytes
+
+#: The CDP methods webhand's driver sends on a tab's sessions; the bridge forwards no other (a
+#: method is added here when the driver starts using it through the extension).
+TAB_METHODS = frozenset("""
+DOM.getFrameOwner DOM.resolveNode DOM.setFileInputFiles
+Emulation.setDeviceMetricsOverride Emulation.setFocusEmulationEnabled Emulation.setLocaleOverride
+Emulation.setUserAgentOverride
+Fetch.continueRequest Fetch.disable Fetch.enable Fetch.failRequest Fetch.fulfillRequest
+Input.dispatchDragEvent Input.dispatchKeyEvent Input.dispatchMouseEvent Input.insertText Input.setInterceptDrags
+Inspector.enable
+Network.deleteCookies Network.emulateNetworkConditions Network.enable Network.getAllCookies Network.getCookies
+Network.getRequestPostData Network.getResponseBody Network.setCacheDisabled Network.setCookies
+Network.setExtraHTTPHeaders
+Page.addScriptToEvaluateOnNewDocument Page.bringToFront Page.captureScreenshot Page.enable Page.getFrameTree
+Page.getLayoutMetrics Page.getNavigationHistory Page.handleJavaScriptDialog Page.navigate
+Page.navigateToHistoryEntry Page.printToPDF Page.reload Page.screencastFrameAck Page.setInterceptFileChooserDialog
+Page.setLifecycleEventsEnabled Page.startScreencast Page.stopLoading Page.stopScreencast
+Performance.enable Performance.getMetrics
+Runtime.awaitPromise Runtime.callFunctionOn Runtime.enable Runtime.evaluate Runtime.releaseObject
+Runtime.runIfWaitingForDebugger Runtime.terminateExecution
+ServiceWorker.enable ServiceWorker.skipWaiting ServiceWorker.unregister ServiceWorker.updateRegistration
+Storage.getCookies Storage.setCookies
+Target.getTargetInfo Target.setAutoAttach
+""".split())
+_COOKIE_READS = frozenset({"Network.getAllCookies", "Network.getCookies", "Storage.getCookies"})
+_COOKIE_WRITES = frozenset({"Network.setCookies", "Storage.setCookies"})
+_WEB_SCHEMES = ("http", "https")
 
 _NOT_SHARED_HINT = "Share a tab by clicking the webhand button in Chrome's toolbar and choosing Share this tab."
 
@@ -143,7 +178,7 @@ class ExtensionRelay:
         self._token = lambda: token
         try:
             self._server = await serve(self._serve, "127.0.0.1", self.port, origins=[self._origin],  # type: ignore[list-item]
-                                       max_size=_MAX_MESSAGE_BYTES, compression=None, server_header=None)
+                                       max_size=_MAX_UNAUTHENTICATED_BYTES, max_queue=4, compression=None, server_header=None)
         except OSError as error:
             raise BrowserLaunchFailed(f"The extension relay could not listen on 127.0.0.1:{self.port} "
                                       f"({error.strerror or error}).",
@@ -181,16 +216,10 @@ class ExtensionRelay:
         if socket.request is None or socket.request.path != "/extension":
             await socket.close(4004, "unknown path")
             return
-        try:
-            hello = json.loads(await asyncio.wait_for(socket.recv(), _HELLO_TIMEOUT_SECONDS))
-        except (TimeoutError, ValueError, ConnectionClosed):
-            await socket.close(4001, "no hello")
+        hello = await self._authenticate(socket)
+        if hello is None:
             return
-        if not isinstance(hello, dict) or hello.get("type") != "hello" or not token_matches(hello.get("token"),
-                                                                                           self._token()):
-            log.warning("the extension relay refused a connection: wrong pairing token")
-            await socket.close(4003, "wrong pairing token")
-            return
+        socket.protocol.max_message_size = _MAX_MESSAGE_BYTES  # it proved itself: screenshots may come now
         link = ExtensionLink(socket, str(hello.get("userAgent") or ""))
         old, self.link = self.link, link
         if old is not None:
@@ -209,6 +238,45 @@ class ExtensionRelay:
                 self.link = None
 
 
+    async def _authenticate(self, socket: ServerConnection) -> dict[str, Any] | None:
+        """The challenge-response (security/pairing.py): the extension's hello, then the relay's
+        nonce and proof, then the extension's proof. Its hello when it proved itself; else None,
+        the connection closed."""
+        async def receive(kind: str) -> dict[str, Any] | None:
+            try:
+                message = json.loads(await asyncio.wait_for(socket.recv(), _HELLO_TIMEOUT_SECONDS))
+            except (TimeoutError, ValueError, ConnectionClosed):
+                await socket.close(4001, f"no {kind}")
+                return None
+            if not isinstance(message, dict) or message.get("type") != kind:
+                await socket.close(4001, f"no {kind}")
+                return None
+            return message
+
+        hello = await receive("hello")
+        if hello is None:
+            return None
+        extension_nonce = hello.get("nonce")
+        if not isinstance(extension_nonce, str) or not NONCE.fullmatch(extension_nonce):
+            log.warning("the extension relay refused a connection: its hello has no nonce (an extension older "
+                        "than this webhand?)")
+            await socket.close(4003, "hello without a nonce: update the webhand extension")
+            return None
+        relay_nonce = new_nonce()
+        token = self._token()
+        with contextlib.suppress(ConnectionClosed):
+            await socket.send(json.dumps({"type": "challenge", "nonce": relay_nonce,
+                                          "proof": proof(token, "relay", extension_nonce, relay_nonce)}))
+        answer = await receive("auth")
+        if answer is None:
+            return None
+        if not token_matches(answer.get("proof"), proof(token, "extension", extension_nonce, relay_nonce)):
+            log.warning("the extension relay refused a connection: wrong pairing token")
+            await socket.close(4003, "wrong pairing token")
+            return None
+        return hello
+
+
 class RelayClient:
     """What ``CdpConnection`` needs of a CDP client (``send_raw``, ``event_handlers``, ``stop``, a task
     that ends with the connection), over the extension's link. Sessions: ``tab-<id>`` is a shared
@@ -216,8 +284,13 @@ class RelayClient:
     one on it (the live view's), and the tab's child sessions (out-of-process frames, workers) keep
     the ids chrome.debugger gives them."""
 
-    def __init__(self, link: ExtensionLink) -> None:
+    #: No socket of its own (the link's belongs to the relay): CdpConnection.close cuts nothing here.
+    ws = None
+
+    def __init__(self, link: ExtensionLink, rules: OriginRules | None = None) -> None:
         self.link = link
+        self.rules = rules  # the origin policy, for where a shared tab may be sent
+        self.lost: str | None = None  # why the last shared tab was lost, said by the next call
         self.event_handlers: dict[str, Callable[[Any, str | None], None]] = {}
         self.send = CommandProxy(self)  # type: ignore[arg-type]
         self._roots: dict[str, int] = {}  # a tab's own sessions (and their second sessions) -> tab id
@@ -291,6 +364,12 @@ class RelayClient:
         if tab_id not in self._targets:
             return  # not a tab announced to this client
         if message["type"] == "detached":
+            reason, url = str(message.get("reason", ""))[:40], str(message.get("url", ""))[:200]
+            if reason == "left_the_web":
+                self.lost = (f"the shared tab went to {url.partition(':')[0] or 'a'}: page ({url}), which is not a web "
+                             "page, so the extension stopped sharing it and webhand let go of it")
+            elif reason:
+                self.lost = f"the shared tab stopped being shared ({reason.replace('_', ' ')})"
             self._gone(tab_id)
             return
         method, params, child = message.get("method"), message.get("params"), message.get("sessionId")
@@ -329,7 +408,19 @@ class RelayClient:
             tab_id, child = self._children.get(session_id), session_id
         if tab_id is None or tab_id not in self._targets:
             raise RuntimeError({"message": "Session with given id not found."})
+        if method not in TAB_METHODS:
+            raise refused(f"The DevTools command {method}")
+        if method == "Page.navigate":
+            self._check_navigation(str(params.get("url", "")))
+        elif method in _COOKIE_WRITES or method == "Network.deleteCookies":
+            self._check_cookie_hosts(method, params)
         try:
+            if method in _COOKIE_READS:
+                answer = await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child,
+                                                  "method": method, "params": params})
+                hosts = self.shared_hosts()
+                return {**answer, "cookies": [c for c in answer.get("cookies", [])
+                                              if isinstance(c, dict) and _sent_to(c.get("domain"), hosts)]}
             return await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child, "method": method,
                                             "params": params})
         except RuntimeError as error:
@@ -380,6 +471,42 @@ class RelayClient:
                 "Browser.close": "Closing the browser"}.get(method, f"The browser-wide command {method}")
         raise refused(what)
 
+    # the boundary: web pages the policy allows, cookies of the shared tabs' hosts -------------------
+    def _check_navigation(self, url: str) -> None:
+        scheme = url.partition(":")[0].lower()
+        if scheme not in _WEB_SCHEMES:
+            raise PolicyRefused(f"Navigation to {url[:200]} is refused: through the browser extension webhand opens "
+                                "only web pages (http, https) in the tabs you shared, never the browser's own pages, "
+                                "extensions, local files or data URLs.", "Open an http:// or https:// URL.")
+        reason = self.rules.check_navigation(url) if self.rules is not None else None
+        if reason:
+            raise PolicyRefused(f"Navigation to {url[:200]} is {reason}.",
+                                "Stay on allowed sites, or ask the user to change the origin policy.")
+
+    def shared_hosts(self) -> set[str]:
+        """The hosts of the pages the shared tabs show (as the extension and the pages' navigations said)."""
+        urls = [info.get("url", "") for info in self.link.shared.values()]
+        urls += [str(info.get("url", "")) for info in self._targets.values()]
+        hosts = set()
+        for url in urls:
+            parts = urlsplit(url)
+            if parts.scheme in _WEB_SCHEMES and parts.hostname:
+                hosts.add(parts.hostname.lower())
+        return hosts
+
+    def _check_cookie_hosts(self, method: str, params: dict[str, Any]) -> None:
+        hosts = self.shared_hosts()
+        cookies = params.get("cookies") if method in _COOKIE_WRITES else [params]
+        for cookie in cookies if isinstance(cookies, list) else [None]:
+            if not isinstance(cookie, dict):
+                raise refused(f"The DevTools command {method} with these parameters")
+            domain = cookie.get("domain") or urlsplit(str(cookie.get("url", ""))).hostname
+            if not _sent_to(domain, hosts):
+                raise PolicyRefused(f"Cookies of {str(domain)[:100]} are not the shared tabs' to change: through the "
+                                    "browser extension webhand reads and writes only the cookies of the sites your "
+                                    f"shared tabs show ({', '.join(sorted(hosts)) or 'none'}).",
+                                    "Name a cookie of a shared tab's site (browser_cookies lists them).")
+
     def _tab_of_target(self, target_id: str) -> int | None:
         return next((tab for tab, info in self._targets.items() if info["targetId"] == target_id), None)
 
@@ -399,3 +526,12 @@ class RelayClient:
         await self.release()
         self._stopped.set()
         self.link.clients.discard(self)
+
+
+def _sent_to(domain: object, hosts: set[str]) -> bool:
+    """Whether a cookie of ``domain`` is one the browser sends to one of ``hosts``: the host itself,
+    or a domain it is under (browsers refuse cookies on public suffixes, so no list of those is needed)."""
+    if not isinstance(domain, str) or not domain:
+        return False
+    domain = domain.lstrip(".").lower()
+    return any(host == domain or host.endswith("." + domain) for host in hosts)
