@@ -28,7 +28,7 @@ from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from bridge_browser import persons_browser, until as _until
+from bridge_browser import first_reply, persons_browser, until as _until
 from helpers import ref_of
 from webhand.host import Webhand
 from webhand.security.pairing import EXTENSION_ID, EXTENSION_ORIGIN, extension_folder, pairing_token
@@ -177,6 +177,33 @@ async def test_a_listener_in_webhand_s_place_learns_nothing_and_drives_nothing(b
                 break
             await asyncio.sleep(0.25)
         assert not reply.is_error and "pressed" in reply.text, reply.text
+
+
+@pytest.mark.one_driver("the extension in the person's browser; the shared tab is lost: runs after the tests using it")
+async def test_a_shared_tab_that_leaves_the_web_is_lost_and_the_next_call_says_so(bridge, site):
+    """The page's own script sends the shared tab to the extension's popup (where chrome.debugger
+    would reach the extension's APIs: every tab, the token). The extension lets go of that tab at
+    once and stops sharing it; webhand's next call says what happened and what to do."""
+    chrome, port, token, settings = bridge
+    async with Webhand(settings) as webhand:
+        context = webhand.context("leaves-the-web")
+        await first_reply(context, "browser_text", {})
+        link = webhand.sessions.engine.relay.link
+        tab_id = next(iter(link.shared))
+        await context.call("browser_eval", {"expression": f"setTimeout(() => location.href = "
+                                                          f"'{EXTENSION_ORIGIN}/popup.html', 0); 1"})
+        await _until(lambda: tab_id not in link.shared, what="the extension stopped sharing the tab")
+        for tool in ("browser_snapshot", "browser_navigate"):
+            reply = await context.call(tool, {"url": site.url("bridge_shared.html")} if tool == "browser_navigate" else {})
+            assert reply.is_error and "not a web page" in reply.text and "Share this tab" in reply.text, reply.text
+            assert "Opening a new tab" not in reply.text
+        # The extension drives nothing in that tab any more, whatever webhand's side asks.
+        for forged in ({"type": "attach", "tabId": tab_id},
+                       {"type": "command", "tabId": tab_id, "method": "Runtime.evaluate",
+                        "params": {"expression": "Object.keys(chrome)"}}):
+            with pytest.raises(RuntimeError, match="not"):
+                await link.request(forged, 10)
+    assert chrome.poll() is None
 
 
 async def _extension_side(ws, token: str, *, proof_with: str | None = None) -> None:

@@ -366,8 +366,8 @@ class RelayClient:
         if message["type"] == "detached":
             reason, url = str(message.get("reason", ""))[:40], str(message.get("url", ""))[:200]
             if reason == "left_the_web":
-                self.lost = (f"the shared tab went to {url.partition(':')[0] or 'a'}: page ({url}), which is not a web "
-                             "page, so the extension stopped sharing it and webhand let go of it")
+                self.lost = (f"the shared tab went to {url or 'a page'}, which is not a web page (http, https), so the "
+                             "extension stopped sharing it: webhand drives only web pages in your Chrome")
             elif reason:
                 self.lost = f"the shared tab stopped being shared ({reason.replace('_', ' ')})"
             self._gone(tab_id)
