@@ -339,17 +339,17 @@ def test_a_tampered_pairing_token_file_is_refused(tmp_path, monkeypatch, tamper,
         os.mkfifo(path, 0o600)
     elif tamper == "too short":
         path.write_text("short")
+    if tamper in ("a FIFO", "a symbolic link"):
+        # The command the person runs says the same, at once (a FIFO made it wait for a writer).
+        pair = subprocess.run([sys.executable, "-m", "webhand", "extension", "pair"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")})
+        assert pair.returncode != 0 and refused in pair.stdout + pair.stderr, (pair.stdout, pair.stderr)
     if refused is None:
         assert pairing_token() == made and len(made) >= 40
     else:
         with pytest.raises(FileNotWritable, match=refused) as error:
             pairing_token()
         assert str(path) in str(error.value) and "Delete" in error.value.hint
-    if tamper in ("a FIFO", "a symbolic link"):
-        # The command the person runs says the same, at once (a FIFO made it wait for a writer).
-        pair = subprocess.run([sys.executable, "-m", "webhand", "extension", "pair"], capture_output=True, text=True,
-                              timeout=60, env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")})
-        assert pair.returncode != 0 and refused in pair.stdout + pair.stderr, (pair.stdout, pair.stderr)
 
 
 @pytest.mark.one_driver("the shipped extension's files, no browser")

@@ -275,8 +275,8 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
 chrome.debugger.onDetach.addListener(async (source, reason) => {
   if (source.tabId === undefined || !attached.has(source.tabId)) return;
   attached.delete(source.tabId);
-  send({type: "detached", tabId: source.tabId, reason});
-  if (reason === "canceled_by_user") await unshare(source.tabId);  // the person closed Chrome's bar
+  if (reason === "canceled_by_user") await unshare(source.tabId, {reason});  // the person closed Chrome's bar
+  else send({type: "detached", tabId: source.tabId, reason});
 });
 
 // -- sharing (the popup's buttons) ----------------------------------------------------------------
@@ -302,7 +302,7 @@ async function unshare(tabId, why = {reason: "stopped_sharing"}) {
 }
 
 chrome.tabs.onRemoved.addListener(async (tabId) => {
-  if ((await sharedTabs()).has(tabId)) await unshare(tabId);
+  if ((await sharedTabs()).has(tabId)) await unshare(tabId, {reason: "tab_closed"});
 });
 
 // Test builds only (test-config.json): share the tabs whose URL has autoShareUrl, standing in for

@@ -297,6 +297,7 @@ class RelayClient:
         self._second: set[str] = set()  # which of those are second sessions (Target.attachToTarget)
         self._children: dict[str, int] = {}  # child session id -> tab id
         self._targets: dict[int, dict[str, Any]] = {}  # tab id -> its target info, while announced
+        self._announced: set[int] = set()  # every tab ever announced, to say why one was lost
         self._views = itertools.count(1)
         self._announcing = False
         self._stopped = asyncio.Event()
@@ -337,6 +338,7 @@ class RelayClient:
         session = f"tab-{tab_id}"
         self._roots[session] = tab_id
         self._targets[tab_id] = info
+        self._announced.add(tab_id)
         self._dispatch("Target.attachedToTarget", {"sessionId": session, "targetInfo": info,
                                                    "waitingForDebugger": False}, None)
         return str(info["targetId"])
@@ -361,15 +363,11 @@ class RelayClient:
 
     def from_extension(self, message: dict[str, Any]) -> None:
         tab_id = message["tabId"]
+        if message["type"] == "detached" and tab_id in self._announced:
+            self.lost = _why_lost(str(message.get("reason", "")), str(message.get("url", ""))[:200]) or self.lost
         if tab_id not in self._targets:
-            return  # not a tab announced to this client
+            return  # not a tab announced to this client (or one already gone)
         if message["type"] == "detached":
-            reason, url = str(message.get("reason", ""))[:40], str(message.get("url", ""))[:200]
-            if reason == "left_the_web":
-                self.lost = (f"the shared tab went to {url or 'a page'}, which is not a web page (http, https), so the "
-                             "extension stopped sharing it: webhand drives only web pages in your Chrome")
-            elif reason:
-                self.lost = f"the shared tab stopped being shared ({reason.replace('_', ' ')})"
             self._gone(tab_id)
             return
         method, params, child = message.get("method"), message.get("params"), message.get("sessionId")
@@ -415,14 +413,8 @@ class RelayClient:
         elif method in _COOKIE_WRITES or method == "Network.deleteCookies":
             self._check_cookie_hosts(method, params)
         try:
-            if method in _COOKIE_READS:
-                answer = await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child,
-                                                  "method": method, "params": params})
-                hosts = self.shared_hosts()
-                return {**answer, "cookies": [c for c in answer.get("cookies", [])
-                                              if isinstance(c, dict) and _sent_to(c.get("domain"), hosts)]}
-            return await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child, "method": method,
-                                            "params": params})
+            answer = await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child, "method": method,
+                                              "params": params})
         except RuntimeError as error:
             # chrome.debugger leaves out some domains (ServiceWorker, Browser, SystemInfo …) and says
             # "wasn't found", as for a typo: here it means the extension cannot do it.
@@ -430,6 +422,11 @@ class RelayClient:
             if "wasn't found" in said or "not allowed" in said.lower():
                 raise refused(f"The DevTools command {method}") from None
             raise
+        if method in _COOKIE_READS:  # the browser answers with every site's: keep the shared tabs' sites'
+            hosts, found = self.shared_hosts(), answer.get("cookies")
+            answer = {**answer, "cookies": [c for c in found if isinstance(c, dict) and _sent_to(c.get("domain"), hosts)]
+                      if isinstance(found, list) else []}
+        return answer
 
     async def _browser_command(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "Browser.getVersion":
@@ -526,6 +523,17 @@ class RelayClient:
         await self.release()
         self._stopped.set()
         self.link.clients.discard(self)
+
+
+def _why_lost(reason: str, url: str) -> str | None:
+    """What happened to a shared tab, from the reason the extension gave when it let go of it."""
+    if reason == "left_the_web":
+        return (f"the shared tab went to {url or 'a page'}, which is not a web page (http, https), so the extension "
+                "stopped sharing it: webhand drives only web pages in your Chrome")
+    return {"stopped_sharing": "the person chose Stop sharing in the shared tab",
+            "canceled_by_user": "the person closed Chrome's debugging bar of the shared tab",
+            "tab_closed": "the shared tab was closed",
+            "target_closed": "the shared tab closed, or went to a page Chrome lets no extension debug"}.get(reason)
 
 
 def _sent_to(domain: object, hosts: set[str]) -> bool:
