@@ -31,7 +31,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from bridge_browser import first_reply, persons_browser, until as _until
 from helpers import ref_of
 from webhand.host import Webhand
-from webhand.security.pairing import EXTENSION_ID, EXTENSION_ORIGIN, extension_folder, pairing_token
+from webhand.security.pairing import EXTENSION_ORIGIN, extension_folder, pairing_token
 
 
 @pytest.fixture(scope="module")

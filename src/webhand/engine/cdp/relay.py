@@ -17,7 +17,8 @@ payload is read); after, up to 100 MiB (a full-page screenshot).
 What the driver may do: commands on a shared tab's sessions go to the extension, which sends them
 with ``chrome.debugger``, if they are among the methods webhand's driver uses (``TAB_METHODS``).
 Navigation goes only to http(s) pages the origin policy allows; cookies read through the bridge are
-only those the shared tabs' hosts receive, and cookies are set or deleted only for those hosts. Browser-wide commands have no tab to go to; the few the driver needs to
+only those the shared tabs' hosts receive, and only theirs are set or deleted (bridge_boundary.py
+holds these rules). Browser-wide commands have no tab to go to; the few the driver needs to
 start (``Browser.getVersion``, target discovery, a second session on a tab for the live view) are
 answered here, and the rest, new tabs, new browser contexts, closing a tab or the browser, are
 refused with an error that says what to do instead. A tab becomes a target only when the extension
@@ -33,13 +34,14 @@ import json
 import logging
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
+from webhand.engine.cdp.bridge_boundary import (COOKIE_CHANGES, COOKIE_READS, TAB_METHODS, check_cookie_change,
+                                                check_navigation, hosts_of, shared_sites_cookies, why_lost)
 from webhand.engine.cdp.connection import CommandProxy
-from webhand.errors import BrowserLaunchFailed, PolicyRefused, WebhandError
+from webhand.errors import BrowserLaunchFailed, WebhandError
 from webhand.security.origins import OriginRules
 from webhand.security.pairing import EXTENSION_ORIGIN, NONCE, new_nonce, proof, token_matches
 
@@ -54,32 +56,6 @@ _REQUEST_TIMEOUT_SECONDS = 60.0  # a cap for one command the caller did not cap 
 _MAX_MESSAGE_BYTES = 100 * 1024 * 1024  # a full-page screenshot fits
 _MAX_UNAUTHENTICATED_BYTES = 4096  # a hello or a proof is under 300 bytes
 
-#: The CDP methods webhand's driver sends on a tab's sessions; the bridge forwards no other (a
-#: method is added here when the driver starts using it through the extension).
-TAB_METHODS = frozenset("""
-DOM.getFrameOwner DOM.resolveNode DOM.setFileInputFiles
-Emulation.setDeviceMetricsOverride Emulation.setFocusEmulationEnabled Emulation.setLocaleOverride
-Emulation.setUserAgentOverride
-Fetch.continueRequest Fetch.disable Fetch.enable Fetch.failRequest Fetch.fulfillRequest
-Input.dispatchDragEvent Input.dispatchKeyEvent Input.dispatchMouseEvent Input.insertText Input.setInterceptDrags
-Inspector.enable
-Network.deleteCookies Network.emulateNetworkConditions Network.enable Network.getAllCookies Network.getCookies
-Network.getRequestPostData Network.getResponseBody Network.setCacheDisabled Network.setCookies
-Network.setExtraHTTPHeaders
-Page.addScriptToEvaluateOnNewDocument Page.bringToFront Page.captureScreenshot Page.enable Page.getFrameTree
-Page.getLayoutMetrics Page.getNavigationHistory Page.handleJavaScriptDialog Page.navigate
-Page.navigateToHistoryEntry Page.printToPDF Page.reload Page.screencastFrameAck Page.setInterceptFileChooserDialog
-Page.setLifecycleEventsEnabled Page.startScreencast Page.stopLoading Page.stopScreencast
-Performance.enable Performance.getMetrics
-Runtime.awaitPromise Runtime.callFunctionOn Runtime.enable Runtime.evaluate Runtime.releaseObject
-Runtime.runIfWaitingForDebugger Runtime.terminateExecution
-ServiceWorker.enable ServiceWorker.skipWaiting ServiceWorker.unregister ServiceWorker.updateRegistration
-Storage.getCookies Storage.setCookies
-Target.getTargetInfo Target.setAutoAttach
-""".split())
-_COOKIE_READS = frozenset({"Network.getAllCookies", "Network.getCookies", "Storage.getCookies"})
-_COOKIE_WRITES = frozenset({"Network.setCookies", "Storage.setCookies"})
-_WEB_SCHEMES = ("http", "https")
 
 _NOT_SHARED_HINT = "Share a tab by clicking the webhand button in Chrome's toolbar and choosing Share this tab."
 
@@ -364,7 +340,7 @@ class RelayClient:
     def from_extension(self, message: dict[str, Any]) -> None:
         tab_id = message["tabId"]
         if message["type"] == "detached" and tab_id in self._announced:
-            self.lost = _why_lost(str(message.get("reason", "")), str(message.get("url", ""))[:200]) or self.lost
+            self.lost = why_lost(str(message.get("reason", "")), str(message.get("url", ""))[:200]) or self.lost
         if tab_id not in self._targets:
             return  # not a tab announced to this client (or one already gone)
         if message["type"] == "detached":
@@ -409,9 +385,9 @@ class RelayClient:
         if method not in TAB_METHODS:
             raise refused(f"The DevTools command {method}")
         if method == "Page.navigate":
-            self._check_navigation(str(params.get("url", "")))
-        elif method in _COOKIE_WRITES or method == "Network.deleteCookies":
-            self._check_cookie_hosts(method, params)
+            check_navigation(str(params.get("url", "")), self.rules)
+        elif method in COOKIE_CHANGES:
+            check_cookie_change(method, params, self.shared_hosts())
         try:
             answer = await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child, "method": method,
                                               "params": params})
@@ -422,10 +398,8 @@ class RelayClient:
             if "wasn't found" in said or "not allowed" in said.lower():
                 raise refused(f"The DevTools command {method}") from None
             raise
-        if method in _COOKIE_READS:  # the browser answers with every site's: keep the shared tabs' sites'
-            hosts, found = self.shared_hosts(), answer.get("cookies")
-            answer = {**answer, "cookies": [c for c in found if isinstance(c, dict) and _sent_to(c.get("domain"), hosts)]
-                      if isinstance(found, list) else []}
+        if method in COOKIE_READS:  # the browser answers with every site's: keep the shared tabs' sites'
+            answer = {**answer, "cookies": shared_sites_cookies(answer.get("cookies"), self.shared_hosts())}
         return answer
 
     async def _browser_command(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -468,41 +442,10 @@ class RelayClient:
                 "Browser.close": "Closing the browser"}.get(method, f"The browser-wide command {method}")
         raise refused(what)
 
-    # the boundary: web pages the policy allows, cookies of the shared tabs' hosts -------------------
-    def _check_navigation(self, url: str) -> None:
-        scheme = url.partition(":")[0].lower()
-        if scheme not in _WEB_SCHEMES:
-            raise PolicyRefused(f"Navigation to {url[:200]} is refused: through the browser extension webhand opens "
-                                "only web pages (http, https) in the tabs you shared, never the browser's own pages, "
-                                "extensions, local files or data URLs.", "Open an http:// or https:// URL.")
-        reason = self.rules.check_navigation(url) if self.rules is not None else None
-        if reason:
-            raise PolicyRefused(f"Navigation to {url[:200]} is {reason}.",
-                                "Stay on allowed sites, or ask the user to change the origin policy.")
-
     def shared_hosts(self) -> set[str]:
         """The hosts of the pages the shared tabs show (as the extension and the pages' navigations said)."""
-        urls = [info.get("url", "") for info in self.link.shared.values()]
-        urls += [str(info.get("url", "")) for info in self._targets.values()]
-        hosts = set()
-        for url in urls:
-            parts = urlsplit(url)
-            if parts.scheme in _WEB_SCHEMES and parts.hostname:
-                hosts.add(parts.hostname.lower())
-        return hosts
-
-    def _check_cookie_hosts(self, method: str, params: dict[str, Any]) -> None:
-        hosts = self.shared_hosts()
-        cookies = params.get("cookies") if method in _COOKIE_WRITES else [params]
-        for cookie in cookies if isinstance(cookies, list) else [None]:
-            if not isinstance(cookie, dict):
-                raise refused(f"The DevTools command {method} with these parameters")
-            domain = cookie.get("domain") or urlsplit(str(cookie.get("url", ""))).hostname
-            if not _sent_to(domain, hosts):
-                raise PolicyRefused(f"Cookies of {str(domain)[:100]} are not the shared tabs' to change: through the "
-                                    "browser extension webhand reads and writes only the cookies of the sites your "
-                                    f"shared tabs show ({', '.join(sorted(hosts)) or 'none'}).",
-                                    "Name a cookie of a shared tab's site (browser_cookies lists them).")
+        return hosts_of([info.get("url", "") for info in self.link.shared.values()]
+                        + [str(info.get("url", "")) for info in self._targets.values()])
 
     def _tab_of_target(self, target_id: str) -> int | None:
         return next((tab for tab, info in self._targets.items() if info["targetId"] == target_id), None)
@@ -523,23 +466,3 @@ class RelayClient:
         await self.release()
         self._stopped.set()
         self.link.clients.discard(self)
-
-
-def _why_lost(reason: str, url: str) -> str | None:
-    """What happened to a shared tab, from the reason the extension gave when it let go of it."""
-    if reason == "left_the_web":
-        return (f"the shared tab went to {url or 'a page'}, which is not a web page (http, https), so the extension "
-                "stopped sharing it: webhand drives only web pages in your Chrome")
-    return {"stopped_sharing": "the person chose Stop sharing in the shared tab",
-            "canceled_by_user": "the person closed Chrome's debugging bar of the shared tab",
-            "tab_closed": "the shared tab was closed",
-            "target_closed": "the shared tab closed, or went to a page Chrome lets no extension debug"}.get(reason)
-
-
-def _sent_to(domain: object, hosts: set[str]) -> bool:
-    """Whether a cookie of ``domain`` is one the browser sends to one of ``hosts``: the host itself,
-    or a domain it is under (browsers refuse cookies on public suffixes, so no list of those is needed)."""
-    if not isinstance(domain, str) or not domain:
-        return False
-    domain = domain.lstrip(".").lower()
-    return any(host == domain or host.endswith("." + domain) for host in hosts)
