@@ -146,6 +146,7 @@ class ExtensionRelay:
         self._server: Server | None = None
         self.link: ExtensionLink | None = None
         self._linked = asyncio.Event()
+        self.refusal: str | None = None  # why the last connection was refused, for the error that waits on one
 
     async def start(self) -> None:
         if self._server is not None:
@@ -182,8 +183,9 @@ class ExtensionRelay:
                     self._linked.clear()
                     await self._linked.wait()
         except TimeoutError:
+            refused = f" The last connection was refused: {self.refusal}." if self.refusal else ""
             raise BrowserLaunchFailed(f"No webhand browser extension connected to 127.0.0.1:{self.port} within "
-                                      f"{timeout:g} s.",
+                                      f"{timeout:g} s.{refused}",
                                       "Load the extension in Chrome (`webhand extension path`, chrome://extensions, "
                                       "Load unpacked), paste the token `webhand extension pair` prints into its popup, "
                                       "and check that its port is the same as extension_port.") from None
@@ -234,8 +236,9 @@ class ExtensionRelay:
             return None
         extension_nonce = hello.get("nonce")
         if not isinstance(extension_nonce, str) or not NONCE.fullmatch(extension_nonce):
-            log.warning("the extension relay refused a connection: its hello has no nonce (an extension older "
-                        "than this webhand?)")
+            self.refusal = ("its hello had no nonce, as an extension older than this webhand sends (reload the "
+                            "extension in chrome://extensions)")
+            log.warning("the extension relay refused a connection: %s", self.refusal)
             await socket.close(4003, "hello without a nonce: update the webhand extension")
             return None
         relay_nonce = new_nonce()
@@ -247,7 +250,8 @@ class ExtensionRelay:
         if answer is None:
             return None
         if not token_matches(answer.get("proof"), proof(token, "extension", extension_nonce, relay_nonce)):
-            log.warning("the extension relay refused a connection: wrong pairing token")
+            self.refusal = "its proof of the pairing token was wrong (pair the extension again)"
+            log.warning("the extension relay refused a connection: %s", self.refusal)
             await socket.close(4003, "wrong pairing token")
             return None
         return hello
