@@ -11,85 +11,40 @@ Raw CDP only (the bridge is a raw-CDP connection), so these tests build their ow
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
+import logging
 import os
 import re
 import secrets
-import shutil
 import signal
-import socket
 import subprocess
-import time
+import sys
 
 import psutil
 import pytest
 from websockets.asyncio.client import connect
+from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from bridge_browser import first_reply, persons_browser, until as _until
 from helpers import ref_of
-from webhand.config import Settings
 from webhand.host import Webhand
 from webhand.security.pairing import EXTENSION_ORIGIN, extension_folder, pairing_token
-
-CHROMIUM = "/usr/lib/chromium/chromium"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-async def _until(check, timeout: float = 15.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        await asyncio.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
 def bridge(tmp_path_factory, site):
     """(the person's Chromium process, the relay's port, the token, settings for a Webhand)."""
-    root = tmp_path_factory.mktemp("bridge")
-    config_home = root / "config"
-    previous = os.environ.get("XDG_CONFIG_HOME")
-    os.environ["XDG_CONFIG_HOME"] = str(config_home)
-    token = pairing_token()
-    assert (config_home / "webhand" / "extension-token").stat().st_mode & 0o777 == 0o600
-    port = _free_port()
-    extension = root / "extension"
-    shutil.copytree(extension_folder(), extension)
-    assert not (extension_folder() / "test-config.json").exists()  # the shipped extension has no switch on
-    (extension / "test-config.json").write_text(json.dumps({"port": port, "token": token,
-                                                            "autoShareUrl": "bridge_shared", "retryMs": 200,
-                                                            "openTabs": [site.url("bridge_shared.html")]}))
-    chrome = subprocess.Popen([CHROMIUM, "--headless=new", f"--user-data-dir={root / 'profile'}", "--no-sandbox",
-                               "--no-first-run", f"--load-extension={extension}",
-                               f"--disable-extensions-except={extension}",
-                               site.url("bridge_private.html")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                              env={**os.environ, "TMPDIR": str(root)})  # its singleton folder stays in root
-    settings = Settings(extension_bridge=True, extension_port=port, output_dir=str(root / "out"), warm_reserve=False,
-                        capabilities=["all"])
-    try:
-        yield chrome, port, token, settings
-    finally:
-        if chrome.poll() is None:
-            os.killpg(chrome.pid, signal.SIGKILL)
-            chrome.wait(10)
-        if previous is None:
-            os.environ.pop("XDG_CONFIG_HOME", None)
-        else:
-            os.environ["XDG_CONFIG_HOME"] = previous
+    with persons_browser(tmp_path_factory.mktemp("bridge"), site) as person:
+        yield person.chrome, person.port, person.token, person.settings
 
 
 @pytest.mark.one_driver("the bridge is a raw-CDP connection; these tests start their own Webhand")
-async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site):
+async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site, caplog):
     chrome, port, token, settings = bridge
+    caplog.set_level(logging.INFO, logger="webhand")
     async with Webhand(settings) as webhand:
         context = webhand.context("bridge")
         # The extension connects when the relay listens (it retries); the first call waits for it.
@@ -137,6 +92,11 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site):
                 await link.request(forged, 10)
         assert not site.received_paths("tab=private&what=")  # the unshared tab was never touched
 
+    # Letting go of the person's tabs is quiet: no step of the shutdown failed (it logged that the
+    # relay's client had no socket of its own, each time).
+    failed = [r.getMessage() for r in caplog.records if r.name.startswith("webhand") and "failed" in r.getMessage()]
+    assert not failed, failed
+
     # webhand is gone: the browser and both tabs still run (their pages keep reporting).
     assert chrome.poll() is None
     for tab in ("shared", "private"):
@@ -157,39 +117,193 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site):
     assert chrome.poll() is None
 
 
+def _proof(token: str, role: str, extension_nonce: str, relay_nonce: str) -> str:
+    """The wire format, written out here as the extension's service worker computes it."""
+    text = f"webhand-bridge-v1 {role} {extension_nonce} {relay_nonce}"
+    return hmac.new(token.encode(), text.encode(), hashlib.sha256).hexdigest()
+
+
+@pytest.mark.one_driver("the extension in the person's browser; a listener in webhand's place, no Webhand")
+async def test_a_listener_in_webhand_s_place_learns_nothing_and_drives_nothing(bridge):
+    """Another local user listens on the relay's port while webhand is not running. The person's
+    extension connects; whatever the listener answers (a command, a challenge with a made-up proof,
+    a proof made with another token), the extension sends its hello with a fresh nonce and nothing
+    more: never the token, never a proof, never a reply, never the list of shared tabs."""
+    chrome, port, token, settings = bridge
+    received: list[list[str]] = []
+    closed = asyncio.Event()
+    answers = [
+        lambda hello: {"type": "command", "id": 1, "tabId": 1, "method": "Runtime.evaluate",
+                       "params": {"expression": "document.cookie"}},
+        lambda hello: {"type": "challenge", "nonce": secrets.token_hex(32), "proof": secrets.token_hex(32)},
+        lambda hello: (lambda nonce: {"type": "challenge", "nonce": nonce,
+                                      "proof": _proof("a token of the listener's own making", "relay",
+                                                      hello["nonce"], nonce)})(secrets.token_hex(32)),
+        lambda hello: {"type": "welcome"},
+    ]
+
+    async def listener(socket) -> None:
+        messages: list[str] = []
+        received.append(messages)
+        try:
+            hello = json.loads(await socket.recv())
+            messages.append(json.dumps(hello))
+            await socket.send(json.dumps(answers[min(len(received), len(answers)) - 1](hello)))
+            await socket.send(json.dumps({"type": "attach", "id": 2, "tabId": 1}))
+            async for raw in socket:  # until the extension closes the connection
+                messages.append(str(raw))
+        except ConnectionClosed:
+            pass
+        if len(received) >= len(answers):
+            closed.set()
+
+    async with serve(listener, "127.0.0.1", port):  # a plain server: no Origin check, no token
+        await asyncio.wait_for(closed.wait(), 60)
+    for messages in received[:len(answers)]:
+        assert len(messages) == 1, messages  # the hello, then the extension closed the connection
+        hello = json.loads(messages[0])
+        assert set(hello) == {"type", "nonce", "userAgent"} and hello["type"] == "hello", hello
+        assert re.fullmatch(r"[0-9a-f]{64}", hello["nonce"]), hello
+        assert token not in messages[0]
+    nonces = [json.loads(m[0])["nonce"] for m in received]
+    assert len(set(nonces)) == len(nonces)  # a fresh nonce each time: nothing recorded can be replayed
+
+    # The same extension then connects to the real relay, which proves itself, and is driven.
+    async with Webhand(settings) as webhand:
+        context = webhand.context("after-the-listener")
+        for _ in range(80):
+            reply = await context.call("browser_text", {})
+            if not reply.is_error:
+                break
+            await asyncio.sleep(0.25)
+        assert not reply.is_error and "pressed" in reply.text, reply.text
+
+
+@pytest.mark.one_driver("the extension in the person's browser; the shared tab is lost: runs after the tests using it")
+async def test_a_shared_tab_that_leaves_the_web_is_lost_and_the_next_call_says_so(bridge, site):
+    """The page's own script sends the shared tab to the extension's popup (where chrome.debugger
+    would reach the extension's APIs: every tab, the token). The extension lets go of that tab at
+    once and stops sharing it; webhand's next call says what happened and what to do."""
+    chrome, port, token, settings = bridge
+    async with Webhand(settings) as webhand:
+        context = webhand.context("leaves-the-web")
+        await first_reply(context, "browser_text", {})
+        link = webhand.sessions.engine.relay.link
+        tab_id = next(iter(link.shared))
+        await context.call("browser_eval", {"expression": f"setTimeout(() => location.href = "
+                                                          f"'{EXTENSION_ORIGIN}/popup.html', 0); 1"})
+        await _until(lambda: tab_id not in link.shared, what="the extension stopped sharing the tab")
+        for tool in ("browser_snapshot", "browser_navigate"):
+            reply = await context.call(tool, {"url": site.url("bridge_shared.html")} if tool == "browser_navigate" else {})
+            assert reply.is_error and "not a web page" in reply.text and "Share this tab" in reply.text, reply.text
+            assert "Opening a new tab" not in reply.text
+        # The extension drives nothing in that tab any more, whatever webhand's side asks.
+        for forged in ({"type": "attach", "tabId": tab_id},
+                       {"type": "command", "tabId": tab_id, "method": "Runtime.evaluate",
+                        "params": {"expression": "Object.keys(chrome)"}}):
+            with pytest.raises(RuntimeError, match="not shared|not on a web page"):
+                await link.request(forged, 10)
+    assert chrome.poll() is None
+
+
+async def _extension_side(ws, token: str, *, proof_with: str | None = None) -> None:
+    """The extension's side of the handshake, as a client in the test: hello, check the relay's
+    proof, answer with its own (made with ``proof_with`` instead of the token, if given)."""
+    nonce = secrets.token_hex(32)
+    await ws.send(json.dumps({"type": "hello", "nonce": nonce, "userAgent": "test"}))
+    challenge = json.loads(await asyncio.wait_for(ws.recv(), 5))
+    assert challenge["type"] == "challenge"
+    assert hmac.compare_digest(challenge["proof"], _proof(token, "relay", nonce, challenge["nonce"]))
+    await ws.send(json.dumps({"type": "auth",
+                              "proof": _proof(proof_with or token, "extension", nonce, challenge["nonce"])}))
+
+
 @pytest.mark.one_driver("the relay's own handshake, no driver")
-@pytest.mark.parametrize("origin, token, refused_how", [
+@pytest.mark.parametrize("origin, hello, refused_how", [
     ("http://127.0.0.1:8000", "right", "403"),          # a web page on this machine
     ("null", "right", "403"),                            # a sandboxed frame or file:// page
     (None, "right", "403"),                              # a client that sends no Origin
     ("chrome-extension://aaaabbbbccccddddeeeeffffgggghhhh", "right", "403"),  # another extension
-    (EXTENSION_ORIGIN, "wrong", "4003"),                 # the origin forged, without the token
-    (EXTENSION_ORIGIN, "", "4003"),
-    (EXTENSION_ORIGIN, None, "4003"),                    # no token at all
-    (EXTENSION_ORIGIN, "right", "accepted"),             # the extension itself (the table's control)
+    (EXTENSION_ORIGIN, "wrong token", "4003"),          # the origin forged, a proof made without the token
+    (EXTENSION_ORIGIN, "the token itself", "4003"),     # the old hello: a token, no nonce
+    (EXTENSION_ORIGIN, "the relay's proof back", "4003"),  # the relay's own proof reflected as the extension's
+    (EXTENSION_ORIGIN, "no auth", "4001"),              # a hello, then silence
+    (EXTENSION_ORIGIN, "right", "accepted"),            # the extension itself (the table's control)
 ])
-async def test_the_relay_refuses_pages_forged_origins_and_wrong_tokens(origin, token, refused_how):
+async def test_the_relay_refuses_pages_forged_origins_and_wrong_proofs(origin, hello, refused_how):
     from webhand.engine.cdp.relay import ExtensionRelay
+    from webhand.errors import BrowserLaunchFailed
+
+    from bridge_browser import free_port
 
     right_token = secrets.token_urlsafe(32)
-
-    relay = ExtensionRelay(_free_port(), lambda: right_token)
+    relay = ExtensionRelay(free_port(), lambda: right_token)
     await relay.start()
     try:
-        offered = {"right": right_token, "wrong": right_token[:-4] + "AAAA"}.get(token, token)
         headers = {"Origin": origin} if origin is not None else {}
         try:
             async with connect(f"ws://127.0.0.1:{relay.port}/extension", additional_headers=headers,
-                               origin=None) as ws:
-                await ws.send(json.dumps({"type": "hello", "token": offered}))
-                await asyncio.wait_for(ws.recv(), 5)
+                               origin=None, max_size=None, close_timeout=5) as ws:
+                if hello == "right":
+                    await _extension_side(ws, right_token)
+                elif hello == "wrong token":
+                    await _extension_side(ws, right_token, proof_with=secrets.token_urlsafe(32))
+                elif hello == "the token itself":
+                    await ws.send(json.dumps({"type": "hello", "token": right_token}))
+                elif hello == "the relay's proof back":
+                    await ws.send(json.dumps({"type": "hello", "nonce": secrets.token_hex(32)}))
+                    challenge = json.loads(await ws.recv())
+                    await ws.send(json.dumps({"type": "auth", "proof": challenge["proof"]}))
+                elif hello == "no auth":
+                    await ws.send(json.dumps({"type": "hello", "nonce": secrets.token_hex(32)}))
+                    await ws.recv()  # the challenge; the relay waits 5 s for the answer, then closes
+                assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "welcome"
                 outcome = "accepted"
+                # Once it proved itself, the extension may send what a full-page screenshot needs.
+                answer = asyncio.ensure_future(relay.link.request({"type": "command"}, 10))
+                asked = json.loads(await ws.recv())
+                await ws.send(json.dumps({"type": "reply", "id": asked["id"], "result": {"data": "x" * 5_000_000}}))
+                assert len((await answer)["data"]) == 5_000_000
         except InvalidStatus as error:
             outcome = str(error.response.status_code)
         except ConnectionClosed as error:
             outcome = str(error.rcvd.code if error.rcvd else "closed")
         assert outcome == refused_how
         assert (relay.link is None) == (refused_how != "accepted")
+        if hello == "the token itself":  # an extension older than webhand: the wait says to reload it
+            with pytest.raises(BrowserLaunchFailed, match="older than this webhand.*reload the extension"):
+                await relay.wait_link(0.1)
+    finally:
+        await relay.close()
+
+
+@pytest.mark.one_driver("the relay's own handshake, no driver")
+async def test_a_big_frame_before_authentication_is_closed_unread():
+    """Three 90 MB hellos once grew the server by 470 MB. Before the extension proved itself a
+    message may be 4 KiB: the relay closes the connection on the frame's header (1009), before
+    reading its payload, and holds no connection."""
+    from webhand.engine.cdp.relay import ExtensionRelay
+
+    from bridge_browser import free_port
+
+    relay = ExtensionRelay(free_port(), lambda: secrets.token_urlsafe(32))
+    await relay.start()
+    try:
+        for first in (True, False):  # as the hello, and as the answer to the challenge
+            ws = await connect(f"ws://127.0.0.1:{relay.port}/extension", origin=EXTENSION_ORIGIN, max_size=None)
+            try:
+                if not first:
+                    await ws.send(json.dumps({"type": "hello", "nonce": secrets.token_hex(32)}))
+                    assert json.loads(await ws.recv())["type"] == "challenge"
+                with pytest.raises(ConnectionClosed) as closed:
+                    await ws.send(json.dumps({"type": "auth" if not first else "hello", "proof": "x" * 20_000_000}))
+                    await asyncio.wait_for(ws.recv(), 10)
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009, closed.value
+                assert "limit of 4096 bytes" in closed.value.rcvd.reason
+            finally:
+                if not ws.transport.is_closing():
+                    ws.transport.abort()
+            assert relay.link is None
     finally:
         await relay.close()
 
@@ -206,7 +320,8 @@ async def test_the_person_s_browser_is_ended_by_pid(bridge):
 @pytest.mark.one_driver("the pairing token's file, no browser")
 @pytest.mark.parametrize("tamper, refused", [
     ("readable by others", "not a private file"),    # another local user could have read it
-    ("a symbolic link", "cannot be read"),           # whoever controls the link chooses the token
+    ("a symbolic link", "is a symbolic link"),       # whoever controls the link chooses the token
+    ("a FIFO", "not a regular file"),                # reading it would wait for a writer, for ever
     ("too short", "too short"),                      # not one webhand made
     (None, None),                                    # the table's control: made once, then the same
 ])
@@ -223,13 +338,22 @@ def test_a_tampered_pairing_token_file_is_refused(tmp_path, monkeypatch, tamper,
         (tmp_path / "planted").write_text("x" * 43)
         path.unlink()
         path.symlink_to(tmp_path / "planted")
+    elif tamper == "a FIFO":
+        path.unlink()
+        os.mkfifo(path, 0o600)
     elif tamper == "too short":
         path.write_text("short")
+    if tamper in ("a FIFO", "a symbolic link"):
+        # The command the person runs says the same, at once (a FIFO made it wait for a writer).
+        pair = subprocess.run([sys.executable, "-m", "webhand", "extension", "pair"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")})
+        assert pair.returncode != 0 and refused in pair.stdout + pair.stderr, (pair.stdout, pair.stderr)
     if refused is None:
         assert pairing_token() == made and len(made) >= 40
     else:
-        with pytest.raises(FileNotWritable, match=refused):
+        with pytest.raises(FileNotWritable, match=refused) as error:
             pairing_token()
+        assert str(path) in str(error.value) and "Delete" in error.value.hint
 
 
 @pytest.mark.one_driver("the shipped extension's files, no browser")

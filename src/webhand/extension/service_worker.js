@@ -7,6 +7,11 @@
 //   detached from every tab when webhand releases them or the connection closes: the browser is
 //   left as it was.
 // - Every command names a tab; one that is not shared is refused here as well as in webhand.
+// - The token never leaves this browser. webhand's relay proves it knows the token first (an
+//   HMAC-SHA256 keyed with it over a nonce from each side); only then does this worker send its own
+//   proof, and only then does it obey a message. Whatever else listens on the port learns a nonce.
+// - Only web pages (http, https) are driven: a shared tab that goes anywhere else (the browser's own
+//   pages, this extension's pages, files, data URLs) stops being shared at once, and webhand is told.
 // - The service worker may be suspended: an alarm wakes it, and a closed connection is retried
 //   with a growing delay.
 
@@ -20,6 +25,7 @@ let socket = null;
 let backoffMs = 500;
 let reconnectTimer = null;
 let pingTimer = null;
+let authenticated = false;  // the relay on this socket proved it knows the token
 const attached = new Set();  // tab ids chrome.debugger is attached to for webhand
 let testConfig;  // undefined: not read yet; null: none (the shipped extension has none)
 
@@ -55,7 +61,7 @@ async function saveShared(set) {
 
 // -- the connection ---------------------------------------------------------------------------
 function send(message) {
-  if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+  if (socket && authenticated && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
 }
 
 let connecting = false;  // connect() awaits the settings: two wake-ups at once must open one socket
@@ -81,18 +87,67 @@ async function open() {
     return;
   }
   socket = ws;
-  ws.onopen = () => ws.send(JSON.stringify({type: "hello", token, userAgent: navigator.userAgent}));
-  ws.onmessage = (event) => {
+  authenticated = false;
+  const nonce = randomHex();
+  let challenged = false;
+  ws.onopen = () => ws.send(JSON.stringify({type: "hello", nonce, userAgent: navigator.userAgent}));
+  ws.onmessage = async (event) => {
     let message;
-    try { message = JSON.parse(event.data); } catch (error) { return; }
+    try { message = JSON.parse(event.data); } catch (error) { ws.close(); return; }
+    if (socket !== ws) return;
+    if (!authenticated) {
+      // The one message a relay may send first: its nonce and its proof. Anything else, or a wrong
+      // proof, ends the connection with nothing said.
+      if (challenged || !message || message.type !== "challenge" || !isNonce(message.nonce) || !isNonce(message.proof)) {
+        ws.close();
+        return;
+      }
+      challenged = true;
+      const key = await hmacKey(token);
+      const relayProof = hexBytes(message.proof);
+      if (!(await crypto.subtle.verify("HMAC", key, relayProof, proofText("relay", nonce, message.nonce)))) {
+        ws.close();
+        return;
+      }
+      const ours = await crypto.subtle.sign("HMAC", key, proofText("extension", nonce, message.nonce));
+      authenticated = true;
+      ws.send(JSON.stringify({type: "auth", proof: bytesHex(new Uint8Array(ours))}));
+      return;
+    }
     handle(message).catch(() => {});
   };
   ws.onclose = () => {
-    if (socket === ws) socket = null;
+    if (socket === ws) { socket = null; authenticated = false; }
     clearInterval(pingTimer);
     detachAll();
     scheduleReconnect();
   };
+}
+
+// -- the proofs (webhand's security/pairing.py computes the same) --------------------------------
+function randomHex() {
+  return bytesHex(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+function bytesHex(bytes) {
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function hexBytes(hex) {
+  return new Uint8Array(hex.match(/../g).map((pair) => parseInt(pair, 16)));
+}
+
+function isNonce(value) {
+  return typeof value === "string" && /^[0-9a-f]{64}$/.test(value);
+}
+
+async function hmacKey(token) {
+  return await crypto.subtle.importKey("raw", new TextEncoder().encode(token), {name: "HMAC", hash: "SHA-256"},
+                                       false, ["sign", "verify"]);
+}
+
+function proofText(role, extensionNonce, relayNonce) {
+  return new TextEncoder().encode(`webhand-bridge-v1 ${role} ${extensionNonce} ${relayNonce}`);
 }
 
 function scheduleReconnect() {
@@ -142,9 +197,28 @@ async function reportShared() {
   send({type: "shared", tabs});
 }
 
-// -- the debugger, on shared tabs only ---------------------------------------------------------
+// -- the debugger, on shared tabs that show web pages only ----------------------------------------
+function onTheWeb(url) {
+  return /^https?:\/\//i.test(url || "") || url === "about:blank";
+}
+
+async function webTab(tabId) {
+  // The URL of the document commands would reach; a tab that left the web is let go, for good.
+  const tab = await chrome.tabs.get(tabId);
+  if (!onTheWeb(tab.url)) {
+    await leftTheWeb(tabId, tab.url);
+    throw new Error("this tab is not on a web page (http, https) any more, so it is not shared with webhand");
+  }
+  return tab;
+}
+
+async function leftTheWeb(tabId, url) {
+  if ((await sharedTabs()).has(tabId)) await unshare(tabId, {reason: "left_the_web", url: String(url || "").slice(0, 200)});
+}
+
 async function attach(tabId) {
   if (!(await sharedTabs()).has(tabId)) throw new Error("this tab is not shared");
+  await webTab(tabId);
   if (!attached.has(tabId)) {
     try {
       await chrome.debugger.attach({tabId}, PROTOCOL_VERSION);
@@ -165,6 +239,10 @@ async function command(message) {
   if (!attached.has(message.tabId) || !(await sharedTabs()).has(message.tabId)) {
     throw new Error("this tab is not shared with webhand");
   }
+  await webTab(message.tabId);
+  if (message.method === "Page.navigate" && !/^https?:\/\//i.test(String((message.params || {}).url || ""))) {
+    throw new Error("webhand may open only web pages (http, https) in a shared tab");
+  }
   const target = message.sessionId ? {tabId: message.tabId, sessionId: message.sessionId} : {tabId: message.tabId};
   return await chrome.debugger.sendCommand(target, message.method, message.params || {});
 }
@@ -184,18 +262,26 @@ async function detachAll() {
 
 chrome.debugger.onEvent.addListener((source, method, params) => {
   if (source.tabId === undefined || !attached.has(source.tabId)) return;
+  const frame = method === "Page.frameNavigated" && params && params.frame;
+  if (frame && !frame.parentId && !source.sessionId && !onTheWeb(frame.url)) {
+    attached.delete(source.tabId);  // synchronously: no later command reaches that document
+    leftTheWeb(source.tabId, frame.url);
+    try { chrome.debugger.detach({tabId: source.tabId}); } catch (error) { /* already gone */ }
+    return;
+  }
   send({type: "event", tabId: source.tabId, sessionId: source.sessionId || null, method, params: params || {}});
 });
 
 chrome.debugger.onDetach.addListener(async (source, reason) => {
   if (source.tabId === undefined || !attached.has(source.tabId)) return;
   attached.delete(source.tabId);
-  send({type: "detached", tabId: source.tabId, reason});
-  if (reason === "canceled_by_user") await unshare(source.tabId);  // the person closed Chrome's bar
+  if (reason === "canceled_by_user") await unshare(source.tabId, {reason});  // the person closed Chrome's bar
+  else send({type: "detached", tabId: source.tabId, reason});
 });
 
 // -- sharing (the popup's buttons) ----------------------------------------------------------------
 async function share(tabId) {
+  if (!onTheWeb((await chrome.tabs.get(tabId)).url)) return;  // the browser's own pages are never shared
   const shared = await sharedTabs();
   shared.add(tabId);
   await saveShared(shared);
@@ -203,20 +289,20 @@ async function share(tabId) {
   connect();
 }
 
-async function unshare(tabId) {
+async function unshare(tabId, why = {reason: "stopped_sharing"}) {
   const shared = await sharedTabs();
   shared.delete(tabId);
   if (attached.has(tabId)) {
     attached.delete(tabId);
     try { await chrome.debugger.detach({tabId}); } catch (error) { /* already gone */ }
-    send({type: "detached", tabId, reason: "stopped_sharing"});
   }
+  send({type: "detached", tabId, ...why});
   await saveShared(shared);
   try { await chrome.action.setBadgeText({tabId, text: ""}); } catch (error) { /* tab closed */ }
 }
 
 chrome.tabs.onRemoved.addListener(async (tabId) => {
-  if ((await sharedTabs()).has(tabId)) await unshare(tabId);
+  if ((await sharedTabs()).has(tabId)) await unshare(tabId, {reason: "tab_closed"});
 });
 
 // Test builds only (test-config.json): share the tabs whose URL has autoShareUrl, standing in for
@@ -229,6 +315,7 @@ async function autoShare(tab) {
 }
 
 chrome.tabs.onUpdated.addListener(async (tabId, change, tab) => {
+  if (change.url && !onTheWeb(change.url)) await leftTheWeb(tabId, change.url);
   if (change.status === "complete") await autoShare(tab);
   if (change.url && (await sharedTabs()).has(tabId)) await reportShared();
 });
@@ -256,7 +343,7 @@ chrome.runtime.onMessage.addListener((message, sender, respond) => {
       connect();
     }
     const {port, token} = await settings();
-    respond({connected: !!socket && socket.readyState === WebSocket.OPEN, paired: !!token, port,
+    respond({connected: !!socket && authenticated && socket.readyState === WebSocket.OPEN, paired: !!token, port,
              shared: [...(await sharedTabs())]});
   })();
   return true;

@@ -34,6 +34,7 @@ from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed
+from webhand.security.origins import OriginRules
 
 __all__ = ["CdpBrowser", "CdpEngine", "SharedTabsBrowser"]
 
@@ -328,7 +329,7 @@ class CdpEngine:
             self.relay = ExtensionRelay(self.settings.extension_port, pairing_token)
         await self.relay.start()
         link = await self.relay.wait_link(timeout)
-        client = RelayClient(link)
+        client = RelayClient(link, OriginRules.from_settings(self.settings))
         browser = SharedTabsBrowser(CdpConnection.over(client), client, timeout)
         try:
             await asyncio.wait_for(browser.start(), timeout)

@@ -7,12 +7,18 @@ targets are those tabs.
 
 Who may connect: the relay checks the handshake's ``Origin`` (only ``chrome-extension://<the
 extension's id>``: a web page's WebSocket carries its own origin and is refused before any message)
-and then the pairing token, the connection's first message, compared in constant time
-(``security/pairing.py``). Another local user, who can reach 127.0.0.1 too, has neither a
-browser that sends that origin for them nor the token.
+and then a challenge-response on the pairing token (``security/pairing.py``): the extension says
+hello with a nonce, the relay answers with its own nonce and its proof, and the extension answers
+with its proof only if the relay's was right. The token never crosses the socket, so another local
+user listening on the port while webhand is not running learns nothing of use. Until the extension
+proved itself, a message may be at most 4 KiB (a bigger frame closes the connection before its
+payload is read); after, up to 100 MiB (a full-page screenshot).
 
 What the driver may do: commands on a shared tab's sessions go to the extension, which sends them
-with ``chrome.debugger``. Browser-wide commands have no tab to go to; the few the driver needs to
+with ``chrome.debugger``, if they are among the methods webhand's driver uses (``TAB_METHODS``).
+Navigation goes only to http(s) pages the origin policy allows; cookies read through the bridge are
+only those the shared tabs' hosts receive, and only theirs are set or deleted (bridge_boundary.py
+holds these rules). Browser-wide commands have no tab to go to; the few the driver needs to
 start (``Browser.getVersion``, target discovery, a second session on a tab for the live view) are
 answered here, and the rest, new tabs, new browser contexts, closing a tab or the browser, are
 refused with an error that says what to do instead. A tab becomes a target only when the extension
@@ -32,9 +38,12 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
+from webhand.engine.cdp.bridge_boundary import (COOKIE_CHANGES, COOKIE_READS, TAB_METHODS, check_cookie_change,
+                                                check_navigation, hosts_of, shared_sites_cookies, why_lost)
 from webhand.engine.cdp.connection import CommandProxy
 from webhand.errors import BrowserLaunchFailed, WebhandError
-from webhand.security.pairing import EXTENSION_ORIGIN, token_matches
+from webhand.security.origins import OriginRules
+from webhand.security.pairing import EXTENSION_ORIGIN, NONCE, new_nonce, proof, token_matches
 
 log = logging.getLogger("webhand.bridge")
 
@@ -45,6 +54,8 @@ DEFAULT_RELAY_PORT = 47311
 _HELLO_TIMEOUT_SECONDS = 5.0
 _REQUEST_TIMEOUT_SECONDS = 60.0  # a cap for one command the caller did not cap itself
 _MAX_MESSAGE_BYTES = 100 * 1024 * 1024  # a full-page screenshot fits
+_MAX_UNAUTHENTICATED_BYTES = 4096  # a hello or a proof is under 300 bytes
+
 
 _NOT_SHARED_HINT = "Share a tab by clicking the webhand button in Chrome's toolbar and choosing Share this tab."
 
@@ -135,6 +146,7 @@ class ExtensionRelay:
         self._server: Server | None = None
         self.link: ExtensionLink | None = None
         self._linked = asyncio.Event()
+        self.refusal: str | None = None  # why the last connection was refused, for the error that waits on one
 
     async def start(self) -> None:
         if self._server is not None:
@@ -143,7 +155,7 @@ class ExtensionRelay:
         self._token = lambda: token
         try:
             self._server = await serve(self._serve, "127.0.0.1", self.port, origins=[self._origin],  # type: ignore[list-item]
-                                       max_size=_MAX_MESSAGE_BYTES, compression=None, server_header=None)
+                                       max_size=_MAX_UNAUTHENTICATED_BYTES, max_queue=4, compression=None, server_header=None)
         except OSError as error:
             raise BrowserLaunchFailed(f"The extension relay could not listen on 127.0.0.1:{self.port} "
                                       f"({error.strerror or error}).",
@@ -171,8 +183,9 @@ class ExtensionRelay:
                     self._linked.clear()
                     await self._linked.wait()
         except TimeoutError:
+            refused = f" The last connection was refused: {self.refusal}." if self.refusal else ""
             raise BrowserLaunchFailed(f"No webhand browser extension connected to 127.0.0.1:{self.port} within "
-                                      f"{timeout:g} s.",
+                                      f"{timeout:g} s.{refused}",
                                       "Load the extension in Chrome (`webhand extension path`, chrome://extensions, "
                                       "Load unpacked), paste the token `webhand extension pair` prints into its popup, "
                                       "and check that its port is the same as extension_port.") from None
@@ -181,16 +194,10 @@ class ExtensionRelay:
         if socket.request is None or socket.request.path != "/extension":
             await socket.close(4004, "unknown path")
             return
-        try:
-            hello = json.loads(await asyncio.wait_for(socket.recv(), _HELLO_TIMEOUT_SECONDS))
-        except (TimeoutError, ValueError, ConnectionClosed):
-            await socket.close(4001, "no hello")
+        hello = await self._authenticate(socket)
+        if hello is None:
             return
-        if not isinstance(hello, dict) or hello.get("type") != "hello" or not token_matches(hello.get("token"),
-                                                                                           self._token()):
-            log.warning("the extension relay refused a connection: wrong pairing token")
-            await socket.close(4003, "wrong pairing token")
-            return
+        socket.protocol.max_message_size = _MAX_MESSAGE_BYTES  # it proved itself: screenshots may come now
         link = ExtensionLink(socket, str(hello.get("userAgent") or ""))
         old, self.link = self.link, link
         if old is not None:
@@ -209,6 +216,47 @@ class ExtensionRelay:
                 self.link = None
 
 
+    async def _authenticate(self, socket: ServerConnection) -> dict[str, Any] | None:
+        """The challenge-response (security/pairing.py): the extension's hello, then the relay's
+        nonce and proof, then the extension's proof. Its hello when it proved itself; else None,
+        the connection closed."""
+        async def receive(kind: str) -> dict[str, Any] | None:
+            try:
+                message = json.loads(await asyncio.wait_for(socket.recv(), _HELLO_TIMEOUT_SECONDS))
+            except (TimeoutError, ValueError, ConnectionClosed):
+                await socket.close(4001, f"no {kind}")
+                return None
+            if not isinstance(message, dict) or message.get("type") != kind:
+                await socket.close(4001, f"no {kind}")
+                return None
+            return message
+
+        hello = await receive("hello")
+        if hello is None:
+            return None
+        extension_nonce = hello.get("nonce")
+        if not isinstance(extension_nonce, str) or not NONCE.fullmatch(extension_nonce):
+            self.refusal = ("its hello had no nonce, as an extension older than this webhand sends (reload the "
+                            "extension in chrome://extensions)")
+            log.warning("the extension relay refused a connection: %s", self.refusal)
+            await socket.close(4003, "hello without a nonce: update the webhand extension")
+            return None
+        relay_nonce = new_nonce()
+        token = self._token()
+        with contextlib.suppress(ConnectionClosed):
+            await socket.send(json.dumps({"type": "challenge", "nonce": relay_nonce,
+                                          "proof": proof(token, "relay", extension_nonce, relay_nonce)}))
+        answer = await receive("auth")
+        if answer is None:
+            return None
+        if not token_matches(answer.get("proof"), proof(token, "extension", extension_nonce, relay_nonce)):
+            self.refusal = "its proof of the pairing token was wrong (pair the extension again)"
+            log.warning("the extension relay refused a connection: %s", self.refusal)
+            await socket.close(4003, "wrong pairing token")
+            return None
+        return hello
+
+
 class RelayClient:
     """What ``CdpConnection`` needs of a CDP client (``send_raw``, ``event_handlers``, ``stop``, a task
     that ends with the connection), over the extension's link. Sessions: ``tab-<id>`` is a shared
@@ -216,14 +264,20 @@ class RelayClient:
     one on it (the live view's), and the tab's child sessions (out-of-process frames, workers) keep
     the ids chrome.debugger gives them."""
 
-    def __init__(self, link: ExtensionLink) -> None:
+    #: No socket of its own (the link's belongs to the relay): CdpConnection.close cuts nothing here.
+    ws = None
+
+    def __init__(self, link: ExtensionLink, rules: OriginRules | None = None) -> None:
         self.link = link
+        self.rules = rules  # the origin policy, for where a shared tab may be sent
+        self.lost: str | None = None  # why the last shared tab was lost, said by the next call
         self.event_handlers: dict[str, Callable[[Any, str | None], None]] = {}
         self.send = CommandProxy(self)  # type: ignore[arg-type]
         self._roots: dict[str, int] = {}  # a tab's own sessions (and their second sessions) -> tab id
         self._second: set[str] = set()  # which of those are second sessions (Target.attachToTarget)
         self._children: dict[str, int] = {}  # child session id -> tab id
         self._targets: dict[int, dict[str, Any]] = {}  # tab id -> its target info, while announced
+        self._announced: set[int] = set()  # every tab ever announced, to say why one was lost
         self._views = itertools.count(1)
         self._announcing = False
         self._stopped = asyncio.Event()
@@ -264,6 +318,7 @@ class RelayClient:
         session = f"tab-{tab_id}"
         self._roots[session] = tab_id
         self._targets[tab_id] = info
+        self._announced.add(tab_id)
         self._dispatch("Target.attachedToTarget", {"sessionId": session, "targetInfo": info,
                                                    "waitingForDebugger": False}, None)
         return str(info["targetId"])
@@ -288,8 +343,10 @@ class RelayClient:
 
     def from_extension(self, message: dict[str, Any]) -> None:
         tab_id = message["tabId"]
+        if message["type"] == "detached" and tab_id in self._announced:
+            self.lost = why_lost(str(message.get("reason", "")), str(message.get("url", ""))[:200]) or self.lost
         if tab_id not in self._targets:
-            return  # not a tab announced to this client
+            return  # not a tab announced to this client (or one already gone)
         if message["type"] == "detached":
             self._gone(tab_id)
             return
@@ -329,9 +386,15 @@ class RelayClient:
             tab_id, child = self._children.get(session_id), session_id
         if tab_id is None or tab_id not in self._targets:
             raise RuntimeError({"message": "Session with given id not found."})
+        if method not in TAB_METHODS:
+            raise refused(f"The DevTools command {method}")
+        if method == "Page.navigate":
+            check_navigation(str(params.get("url", "")), self.rules)
+        elif method in COOKIE_CHANGES:
+            check_cookie_change(method, params, self.shared_hosts())
         try:
-            return await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child, "method": method,
-                                            "params": params})
+            answer = await self.link.request({"type": "command", "tabId": tab_id, "sessionId": child, "method": method,
+                                              "params": params})
         except RuntimeError as error:
             # chrome.debugger leaves out some domains (ServiceWorker, Browser, SystemInfo …) and says
             # "wasn't found", as for a typo: here it means the extension cannot do it.
@@ -339,6 +402,9 @@ class RelayClient:
             if "wasn't found" in said or "not allowed" in said.lower():
                 raise refused(f"The DevTools command {method}") from None
             raise
+        if method in COOKIE_READS:  # the browser answers with every site's: keep the shared tabs' sites'
+            answer = {**answer, "cookies": shared_sites_cookies(answer.get("cookies"), self.shared_hosts())}
+        return answer
 
     async def _browser_command(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "Browser.getVersion":
@@ -379,6 +445,11 @@ class RelayClient:
         what = {"Target.createTarget": "Opening a new tab", "Target.createBrowserContext": "A new browser context",
                 "Browser.close": "Closing the browser"}.get(method, f"The browser-wide command {method}")
         raise refused(what)
+
+    def shared_hosts(self) -> set[str]:
+        """The hosts of the pages the shared tabs show (as the extension and the pages' navigations said)."""
+        return hosts_of([info.get("url", "") for info in self.link.shared.values()]
+                        + [str(info.get("url", "")) for info in self._targets.values()])
 
     def _tab_of_target(self, target_id: str) -> int | None:
         return next((tab for tab, info in self._targets.items() if info["targetId"] == target_id), None)

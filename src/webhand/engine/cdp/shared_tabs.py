@@ -42,6 +42,10 @@ class SharedTabsContext(CdpContext):
                                       NOT_SHARED_HINT)
 
     async def new_tab(self) -> CdpTab:
+        if self.client.lost and not any(not tab.closed for tab in self.tabs):
+            # What a session asks for when its tab is gone: say why it went, not that tabs cannot open.
+            raise BrowserLaunchFailed(f"No tab of your Chrome is shared with webhand any more: {self.client.lost}.",
+                                      NOT_SHARED_HINT)
         raise refused("Opening a new tab")
 
     async def close(self) -> None:
