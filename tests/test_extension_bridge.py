@@ -117,9 +117,9 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site, caplog
     assert chrome.poll() is None
 
 
-def _proof(token: str, role: str, extension_nonce: str, relay_nonce: str) -> str:
+def _proof(token: str, role: str, port: int, extension_nonce: str, relay_nonce: str) -> str:
     """The wire format, written out here as the extension's service worker computes it."""
-    text = f"webhand-bridge-v1 {role} {extension_nonce} {relay_nonce}"
+    text = f"webhand-bridge-v2 {role} {port} {extension_nonce} {relay_nonce}"
     return hmac.new(token.encode(), text.encode(), hashlib.sha256).hexdigest()
 
 
@@ -138,7 +138,7 @@ async def test_a_listener_in_webhand_s_place_learns_nothing_and_drives_nothing(b
         lambda hello: {"type": "challenge", "nonce": secrets.token_hex(32), "proof": secrets.token_hex(32)},
         lambda hello: (lambda nonce: {"type": "challenge", "nonce": nonce,
                                       "proof": _proof("a token of the listener's own making", "relay",
-                                                      hello["nonce"], nonce)})(secrets.token_hex(32)),
+                                                      port, hello["nonce"], nonce)})(secrets.token_hex(32)),
         lambda hello: {"type": "welcome"},
     ]
 
@@ -179,6 +179,47 @@ async def test_a_listener_in_webhand_s_place_learns_nothing_and_drives_nothing(b
         assert not reply.is_error and "pressed" in reply.text, reply.text
 
 
+@pytest.mark.one_driver("the extension in the person's browser; a go-between on its port, a webhand on another")
+async def test_a_go_between_on_the_extensions_port_cannot_pass_the_handshake_to_another_webhand(bridge):
+    """Another local user holds the extension's port while a real webhand listens on another port,
+    and passes every frame through, both ways (the Origin header forged, as a local process can): the
+    relay's proof names its own port, not the one the extension dialled, so the extension refuses it
+    and the go-between is never left holding an authenticated connection to inject commands into."""
+    from bridge_browser import free_port
+
+    chrome, port, token, settings = bridge
+    elsewhere = settings.model_copy(update={"extension_port": free_port()})
+    extension_frames: list[str] = []
+    relay_frames: list[str] = []
+    refused = asyncio.Event()
+
+    async def go_between(extension_socket) -> None:
+        try:
+            async with connect(f"ws://127.0.0.1:{elsewhere.extension_port}/extension", origin=EXTENSION_ORIGIN,
+                               max_size=None) as relay_socket:
+                async def pass_on(source, target, seen: list[str]) -> None:
+                    async for frame in source:
+                        seen.append(str(frame))
+                        await target.send(frame)
+
+                await asyncio.gather(pass_on(extension_socket, relay_socket, extension_frames),
+                                     pass_on(relay_socket, extension_socket, relay_frames))
+        except ConnectionClosed:
+            pass
+        if any('"challenge"' in frame for frame in relay_frames):
+            refused.set()
+
+    async with Webhand(elsewhere) as webhand, serve(go_between, "127.0.0.1", port):
+        await asyncio.wait_for(refused.wait(), 60)
+        # The extension saw the relay's challenge and closed: it never sent its proof, and the
+        # webhand behind the go-between has no extension.
+        assert not any('"auth"' in frame for frame in extension_frames), extension_frames
+        assert webhand.sessions.engine.relay.link is None
+        reply = await webhand.context("behind-a-go-between").call("browser_text", {})
+        assert reply.is_error, reply.text
+    assert chrome.poll() is None
+
+
 @pytest.mark.one_driver("the extension in the person's browser; the shared tab is lost: runs after the tests using it")
 async def test_a_shared_tab_that_leaves_the_web_is_lost_and_the_next_call_says_so(bridge, site):
     """The page's own script sends the shared tab to the extension's popup (where chrome.debugger
@@ -206,16 +247,16 @@ async def test_a_shared_tab_that_leaves_the_web_is_lost_and_the_next_call_says_s
     assert chrome.poll() is None
 
 
-async def _extension_side(ws, token: str, *, proof_with: str | None = None) -> None:
+async def _extension_side(ws, token: str, port: int, *, proof_with: str | None = None) -> None:
     """The extension's side of the handshake, as a client in the test: hello, check the relay's
     proof, answer with its own (made with ``proof_with`` instead of the token, if given)."""
     nonce = secrets.token_hex(32)
     await ws.send(json.dumps({"type": "hello", "nonce": nonce, "userAgent": "test"}))
     challenge = json.loads(await asyncio.wait_for(ws.recv(), 5))
     assert challenge["type"] == "challenge"
-    assert hmac.compare_digest(challenge["proof"], _proof(token, "relay", nonce, challenge["nonce"]))
+    assert hmac.compare_digest(challenge["proof"], _proof(token, "relay", port, nonce, challenge["nonce"]))
     await ws.send(json.dumps({"type": "auth",
-                              "proof": _proof(proof_with or token, "extension", nonce, challenge["nonce"])}))
+                              "proof": _proof(proof_with or token, "extension", port, nonce, challenge["nonce"])}))
 
 
 @pytest.mark.one_driver("the relay's own handshake, no driver")
@@ -245,9 +286,9 @@ async def test_the_relay_refuses_pages_forged_origins_and_wrong_proofs(origin, h
             async with connect(f"ws://127.0.0.1:{relay.port}/extension", additional_headers=headers,
                                origin=None, max_size=None, close_timeout=5) as ws:
                 if hello == "right":
-                    await _extension_side(ws, right_token)
+                    await _extension_side(ws, right_token, relay.port)
                 elif hello == "wrong token":
-                    await _extension_side(ws, right_token, proof_with=secrets.token_urlsafe(32))
+                    await _extension_side(ws, right_token, relay.port, proof_with=secrets.token_urlsafe(32))
                 elif hello == "the token itself":
                     await ws.send(json.dumps({"type": "hello", "token": right_token}))
                 elif hello == "the relay's proof back":

@@ -105,11 +105,11 @@ async function open() {
       challenged = true;
       const key = await hmacKey(token);
       const relayProof = hexBytes(message.proof);
-      if (!(await crypto.subtle.verify("HMAC", key, relayProof, proofText("relay", nonce, message.nonce)))) {
+      if (!(await crypto.subtle.verify("HMAC", key, relayProof, proofText("relay", port, nonce, message.nonce)))) {
         ws.close();
         return;
       }
-      const ours = await crypto.subtle.sign("HMAC", key, proofText("extension", nonce, message.nonce));
+      const ours = await crypto.subtle.sign("HMAC", key, proofText("extension", port, nonce, message.nonce));
       authenticated = true;
       ws.send(JSON.stringify({type: "auth", proof: bytesHex(new Uint8Array(ours))}));
       return;
@@ -146,8 +146,10 @@ async function hmacKey(token) {
                                        false, ["sign", "verify"]);
 }
 
-function proofText(role, extensionNonce, relayNonce) {
-  return new TextEncoder().encode(`webhand-bridge-v1 ${role} ${extensionNonce} ${relayNonce}`);
+// The port is the one this worker dialled: a relay's proof made for another port (a go-between that
+// holds this port and passes the handshake to a webhand elsewhere) does not verify.
+function proofText(role, port, extensionNonce, relayNonce) {
+  return new TextEncoder().encode(`webhand-bridge-v2 ${role} ${port} ${extensionNonce} ${relayNonce}`);
 }
 
 function scheduleReconnect() {

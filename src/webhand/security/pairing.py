@@ -36,7 +36,7 @@ EXTENSION_ORIGIN = f"chrome-extension://{EXTENSION_ID}"
 TOKEN_FILE_NAME = "extension-token"
 _HINT = "Set XDG_CONFIG_HOME to a folder of your own that only you can write."
 #: What both sides sign, so a proof made for one role, protocol or pair of nonces proves nothing else.
-_PROOF_LABEL = "webhand-bridge-v1"
+_PROOF_LABEL = "webhand-bridge-v2"
 NONCE = re.compile(r"[0-9a-f]{64}")  # 32 random bytes, hex
 
 
@@ -90,10 +90,14 @@ def new_nonce() -> str:
     return secrets.token_hex(32)
 
 
-def proof(token: str, role: str, extension_nonce: str, relay_nonce: str) -> str:
+def proof(token: str, role: str, port: int, extension_nonce: str, relay_nonce: str) -> str:
     """What ``role`` ("relay" or "extension") sends to prove it knows ``token``, for this pair of
-    nonces only: hex HMAC-SHA256 of ``webhand-bridge-v1 <role> <extension nonce> <relay nonce>``."""
-    message = f"{_PROOF_LABEL} {role} {extension_nonce} {relay_nonce}".encode()
+    nonces and this port only: hex HMAC-SHA256 of ``webhand-bridge-v2 <role> <port> <extension nonce>
+    <relay nonce>``. The port is the one the extension dialled and the relay listens on: a process that
+    holds the extension's port and passes the handshake through to a webhand listening on another port
+    gets a proof for the wrong port, which the extension refuses (without it, such a go-between would
+    be left holding an authenticated connection it could inject commands into)."""
+    message = f"{_PROOF_LABEL} {role} {port} {extension_nonce} {relay_nonce}".encode()
     return hmac.new(token.encode(), message, hashlib.sha256).hexdigest()
 
 

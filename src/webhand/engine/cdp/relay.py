@@ -245,11 +245,11 @@ class ExtensionRelay:
         token = self._token()
         with contextlib.suppress(ConnectionClosed):
             await socket.send(json.dumps({"type": "challenge", "nonce": relay_nonce,
-                                          "proof": proof(token, "relay", extension_nonce, relay_nonce)}))
+                                          "proof": proof(token, "relay", self.port, extension_nonce, relay_nonce)}))
         answer = await receive("auth")
         if answer is None:
             return None
-        if not token_matches(answer.get("proof"), proof(token, "extension", extension_nonce, relay_nonce)):
+        if not token_matches(answer.get("proof"), proof(token, "extension", self.port, extension_nonce, relay_nonce)):
             self.refusal = "its proof of the pairing token was wrong (pair the extension again)"
             log.warning("the extension relay refused a connection: %s", self.refusal)
             await socket.close(4003, "wrong pairing token")
