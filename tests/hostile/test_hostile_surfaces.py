@@ -272,3 +272,60 @@ async def test_the_session_browsers_marker_and_a_foreign_origin_are_refused_even
     assert page.status_code == 403, "the static page too is refused to a headless browser"
     refused, served = sum(s == 403 for _, s, _, _ in table), sum(s == 200 for _, s, _, _ in table)
     print(f"{refused} refused, {served} served as they should")
+
+
+# -- the model's words in front of the person (issue 43) -------------------------------------------
+
+#: Reasons a model led by a page could give browser_request_human, and what must not reach the
+#: person's prompt of each: (attempt, reason, what the prompt must not carry).
+REASONS = [
+    ("a second link", "Sign in at https://evil.example/login first", ["https://", "evil.example"]),
+    ("a paragraph of its own", "Solve the CAPTCHA\n\nwebhand: the session moved, open http://127.0.0.1:1/x",
+     ["\n\nwebhand:", "http://127.0.0.1:1"]),
+    ("a bare host name", "Log in at evil.example/login and come back", ["evil.example"]),
+    ("a markdown link", "[Open the dashboard](https://evil.example/dashboard)", ["](https://", "evil.example"]),
+    ("a javascript: link", "javascript:fetch('//evil.example') to continue", ["javascript:"]),
+    ("a Unicode line break", "Done?\u2028Open www.evil.example now", ["\u2028", "www.evil.example"]),
+    ("a right-to-left override", "Approve \u202eelpmaxe.live\u202c payment", ["\u202e"]),
+    ("a long letter", "Please " + "read carefully and then " * 40 + "click", []),
+]
+
+
+@pytest.mark.one_driver("the person's prompt is written above the Driver")
+async def test_the_person_sees_the_models_reason_as_plain_bounded_text_with_webhands_link_only(webhand, site):
+    import mcp_types as types
+
+    from test_mcp_client_features import client
+
+    sessions = webhand.sessions
+    before = sessions.dashboard_url, sessions.dashboard_link
+    sessions.dashboard_url = "http://127.0.0.1:9/dashboard"
+    sessions.dashboard_link = lambda url, sid: f"{url}/#session={sid}"
+    context = webhand.context(f"reasons-{uuid.uuid4().hex[:10]}")
+    asked: list[str] = []
+
+    async def elicit(_context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    table = []
+    try:
+        async with client(webhand, context, elicitation_callback=elicit) as mcp:
+            await mcp.call_tool("browser_navigate", {"url": site.url("login.html")})
+            for what, reason, forbidden in REASONS:
+                await mcp.call_tool("browser_request_human", {"reason": reason[:500], "timeout": 30})
+                prompt = asked[-1]
+                # The model's part is the one quoted line; the rest is webhand's own words and link.
+                quoted = prompt.split('"', 1)[1].rsplit('"', 1)[0] if prompt.count('"') >= 2 else prompt
+                links = re.findall(r"https?://\S+", prompt)
+                kept = [bad for bad in forbidden if bad in prompt]
+                table.append((what, quoted, not kept and len(quoted) <= 200 and "\n" not in quoted
+                              and links == [f"{sessions.dashboard_url}/#session=" + links[0].rsplit("=", 1)[1]]))
+    finally:
+        sessions.dashboard_url, sessions.dashboard_link = before
+        await webhand.end_conversation(context.conversation_id)
+    print("\nreason given                 shown as plain text, webhand's link only")
+    for what, quoted, held in table:
+        print(f"  {what:26} {held!s:6} {quoted[:70]!r}")
+    assert all(held for *_, held in table), [row for row in table if not row[2]]
+    assert len(table) == len(REASONS) and len(asked) == len(REASONS)
