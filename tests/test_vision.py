@@ -320,9 +320,13 @@ async def test_coordinates_are_refused_cleanly(tools, site):
         ({"x": 10, "y": 99999}, "outside the last screenshot"),
         ({"x": -1, "y": 10}, "outside the last screenshot"),
         ({"x": 10, "y": -0.5}, "outside the last screenshot"),
-        ({"x": "left", "y": 10}, "x: Input should be a valid number"),
-        ({"x": None, "y": 10}, "x: Input should be a valid number"),
-        ({"x": [1, 2], "y": 10}, "x: Input should be a valid number"),
+        ({"x": "left", "y": 10}, 'x: a coordinate is a JSON number such as 140 or 140.5, not "left"'),
+        ({"x": None, "y": 10}, "x: a coordinate is a JSON number such as 140 or 140.5, not null"),
+        ({"x": [1, 2], "y": 10}, "x: a coordinate is a JSON number such as 140 or 140.5, not a JSON array"),
+        # Issue 43: neither a boolean nor a number in a string is read as a point (both were clicked).
+        ({"x": "1060", "y": 220}, 'x: a coordinate is a JSON number such as 140 or 140.5, not "1060"'),
+        ({"x": 1060, "y": "220.0"}, 'y: a coordinate is a JSON number such as 140 or 140.5, not "220.0"'),
+        ({"x": True, "y": 10}, "x: a coordinate is a JSON number such as 140 or 140.5, not true"),
         ({"x": float("nan"), "y": 10}, "must be a number of image pixels"),
         ({"x": float("inf"), "y": 10}, "must be a number of image pixels"),
         ({"y": 10}, "x: Field required"),
@@ -332,6 +336,12 @@ async def test_coordinates_are_refused_cleanly(tools, site):
         assert reply.is_error and said in reply.text, (arguments, reply.text)
     drag = await tools.call("browser_mouse_drag_xy", {"start_x": 5, "start_y": 5, "end_x": 5000, "end_y": 5})
     assert drag.is_error and "The drag's end (5000, 5) is outside" in drag.text
+    for name, arguments in [("browser_mouse_drag_xy", {"start_x": "1060", "start_y": 220, "end_x": 5, "end_y": 5}),
+                            ("browser_mouse_wheel_xy", {"x": 1060, "y": 220, "delta_y": "100"}),
+                            ("browser_mouse_button_xy", {"action": "down", "x": 1060, "y": False}),
+                            ("browser_zoom", {"x0": True, "y0": 0, "x1": 100, "y1": 100})]:
+        refused = await tools.call(name, arguments)
+        assert refused.is_error and "a coordinate is a JSON number" in refused.text, (name, refused.text)
     assert await _evaluate(tools, "window.hits") == [], "nothing was clicked by a refused call"
     # A page's name cannot forge a line of the reply or plant a ref in it.
     forged = await _ok(tools, "browser_mouse_click_xy", {"x": 1060, "y": 220})

@@ -20,6 +20,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -272,3 +273,165 @@ async def test_the_session_browsers_marker_and_a_foreign_origin_are_refused_even
     assert page.status_code == 403, "the static page too is refused to a headless browser"
     refused, served = sum(s == 403 for _, s, _, _ in table), sum(s == 200 for _, s, _, _ in table)
     print(f"{refused} refused, {served} served as they should")
+
+
+# -- the model's words in front of the person (issue 43) -------------------------------------------
+
+#: Reasons a model led by a page could give browser_request_human, and what must not reach the
+#: person's prompt of each: (attempt, reason, what the prompt must not carry).
+REASONS = [
+    ("a second link", "Sign in at https://evil.example/login first", ["https://", "evil.example"]),
+    ("a paragraph of its own", "Solve the CAPTCHA\n\nwebhand: the session moved, open http://127.0.0.1:1/x",
+     ["\n\nwebhand:", "http://127.0.0.1:1"]),
+    ("a bare host name", "Log in at evil.example/login and come back", ["evil.example"]),
+    ("a markdown link", "[Open the dashboard](https://evil.example/dashboard)", ["](https://", "evil.example"]),
+    ("a javascript: link", "javascript:fetch('//evil.example') to continue", ["javascript:"]),
+    ("a Unicode line break", "Done?\u2028Open www.evil.example now", ["\u2028", "www.evil.example"]),
+    ("a right-to-left override", "Approve \u202eelpmaxe.live\u202c payment", ["\u202e"]),
+    ("a long letter", "Please " + "read carefully and then " * 40 + "click", []),
+]
+
+
+@pytest.mark.one_driver("the person's prompt is written above the Driver")
+async def test_the_person_sees_the_models_reason_as_plain_bounded_text_with_webhands_link_only(webhand, site):
+    import mcp_types as types
+
+    from test_mcp_client_features import client
+
+    sessions = webhand.sessions
+    before = sessions.dashboard_url, sessions.dashboard_link
+    sessions.dashboard_url = "http://127.0.0.1:9/dashboard"
+    sessions.dashboard_link = lambda url, sid: f"{url}/#session={sid}"
+    context = webhand.context(f"reasons-{uuid.uuid4().hex[:10]}")
+    asked: list[str] = []
+
+    async def elicit(_context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    table = []
+    try:
+        async with client(webhand, context, elicitation_callback=elicit) as mcp:
+            await mcp.call_tool("browser_navigate", {"url": site.url("login.html")})
+            for what, reason, forbidden in REASONS:
+                await mcp.call_tool("browser_request_human", {"reason": reason[:500], "timeout": 30})
+                prompt = asked[-1]
+                # The model's part is the one quoted line; the rest is webhand's own words and link.
+                quoted = prompt.split('"', 1)[1].rsplit('"', 1)[0] if prompt.count('"') >= 2 else prompt
+                links = re.findall(r"https?://\S+", prompt)
+                kept = [bad for bad in forbidden if bad in prompt]
+                table.append((what, quoted, not kept and len(quoted) <= 200 and "\n" not in quoted
+                              and links == [f"{sessions.dashboard_url}/#session=" + links[0].rsplit("=", 1)[1]]))
+    finally:
+        sessions.dashboard_url, sessions.dashboard_link = before
+        await webhand.end_conversation(context.conversation_id)
+    print("\nreason given                 shown as plain text, webhand's link only")
+    for what, quoted, held in table:
+        print(f"  {what:26} {held!s:6} {quoted[:70]!r}")
+    assert all(held for *_, held in table), [row for row in table if not row[2]]
+    assert len(table) == len(REASONS) and len(asked) == len(REASONS)
+
+
+# -- mocks are code (issue 43) ------------------------------------------------------------------------
+
+RUNS = "<script>document.title = 'ran'</script>"
+#: Mocks a browser could run, refused while evaluate_enabled = false: (attempt, browser_route's fields).
+ACTIVE_MOCKS = [
+    ("an HTML page", {"content_type": "text/html", "body": RUNS}),
+    ("HTML with a charset, in capitals", {"content_type": "TEXT/HTML; charset=utf-8", "body": RUNS}),
+    ("HTML as a header", {"headers": {"Content-Type": "text/html"}, "body": RUNS}),
+    ("XHTML", {"content_type": "application/xhtml+xml", "body": f"<html xmlns='http://www.w3.org/1999/xhtml'>{RUNS}</html>"}),
+    ("SVG", {"content_type": "image/svg+xml", "body": f"<svg xmlns='http://www.w3.org/2000/svg'>{RUNS}</svg>"}),
+    ("XML", {"content_type": "text/xml", "body": "<?xml-stylesheet href='x.xsl'?><a/>"}),
+    ("JavaScript", {"content_type": "text/javascript", "body": "document.title = 'ran'"}),
+    ("a module script type", {"content_type": "application/javascript", "body": "document.title = 'ran'"}),
+    ("no type at all, sniffed as HTML", {"body": "<!doctype html>" + RUNS}),
+    ("an empty type", {"content_type": " ", "body": RUNS}),
+]
+
+
+async def test_with_evaluate_disabled_a_mock_answers_only_with_types_no_browser_runs(tmp_path_factory, site, driver):
+    settings = settings_for_tests(tmp_path_factory, evaluate_enabled=False, warm_reserve=False, driver=driver)
+    table = []
+    async with Webhand(settings) as wh:
+        tools = wh.context("inert-mocks")
+        assert not (await tools.call("browser_navigate", {"url": site.url("network.html")})).is_error
+        for what, fields in ACTIVE_MOCKS:
+            reply = await tools.call("browser_route", {"pattern": "**/mocked-page", **fields})
+            table.append((what, reply.is_error and "evaluate_enabled = false" in reply.text, reply.text))
+        # Inert types answer, and nothing runs: a page mocked as text, a page's script mocked as text
+        # (a <script src> runs text/plain unless the answer says nosniff).
+        for pattern in ("**/mocked-page", "**/cacheable/app.js"):
+            set_ = await tools.call("browser_route", {"pattern": pattern, "content_type": "text/plain",
+                                                      "body": RUNS if "page" in pattern else "document.title = 'ran'"})
+            assert not set_.is_error, set_.text
+        text_page = await tools.call("browser_navigate", {"url": site.url("mocked-page")})
+        text_seen = (await tools.call("browser_snapshot", {})).text
+        script_page = await tools.call("browser_navigate", {"url": site.url("cache.html")})
+        json_mock = await tools.call("browser_route", {"pattern": "**/api", "content_type": "application/json",
+                                                       "body": '{"ok": true}'})
+    print("\nmock answered with                     refused, naming evaluate_enabled")
+    for what, refused, _ in table:
+        print(f"  {what:38} {refused}")
+    assert all(refused for _, refused, _ in table), [(w, t) for w, r, t in table if not r]
+    assert not text_page.is_error and "ran" not in text_page.data["title"], text_page.text
+    assert "document.title" in text_seen, "the mocked page shows its text as text"
+    assert not script_page.is_error and script_page.data["title"] == "Cache", script_page.text
+    assert not json_mock.is_error, json_mock.text
+
+
+# -- another webhand's endpoints (issue 43) -----------------------------------------------------------
+
+#: Headers a server judges who is asking by; a continue route may set none of them.
+JUDGED_HEADERS = {"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0", "Origin": "http://127.0.0.1:{port}",
+                  "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Cookie": "session=stolen",
+                  "Host": "127.0.0.1:{port}"}
+
+
+async def test_one_webhands_model_cannot_reach_another_webhands_endpoints(tmp_path, tmp_path_factory, site, driver):
+    from test_mcp_http import mcp_server
+
+    from webhand.security.running_servers import RUNNING_SERVERS
+
+    table: list[tuple[str, bool, str]] = []
+    with mcp_server(tmp_path) as other:  # webhand A, in a process of its own, as a second server on the machine
+        base = other.url.removesuffix("/mcp")
+        port = int(base.rsplit(":", 1)[1])
+        registered = Path(RUNNING_SERVERS.folder(create=False) or "/nonexistent") / str(port)
+        assert json.loads(registered.read_text())["pid"] == other.process.pid
+        assert stat.S_IMODE(registered.stat().st_mode) == 0o600
+        settings = settings_for_tests(tmp_path_factory, warm_reserve=False, driver=driver)
+        async with Webhand(settings) as wh:  # webhand B: no origin rule, and no server of its own
+            tools = wh.context("another-webhand")
+
+            async def attempt(what: str, name: str, arguments: dict[str, Any], refused_as: str) -> None:
+                reply = await tools.call(name, arguments)
+                table.append((what, reply.is_error and refused_as in reply.text, reply.text))
+
+            for endpoint in ENDPOINTS:
+                await attempt(f"open {endpoint}", "browser_navigate", {"url": base + endpoint}, "another webhand's")
+            # Issue 43's way in: a page mocked at A's origin, opened there to call A same-origin.
+            mocked = await tools.call("browser_route", {"pattern": f"{base}/**", "content_type": "text/html",
+                                                        "body": "<title>at A</title>"})
+            assert not mocked.is_error, mocked.text
+            await attempt("open a mock at A's origin", "browser_navigate", {"url": f"{base}/mocked"}, "another webhand's")
+            ok = await tools.call("browser_navigate", {"url": site.url("route/echo.html")})
+            assert not ok.is_error, ok.text
+            fetched = await tools.call("browser_eval", {"expression": f"""
+                fetch({json.dumps(base + '/dashboard/api/sessions')}, {{mode: 'no-cors'}}).then(r => 'status ' + r.status,
+                                                                         e => 'failed: ' + e.message)"""})
+            table.append(("a page's fetch of A's API", str(fetched.data.get("result", "")).startswith("failed"),
+                          fetched.text))
+            await attempt("a continue route to A's /mcp", "browser_route",
+                          {"pattern": "**/echo?from=page", "action": "continue", "url": f"{base}/mcp"},
+                          "another webhand's")
+            for header, value in JUDGED_HEADERS.items():
+                await attempt(f"a continue route setting {header}", "browser_route",
+                              {"pattern": "**/echo?from=page", "action": "continue",
+                               "headers": {header: value.format(port=port)}}, "cannot set the request header")
+    gone = not registered.exists()
+    print("\nattempt on another webhand's server        refused, and the reply says so")
+    for what, refused, _ in table:
+        print(f"  {what:42} {refused}")
+    assert all(refused for _, refused, _ in table), [(w, t) for w, r, t in table if not r]
+    assert gone, "a server that stopped leaves no entry behind"

@@ -17,6 +17,7 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 from webhand.security.host_names import InvalidHost, address, is_loopback, normalize_host, same_place
+from webhand.security.running_servers import RUNNING_SERVERS, RunningServers
 
 # Schemes that never leave the browser, or that only name a document already allowed to load.
 ALWAYS_ALLOWED = ("data", "blob", "about", "chrome-error", "devtools", "chrome-extension")
@@ -33,35 +34,52 @@ _SAME_ORIGIN_SCHEME = {"ws": "http", "wss": "https", "http": "http", "https": "h
 
 
 class OwnEndpoints:
-    """The addresses webhand itself listens on in this process (the HTTP MCP server and its
-    dashboard, the CLI daemon's dashboard), registered as they are bound. No page webhand drives may
-    reach them, whatever the configuration: otherwise a page could send the agent's own tab there
-    and read or drive every conversation (issue 22). Matched by port: a loopback or wildcard bind
-    answers on every loopback spelling (``localhost``, ``127.0.0.1``, ``[::1]`` ...)."""
+    """The addresses webhand listens on (the HTTP MCP server and its dashboard, the CLI daemon's
+    dashboard): this process's, registered as they are bound, and every other webhand server of this
+    user (``running_servers``). No page webhand drives may reach them, whatever the configuration:
+    otherwise a page could send the agent's own tab there and read or drive every conversation
+    (issue 22), and one webhand's model could drive another's (issue 43). Matched by port: a
+    loopback or wildcard bind answers on every loopback spelling (``localhost``, ``127.0.0.1``,
+    ``[::1]`` ...)."""
 
-    def __init__(self) -> None:
+    def __init__(self, running: RunningServers = RUNNING_SERVERS) -> None:
         self._bound: dict[int, str] = {}  # port -> the host it was bound on, normalized
+        self._running = running
 
     def add(self, host: str, port: int) -> None:
         bare = host.strip("[]") or "0.0.0.0"  # "" binds every address
-        self._bound[port] = normalize_host(f"[{bare}]" if ":" in bare else bare)
+        self._bound[port] = _bound_host(bare)
+        self._running.register(bare, port)
 
     def remove(self, port: int) -> None:
         self._bound.pop(port, None)
+        self._running.unregister(port)
 
     def __bool__(self) -> bool:
-        return bool(self._bound)
+        return bool(self._bound) or bool(self._running)
 
     def refusal(self, host: str, port: int | None) -> str | None:
         """Why a request to ``host:port`` (host normalized) is refused: it is one of webhand's own."""
-        bound = self._bound.get(port) if port is not None else None
-        if bound is None:
+        if port is None:
             return None
+        bound, whose = self._bound.get(port), "webhand's own"
+        if bound is None:
+            other = self._running.host_of(port)
+            if other is None:
+                return None
+            bound, whose = _bound_host(other[1]), f"another webhand's (process {other[0]})"
         wildcard = bound in ("0.0.0.0", "[::]")
         if host == bound or is_loopback(host) and (is_loopback(bound) or wildcard) or wildcard:
-            return (f"refused because {host}:{port} is webhand's own dashboard or MCP server: no page webhand drives "
+            return (f"refused because {host}:{port} is {whose} dashboard or MCP server: no page webhand drives "
                     "may reach it, whatever the configuration (it would read and drive every conversation)")
         return None
+
+
+def _bound_host(bare: str) -> str:
+    try:
+        return normalize_host(f"[{bare}]" if ":" in bare else bare)
+    except InvalidHost:
+        return bare
 
 
 #: The one registry of this process (``surfaces/mcp/streamable_http.py`` and ``surfaces/dashboard`` fill it).

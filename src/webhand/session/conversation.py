@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 from webhand.config import Viewport
 from webhand.errors import SessionClosed
 from webhand.session.recording import CallRecord, record_call
-from webhand.session import placing
+from webhand.session import placing, recovery
 from webhand.session.control import agent_turn
 from webhand.session.session import Session
 
@@ -55,6 +56,11 @@ class ConversationSessions:
     async def _run_on(self, session: Session, work: Callable[[Session], Awaitable[None]], response: Response,
                       during_dialog: bool, timeout: float, record: CallRecord | None) -> None:
         session.touch()
+        if session.after_cancel is not None:  # the previous call was cancelled: its clean-up first
+            cleanup, session.after_cancel = session.after_cancel, None
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(recovery.CANCEL_CLEANUP_SECONDS + 1):
+                    session.notices.append(await asyncio.shield(cleanup))
         for notice in session.notices:
             response.add(notice)
         session.notices.clear()
@@ -64,6 +70,13 @@ class ConversationSessions:
                 await session.run(lambda: work(session), response, during_dialog=during_dialog, timeout=timeout)
         except SessionClosed as error:  # its pool endpoint went away mid-call? (session/placing.py)
             raise await placing.explain_closed(session, error) from None
+        except asyncio.CancelledError:
+            # The client cancelled the call (MCP's notifications/cancelled cancels its task, again at
+            # every await): what it started is stopped in a task of its own, which the next call waits
+            # for while it holds the session, then says where the page is.
+            session.after_cancel = asyncio.get_running_loop().create_task(
+                recovery.stop_cancelled(session.active_tab, response.tool))
+            raise
         finally:
             session.touch()
             session.first_call_done.set()

@@ -136,6 +136,29 @@ async def stop_stalled(tab: Tab, url: str, timeout: float) -> str:
             f"at {shorten(tab.url) or 'about:blank'}.")
 
 
+#: Longest the clean-up after a cancelled call may take (the next call waits for it).
+CANCEL_CLEANUP_SECONDS = 5.0
+
+
+async def stop_cancelled(tab: Tab | None, tool: str) -> str:
+    """After a call was cancelled (the client's ``notifications/cancelled``, or its deadline): stop
+    the loading it may have started in ``tab`` (a navigation still waiting for its server would
+    otherwise land later, unseen), and the line for the next reply, which says where the page is."""
+    said = f"Your previous call ({tool}) was cancelled before it finished"
+    if tab is None or tab.closed:
+        return f"{said}; it had no tab open."
+    try:
+        async with asyncio.timeout(CANCEL_CLEANUP_SECONDS):
+            await tab.stop_loading()
+    except Exception as error:  # noqa: BLE001 - a clean-up nobody awaits yet: its failure is told, never raised
+        why = (error.message if isinstance(error, WebhandError) else
+               f"no answer within {CANCEL_CLEANUP_SECONDS:g} s" if isinstance(error, TimeoutError) else type(error).__name__)
+        return (f"{said}; stopping what it started in tab {tab.index} failed ({why}): the tab may still go on to "
+                f"another page. It was at {shorten(tab.url) or 'about:blank'}; call browser_snapshot to see where it is.")
+    return (f"{said}: webhand stopped what it started in tab {tab.index} (any page still loading, like the browser's "
+            f"Stop button). The tab is at {shorten(tab.url) or 'about:blank'}.")
+
+
 async def replace(session: Recovering, tab: Tab) -> bool:
     """End ``tab`` from the browser side. When it was the active tab, the session's next use of a
     tab opens a fresh one (opening it here would cost the time this call may no longer have).

@@ -88,6 +88,8 @@ class Session:
         self.history = SessionHistory(settings.history_keep, files.history / f"{key.name}-{self.public_id}.jsonl",
                                       files.ensure)
         self.notices: list[str] = []  # told to the model in the next reply, then cleared
+        #: The clean-up of a cancelled call (conversation.py), which the next call waits for: its line.
+        self.after_cancel: asyncio.Task[str] | None = None
         # Things the page did on its own (dialog opened, download finished, tab opened): an
         # action's reply lists those noted since the action began (see session/changes.py).
         self.events: deque[str] = deque(maxlen=200)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import unicodedata
 
 from pydantic import Field
 
@@ -22,6 +24,27 @@ from webhand.tools.definition import PageArgs, tool
 
 log = logging.getLogger("webhand")
 
+#: The most of the model's reason a person is shown: a request, not a letter.
+MAX_SHOWN_REASON = 200
+#: A link with a scheme (``https://…``, ``javascript:…``, ``mailto:…``): removed.
+_LINK = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://\S*|\b(?:javascript|vbscript|data|mailto|file|tel|sms|intent|blob):\S*")
+#: A bare host name or IPv4 address, which clients turn into a link as well: its dots defanged.
+_HOST = re.compile(r"(?i)\b(?:[a-z0-9-]+\.)+[a-z0-9-]+\b")
+
+
+def reason_for_person(reason: str) -> str:
+    """The model's reason as a person is shown it: one line of plain text, at most
+    ``MAX_SHOWN_REASON`` characters, with no link of its own. A model led by a page writes this
+    text; the prompt the person sees must not carry a second link beside webhand's (which the person
+    would follow as webhand's), nor line breaks or invisible characters that make a paragraph of its
+    own look like webhand's."""
+    text = unicodedata.normalize("NFKC", reason)
+    text = "".join(" " if unicodedata.category(c)[0] in "CZ" else c for c in text)
+    text = _LINK.sub("[link removed]", text)
+    text = _HOST.sub(lambda host: host.group().replace(".", "[.]"), text)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_SHOWN_REASON else text[:MAX_SHOWN_REASON - 1].rstrip() + "…"
+
 
 class RequestHumanArgs(PageArgs):
     reason: str = Field(min_length=1, max_length=500,
@@ -32,19 +55,20 @@ class RequestHumanArgs(PageArgs):
 @tool("browser_request_human", capability="human")
 async def request_human(session: Session, args: RequestHumanArgs, response: Response) -> None:
     """Ask a person to take over this session in the dashboard (login, CAPTCHA); waits until they hand it back."""
+    reason = reason_for_person(args.reason)
     url = session.dashboard_link()
     if url is None:
         raise PolicyRefused("No dashboard is being served, so no person can take over this session.",
                             "Ask the user to run `webhand dashboard` (CLI) or to serve MCP over HTTP "
                             "(`webhand mcp --port N`, which serves /dashboard), then call again.")
     # The model gets the link only with the reply; whoever runs the server sees the request now.
-    log.warning("the agent asks for a person on %s: %s (%s)", session.key, args.reason, url)
+    log.warning("the agent asks for a person on %s: %s (%s)", session.key, reason, url)
     ask = response.caller.ask_person
     if ask is not None:
-        await _ask_in_client(session, args, response, url, ask)
+        await _ask_in_client(session, reason, args.timeout, response, url, ask)
         return
     response.waiting_for("a person to take over in the dashboard and hand the session back")
-    outcome = await session.control.request_help(args.reason, args.timeout)
+    outcome = await session.control.request_help(reason, args.timeout)
     if outcome == "untaken":
         raise ActionTimeout(f"Nobody took control of the session within {args.timeout:g} s. The request was shown at {url}.",
                             "Give the user this link, or carry on without help.")
@@ -56,23 +80,25 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
     response.data({"dashboard": url, "handed_back": True})
 
 
-async def _ask_in_client(session: Session, args: RequestHumanArgs, response: Response, url: str, ask: AskPerson) -> None:
+async def _ask_in_client(session: Session, reason: str, timeout: float, response: Response, url: str,
+                         ask: AskPerson) -> None:
     """Ask the person through the MCP client: they act in the dashboard, then answer Done there."""
-    message = (f"The browser agent needs your help: {args.reason}\n"
-               f"Open this link, take control of the session and do it, then choose Done (Accept) here: {url}")
+    message = (f"The browser agent asks for your help, in its own words (links removed): \"{reason}\"\n"
+               f"To help, open webhand's dashboard, take control of the session and do it, then choose Done "
+               f"(Accept) here: {url}")
     response.waiting_for("the person to answer in the MCP client")
-    session.control.request_reason = args.reason  # the dashboard shows the request too
+    session.control.request_reason = reason  # the dashboard shows the request too
     try:
-        async with asyncio.timeout(args.timeout):
+        async with asyncio.timeout(timeout):
             answer = await ask(message, url)
     except TimeoutError:
-        raise ActionTimeout(f"The person did not answer the request in the client within {args.timeout:g} s ({url}).",
+        raise ActionTimeout(f"The person did not answer the request in the client within {timeout:g} s ({url}).",
                             "Call browser_request_human again to keep waiting, or carry on without help.") from None
     finally:
         session.control.request_reason = None
     if answer != "accept":
         what = "declined" if answer == "decline" else "dismissed"
-        raise HumanDeclined(f"The person {what} the request for help ({args.reason}).",
+        raise HumanDeclined(f"The person {what} the request for help ({reason}).",
                             "Do not ask again for the same thing; carry on without it, or tell the user what you need.")
     # Done means done: control a person still holds in the dashboard goes back to the agent.
     session.control.end_takeover()

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from webhand.engine.driver import NetworkConditions, RouteRule
 from webhand.durations import Timeout
-from webhand.errors import InvalidArgument
+from webhand.errors import EvaluationDisabled, InvalidArgument
 from webhand.response import Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -26,6 +26,21 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _BAD_VALUE = re.compile(r"[\r\n\x00]")
 #: Longest mocked body: a mock stands in for an API answer or a small file, not a download.
 MAX_ROUTE_BODY = 1_000_000
+#: Request headers a route may not set: those a page cannot set either (the Fetch standard's forbidden
+#: names, and the user agent, which Chromium keeps too). A server decides on them who is asking: a
+#: webhand server refuses a browser it drives by its user agent, Origin and Sec-Fetch-*, and a
+#: Cookie would speak for the user's sign-in.
+_FORBIDDEN_REQUEST_HEADERS = frozenset({
+    "user-agent", "origin", "cookie", "cookie2", "host", "referer", "accept-charset", "accept-encoding",
+    "access-control-request-headers", "access-control-request-method", "connection", "content-length", "date",
+    "dnt", "expect", "keep-alive", "set-cookie", "te", "trailer", "transfer-encoding", "upgrade", "via"})
+_FORBIDDEN_REQUEST_PREFIXES = ("sec-", "proxy-")
+#: What a mock may answer with while ``evaluate_enabled = false``: types no browser runs as code
+#: (no document, script or stylesheet that scripts). Sent with ``X-Content-Type-Options: nosniff``,
+#: so that no browser reads them as another type (a ``<script src>`` runs text/plain otherwise).
+INERT_TYPES = ("application/json", "text/plain", "text/css", "text/csv", "image/png", "image/jpeg", "image/gif",
+               "image/webp", "image/avif", "image/bmp", "image/x-icon", "image/vnd.microsoft.icon", "font/woff",
+               "font/woff2", "font/ttf", "font/otf")
 
 
 class ConditionsArgs(PageArgs):
@@ -105,6 +120,8 @@ async def route(session: Session, args: RouteArgs, response: Response) -> None:
     else:
         if args.content_type:
             headers["content-type"] = args.content_type
+        if args.action == "fulfill" and not session.settings.evaluate_enabled:
+            _inert_only(headers, body)
         rule = RouteRule(args.pattern, args.action, args.status, headers, body)
     await session.context.add_route(rule)
     response.add(f"Route set: {describe_route(rule, response)}. It holds for every tab of this session until "
@@ -113,11 +130,37 @@ async def route(session: Session, args: RouteArgs, response: Response) -> None:
     response.data({"routes": [_route_data(r) for r in session.context.routes]})
 
 
+def _inert_only(headers: dict[str, str], body: str) -> None:
+    """With ``evaluate_enabled = false``, a mock's answer is refused when a browser could run it: a
+    document (HTML, XHTML, SVG, XML), a script, or a body with no type, which the browser sniffs. A
+    mock is code as much as browser_eval is. The answer is marked ``nosniff`` (set here, over any
+    the model gave), so that its type is the one the browser reads."""
+    given = headers.get("content-type", "")
+    essence = given.split(";", 1)[0].strip().lower()
+    inert = essence in INERT_TYPES or essence.startswith("application/") and essence.endswith("+json")
+    if not inert and (body or essence):
+        what = f"the type {given[:80]!r}" if essence else "a body with no content_type (the browser would guess it)"
+        raise EvaluationDisabled(
+            f"A mock cannot answer with {what}: a browser may run it as a page or a script, and JavaScript is "
+            "disabled by configuration (evaluate_enabled = false).",
+            "Answer with an inert content_type (" + ", ".join(INERT_TYPES) + ", or any application/*+json), "
+            "or block the request instead.")
+    headers["x-content-type-options"] = "nosniff"
+
+
 def _rewrite(args: RouteArgs, headers: dict[str, str]) -> RouteRule:
     """A ``continue`` route, its changes checked: a URL the browser can send to, a method that is a token."""
     if args.status != 200 or args.content_type:
         raise InvalidArgument("A continuing request gets the server's answer, so status and content_type do not "
                               "apply.", "Call again without them, or with action fulfill to answer it yourself.")
+    forbidden = sorted(name for name in headers
+                       if name in _FORBIDDEN_REQUEST_HEADERS or name.startswith(_FORBIDDEN_REQUEST_PREFIXES))
+    if forbidden:
+        raise InvalidArgument(f"A route cannot set the request header{'s' if len(forbidden) > 1 else ''} "
+                              + ", ".join(name[:100] for name in forbidden) + ": the browser sets "
+                              f"{'them' if len(forbidden) > 1 else 'it'} (as no page may), and servers rely on "
+                              f"{'them' if len(forbidden) > 1 else 'it'} to know who is asking.",
+                              "Set other headers, or none; to sign in, use the site's own login.")
     if not (args.url or args.method or headers or args.body is not None):
         raise InvalidArgument("A continue route changes the request: give url, method, headers or body.",
                               "Call again with what to change.")

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import io
-from typing import Literal
+import json
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from webhand.engine.cdp.keyboard import LAYOUT, MODIFIER_BITS, parse_chord
 from webhand.engine.driver import InputEvent, MouseButton, Tab
@@ -39,6 +40,21 @@ _DRAG_STEPS = 8
 #: The longest key hold: a hold blocks the session's other calls meanwhile.
 MAX_HOLD_SECONDS = 10.0
 
+
+
+def _a_number(value: object) -> object:
+    """A coordinate as sent: a JSON number. ``true`` or ``"12"`` are refused, not read as 1 or 12: a
+    model that sent them did not name a point, and a click where nobody aimed may press anything."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        shown = f"a JSON {'object' if isinstance(value, dict) else 'array'}" if isinstance(value, (dict, list)) \
+            else json.dumps(value, default=str)[:40]
+        raise ValueError(f"a coordinate is a JSON number such as 140 or 140.5, not {shown}")
+    return value
+
+
+#: Pixels on a screenshot, or CSS pixels to scroll by: a number, strictly (see ``_a_number``).
+Pixels = Annotated[float, BeforeValidator(_a_number)]
+
 _X = "Pixels from the left edge of the last screenshot you were given of this tab."
 _Y = "Pixels from the top edge of that screenshot."
 
@@ -48,8 +64,8 @@ class VisionArgs(PageArgs):
 
 
 class PointArgs(VisionArgs):
-    x: float = Field(description=_X)
-    y: float = Field(description=_Y)
+    x: Pixels = Field(description=_X)
+    y: Pixels = Field(description=_Y)
 
 
 async def last_map(session: Session, tab: Tab) -> ImageMap:
@@ -164,8 +180,8 @@ async def mouse_click(session: Session, args: ClickArgs, response: Response) -> 
 class ButtonArgs(VisionArgs):
     action: Literal["down", "up"] = Field(description="down: press the button and hold it; up: release it.")
     button: Button = Field("left", description="Mouse button.")
-    x: float | None = Field(None, description=_X + " Omit both for where the mouse is.")
-    y: float | None = Field(None, description=_Y)
+    x: Pixels | None = Field(None, description=_X + " Omit both for where the mouse is.")
+    y: Pixels | None = Field(None, description=_Y)
 
 
 async def perform_click_button(session: Session, args: ButtonArgs) -> str:
@@ -198,10 +214,10 @@ async def mouse_button(session: Session, args: ButtonArgs, response: Response) -
 
 # drag -------------------------------------------------------------------------------------------
 class DragArgs(VisionArgs):
-    start_x: float = Field(description="Where the drag starts: " + _X)
-    start_y: float = Field(description="Where the drag starts: " + _Y)
-    end_x: float = Field(description="Where it ends, on the same screenshot.")
-    end_y: float = Field(description="Where it ends, on the same screenshot.")
+    start_x: Pixels = Field(description="Where the drag starts: " + _X)
+    start_y: Pixels = Field(description="Where the drag starts: " + _Y)
+    end_x: Pixels = Field(description="Where it ends, on the same screenshot.")
+    end_y: Pixels = Field(description="Where it ends, on the same screenshot.")
     button: Button = Field("left", description="Mouse button held during the drag.")
 
 
@@ -236,8 +252,8 @@ async def mouse_drag(session: Session, args: DragArgs, response: Response) -> No
 
 # wheel ------------------------------------------------------------------------------------------
 class WheelArgs(PointArgs):
-    delta_x: float = Field(0, description="CSS pixels to scroll right (negative: left).")
-    delta_y: float = Field(0, description="CSS pixels to scroll down (negative: up).")
+    delta_x: Pixels = Field(0, description="CSS pixels to scroll right (negative: left).")
+    delta_y: Pixels = Field(0, description="CSS pixels to scroll down (negative: up).")
 
 
 async def perform_scroll(session: Session, args: WheelArgs) -> str:
@@ -309,10 +325,10 @@ async def key_hold(session: Session, args: KeyHoldArgs, response: Response) -> N
 
 # zoom -------------------------------------------------------------------------------------------
 class ZoomArgs(VisionArgs):
-    x0: float = Field(description="Left edge of the region, in pixels of the last screenshot.")
-    y0: float = Field(description="Top edge of the region.")
-    x1: float = Field(description="Right edge of the region.")
-    y1: float = Field(description="Bottom edge of the region.")
+    x0: Pixels = Field(description="Left edge of the region, in pixels of the last screenshot.")
+    y0: Pixels = Field(description="Top edge of the region.")
+    x1: Pixels = Field(description="Right edge of the region.")
+    y1: Pixels = Field(description="Bottom edge of the region.")
 
 
 @tool("browser_zoom", capability="vision", read_only=True)
