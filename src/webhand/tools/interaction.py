@@ -18,6 +18,7 @@ from pydantic import Field, model_validator
 from webhand.security import secret_store as secrets
 from webhand.durations import Timeout
 from webhand.engine.driver import Element
+from webhand.engine.pointer import spoken_label
 from webhand.response import Response
 from webhand.session.changes import watch_changes
 from webhand.session.session import Session
@@ -91,11 +92,12 @@ class ClickArgs(ElementArgs):
 
 async def perform_click(session: Session, args: ClickArgs) -> str:
     async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
-        await element.click(button=args.button, click_count=2 if args.double_click else 1,
-                            modifiers=list(args.modifiers), timeout=wait_for(session, args))
+        pressed = await element.click(button=args.button, click_count=2 if args.double_click else 1,
+                                      modifiers=list(args.modifiers), timeout=wait_for(session, args))
     how = ("Double-clicked" if args.double_click else "Clicked") + (f" ({args.button} button)" if args.button != "left" else "")
     held = f" holding {'+'.join(args.modifiers)}" if args.modifiers else ""
-    return f"{how} {target(args)}{held}."
+    # What took the press, in page words bounded and quoted: the model learns what it clicked.
+    return f"{how} {target(args)} ({spoken_label(pressed)}){held}."
 
 
 @tool("browser_click", destructive=True)

@@ -83,7 +83,7 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
         return
     tab = await session.tab()
     whole = not (args.ref or args.selector)
-    port = await viewport(tab) if whole else None  # where the pixels are on the page (page/coordinates.py)
+    port = await viewport(tab, layout=True) if whole else None  # where the pixels are on the page (page/coordinates.py)
     png = await capture_png(session, args, timeout)
     fitted, path = response.image(png)
     session.saw_screenshot(tab, image_map(port, full_page=args.full_page, original=(fitted.original_width, fitted.original_height),
