@@ -132,10 +132,22 @@ async def perform_type(session: Session, args: TypeArgs) -> str:
         # Read before Enter, which may clear the field (a search box) or leave the page.
         held = _what_the_field_holds(await element.field_text(), text, appended=not args.clear,
                                      secret=secrets.mentions_secret(args.text))
+        await _mask(session, element, secrets.mentions_secret(args.text), cleared=args.clear, timeout=timeout)
         if args.submit:
             await element.press("Enter", timeout=timeout)
     return (f"Typed {_shown(args.text)} into {target(args)}" + held
             + (" and pressed Enter." if args.submit and not held else ", then pressed Enter." if args.submit else "."))
+
+
+async def _mask(session: Session, element: Element, secret: bool, *, cleared: bool, timeout: float) -> None:
+    """A field that holds a typed secret shows it as dots in every picture of the page, screenshots,
+    video and the live view (``Element.mask_text``); replaced by text in clear, it shows it again."""
+    tab = await session.tab()
+    if secret:
+        await element.mask_text(True, timeout=timeout)
+        session.secret_tabs.add(tab.index)
+    elif cleared and tab.index in session.secret_tabs:
+        await element.mask_text(False, timeout=timeout)
 
 
 def _what_the_field_holds(field: dict[str, Any] | None, typed: str, *, appended: bool, secret: bool) -> str:

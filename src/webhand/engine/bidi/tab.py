@@ -33,7 +33,7 @@ from webhand.engine.driver import (ConsoleEntry, InputEvent, MouseButton, Naviga
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import ACTIONABLE, AT_PRESS, LABEL, PICK_OPTION, not_actionable, press_refused
 from webhand.engine.policy import RefusalLog
-from webhand.engine.page_scripts import (CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
+from webhand.engine.page_scripts import (CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
 from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
                             WebhandError)
@@ -257,6 +257,10 @@ class BidiElement:
             await self.tab.call(_WATCH_TYPING, [], doing=doing, timeout=timeout, sandbox=False, context=self.context_id)
         except EvaluationFailed:
             pass  # a page that broke it: its work goes unseen, the DOM-quiet window still holds
+
+    async def mask_text(self, masked: bool, *, timeout: float) -> None:
+        await self._call(f"function (on) {{ ({MASK_TEXT})(this)(on); }}", masked, timeout=timeout,
+                         doing=f"Masking the text of {self.ref}")
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         await self.focus(timeout=timeout)

@@ -18,7 +18,7 @@ from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import DESCRIBE
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameState, FrameTree
-from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS, SELECT
+from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SELECT
 from webhand.engine.pointer import ACTIONABLE as CHECK, AT_PRESS, CENTRE, LABEL, PICK_OPTION, SCROLL_INTO_VIEW, press_refused
 from webhand.engine.pointer import not_actionable as _not_actionable
 from webhand.engine.settle import PageGone
@@ -162,6 +162,10 @@ class CdpElement:
                 await self.tab.connection.send.Input.insertText(params={"text": text}, session_id=self.tab.session_id)
             else:
                 await keyboard.press(self.tab.connection, self.tab.session_id, "Delete")
+
+    async def mask_text(self, masked: bool, *, timeout: float) -> None:
+        async with guarded(f"Masking the text of {self.ref}", timeout):
+            await self._call(f"function (on) {{ ({MASK_TEXT})(this)(on); }}", masked)
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         await self.focus(timeout=timeout)

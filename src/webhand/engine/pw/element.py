@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import CDPSession, ElementHandle
 from playwright.async_api import Error as PWError
 
-from webhand.engine.page_scripts import FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS
+from webhand.engine.page_scripts import FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS
 from webhand.engine.pointer import AT_PRESS, COVER, LABEL, PREPARE, covered, helpers, not_actionable, press_refused
 from webhand.engine.pw.errors import SNAPSHOT_AGAIN, translate, translated, unknown_key
 from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
@@ -123,6 +123,10 @@ class PlaywrightElement:
         session = await self._session()  # type: ignore[misc]
         await session.send("Input.insertText", {"text": text})
         return True
+
+    async def mask_text(self, masked: bool, *, timeout: float) -> None:
+        async with translated(f"Masking the text of {self.ref}", timeout):
+            await asyncio.wait_for(self.handle.evaluate(f"(e, on) => ({MASK_TEXT})(e)(on)", masked), timeout)
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         async with translated(f"Typing into {self.ref}", timeout):
