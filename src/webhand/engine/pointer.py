@@ -176,17 +176,17 @@ ACTIONABLE = """async function (needEnabled, needPointer, optionClick) {
 }"""
 
 # `this` is the element a pointer press is for, the pointer now at (x, y) of its frame's viewport
-# (null: at its click point), `aimed` its label (LABEL) when the action started. Run after the
+# (with `fresh`: at its click point now, while it is in the page), `aimed` its label (LABEL) when the action started. Run after the
 # pointer moved there and just before the press, because a page can swap what is under the
 # pointer when it arrives (mousemove, mouseover, pointerenter): {label} when the press lands on the
 # element (inside it, on its label or another part of its widget) and it is still what it was;
 # {moved: what is there now} or {renamed: the element's label now} when not.
-AT_PRESS = """function (x, y, aimed) {
+AT_PRESS = """function (x, y, aimed, fresh) {
   const P = """ + _HELPERS + """;
   const e = this;
-  if (x === null) [x, y] = P.point(e);
+  if (fresh && e.isConnected) [x, y] = P.point(e);
   const here = () => { const hit = P.hitAt(e, x, y); return hit ? P.label(hit) : null; };
-  if (!e.isConnected || P.cover(e, x, y)) return {moved: here()};
+  if (!e.isConnected || P.cover(e, x, y)) return {moved: here(), gone: !e.isConnected};
   const now = P.label(e);
   if (aimed && (now.role !== aimed.role || now.name !== aimed.name)) return {renamed: now};
   return {label: now};

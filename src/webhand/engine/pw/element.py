@@ -21,7 +21,7 @@ _FILL_PREPARE = f"(e, value) => ({FILL_PREPARE}).call(e, value)"
 _LABEL = f"e => ({LABEL}).call(e)"
 # Where the pointer will be on the element (its click point, in its frame) and what it is.
 _AIM = f"e => {{ const P = {helpers()}; return {{label: P.label(e), point: P.point(e)}}; }}"
-_AT_PRESS = f"(e, [x, y, aimed]) => ({AT_PRESS}).call(e, x, y, aimed)"
+_AT_PRESS = f"(e, [x, y, aimed, fresh]) => ({AT_PRESS}).call(e, x, y, aimed, fresh)"
 
 
 class PlaywrightElement:
@@ -64,11 +64,14 @@ class PlaywrightElement:
                 try:
                     await self.handle.hover(force=how == "widget", timeout=timeout * 1000)
                 except PWError:
-                    landed = await self.handle.evaluate(_AT_PRESS, [x, y, aimed])
-                    if "label" not in landed:  # the page swapped the element as the pointer came
+                    # Playwright's hit test refused: the element was swapped away as the pointer came
+                    # (or relabelled), or something covers it (its error says what, _pointer_errors).
+                    landed = await self.handle.evaluate(_AT_PRESS, [x, y, aimed, False])
+                    if landed.get("gone") or "renamed" in landed:
                         raise press_refused(doing, landed) from None
                     raise
-                landed = await self.handle.evaluate(_AT_PRESS, [x, y, aimed])
+                # Its click point now: Playwright may have scrolled it clear of a sticky header.
+                landed = await self.handle.evaluate(_AT_PRESS, [x, y, aimed, True])
                 if "label" not in landed:
                     raise press_refused(doing, landed)
                 for count in range(1, click_count + 1):
