@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import uuid
 
 import pytest
+from PIL import Image, ImageChops
 
 from helpers import ref_of, settings_for_tests
 from webhand import Webhand
@@ -58,6 +60,42 @@ async def test_a_secret_is_typed_but_never_appears_in_any_reply(secret_tools, si
                       f".every(v => v === {SECRET!r})"})
     assert json.loads(typed.text) is True  # the page got the real value in both fields
     assert "Welcome, <secret>PASSWORD</secret>!" in replies[-1].text
+
+
+# The fields of pages/secrets/pixels.html and their boxes (CSS pixels; the viewport is at DPR 1).
+PIXEL_FIELDS = {"#plain": (40, 40, 440, 76), "#flip": (40, 120, 440, 156), "#area": (40, 200, 440, 260)}
+
+
+async def _field_pixels(tools, site, selector: str, text: str) -> tuple[Image.Image, str]:
+    """``text`` typed into the field on a fresh page, the field blurred: its box on a screenshot,
+    and the screenshot's reply."""
+    for call, arguments in (("browser_navigate", {"url": site.url("secrets/pixels.html")}),
+                            ("browser_resize", {"width": 800, "height": 400}),
+                            ("browser_type", {"selector": selector, "text": text}),
+                            ("browser_eval", {"expression": "document.activeElement.blur()"})):
+        reply = await tools.call(call, arguments)
+        assert not reply.is_error, reply.text
+    shot = await tools.call("browser_take_screenshot", {})
+    assert not shot.is_error, shot.text
+    return Image.open(io.BytesIO(shot.images[0].data)).convert("RGB").crop(PIXEL_FIELDS[selector]), shot.text
+
+
+async def test_a_typed_secret_is_drawn_as_dots_in_screenshots(secret_tools, site):
+    # The page is the attacker in one row: its password field turns into a text field once typed in.
+    for selector in PIXEL_FIELDS:
+        clear, _ = await _field_pixels(secret_tools, site, selector, SECRET)
+        masked, said = await _field_pixels(secret_tools, site, selector, "<secret>PASSWORD</secret>")
+        changed = ImageChops.difference(clear, masked).convert("L").point(lambda v: 255 if v > 40 else 0)
+        share = changed.histogram()[255] / (masked.width * masked.height)
+        assert share > 0.01, (selector, share)  # the letters' pixels are not on the picture
+        assert "1 field holding a secret was masked" in said, said
+        typed = await secret_tools.call("browser_eval", {"expression": f"document.querySelector({selector!r}).value"})
+        assert "<secret>PASSWORD</secret>" in typed.text  # the page holds the real value
+    # Replaced by text in clear, the field shows it again, and the screenshot masks nothing.
+    reply = await secret_tools.call("browser_type", {"selector": "#area", "text": "in clear"})
+    assert not reply.is_error, reply.text
+    shot = await secret_tools.call("browser_take_screenshot", {})
+    assert "masked" not in shot.text, shot.text
 
 
 async def test_an_unknown_secret_is_refused_with_the_known_names(secret_tools, site):

@@ -368,3 +368,38 @@ def test_vendor_key_names_map_to_webhands():
     for bad in (["zz"], ["a", "b"], [], ["ctrl", "nosuchkey"]):
         with pytest.raises(InvalidArgument):
             chord(bad)
+
+
+async def test_a_point_on_a_screenshot_of_another_page_is_refused_and_a_new_layout_is_said(vision, site):
+    swap = site.url("hostile/swap.html?how=none&x=100")  # a "Cancel" button at (100, 50), 120x40, logging its presses
+    await _ok(vision, "browser_resize", {"width": 1280, "height": 720})
+    await _ok(vision, "browser_navigate", {"url": site.url("vision/grid.html")})
+    await _ok(vision, "browser_take_screenshot", {})
+    for leave in ({"url": swap}, None):  # a navigation to another page; a reload of the same page
+        if leave:
+            await _ok(vision, "browser_navigate", leave)
+        else:
+            await _ok(vision, "browser_take_screenshot", {})
+            await _ok(vision, "browser_navigate", {"url": swap})
+        reply = await vision.call("browser_mouse_click_xy", {"x": 160, "y": 70})
+        assert reply.is_error and "another page than the tab holds now" in reply.text, reply.text
+        assert "browser_take_screenshot" in reply.text and "Nothing was done" in reply.text
+        zoom = await vision.call("browser_zoom", {"x0": 0, "y0": 0, "x1": 100, "y1": 100})
+        assert zoom.is_error and "another page" in zoom.text, zoom.text
+        assert await _evaluate(vision, "window.log") == [], "nothing was pressed"
+    # The same page on a fresh screenshot: clicked, no word of layout.
+    await _ok(vision, "browser_take_screenshot", {})
+    reply = await _ok(vision, "browser_mouse_click_xy", {"x": 160, "y": 70})
+    assert 'on button "Cancel"' in reply.text and "layout" not in reply.text, reply.text
+    # A new layout of the same page (the viewport resized; the page grown by far): carried out, and said.
+    for change, said in ((lambda: vision.call("browser_resize", {"width": 1000, "height": 600}), "the viewport was 1280x720"),
+                         (lambda: vision.call("browser_eval", {"expression": "document.body.style.height = '5000px'"}),
+                          "the page was")):
+        await _ok(vision, "browser_take_screenshot", {})
+        assert not (await change()).is_error
+        reply = await _ok(vision, "browser_mouse_click_xy", {"x": 160, "y": 70})
+        assert 'on button "Cancel"' in reply.text, reply.text
+        assert "The page's layout changed since the last screenshot" in reply.text and said in reply.text, reply.text
+        assert not reply.text.splitlines()[1].startswith(" ")
+    assert await _evaluate(vision, "window.log.length") == 6, "the three clicks on the same page were pressed"
+    await _ok(vision, "browser_resize", {"width": 1280, "height": 720})

@@ -24,7 +24,7 @@ def refuse_options(ref: str, values: list[str], found: dict[str, Any]) -> None:
 
 
 async def set_checked(ref: str, checked: bool, read: Callable[[], Awaitable[dict[str, Any]]],
-                      click: Callable[[], Awaitable[None]]) -> None:
+                      click: Callable[[], Awaitable[Any]]) -> None:
     """Click the box (``read`` runs CHECKED on it) when its state is not ``checked``, then verify."""
     doing = f"{'Checking' if checked else 'Unchecking'} {ref}"
     state = await read()

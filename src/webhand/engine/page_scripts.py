@@ -96,6 +96,24 @@ FIELD_TEXT = """e => {
   return null;
 }"""
 
+# Hides (``on``) or shows again the text of a field webhand typed a secret into: drawn as dots,
+# as a password field's is, in every picture of the page (screenshots, video, the live view), while
+# its value stays as typed. A custom property marks the fields so masked (MASKED_FIELDS).
+MASK_TEXT = """e => on => {
+  const s = e.style;
+  if (on) {
+    s.setProperty('-webkit-text-security', 'disc', 'important');
+    s.setProperty('--webhand-secret', '1');
+  } else if (s.getPropertyValue('--webhand-secret')) {
+    s.removeProperty('-webkit-text-security');
+    s.removeProperty('--webhand-secret');
+  }
+}"""
+
+# How many fields of a document webhand masked (MASK_TEXT) still hold text.
+MASKED_FIELDS = """() => [...document.querySelectorAll('[style*="--webhand-secret"]')]
+  .filter(e => (typeof e.value === 'string' ? e.value : e.textContent) !== '').length"""
+
 # One storage operation on window.localStorage / sessionStorage; returns every item afterwards.
 WEB_STORAGE = """([area, operation, key, value]) => {
   const store = area === 'session' ? window.sessionStorage : window.localStorage;

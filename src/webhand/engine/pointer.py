@@ -22,6 +22,8 @@ click it lets through, or something else (look at it in a snapshot, or use keys)
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
@@ -133,10 +135,19 @@ _HELPERS = r"""(() => {
     const select = e.closest('select');
     return select && !select.multiple && select.size <= 1 ? select : null;
   };
-  return {within, point, shown, disabled, reveal, centre, hitAt, cover, dropdownOf};
+  // An element's role and name, as the page agent gives them (a snapshot was taken), else from its
+  // tag and text; bounded, for a reply that quotes them as page text.
+  const label = (n) => {
+    const agent = n.ownerDocument.defaultView.__webhand;
+    try { if (agent && agent.label) return agent.label(n); } catch (error) {}
+    const text = (n.getAttribute('aria-label') || n.innerText || n.value || '').trim().replace(/\s+/g, ' ').slice(0, 100);
+    return {role: n.getAttribute('role') || n.tagName.toLowerCase(), name: text};
+  };
+  return {within, point, shown, disabled, reveal, centre, hitAt, cover, dropdownOf, label};
 })()"""
 
-# `this` is the element. Returns {x, y} (its click point, in its frame's viewport) when it can be
+# `this` is the element. Returns {x, y, label} (its click point, in its frame's viewport; its role and
+# name, with needPointer) when it can be
 # acted on, {dropdown: true} for an option of a drop-down when `optionClick` (it is chosen, not
 # clicked: PICK_OPTION), {wait: reason, by?, kind?} when not yet, or {error: reason} when it
 # never will be. Run by the raw-CDP and Firefox drivers.
@@ -161,8 +172,28 @@ ACTIONABLE = """async function (needEnabled, needPointer, optionClick) {
     cover = P.cover(e, x, y);
   }
   if (cover) return {wait: 'covered', by: cover.by, kind: cover.kind};
-  return {x, y};
+  return {x, y, label: P.label(e)};
 }"""
+
+# `this` is the element a pointer press is for, the pointer now at (x, y) of its frame's viewport
+# (with `fresh`: at its click point now, while it is in the page), `aimed` its label (LABEL) when the action started. Run after the
+# pointer moved there and just before the press, because a page can swap what is under the
+# pointer when it arrives (mousemove, mouseover, pointerenter): {label} when the press lands on the
+# element (inside it, on its label or another part of its widget) and it is still what it was;
+# {moved: what is there now} or {renamed: the element's label now} when not.
+AT_PRESS = """function (x, y, aimed, fresh) {
+  const P = """ + _HELPERS + """;
+  const e = this;
+  if (fresh && e.isConnected) [x, y] = P.point(e);
+  const here = () => { const hit = P.hitAt(e, x, y); return hit ? P.label(hit) : null; };
+  if (!e.isConnected || P.cover(e, x, y)) return {moved: here(), gone: !e.isConnected};
+  const now = P.label(e);
+  if (aimed && (now.role !== aimed.role || now.name !== aimed.name)) return {renamed: now};
+  return {label: now};
+}"""
+
+# `this` is an element: its role and name (for AT_PRESS and the reply).
+LABEL = "function () { const P = " + _HELPERS + "; return P.label(this); }"
 
 # Scrolls the element into the middle of every scroller above it, the frames above included.
 CENTRE = "function () { this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'}); }"
@@ -233,6 +264,36 @@ def covered(doing: str, cover: dict[str, Any]) -> ElementNotActionable:
     return ElementNotActionable(f"{doing} failed: the element is covered by {by}.",
                                 "Call browser_snapshot to see what is on top of it (click that if it is what you meant), "
                                 "or use keys on the element (browser_press_key with its ref).")
+
+
+def press_refused(doing: str, state: dict[str, Any]) -> ElementNotActionable:
+    """The error for a press AT_PRESS stopped: what is under the pointer now, in bounded page words."""
+    if "renamed" in state:
+        what = f"the element changed to {spoken_label(state['renamed'])} when the pointer reached it"
+    else:
+        what = (f"when the pointer reached it, the page put {spoken_label(state.get('moved'))} there instead"
+                if state.get("moved") else "when the pointer reached it, the element left the point")
+    return ElementNotActionable(f"{doing} failed: {what}. Nothing was pressed.",
+                                "Call browser_snapshot to see the page as it is now, then act on the new refs.")
+
+
+# A name that spells a ref ("Pay [e9]") reads as "Pay (e9)", as in the snapshot: a page cannot plant refs.
+_REF_IN_TEXT = re.compile(r"\[((?:f\d+)?e\d+)\]")
+
+
+def quoted_name(name: str) -> str:
+    """A page-made name as a reply quotes it: JSON-quoted (it cannot forge a line), a ref it spells
+    written ``(e9)`` as the snapshot does (it cannot plant a ref)."""
+    return json.dumps(_REF_IN_TEXT.sub(r"(\1)", name), ensure_ascii=False)
+
+
+def spoken_label(label: Any) -> str:
+    """``button "Cancel"``: an element's role and its name as page text (bounded, quoted, one line)."""
+    if not isinstance(label, dict):
+        return "an element"
+    role = re.sub(r"[^a-z0-9-]", "", str(label.get("role") or "element").lower())[:30] or "element"
+    name = " ".join(str(label.get("name") or "").split())[:100]
+    return f"{role} {quoted_name(name)}" if name else role
 
 
 WHY = {"not visible": "the element is not visible", "not enabled": "the element is disabled",

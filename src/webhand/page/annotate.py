@@ -9,15 +9,14 @@ cycle through a palette dark enough for white text, so neighbouring boxes are to
 from __future__ import annotations
 
 import io
-import json
 import math
-import re
 from typing import Any
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw, ImageFont
 
 from webhand.engine.driver import Tab
+from webhand.engine.pointer import quoted_name
 from webhand.page.boxes import RefBox, ref_boxes
 from webhand.page.coordinates import capture_scale
 from webhand.page.snapshot import viewport
@@ -25,14 +24,6 @@ from webhand.page.snapshot import viewport
 _PALETTE = [(214, 39, 40), (31, 119, 180), (44, 140, 44), (148, 103, 189), (200, 82, 0), (23, 130, 140),
             (227, 56, 150), (90, 90, 90)]
 _TEXT = (255, 255, 255)
-# A name that spells a ref ("Pay [e9]") reads as "Pay (e9)", as in the snapshot: a page cannot plant refs.
-_REF_IN_TEXT = re.compile(r"\[((?:f\d+)?e\d+)\]")
-
-
-def quoted_name(name: str) -> str:
-    """A page-made name as a reply quotes it: JSON-quoted (it cannot forge a line), a ref it spells
-    written ``(e9)`` as the snapshot does (it cannot plant a ref)."""
-    return json.dumps(_REF_IN_TEXT.sub(r"(\1)", name), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -98,7 +89,7 @@ def annotate(png: bytes, boxes: list[RefBox], *, scale: float, origin: tuple[flo
 async def annotated_screenshot(tab: Tab, *, full_page: bool, timeout: float) -> tuple[bytes, list[Label], dict[str, Any]]:
     """A screenshot of the viewport (or the whole page) with every ref on it labelled, and the
     viewport it was taken at (``page.snapshot.viewport``: what maps its pixels to the page)."""
-    port = await viewport(tab)
+    port = await viewport(tab, layout=True)
     visible = None if full_page else (0.0, 0.0, float(port["width"]), float(port["height"]))
     boxes = await ref_boxes(tab, visible=visible)
     png = await tab.screenshot(full_page=full_page, timeout=timeout)

@@ -41,6 +41,12 @@ class ImageMap:
     full_page: bool
     viewport_width: float  # CSS pixels, at capture time
     viewport_height: float
+    # Which document the picture shows (its ``performance.timeOrigin``; None: unknown) and how big
+    # it was (CSS pixels): a point on it means nothing on another document (``reveal`` refuses it),
+    # and after a big change of layout it may show something else (``reveal`` says so).
+    document: float | None = None
+    content_width: float = 0.0
+    content_height: float = 0.0
 
     @property
     def downscale(self) -> float:
@@ -88,13 +94,22 @@ def image_map(port: dict[str, Any], *, full_page: bool, original: tuple[int, int
     """The map of a screenshot taken with the page at ``port`` (``page.snapshot.viewport``)."""
     scale = capture_scale(port, full_page=full_page, image_width=original[0])
     origin = (0.0, 0.0) if full_page else (float(port["scroll_x"]), float(port["scroll_y"]))
+    document = port.get("document")
     return ImageMap(origin[0], origin[1], scale, original[0], original[1], sent[0], sent[1], full_page,
-                    float(port["width"]), float(port["height"]))
+                    float(port["width"]), float(port["height"]),
+                    float(document) if isinstance(document, (int, float)) else None,
+                    float(port.get("content_width") or 0), float(port.get("content_height") or 0))
 
 
 # Brings document point (x, y) into the viewport when it is not there (scrolls it to the middle),
-# and returns its viewport point and the scroll offset then.
-_REVEAL = """([x, y]) => {
+# and returns its viewport point and the scroll offset then, with the layout now; on another
+# document than the screenshot's (``seen``), nothing is scrolled and it says so.
+_REVEAL = """([x, y, seen]) => {
+  let now = null;
+  try { now = performance.timeOrigin; } catch (e) {}
+  const layout = {width: innerWidth, height: innerHeight, content_width: document.documentElement.scrollWidth,
+                  content_height: document.documentElement.scrollHeight};
+  if (seen !== null && now !== seen) return {stale: true, url: location.href, ...layout};
   const inside = (vx, vy) => vx >= 0 && vy >= 0 && vx < innerWidth && vy < innerHeight;
   let scrolled = false;
   if (!inside(x - scrollX, y - scrollY)) {
@@ -102,7 +117,7 @@ _REVEAL = """([x, y]) => {
     scrolled = true;
   }
   return {x: x - scrollX, y: y - scrollY, scrolled, inside: inside(x - scrollX, y - scrollY),
-          scroll_x: scrollX, scroll_y: scrollY};
+          scroll_x: scrollX, scroll_y: scrollY, ...layout};
 }"""
 
 # What is at viewport point (x, y): the deepest element (through open shadow roots), and the ref
@@ -134,19 +149,50 @@ class PagePoint:
     scrolled: bool
     scroll_x: float = 0.0  # the page's scroll offset then (CSS pixels)
     scroll_y: float = 0.0
+    relaid: str = ""  # how the layout changed since the screenshot, when it changed a lot (``layout_change``)
 
 
-async def reveal(tab: Tab, document_point: tuple[float, float]) -> PagePoint:
-    """Scroll ``document_point`` into the viewport if it is not there; its viewport point."""
+async def reveal(tab: Tab, image: ImageMap, document_point: tuple[float, float]) -> PagePoint:
+    """Scroll ``document_point`` of the page ``image`` shows into the viewport if it is not there;
+    its viewport point. Refused when the tab holds another document than the picture showed."""
     main = next(f for f in await tab.frames() if f.key == "")
-    found = await main.evaluate(_REVEAL, list(document_point))
+    found = await main.evaluate(_REVEAL, [*document_point, image.document])
+    if found.get("stale"):
+        raise InvalidArgument(
+            "The last screenshot shows another page than the tab holds now: the page navigated or reloaded since it "
+            "was taken, so its points would land on whatever the new page has there. Nothing was done.",
+            "Take a new screenshot (browser_take_screenshot) and give points on it.")
     if not found["inside"]:
         raise InvalidArgument(
             f"The point ({document_point[0]:.0f}, {document_point[1]:.0f}) of the page could not be scrolled into view "
             "(the page is shorter or narrower now than on the screenshot).",
             "Take a new screenshot (browser_take_screenshot) and pick the point on it.")
     return PagePoint(float(found["x"]), float(found["y"]), bool(found["scrolled"]), float(found["scroll_x"]),
-                     float(found["scroll_y"]))
+                     float(found["scroll_y"]), layout_change(image, found))
+
+
+#: How much the document may grow or shrink since a screenshot before a point on it is said to be
+#: suspect: a quarter of the viewport's height (or width), and at least this many CSS pixels. Text
+#: that appears under a form or a list that loads more leaves what is on screen where it was.
+_BIG_CHANGE = 100.0
+
+
+def layout_change(image: ImageMap, now: dict[str, Any]) -> str:
+    """"" when the page is laid out as on ``image`` (or changed little), else a sentence that says
+    how it changed: the viewport resized, or the document grew or shrank by much."""
+    width, height = float(now["width"]), float(now["height"])
+    if (round(width), round(height)) != (round(image.viewport_width), round(image.viewport_height)):
+        change = (f"the viewport was {image.viewport_width:g}x{image.viewport_height:g} CSS pixels, "
+                  f"now {width:g}x{height:g}")
+    elif image.content_height and image.content_width and (
+            abs(float(now["content_height"]) - image.content_height) >= max(_BIG_CHANGE, height / 4)
+            or abs(float(now["content_width"]) - image.content_width) >= max(_BIG_CHANGE, width / 4)):
+        change = (f"the page was {image.content_width:g}x{image.content_height:g} CSS pixels, "
+                  f"now {float(now['content_width']):g}x{float(now['content_height']):g}")
+    else:
+        return ""
+    return (f"The page's layout changed since the last screenshot ({change}): what is at this point may have "
+            "moved. Take a new screenshot if the element named here is not the one you meant.")
 
 
 @dataclass(frozen=True)

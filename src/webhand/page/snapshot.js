@@ -348,6 +348,8 @@ function viewport() {
 function frameMarker(iframe) { return frameMarkers.get(iframe) || null; }
 
 Object.defineProperty(window, '__webhand', {
-  value: Object.freeze({ version: 3, snapshot, resolve, frameMarker, viewport, refOf: (el) => refOf.get(el) || null }),
+  value: Object.freeze({ version: 3, snapshot, resolve, frameMarker, viewport, refOf: (el) => refOf.get(el) || null,
+    // An element's role and name as its snapshot line gives them: what a click's reply names.
+    label: (el) => { const role = roleOf(el) || el.tagName.toLowerCase(); return { role, name: clip(nameOf(el, role), 100) }; } }),
   configurable: true, enumerable: false,
 });

@@ -264,13 +264,17 @@ def _scope_frame(scope: str | None) -> str:
     return (match.group(1) or "") if match else ""
 
 
-async def viewport(tab: Tab) -> dict[str, Any]:
+async def viewport(tab: Tab, *, layout: bool = False) -> dict[str, Any]:
     """Scroll position, size and device scale of the tab's main frame, and the width of its
-    document (what a full-page screenshot shows)."""
+    document (what a full-page screenshot shows). With ``layout``, also its height and which
+    document it is (``performance.timeOrigin``, new with each document and kept by a same-document
+    navigation), which a screenshot's map keeps to tell a stale picture (page/coordinates.py)."""
     main = next(f for f in await tab.frames() if f.key == "")
+    extra = (", content_height: document.documentElement.scrollHeight, "
+             "document: (() => { try { return performance.timeOrigin; } catch (e) { return null; } })()") if layout else ""
     return await main.evaluate("() => ({scroll_x: scrollX, scroll_y: scrollY, width: innerWidth, "
                                "height: innerHeight, device_scale: devicePixelRatio, "
-                               "content_width: document.documentElement.scrollWidth})")
+                               f"content_width: document.documentElement.scrollWidth{extra}}})")
 
 
 def validate_mode(mode: str) -> Mode:

@@ -103,6 +103,7 @@ class Session:
         self._screenshots: dict[int, tuple[Tab, ImageMap | None]] = {}
         self.pointer: dict[int, tuple[float, float]] = {}
         self.held_button: dict[int, MouseButton] = {}  # a mouse button pressed and not released (browser_mouse_button_xy)
+        self.secret_tabs: set[int] = set()  # tabs a secret was typed in: their pictures mask its fields (tools/interaction.py)
         self.closed = False
         self._closing: asyncio.Future[None] | None = None
         self.on_closed: list[object] = []  # callables run after close (the manager forgets the session)

@@ -18,6 +18,7 @@ from pydantic import Field, model_validator
 from webhand.security import secret_store as secrets
 from webhand.durations import Timeout
 from webhand.engine.driver import Element
+from webhand.engine.pointer import spoken_label
 from webhand.response import Response
 from webhand.session.changes import watch_changes
 from webhand.session.session import Session
@@ -91,11 +92,12 @@ class ClickArgs(ElementArgs):
 
 async def perform_click(session: Session, args: ClickArgs) -> str:
     async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
-        await element.click(button=args.button, click_count=2 if args.double_click else 1,
-                            modifiers=list(args.modifiers), timeout=wait_for(session, args))
+        pressed = await element.click(button=args.button, click_count=2 if args.double_click else 1,
+                                      modifiers=list(args.modifiers), timeout=wait_for(session, args))
     how = ("Double-clicked" if args.double_click else "Clicked") + (f" ({args.button} button)" if args.button != "left" else "")
     held = f" holding {'+'.join(args.modifiers)}" if args.modifiers else ""
-    return f"{how} {target(args)}{held}."
+    # What took the press, in page words bounded and quoted: the model learns what it clicked.
+    return f"{how} {target(args)} ({spoken_label(pressed)}){held}."
 
 
 @tool("browser_click", destructive=True)
@@ -130,10 +132,22 @@ async def perform_type(session: Session, args: TypeArgs) -> str:
         # Read before Enter, which may clear the field (a search box) or leave the page.
         held = _what_the_field_holds(await element.field_text(), text, appended=not args.clear,
                                      secret=secrets.mentions_secret(args.text))
+        await _mask(session, element, secrets.mentions_secret(args.text), cleared=args.clear, timeout=timeout)
         if args.submit:
             await element.press("Enter", timeout=timeout)
     return (f"Typed {_shown(args.text)} into {target(args)}" + held
             + (" and pressed Enter." if args.submit and not held else ", then pressed Enter." if args.submit else "."))
+
+
+async def _mask(session: Session, element: Element, secret: bool, *, cleared: bool, timeout: float) -> None:
+    """A field that holds a typed secret shows it as dots in every picture of the page, screenshots,
+    video and the live view (``Element.mask_text``); replaced by text in clear, it shows it again."""
+    tab = await session.tab()
+    if secret:
+        await element.mask_text(True, timeout=timeout)
+        session.secret_tabs.add(tab.index)
+    elif cleared and tab.index in session.secret_tabs:
+        await element.mask_text(False, timeout=timeout)
 
 
 def _what_the_field_holds(field: dict[str, Any] | None, typed: str, *, appended: bool, secret: bool) -> str:

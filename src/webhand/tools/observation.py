@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from webhand.durations import Timeout
-from webhand.errors import InvalidArgument
+from webhand.engine.page_scripts import MASKED_FIELDS
+from webhand.errors import InvalidArgument, WebhandError
 from webhand.page.annotate import annotated_screenshot
 from webhand.page.coordinates import image_map
 from webhand.page.find import find
@@ -83,7 +84,7 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
         return
     tab = await session.tab()
     whole = not (args.ref or args.selector)
-    port = await viewport(tab) if whole else None  # where the pixels are on the page (page/coordinates.py)
+    port = await viewport(tab, layout=True) if whole else None  # where the pixels are on the page (page/coordinates.py)
     png = await capture_png(session, args, timeout)
     fitted, path = response.image(png)
     session.saw_screenshot(tab, image_map(port, full_page=args.full_page, original=(fitted.original_width, fitted.original_height),
@@ -91,6 +92,23 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
     size = f"{fitted.original_width}x{fitted.original_height}"
     scaled = f", sent as {fitted.width}x{fitted.height}" if fitted.width != fitted.original_width else ""
     response.add(f"Screenshot {size}{scaled} saved to {path}")
+    await say_masked(session, response)
+
+
+async def say_masked(session: Session, response: Response) -> None:
+    """Say how many fields holding a typed secret the picture shows masked (``page_scripts.MASK_TEXT``)."""
+    tab = await session.tab()
+    if tab.index not in session.secret_tabs:
+        return
+    count = 0
+    for frame in await tab.frames():
+        try:
+            count += int(await frame.evaluate(MASKED_FIELDS) or 0)
+        except WebhandError:
+            continue  # a frame that went away, or a page that broke it: its fields are not counted
+    if count:
+        response.add(f"{count} field{'s' if count > 1 else ''} holding a secret {'were' if count > 1 else 'was'} masked "
+                     "(its text is drawn as dots).")
 
 
 async def _annotated(session: Session, args: ScreenshotArgs, response: Response, timeout: float) -> None:
@@ -107,6 +125,7 @@ async def _annotated(session: Session, args: ScreenshotArgs, response: Response,
     response.add(f"Annotated screenshot {fitted.original_width}x{fitted.original_height}{scaled} saved to {path}: "
                  f"{len(labels)} elements labelled with their refs" + (", each with the centre of its box on the image "
                  "(x,y pixels):" if labels else " (none has a box on it)."))
+    await say_masked(session, response)
     if labels:
         response.large("\n".join(label.legend_line(scale) for label in labels), what="legend", suffix=".txt",
                        limit=session.settings.snapshot_max_chars, hint="Read the file for the whole legend.")

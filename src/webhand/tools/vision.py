@@ -24,9 +24,9 @@ from pydantic import BeforeValidator, Field
 from webhand.engine.cdp.keyboard import LAYOUT, MODIFIER_BITS, parse_chord
 from webhand.engine.driver import InputEvent, MouseButton, Tab
 from webhand.durations import Timeout
-from webhand.errors import InvalidArgument
+from webhand.errors import ElementNotActionable, InvalidArgument
 from webhand.page.annotate import quoted_name
-from webhand.page.coordinates import ImageMap, PagePoint, describe_point, image_map, reveal
+from webhand.page.coordinates import ImageMap, PagePoint, UnderPoint, describe_point, image_map, reveal
 from webhand.page.snapshot import take_snapshot, viewport
 from webhand.response import NAME_LIMIT, Response
 from webhand.session.session import Session
@@ -86,7 +86,7 @@ async def landing(session: Session, x: object, y: object, what: str = "The point
     tab = await session.tab()
     image = await last_map(session, tab)
     x, y = image.check(x, y, what)
-    point = await reveal(tab, image.to_document(x, y))
+    point = await reveal(tab, image, image.to_document(x, y))
     await baseline(session, tab)
     return tab, image, point
 
@@ -119,7 +119,10 @@ async def mouse(timeout: float, tab: Tab, kind: str, point: PagePoint, *, button
 
 async def what_is_under(tab: Tab, point: PagePoint) -> str:
     """``button "Create ticket" [e8]``, ``a <div> (no ref)``, or ``nothing``."""
-    under = await describe_point(tab, point)
+    return _spoken(await describe_point(tab, point))
+
+
+def _spoken(under: UnderPoint | None) -> str:
     if under is None:
         return "nothing"
     if under.ref is None:
@@ -133,6 +136,11 @@ def _at(x: float, y: float, point: PagePoint) -> str:
     return f"({x:g}, {y:g}){moved}"
 
 
+def _relaid(point: PagePoint) -> str:
+    """The line after an action's own when the page was laid out anew since the screenshot."""
+    return f"\n{point.relaid}" if point.relaid else ""
+
+
 # move -------------------------------------------------------------------------------------------
 async def perform_hover(session: Session, args: PointArgs) -> str:
     timeout = wait_for(session, args)
@@ -140,7 +148,8 @@ async def perform_hover(session: Session, args: PointArgs) -> str:
     held = _held(session, tab)
     await mouse(timeout, tab, "mouseMoved", point, button=held)
     session.pointer[tab.index] = (args.x, args.y)
-    return ("Dragged" if held != "none" else "Moved") + f" the mouse to {_at(args.x, args.y, point)}, over {await what_is_under(tab, point)}."
+    return ("Dragged" if held != "none" else "Moved") + f" the mouse to {_at(args.x, args.y, point)}, over {await what_is_under(tab, point)}." \
+        + _relaid(point)
 
 
 @tool("browser_mouse_move_xy", capability="vision")
@@ -159,15 +168,24 @@ class ClickArgs(PointArgs):
 async def perform_click(session: Session, args: ClickArgs) -> str:
     timeout = wait_for(session, args)
     tab, _, point = await landing(session, args.x, args.y)
-    under = await what_is_under(tab, point)  # before the click, which may remove it
+    aimed = await describe_point(tab, point)  # what the model saw there
     bits = modifier_bits(list(args.modifiers))
     await mouse(timeout, tab, "mouseMoved", point, modifiers=bits)
+    # Asked again once the pointer is there (and before the click, which may remove it): a page can
+    # put something else under the pointer as it arrives, and the press goes only where it aimed.
+    pressed = await describe_point(tab, point)
+    if pressed != aimed:
+        raise ElementNotActionable(
+            f"Clicking at ({args.x:g}, {args.y:g}) failed: when the pointer reached the point, the page put {_spoken(pressed)} "
+            f"there instead of {_spoken(aimed)}. Nothing was pressed.",
+            "Take a new screenshot (browser_take_screenshot) to see the page as it is now, then click on it.")
+    under = _spoken(pressed)
     await mouse(timeout, tab, "click", point, button=args.button, clicks=args.click_count, modifiers=bits)
     session.pointer[tab.index] = (args.x, args.y)
     how = {1: "Clicked", 2: "Double-clicked", 3: "Triple-clicked"}[args.click_count]
     how += f" ({args.button} button)" if args.button != "left" else ""
     held = f" holding {'+'.join(args.modifiers)}" if args.modifiers else ""
-    return f"{how} at {_at(args.x, args.y, point)}{held}, on {under}."
+    return f"{how} at {_at(args.x, args.y, point)}{held}, on {under}.{_relaid(point)}"
 
 
 @tool("browser_mouse_click_xy", capability="vision", destructive=True)
@@ -203,7 +221,7 @@ async def perform_click_button(session: Session, args: ButtonArgs) -> str:
         session.held_button.pop(tab.index, None)
     session.pointer[tab.index] = (x, y)
     done = "Pressed and held" if args.action == "down" else "Released"
-    return f"{done} the {args.button} button at {_at(x, y, point)}, on {await what_is_under(tab, point)}."
+    return f"{done} the {args.button} button at {_at(x, y, point)}, on {await what_is_under(tab, point)}.{_relaid(point)}"
 
 
 @tool("browser_mouse_button_xy", capability="vision", destructive=True)
@@ -241,7 +259,7 @@ async def perform_drag(session: Session, args: DragArgs) -> str:
     await mouse(timeout, tab, "mouseReleased", end, button=args.button, clicks=1)
     session.pointer[tab.index] = (end_x, end_y)
     return (f"Dragged from {_at(args.start_x, args.start_y, start)} to ({end_x:g}, {end_y:g}), "
-            f"starting on {under}, ending on {await what_is_under(tab, end)}.")
+            f"starting on {under}, ending on {await what_is_under(tab, end)}.{_relaid(start)}")
 
 
 @tool("browser_mouse_drag_xy", capability="vision", destructive=True)
@@ -266,7 +284,7 @@ async def perform_scroll(session: Session, args: WheelArgs) -> str:
     await mouse(timeout, tab, "mouseWheel", point, delta=(args.delta_x, args.delta_y))
     session.pointer[tab.index] = (args.x, args.y)
     # Not "it scrolled": the browser scrolls the innermost scroller there that can still move, if any.
-    return f"Turned the wheel by ({args.delta_x:g}, {args.delta_y:g}) at {_at(args.x, args.y, point)}, over {under}."
+    return f"Turned the wheel by ({args.delta_x:g}, {args.delta_y:g}) at {_at(args.x, args.y, point)}, over {under}.{_relaid(point)}"
 
 
 @tool("browser_mouse_wheel_xy", capability="vision")
@@ -342,7 +360,11 @@ async def zoom(session: Session, args: ZoomArgs, response: Response) -> None:
     right, bottom = image.check(args.x1, args.y1, "The region's bottom-right corner")
     if right <= left or bottom <= top:
         raise InvalidArgument("The region is empty: x1 must be greater than x0, and y1 than y0.", "Call again with x0 < x1 and y0 < y1.")
-    port = await viewport(tab)
+    port = await viewport(tab, layout=True)
+    if image.document is not None and port.get("document") != image.document:
+        raise InvalidArgument("The last screenshot shows another page than the tab holds now (it navigated or reloaded "
+                              "since): a region of it cannot be captured again.",
+                              "Take a new screenshot (browser_take_screenshot) and zoom into it.")
     png = await tab.screenshot(full_page=image.full_page, timeout=args.timeout or session.settings.timeout)
     picture = Image.open(io.BytesIO(png))
     fresh = image_map(port, full_page=image.full_page, original=picture.size, sent=picture.size)

@@ -31,9 +31,9 @@ from webhand.engine.bidi.realms import WorkerScripts
 from webhand.engine.driver import (ConsoleEntry, InputEvent, MouseButton, NavigationResult, ScreencastFrame, SettleCaps,
                                    TabEvents, WaitCondition, WaitUntil)
 from webhand.engine.net_errors import net_failure
-from webhand.engine.pointer import ACTIONABLE, PICK_OPTION, not_actionable
+from webhand.engine.pointer import ACTIONABLE, AT_PRESS, LABEL, PICK_OPTION, not_actionable, press_refused
 from webhand.engine.policy import RefusalLog
-from webhand.engine.page_scripts import (CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
+from webhand.engine.page_scripts import (CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
                                          WEB_STORAGE)
 from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
                             WebhandError)
@@ -43,6 +43,7 @@ SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 _RESOLVE = "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'"
 _WAIT = {"load": "complete", "domcontentloaded": "interactive", "commit": "none", "networkidle": "complete"}
 _BUTTONS = {"left": 0, "middle": 1, "right": 2}
+_PAUSE = {"type": "pause"}
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 _FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
 _FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
@@ -179,21 +180,32 @@ class BidiElement:
         ready = await self._until_ready(doing, timeout, ACTIONABLE, True, True, button == "left")
         if ready.get("dropdown"):  # an option of a drop-down: the browser draws those, and a click on one chooses it
             await self._until_ready(doing, timeout, PICK_OPTION)
-            return
+            return dict(await self._call(LABEL, timeout=timeout, doing=doing) or {})
         keys = [values.key_value(m) for m in modifiers or []]
-        pointer: list[dict[str, Any]] = [self._move()]
-        for _ in range(click_count):
-            pointer += [{"type": "pointerDown", "button": _BUTTONS[button]}, {"type": "pointerUp", "button": _BUTTONS[button]}]
-        actions: list[dict[str, Any]] = [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
-                                          "actions": pointer}]
-        if keys:  # held through the pointer's actions: each tick of the key source pairs with one of the pointer's
-            ticks = [{"type": "keyDown", "value": k} for k in keys]
-            ticks += [{"type": "pause"}] * max(0, len(pointer) - len(ticks))
-            actions.insert(0, {"type": "key", "id": "keyboard", "actions": ticks})
-        await self.tab.perform(actions, doing, timeout, context=self.context_id)
+        mouse = {"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}}
+        # The move first (the keys held from it on: each tick of the key source pairs with one of
+        # the pointer's), then a look at what is under the pointer: the page may have swapped it as
+        # the pointer arrived (pointer.AT_PRESS). The pointer stays where it is between the two
+        # calls, and the press is at the same point.
+        actions: list[dict[str, Any]] = [{**mouse, "actions": [_PAUSE] * max(0, len(keys) - 1) + [self._move()]}]
         if keys:
-            await self.tab.perform([{"type": "key", "id": "keyboard",
-                                     "actions": [{"type": "keyUp", "value": k} for k in reversed(keys)]}], doing, timeout)
+            actions.insert(0, {"type": "key", "id": "keyboard", "actions": [{"type": "keyDown", "value": k} for k in keys]})
+        try:  # not released between the calls: a release would forget where the pointer is
+            await self.tab.perform(actions, doing, timeout, context=self.context_id, release=False)
+            landed = dict(await self._call(AT_PRESS, ready["x"], ready["y"], ready.get("label"), timeout=timeout,
+                                           doing=doing) or {})
+            if "label" not in landed:
+                raise press_refused(doing, landed)
+            pointer: list[dict[str, Any]] = []
+            for _ in range(click_count):
+                pointer += [{"type": "pointerDown", "button": _BUTTONS[button]}, {"type": "pointerUp", "button": _BUTTONS[button]}]
+            await self.tab.perform([{**mouse, "actions": pointer}], doing, timeout, context=self.context_id,
+                                   release=not keys)
+        finally:
+            if keys:
+                await self.tab.perform([{"type": "key", "id": "keyboard",
+                                         "actions": [{"type": "keyUp", "value": k} for k in reversed(keys)]}], doing, timeout)
+        return landed["label"]
 
     def _move(self) -> dict[str, Any]:
         """A pointer move to the element's in-view centre: BiDi finds it (in any frame, scrolled)."""
@@ -245,6 +257,10 @@ class BidiElement:
             await self.tab.call(_WATCH_TYPING, [], doing=doing, timeout=timeout, sandbox=False, context=self.context_id)
         except EvaluationFailed:
             pass  # a page that broke it: its work goes unseen, the DOM-quiet window still holds
+
+    async def mask_text(self, masked: bool, *, timeout: float) -> None:
+        await self._call(f"function (on) {{ ({MASK_TEXT})(this)(on); }}", masked, timeout=timeout,
+                         doing=f"Masking the text of {self.ref}")
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         await self.focus(timeout=timeout)

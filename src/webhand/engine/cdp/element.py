@@ -18,8 +18,9 @@ from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import DESCRIBE
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameState, FrameTree
-from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS, SELECT
-from webhand.engine.pointer import ACTIONABLE as CHECK, CENTRE, PICK_OPTION, SCROLL_INTO_VIEW, not_actionable as _not_actionable
+from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SELECT
+from webhand.engine.pointer import ACTIONABLE as CHECK, AT_PRESS, CENTRE, LABEL, PICK_OPTION, SCROLL_INTO_VIEW, press_refused
+from webhand.engine.pointer import not_actionable as _not_actionable
 from webhand.engine.settle import PageGone
 from webhand.errors import ActionTimeout, WebhandError
 
@@ -102,7 +103,8 @@ class CdpElement:
             if "x" not in state:
                 return state
             x, y, shown = await self.tab.frame_tree.frame_point(self.frame, state["x"], state["y"])
-            return {"x": x, "y": y} if shown else {"wait": "out of view"}
+            # The frame's own point too: what is under the pointer is asked there (AT_PRESS).
+            return {**state, "x": x, "y": y, "frame_x": state["x"], "frame_y": state["y"]} if shown else {"wait": "out of view"}
 
         return await self._until_ready(doing, timeout, attempt)
 
@@ -121,21 +123,27 @@ class CdpElement:
 
     # actions ------------------------------------------------------------------------------------
     async def click(self, *, button: str = "left", click_count: int = 1, modifiers: list[str] | None = None,
-                    timeout: float) -> None:
+                    timeout: float) -> dict[str, str]:
         doing = f"Clicking {self.ref}"
         ready = await self._ready(doing, timeout, option_click=button == "left")
         if ready.get("dropdown"):  # an option of a drop-down: the browser draws those, and a click on one chooses it
             await self._until_ready(doing, timeout, lambda: self._call(PICK_OPTION))
-            return
+            return await self._call(LABEL)
         x, y = ready["x"], ready["y"]
         bits = 0
         for name in modifiers or []:
             bits |= keyboard.MODIFIER_BITS.get(keyboard._ALIASES.get(name, name), 0)
         async with guarded(doing, timeout):
             await self._mouse("mouseMoved", x, y, modifiers=bits)
+            # The page may swap what is under the pointer as it arrives: press only on the element.
+            landed = await self._call(AT_PRESS, ready["frame_x"], ready["frame_y"], ready.get("label"))
+        if "label" not in landed:
+            raise press_refused(doing, landed)
+        async with guarded(doing, timeout):
             for count in range(1, click_count + 1):
                 await self._mouse("mousePressed", x, y, button=button, click_count=count, modifiers=bits)
                 await self._mouse("mouseReleased", x, y, button=button, click_count=count, modifiers=bits)
+        return landed["label"]
 
     async def hover(self, *, timeout: float) -> None:
         x, y = await self._actionable(f"Hovering {self.ref}", timeout, enabled=False)
@@ -154,6 +162,10 @@ class CdpElement:
                 await self.tab.connection.send.Input.insertText(params={"text": text}, session_id=self.tab.session_id)
             else:
                 await keyboard.press(self.tab.connection, self.tab.session_id, "Delete")
+
+    async def mask_text(self, masked: bool, *, timeout: float) -> None:
+        async with guarded(f"Masking the text of {self.ref}", timeout):
+            await self._call(f"function (on) {{ ({MASK_TEXT})(this)(on); }}", masked)
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         await self.focus(timeout=timeout)

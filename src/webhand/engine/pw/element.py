@@ -11,13 +11,17 @@ from urllib.parse import urlsplit
 from playwright.async_api import CDPSession, ElementHandle
 from playwright.async_api import Error as PWError
 
-from webhand.engine.page_scripts import FIELD_TEXT, FILL_PREPARE, KIND, OPTIONS
-from webhand.engine.pointer import COVER, PREPARE, covered
-from webhand.engine.pw.errors import translate, translated, unknown_key
+from webhand.engine.page_scripts import FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS
+from webhand.engine.pointer import AT_PRESS, COVER, LABEL, PREPARE, covered, helpers, not_actionable, press_refused
+from webhand.engine.pw.errors import SNAPSHOT_AGAIN, translate, translated, unknown_key
 from webhand.errors import ElementNotActionable, InvalidArgument, WebhandError
 
 
 _FILL_PREPARE = f"(e, value) => ({FILL_PREPARE}).call(e, value)"
+_LABEL = f"e => ({LABEL}).call(e)"
+# Where the pointer will be on the element (its click point, in its frame) and what it is.
+_AIM = f"e => {{ const P = {helpers()}; return {{label: P.label(e), point: P.point(e)}}; }}"
+_AT_PRESS = f"(e, [x, y, aimed, fresh]) => ({AT_PRESS}).call(e, x, y, aimed, fresh)"
 
 
 class PlaywrightElement:
@@ -28,7 +32,7 @@ class PlaywrightElement:
         self._session = session  # the tab's CDP session, for typing in one message
 
     async def click(self, *, button: str = "left", click_count: int = 1, modifiers: list[str] | None = None,
-                    timeout: float) -> None:
+                    timeout: float) -> dict[str, str]:
         doing = f"Clicking {self.ref}"
         async with self._pointer_errors(doing, timeout):
             how = await self.handle.evaluate(PREPARE)
@@ -41,9 +45,51 @@ class PlaywrightElement:
                     await select.select_option(element=self.handle, timeout=timeout * 1000)
                 finally:
                     await select.dispose()
-                return
-            await self.handle.click(button=button, click_count=click_count, modifiers=modifiers or None,  # type: ignore[arg-type]
-                                    force=how == "widget", timeout=timeout * 1000)
+                return await self.handle.evaluate(_LABEL)
+            await self._wait_enabled(doing, timeout)
+            frame = await self.handle.owner_frame()
+            if frame is None:
+                raise ElementNotActionable(f"{doing} failed: the element was removed from the page.", SNAPSHOT_AGAIN)
+            aim = await self.handle.evaluate(_AIM)
+            aimed, (x, y) = aim["label"], aim["point"]
+            # Playwright's click moves and presses in one go; the page may swap what is under the
+            # pointer as it arrives (pointer.AT_PRESS). So: Playwright's hover (its waits and its
+            # hit test), a look at what is under the pointer, and the press where it is.
+            keyboard, mouse = frame.page.keyboard, frame.page.mouse
+            held: list[str] = []
+            try:
+                for key in modifiers or []:
+                    await keyboard.down(key)
+                    held.append(key)
+                try:
+                    await self.handle.hover(force=how == "widget", timeout=timeout * 1000)
+                except PWError:
+                    # Playwright's hit test refused: the element was swapped away as the pointer came
+                    # (or relabelled), or something covers it (its error says what, _pointer_errors).
+                    landed = await self.handle.evaluate(_AT_PRESS, [x, y, aimed, False])
+                    if landed.get("gone") or "renamed" in landed:
+                        raise press_refused(doing, landed) from None
+                    raise
+                # Its click point now: Playwright may have scrolled it clear of a sticky header.
+                landed = await self.handle.evaluate(_AT_PRESS, [x, y, aimed, True])
+                if "label" not in landed:
+                    raise press_refused(doing, landed)
+                for count in range(1, click_count + 1):
+                    await mouse.down(button=button, click_count=count)  # type: ignore[arg-type]
+                    await mouse.up(button=button, click_count=count)  # type: ignore[arg-type]
+            finally:
+                for key in reversed(held):
+                    await keyboard.up(key)
+        return landed["label"]
+
+    async def _wait_enabled(self, doing: str, timeout: float) -> None:
+        """Wait until the element is enabled, as Playwright's click does before it moves."""
+        try:
+            await self.handle.wait_for_element_state("enabled", timeout=timeout * 1000)
+        except PWError as error:
+            if "timeout" in str(error).lower().splitlines()[0]:
+                raise not_actionable(doing, {"wait": "not enabled"}) from None
+            raise
 
     @asynccontextmanager
     async def _pointer_errors(self, doing: str, timeout: float) -> AsyncIterator[None]:
@@ -80,6 +126,10 @@ class PlaywrightElement:
         session = await self._session()  # type: ignore[misc]
         await session.send("Input.insertText", {"text": text})
         return True
+
+    async def mask_text(self, masked: bool, *, timeout: float) -> None:
+        async with translated(f"Masking the text of {self.ref}", timeout):
+            await asyncio.wait_for(self.handle.evaluate(f"(e, on) => ({MASK_TEXT})(e)(on)", masked), timeout)
 
     async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
         async with translated(f"Typing into {self.ref}", timeout):
