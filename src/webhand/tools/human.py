@@ -34,9 +34,10 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
     """Ask a person to take over this session in the dashboard (login, CAPTCHA); waits until they hand it back."""
     url = session.dashboard_link()
     if url is None:
-        raise PolicyRefused("No dashboard is being served, so no person can take over this session.",
-                            "Ask the user to run `webhand dashboard` (CLI) or to serve MCP over HTTP "
-                            "(`webhand mcp --port N`, which serves /dashboard), then call again.")
+        raise PolicyRefused("No dashboard serves this session, so no person can take it over.",
+                            "Ask the user to start this MCP server with `webhand mcp --dashboard` (stdio: it prints the "
+                            "dashboard's link on stderr) or over HTTP (`webhand mcp --port N`, dashboard at /dashboard), "
+                            "then call again. For the CLI's sessions, `webhand dashboard` serves it.")
     # The model gets the link only with the reply; whoever runs the server sees the request now.
     log.warning("the agent asks for a person on %s: %s (%s)", session.key, args.reason, url)
     ask = response.caller.ask_person
