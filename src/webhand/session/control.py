@@ -133,7 +133,7 @@ class HumanControl:
 
     def ended_how(self) -> str:
         """How the last hold ended, said as the waiting call's reply says it."""
-        return {"lapsed": f"their dashboard page stopped answering, so control lapsed after {self.lease_seconds:g} s",
+        return {"lapsed": "their dashboard page stopped answering (closed, asleep or cut off), so control lapsed",
                 "forced": "someone with the dashboard's token forced a release",
                 "ended": "they answered Done in the MCP client"}.get(self.last_end, "they handed it back")
 
