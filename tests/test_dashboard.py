@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -533,3 +534,60 @@ async def test_a_browser_without_the_token_gets_a_page_and_an_api_client_json(wa
         assert refused.status_code == 401 and "bearer token" in refused.json()["error"]
     finally:
         await server.stop()
+
+
+def _link_parts(line: str) -> tuple[str, str]:
+    """The server and the token of a printed dashboard link (http://127.0.0.1:PORT/dashboard/#token=T)."""
+    link = line[line.index("http://"):].split()[0]
+    return link.split("/dashboard/")[0], link.split("token=")[1]
+
+
+@pytest.mark.one_driver("the stdio server's start-up and advice lie above the Driver")
+async def test_mcp_over_stdio_serves_its_dashboard_and_request_human_leads_there(tmp_path, site):
+    """Issue 42.12: `webhand mcp --dashboard` prints its dashboard's link on stderr at start; that
+    dashboard serves this server's session, and browser_request_human gives the session's page in it."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "WEBHAND_OUTPUT_DIR": str(tmp_path / "out")}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "webhand", "mcp", "--dashboard", "--caps", "core,human"],
+                                    env=env)
+    with open(tmp_path / "stderr.txt", "w+", encoding="utf-8") as errlog:
+        async with stdio_client(server, errlog=errlog) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            await mcp.call_tool("browser_navigate", {"url": site.url("actions/form.html")})
+            asked = await mcp.call_tool("browser_request_human", {"reason": "Sign in", "timeout": 0.5})
+            errlog.seek(0)
+            printed = next(line for line in errlog if line.startswith("webhand dashboard on http://127.0.0.1:"))
+            base, token = _link_parts(printed)
+            async with httpx.AsyncClient() as client:
+                listed = await client.get(f"{base}/dashboard/api/sessions", headers={"Authorization": f"Bearer {token}"})
+            text = asked.content[0].text
+            assert asked.is_error and "Nobody took control" in text, text
+            sid = listed.json()["sessions"][0]["id"]
+            assert f"{base}/dashboard/#session={sid}" in text
+            assert [s["url"] for s in listed.json()["sessions"]] == [site.url("actions/form.html")]
+    assert any(runtime.rglob("dashboard-token")), "the link carries the user's dashboard token, kept in its file"
+
+
+@pytest.mark.one_driver("the daemon's status lies above the Driver")
+async def test_daemon_status_says_who_holds_control_and_how_to_release_it(cli, site):
+    """Issue 38.15: `webhand daemon status` names who holds a session's control, since when, and how
+    it ends; a forced release (with the dashboard's token) hands it back."""
+    cli("navigate", site.url("actions/form.html"))
+    base, token = _link_parts(cli("dashboard").stdout)
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(headers=auth) as client:
+        sid = (await client.get(f"{base}/dashboard/api/sessions")).json()["sessions"][0]["id"]
+        taken = await client.post(f"{base}/dashboard/api/sessions/{sid}/control", json={"action": "take"})
+        assert taken.status_code == 200, taken.text
+        status = cli("daemon", "status").stdout
+        assert "a person in the dashboard (from 127.0.0.1) has control since" in status
+        assert "Force release" in status and f"/dashboard/#session={sid}" in status
+        again = await client.post(f"{base}/dashboard/api/sessions/{sid}/control", json={"action": "take"})
+        assert again.status_code == 409 and "has control since" in again.json()["error"]
+        forced = await client.post(f"{base}/dashboard/api/sessions/{sid}/control", json={"action": "force_release"})
+        assert forced.status_code == 200, forced.text
+    assert "has control" not in cli("daemon", "status").stdout
+    assert site.url("actions/form.html") in cli("get_url").stdout  # the session runs calls again
