@@ -12,7 +12,7 @@ from typing import Any
 import psutil
 
 from webhand.host import Webhand
-from webhand.response import CHARS_PER_TOKEN, clip_line
+from webhand.response import CHARS_PER_TOKEN, clip_line, page_block
 from webhand.security.masking import Masker
 from webhand.session.session import Session
 
@@ -73,7 +73,7 @@ def session_details(webhand: Webhand, session: Session, since: int = 0) -> dict[
     for entry in entries:
         entry["thumbnail"] = bool(entry["thumbnail"])  # the path stays on the server
         entry["reply_tokens"] = round(entry.get("reply_chars", 0) / CHARS_PER_TOKEN)
-    console = [{"level": c.level, "text": _clip_block(masker.text(c.text)), "tab": c.tab}
+    console = [{"level": c.level, "text": _block(masker.text(c.text)), "tab": c.tab}
                for c in list(session.console)[-RECENT:]]
     network = [{"method": n.method, "url": clip_line(masker.text(n.url), _TEXT_LIMIT), "status": n.status,
                 "type": n.resource_type, "failure": n.failure,
@@ -81,22 +81,14 @@ def session_details(webhand: Webhand, session: Session, since: int = 0) -> dict[
                 "time_ms": round(n.duration * 1000) if n.duration is not None else None}
                for n in list(session.network)[-RECENT:]]
     dialogs = session.open_dialogs()
-    dialog = {"kind": dialogs[0].kind, "message": _clip_block(masker.text(dialogs[0].message)),
+    dialog = {"kind": dialogs[0].kind, "message": _block(masker.text(dialogs[0].message)),
               "default": clip_line(masker.text(dialogs[0].default_value), _TEXT_LIMIT), "tab": dialogs[0].tab} \
         if dialogs else None
     return masker.data({"session": session_summary(session), "history": entries, "console": console,
                         "network": network, "dialog": dialog, "now": time.time()})
 
 
-def _clip_block(text: str) -> str:
-    """Page text with its own line breaks (a stack trace reads as one), bounded: at most
-    ``_BLOCK_LINES`` lines and ``_TEXT_LIMIT`` characters, each line's controls escaped. The page
-    shows it as text (``textContent``), never as markup."""
-    lines = text.splitlines()
-    kept = [clip_line(line, _TEXT_LIMIT) for line in lines[:_BLOCK_LINES]]
-    block = "\n".join(kept)
-    if len(block) > _TEXT_LIMIT:
-        block = block[:_TEXT_LIMIT - 1] + "…"
-    elif len(lines) > _BLOCK_LINES:
-        block += f"\n…({len(lines) - _BLOCK_LINES} more lines)"
-    return block
+def _block(text: str) -> str:
+    """Page text with its own line breaks (a stack trace reads as one), bounded; the page shows it as
+    text (``textContent``), never as markup, and indents its later lines itself."""
+    return page_block(text, _TEXT_LIMIT, _BLOCK_LINES, lead="")
