@@ -213,7 +213,7 @@ async def test_takeover_is_a_lease_that_ends_soon_after_the_holding_page_goes_aw
     pages = []
 
     async def holder() -> Page:
-        context = await viewer_browser.new_context(viewport={"width": 1280, "height": 900})
+        context = await viewer_browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
         page = await context.new_page()
         pages.append(page)
         await open_session(page, dashboard, sid)
@@ -245,7 +245,7 @@ async def test_takeover_is_a_lease_that_ends_soon_after_the_holding_page_goes_aw
         # and since when, and forces a release; the holder's page hears that its control ended.
         kept = await holder()
         waiting = asyncio.ensure_future(agent.call("browser_snapshot", {}))
-        other = await (await viewer_browser.new_context(viewport={"width": 1280, "height": 900})).new_page()
+        other = await (await viewer_browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)).new_page()
         pages.append(other)
         await open_session(other, dashboard, sid)
         state = other.locator("#control-state", has_text="a person in the dashboard (from 127.0.0.1) has control since")
@@ -449,7 +449,8 @@ async def test_the_dashboard_opens_on_something_and_holds_from_360_to_1440_px(wa
     # The only session opens by itself: its live view, its panels, and a Take control that works.
     await viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames || 0) >= 1")
     assert viewer.url.endswith(f"#session={sid}") and await viewer.locator("#pick").inner_text() == ""
-    await viewer.locator("#network tr", has_text="network-style.css").wait_for()
+    await viewer.locator("#network tr", has_text="network-style.css").first.wait_for()
+    await viewer.locator("#console", has_text="Failed to load").wait_for()
     console = await viewer.locator("#console").inner_text()
     # Its own line breaks kept, its later lines indented under it; no escaped "\\n".
     assert "[error] Failed to load\n      at load (app.js:12)" in console and "\\n" not in console
