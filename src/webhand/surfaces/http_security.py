@@ -74,7 +74,7 @@ async def refuse(scope: Scope, send: Send, status: int, message: str,
     a browser that asked for one (``Accept: text/html``), which says where the dashboard is."""
     accept = dict(scope["headers"]).get(b"accept", b"")
     if b"text/html" in accept:
-        body = _REFUSAL_PAGE.format(status=status, message=html.escape(message)).encode()
+        body = _REFUSAL_PAGE.format(status=status, message=html.escape(message, quote=False)).encode()
         kind = b"text/html; charset=utf-8"
     else:
         body, kind = json.dumps({"error": message}).encode(), b"application/json"
