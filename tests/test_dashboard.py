@@ -277,7 +277,8 @@ async def test_request_human_returns_the_link_and_resumes_after_release(watched,
     reply = await asking
     assert not reply.is_error, reply.text
     assert f"{dashboard}/dashboard/#session={sid}" in reply.text
-    assert reply.data == {"dashboard": f"{dashboard}/dashboard/#session={sid}", "handed_back": True}
+    assert reply.data == {"dashboard": f"{dashboard}/dashboard/#session={sid}", "handed_back": True, "how": "released"}
+    assert "; they handed it back." in reply.text
 
 
 async def test_request_human_without_anyone_taking_over_times_out_with_the_link(watched, dashboard, agent, site):

@@ -52,9 +52,11 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
     if outcome == "held":
         raise HumanInControl(f"A person still has control of the session after {args.timeout:g} s ({url}).",
                              "Call browser_request_human again to keep waiting; other calls wait for the release.")
-    response.add(f"A person took control in the dashboard ({url}) and handed the session back. "
+    # How it came back: the person released it, or their page went away (the lease lapsed), or
+    # someone forced it back; the last two may mean the task is not done.
+    response.add(f"A person took control in the dashboard ({url}); {session.control.ended_how()}. "
                  "The page may have changed: call browser_snapshot before acting.")
-    response.data({"dashboard": url, "handed_back": True})
+    response.data({"dashboard": url, "handed_back": True, "how": session.control.last_end})
 
 
 async def _ask_in_client(session: Session, args: RequestHumanArgs, response: Response, url: str, ask: AskPerson) -> None:
