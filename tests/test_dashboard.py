@@ -202,6 +202,7 @@ async def test_agent_call_times_out_saying_a_person_has_control(watched, dashboa
     assert "Force release" in reply.text and f"{dashboard}/dashboard/#session={session.public_id}" in reply.text
 
 
+@pytest.mark.one_driver("the lease lives above the Driver: the holding page's renewals and the server's timer")
 async def test_takeover_is_a_lease_that_ends_soon_after_the_holding_page_goes_away(watched, dashboard, agent,
                                                                                    viewer_browser, site):
     """Issue 38.15: a person takes control, then their dashboard page goes away without Release (its
@@ -430,6 +431,7 @@ async def test_http_server_serves_the_dashboard_behind_its_token(tmp_path, site)
         # Printed just after the "listening" line, which is all the fixture waits for: read it last.
         assert f"webhand dashboard on {base}/dashboard/" in server.log()
 
+@pytest.mark.one_driver("the dashboard page's layout and choice of session lie above the Driver")
 async def test_the_dashboard_opens_on_something_and_holds_from_360_to_1440_px(watched, dashboard, agent, viewer, site,
                                                                           tmp_path):
     """Issue 42.8, 42.9, 42.13: with no session, a clear word and nothing to click; with the only
