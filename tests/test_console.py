@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import time
 
+from webhand.response import CONTINUED
+
 
 def ok(reply):
     assert not reply.is_error, reply.text
@@ -16,9 +18,10 @@ TIMED = re.compile(r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) ")
 
 
 def untimed(logs: str) -> list[str]:
-    """The log's lines without the time each leads with (every line has one)."""
+    """The log's lines without the time each entry leads with (every line has one, but the later
+    lines of a message over several, which the continuation mark leads)."""
     lines = logs.splitlines()
-    assert all(TIMED.match(line) for line in lines), logs
+    assert all(TIMED.match(line) or line.startswith(CONTINUED) for line in lines), logs
     return [TIMED.sub("", line) for line in lines]
 
 
@@ -87,9 +90,10 @@ async def test_entries_carry_the_time_they_were_logged_and_objects_read_as_devto
     assert lines[1] == "[log] Array(3) [1, 2, 3]", logs
     assert lines[2] == '[info] Map(1) {"k" => 2} null undefined true', logs
     assert lines[3].startswith("[log] {n: 1, m: 2, o: 3, p: 4, q: 5") and lines[3].endswith(", …}"), logs  # cut
-    # Page text stays one line of data: its line breaks escaped, its quotes inside a quoted string.
-    assert lines[4].startswith("[log] <b>line one") and "line two" in lines[4] and len(lines) == 5, logs
-    assert '"odd key": ' in lines[4], logs
+    # A message over lines keeps them (issue 42.13), each later one led by the continuation mark that
+    # no reply line starts with; other separators (U+2028) stay escaped, quotes inside a quoted string.
+    assert lines[4] == "[log] <b>line one" and lines[5].startswith(CONTINUED + "line two</b>") and len(lines) == 6, logs
+    assert '"odd key": ' in lines[5] and "\u2028" not in lines[5], logs
     # The time each was logged, to the millisecond, on the local clock (as DevTools shows it).
     h, m, s, ms = (int(g) for g in TIMED.match(logs.splitlines()[0]).groups())
     logged = time.localtime(before)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import psutil
@@ -96,6 +98,25 @@ async def viewer(viewer_browser: Browser) -> AsyncIterator[Page]:
         await context.close()
 
 
+def artifacts(tmp_path: Path) -> Path:
+    """Where a test keeps its screenshots: $WEBHAND_TEST_ARTIFACTS (CI uploads it), else its tmp_path.
+    Printed, so that a person can look at them (``pytest -s`` or the captured output of a failure)."""
+    folder = Path(os.environ.get("WEBHAND_TEST_ARTIFACTS") or tmp_path) / "dashboard"
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"dashboard screenshots in {folder}")
+    return folder
+
+
+#: Visible header cells, names and network cells whose text wraps onto a second line (a header
+#: broken letter by letter, a long name or "styleshee t" over two lines).
+_WRAPPED = """() => [...document.querySelectorAll('th, td.clip, #network td:not(:last-child)')].filter(e => {
+    if (e.getBoundingClientRect().width === 0) return false;  // hidden at this width
+    const text = document.createRange();
+    text.selectNodeContents(e);
+    return new Set([...text.getClientRects()].map(r => Math.round(r.top))).size > 1;  // more than one line
+}).map(e => e.tagName + ' ' + JSON.stringify(e.textContent))"""
+
+
 def session_id(webhand: Webhand, conversation: str) -> str:
     return next(s.public_id for s in webhand.sessions.sessions() if s.key.conversation == conversation)
 
@@ -169,12 +190,77 @@ async def test_leaving_the_dashboard_hands_control_back(watched, dashboard, agen
 async def test_agent_call_times_out_saying_a_person_has_control(watched, dashboard, agent, site):
     await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
     session = next(s for s in watched.sessions.sessions() if s.key.conversation == agent.conversation_id)
-    token = session.control.take()
+    token = session.control.take("a person in the dashboard (from 127.0.0.1)")
     try:
         reply = await agent.call("browser_wait_for", {"time": 0.1, "timeout": 1})
     finally:
         session.control.release(token)
     assert reply.is_error and "A person has control of this session in the dashboard" in reply.text
+    # Who, since when, that the call waited its timeout and no more, and how control comes back.
+    assert "a person in the dashboard (from 127.0.0.1) has control since" in reply.text
+    assert "waited its whole timeout (1 s)" in reply.text
+    assert "Force release" in reply.text and f"{dashboard}/dashboard/#session={session.public_id}" in reply.text
+
+
+@pytest.mark.one_driver("the lease lives above the Driver: the holding page's renewals and the server's timer")
+async def test_takeover_is_a_lease_that_ends_soon_after_the_holding_page_goes_away(watched, dashboard, agent,
+                                                                                   viewer_browser, site):
+    """Issue 38.15: a person takes control, then their dashboard page goes away without Release (its
+    renderer dies; its connection is cut). The agent's waiting call runs within seconds, saying why;
+    meanwhile another dashboard page and the session list say who holds control, and anyone with
+    the token can force a release."""
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    sid = session_id(watched, agent.conversation_id)
+    pages = []
+
+    async def holder() -> Page:
+        context = await viewer_browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+        page = await context.new_page()
+        pages.append(page)
+        await open_session(page, dashboard, sid)
+        await page.click("#take")
+        await page.locator("#control-state", has_text="You have control").wait_for()
+        return page
+
+    try:
+        # 1. The holder's tab dies without a word (no pagehide, no Release): the lease lapses.
+        crashing = await holder()
+        waiting = asyncio.ensure_future(agent.call("browser_snapshot", {}))
+        listed = (await agent.call("browser_session_list", {})).text
+        assert "a person in the dashboard (from 127.0.0.1) has control since" in listed
+        cdp = await crashing.context.new_cdp_session(crashing)
+        async with crashing.expect_event("crash"):
+            asyncio.ensure_future(cdp.send("Page.crash"))
+        reply = await waiting
+        assert not reply.is_error, reply.text
+        assert "their dashboard page stopped answering (closed, asleep or cut off), so control lapsed" in reply.text
+
+        # 2. The holder's connection is cut (the network drops, the laptop sleeps): the same.
+        cut = await holder()
+        waiting = asyncio.ensure_future(agent.call("browser_snapshot", {}))
+        await cut.context.set_offline(True)
+        reply = await waiting
+        assert not reply.is_error and "so control lapsed" in reply.text, reply.text
+
+        # 3. A holder that is still there, and another page with the token: it sees who holds control
+        # and since when, and forces a release; the holder's page hears that its control ended.
+        kept = await holder()
+        waiting = asyncio.ensure_future(agent.call("browser_snapshot", {}))
+        other = await (await viewer_browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)).new_page()
+        pages.append(other)
+        await open_session(other, dashboard, sid)
+        state = other.locator("#control-state", has_text="a person in the dashboard (from 127.0.0.1) has control since")
+        await state.wait_for()
+        assert "Force release" in await state.inner_text()
+        assert await other.locator("#take").is_hidden()
+        await other.click("#force-release")
+        reply = await waiting
+        assert not reply.is_error and "someone with the dashboard's token forced a release" in reply.text, reply.text
+        await kept.locator("#control-state", has_text="Control ended").wait_for()
+        assert await kept.locator("#take").is_visible()
+    finally:
+        for page in pages:
+            await page.context.close()
 
 
 async def test_request_human_returns_the_link_and_resumes_after_release(watched, dashboard, agent, viewer, site):
@@ -192,7 +278,8 @@ async def test_request_human_returns_the_link_and_resumes_after_release(watched,
     reply = await asking
     assert not reply.is_error, reply.text
     assert f"{dashboard}/dashboard/#session={sid}" in reply.text
-    assert reply.data == {"dashboard": f"{dashboard}/dashboard/#session={sid}", "handed_back": True}
+    assert reply.data == {"dashboard": f"{dashboard}/dashboard/#session={sid}", "handed_back": True, "how": "released"}
+    assert "; they handed it back." in reply.text
 
 
 async def test_request_human_without_anyone_taking_over_times_out_with_the_link(watched, dashboard, agent, site):
@@ -343,3 +430,168 @@ async def test_http_server_serves_the_dashboard_behind_its_token(tmp_path, site)
 
         # Printed just after the "listening" line, which is all the fixture waits for: read it last.
         assert f"webhand dashboard on {base}/dashboard/" in server.log()
+
+@pytest.mark.one_driver("the dashboard page's layout and choice of session lie above the Driver")
+async def test_the_dashboard_opens_on_something_and_holds_from_360_to_1440_px(watched, dashboard, agent, viewer, site,
+                                                                          tmp_path):
+    """Issue 42.8, 42.9, 42.13: with no session, a clear word and nothing to click; with the only
+    one, it opens on it; with two, "pick a session" and no Take control. At 360, 800 and 1440 px
+    nothing runs past the window, no header or name breaks over lines, a size is known or a dash,
+    and a console error keeps its line breaks."""
+    folder = artifacts(tmp_path)
+    await viewer.set_viewport_size({"width": 1440, "height": 900})
+    await viewer.goto(f"{dashboard}/dashboard/")
+    await viewer.locator("#pick", has_text="No sessions yet").wait_for()
+    assert await viewer.locator("#take").is_hidden() and await viewer.locator("#screen").is_hidden()
+
+    await agent.call("browser_navigate", {"url": site.url("cache.html")})
+    await agent.call("browser_navigate", {"url": site.url("network.html")})
+    await agent.call("browser_navigate", {"url": site.url("cache.html")})  # its script now comes from the cache
+    await agent.call("browser_eval", {"expression": "console.error('Failed to load\\n  at load (app.js:12)'), 1"})
+    sid = session_id(watched, agent.conversation_id)
+    # The only session opens by itself: its live view, its panels, and a Take control that works.
+    await viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames || 0) >= 1")
+    assert viewer.url.endswith(f"#session={sid}") and await viewer.locator("#pick").inner_text() == ""
+    await viewer.locator("#network tr", has_text="network-style.css").first.wait_for()
+    await viewer.locator("#console", has_text="Failed to load").wait_for()
+    console = await viewer.locator("#console").inner_text()
+    # Its own line breaks kept, its later lines indented under it; no escaped "\\n".
+    assert "[error] Failed to load\n      at load (app.js:12)" in console and "\\n" not in console
+    sizes = await viewer.locator("#network td:nth-child(4)").all_inner_texts()
+    assert sizes and "0 B" not in sizes and all(size == "—" or size[0].isdigit() for size in sizes), sizes
+
+    for width, height in ((360, 740), (800, 900), (1440, 900)):
+        await viewer.set_viewport_size({"width": width, "height": height})
+        await viewer.screenshot(path=str(folder / f"first-view-{width}.png"), full_page=True)
+        assert await viewer.evaluate(_OVERFLOWING) == [], f"at {width} px"
+        assert await viewer.evaluate(_WRAPPED) == [], f"at {width} px"
+        name = viewer.locator("tr.session td").first
+        assert await name.get_attribute("title") == agent.conversation_id  # cut with "…", whole on hover
+
+    other = watched.context(f"agent-{uuid.uuid4().hex[:8]}")
+    try:
+        await other.call("browser_navigate", {"url": site.url("actions/form.html")})
+        second = await viewer.context.new_page()
+        await second.goto(f"{dashboard}/dashboard/")
+        await second.locator("tr.session").nth(1).wait_for()
+        await second.locator("#pick", has_text="Pick a session above").wait_for()
+        assert await second.locator("#take").is_hidden() and await second.locator("#detail").is_hidden()
+    finally:
+        await watched.end_conversation(other.conversation_id)
+
+
+async def test_takeover_shows_the_page_at_its_own_size_and_its_dialogs(watched, dashboard, agent, viewer, site,
+                                                                       tmp_path):
+    """Issue 42.10: taking control gives the live view the window (the page's 1280 px where they
+    fit), and a confirm dialog the person's own click opens is shown in the dashboard and answered there."""
+    folder = artifacts(tmp_path)
+    await viewer.set_viewport_size({"width": 1440, "height": 900})
+    await agent.call("browser_navigate", {"url": site.url("tabs_files/dialogs.html")})
+    button = json.loads((await agent.call("browser_eval", {
+        "expression": "(() => { const r = document.querySelector('#confirm').getBoundingClientRect();"
+                      " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()"})).text)
+    await open_session(viewer, dashboard, session_id(watched, agent.conversation_id))
+    await viewer.screenshot(path=str(folder / "before-takeover-1440.png"))
+    await viewer.click("#take")
+    await viewer.locator("#control-state", has_text="You have control").wait_for()
+    frame_width = await viewer.evaluate("state.frame.w")
+    await viewer.wait_for_function("w => Math.abs(document.getElementById('screen').getBoundingClientRect().width - w) < 1",
+                                   arg=frame_width)
+    shown = await viewer.locator("#screen").bounding_box()
+    assert shown["y"] + shown["height"] <= 900 + 1, "the page's view fits in the window"
+    await viewer.screenshot(path=str(folder / "takeover-1440.png"))
+
+    await viewer.locator("#screen").click(position={"x": button["x"] * shown["width"] / frame_width,
+                                                    "y": button["y"] * shown["width"] / frame_width})
+    dialog = viewer.get_by_role("alertdialog")
+    await dialog.locator("#dialog-message", has_text="Delete it?").wait_for()
+    await viewer.screenshot(path=str(folder / "takeover-dialog-1440.png"))
+    await viewer.evaluate("sending")  # the click's request was answered, though the dialog is open
+    await dialog.get_by_role("button", name="OK").click()
+    await dialog.wait_for(state="hidden")
+    await viewer.click("#release")
+    reply = await agent.call("browser_eval", {"expression": "document.querySelector('#out').textContent"})
+    assert reply.text.strip('"') == "deleted", reply.text
+    for width in (360, 800):
+        await viewer.click("#take")
+        await viewer.locator("#control-state", has_text="You have control").wait_for()
+        await viewer.set_viewport_size({"width": width, "height": 800})
+        await viewer.screenshot(path=str(folder / f"takeover-{width}.png"))
+        assert await viewer.evaluate(_OVERFLOWING) == [], f"at {width} px"
+        await viewer.click("#release")
+
+
+@pytest.mark.one_driver("the HTTP gates answer before any browser is reached")
+async def test_a_browser_without_the_token_gets_a_page_and_an_api_client_json(watched, viewer):
+    """Issue 42.11: a person's browser that opens an address of the dashboard's server without the
+    token gets a page that says where the dashboard is; an API client still gets JSON."""
+    server = DashboardServer(watched, HttpOptions(host="127.0.0.1", port=0, token=TOKEN, require_token=True))
+    url = await server.start()
+    try:
+        for path in ("/", "/dashboard/api/sessions"):
+            answer = await viewer.goto(url + path)
+            assert answer.status in (401, 403) and answer.headers["content-type"].startswith("text/html")
+            assert await viewer.get_by_role("heading").inner_text() == "This address is not a page to open"
+            assert await viewer.get_by_role("link", name="/dashboard/").get_attribute("href") == "/dashboard/"
+        async with httpx.AsyncClient() as client:
+            refused = await client.get(f"{url}/dashboard/api/sessions")
+        assert refused.status_code == 401 and "bearer token" in refused.json()["error"]
+    finally:
+        await server.stop()
+
+
+def _link_parts(line: str) -> tuple[str, str]:
+    """The server and the token of a printed dashboard link (http://127.0.0.1:PORT/dashboard/#token=T)."""
+    link = line[line.index("http://"):].split()[0]
+    return link.split("/dashboard/")[0], link.split("token=")[1]
+
+
+@pytest.mark.one_driver("the stdio server's start-up and advice lie above the Driver")
+async def test_mcp_over_stdio_serves_its_dashboard_and_request_human_leads_there(tmp_path, site):
+    """Issue 42.12: `webhand mcp --dashboard` prints its dashboard's link on stderr at start; that
+    dashboard serves this server's session, and browser_request_human gives the session's page in it."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "WEBHAND_OUTPUT_DIR": str(tmp_path / "out")}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "webhand", "mcp", "--dashboard", "--caps", "core,human"],
+                                    env=env)
+    with open(tmp_path / "stderr.txt", "w+", encoding="utf-8") as errlog:
+        async with stdio_client(server, errlog=errlog) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            await mcp.call_tool("browser_navigate", {"url": site.url("actions/form.html")})
+            asked = await mcp.call_tool("browser_request_human", {"reason": "Sign in", "timeout": 0.5})
+            errlog.seek(0)
+            printed = next(line for line in errlog if line.startswith("webhand dashboard on http://127.0.0.1:"))
+            base, token = _link_parts(printed)
+            async with httpx.AsyncClient() as client:
+                listed = await client.get(f"{base}/dashboard/api/sessions", headers={"Authorization": f"Bearer {token}"})
+            text = asked.content[0].text
+            assert asked.is_error and "Nobody took control" in text, text
+            sid = listed.json()["sessions"][0]["id"]
+            assert f"{base}/dashboard/#session={sid}" in text
+            assert [s["url"] for s in listed.json()["sessions"]] == [site.url("actions/form.html")]
+    assert any(runtime.rglob("dashboard-token")), "the link carries the user's dashboard token, kept in its file"
+
+
+@pytest.mark.one_driver("the daemon's status lies above the Driver")
+async def test_daemon_status_says_who_holds_control_and_how_to_release_it(cli, site):
+    """Issue 38.15: `webhand daemon status` names who holds a session's control, since when, and how
+    it ends; a forced release (with the dashboard's token) hands it back."""
+    cli("navigate", site.url("actions/form.html"))
+    base, token = _link_parts(cli("dashboard").stdout)
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(headers=auth) as client:
+        sid = (await client.get(f"{base}/dashboard/api/sessions")).json()["sessions"][0]["id"]
+        taken = await client.post(f"{base}/dashboard/api/sessions/{sid}/control", json={"action": "take"})
+        assert taken.status_code == 200, taken.text
+        status = cli("daemon", "status").stdout
+        assert "a person in the dashboard (from 127.0.0.1) has control since" in status
+        assert "Force release" in status and f"/dashboard/#session={sid}" in status
+        again = await client.post(f"{base}/dashboard/api/sessions/{sid}/control", json={"action": "take"})
+        assert again.status_code == 409 and "has control since" in again.json()["error"]
+        forced = await client.post(f"{base}/dashboard/api/sessions/{sid}/control", json={"action": "force_release"})
+        assert forced.status_code == 200, forced.text
+    assert "has control" not in cli("daemon", "status").stdout
+    assert site.url("actions/form.html") in cli("get_url").stdout  # the session runs calls again

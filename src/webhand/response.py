@@ -76,6 +76,27 @@ def page_line(text: str, limit: int = NAME_LIMIT, whole: str = "") -> str:
     return f"{text[:limit]}…({len(text) - limit:,} more characters" + (f"; {whole}" if whole else "") + ")"
 
 
+#: What leads each later line of a page-made block (``page_block``): no line of webhand's own
+#: format starts with it, so a line the page wrote can never pass for one of webhand's.
+CONTINUED = "    ┆ "
+
+
+def page_block(text: str, limit: int, max_lines: int = 50, whole: str = "", lead: str = CONTINUED) -> str:
+    """Page-made ``text`` that has lines of its own (a stack trace, a console message over lines),
+    shown with its line breaks: at most ``max_lines`` lines and ``limit`` characters, each later line
+    led by ``lead`` (in a reply, ``CONTINUED``), every other line boundary and control escaped as
+    ``page_line`` does. Not masked: ``Response.page_block`` masks first."""
+    lines = text.split("\n")
+    shown = "\n".join(lines[:max_lines])
+    cut = len(shown) > limit
+    shown = shown[:limit]
+    block = ("\n" + lead).join(one_line(line.removesuffix("\r")) for line in shown.split("\n"))
+    left = len(text) - len(shown)
+    if cut or len(lines) > max_lines:
+        block += f"…({left:,} more characters" + (f"; {whole}" if whole else "") + ")"
+    return block
+
+
 def clip_line(text: str, limit: int) -> str:
     """Page-made ``text`` on one line (``page_line``'s escapes), cut to ``limit`` characters with
     "…" and no note. Not masked: mask first (``Response.clip``), as for ``page_line``."""
@@ -186,6 +207,10 @@ class Response:
         """Page-made ``text`` (a URL, title, name, message) fit for one reply line: masked, escaped,
         cut with a note (``page_line``). Every reply site that quotes a page value uses this."""
         return page_line(self.masker.text(text), limit, whole)
+
+    def page_block(self, text: str, limit: int, max_lines: int = 50, whole: str = "") -> str:
+        """Page-made ``text`` with its own line breaks kept (``page_block``), masked first."""
+        return page_block(self.masker.text(text), limit, max_lines, whole)
 
     def summary(self) -> str:
         """The first line said so far, masked: what a history entry keeps of the reply."""

@@ -117,7 +117,7 @@ class ActionChanges:
             entries = list(session.console)[-min(new_entries, len(session.console)):]
             errors = [e for e in entries if e.level in ("error", "pageerror")]
             for entry in errors[:_MAX_CONSOLE_LINES]:
-                response.add(f"Console {entry.level}: {response.clip(entry.text, 300)}")
+                response.add(f"Console {entry.level}: {response.page_block(entry.text, 300, max_lines=4)}")
             if len(errors) > _MAX_CONSOLE_LINES:
                 response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
         if settled is not None:

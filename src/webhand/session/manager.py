@@ -78,6 +78,7 @@ class SessionInfo:
     actions: int = 0  # tool calls recorded in its history
     public_id: str = ""  # names the session in dashboard URLs
     profile: str | None = None  # the named profile it runs on; None: a temporary one
+    control: str | None = None  # who holds control in the dashboard and since when (HumanControl.describe)
 
 
 def make_engine(settings: Settings) -> Engine:
@@ -524,7 +525,8 @@ class SessionManager:
             infos.append(SessionInfo(key.conversation, key.name, url, len(tabs), round(session.idle_for(), 1),
                                      session.browser.pid if session.owns_browser else None, session.status,
                                      round(session.created_at, 3), round(session.last_used_at, 3),
-                                     session.history.count, session.public_id, session.profile))
+                                     session.history.count, session.public_id, session.profile,
+                                     session.control.describe()))
         return infos
 
     def endpoint_of(self, conversation_id: str, name: str | None = None) -> str | None:

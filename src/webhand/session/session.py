@@ -114,6 +114,7 @@ class Session:
         self._active: Tab | None = context.tabs[0] if context.tabs else None
         self._replacing = False  # the active tab was ended by recovery: open a fresh one in its place
         self.dialogs: list[Dialog] = []  # open JavaScript dialogs, oldest first
+        self.dialog_opened = asyncio.Event()  # set when one opens; cleared by whoever waits for the next
         self.file_chooser: FileChooser | None = None  # the last file chooser the page opened, until answered
         self.downloads: list[Download] = []
         self.video: TabVideo | None = None  # a recording of the active tab in progress (browser_recording)
@@ -140,6 +141,7 @@ class Session:
 
     def _on_dialog(self, dialog: Dialog) -> None:
         self.dialogs.append(dialog)
+        self.dialog_opened.set()
         self.note(describe_dialog(dialog))
         if self._interrupt is not None and not self._interrupt.done():
             self._interrupt.set_result(None)
@@ -254,6 +256,19 @@ class Session:
         open_tabs = {t.index for t in self.context.tabs if not t.closed}
         self.dialogs = [d for d in self.dialogs if d.tab in open_tabs]
         return self.dialogs
+
+    async def answer_dialog(self, dialog: Dialog, accept: bool, prompt_text: str | None, timeout: float) -> None:
+        """Accept or dismiss ``dialog`` (the agent's browser_handle_dialog, or a person in the dashboard)."""
+        # Taken off the list first: answering may open the next dialog at once (confirm, then alert).
+        self.dialogs.remove(dialog)
+        try:
+            if accept:
+                await dialog.accept(prompt_text, timeout=timeout)
+            else:
+                await dialog.dismiss(timeout=timeout)
+        except Exception:  # not answered: it is still open (a cancellation means the next dialog came)
+            self.dialogs.insert(0, dialog)
+            raise
 
     def refuse_if_dialog(self) -> None:
         dialogs = self.open_dialogs()

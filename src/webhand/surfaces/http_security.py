@@ -10,6 +10,7 @@ protection, done by the SDK's middleware from ``transport_security``); request b
 from __future__ import annotations
 
 import hmac
+import html
 import ipaddress
 import json
 import logging
@@ -67,6 +68,38 @@ def check_options(options: HttpOptions) -> None:
         raise ConfigError(f"max_body_bytes={options.max_body_bytes}: must be a positive number of bytes.", "Fix the flag.")
 
 
+async def refuse(scope: Scope, send: Send, status: int, message: str,
+                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    """Answer a refused request: JSON (``{"error": message}``) for an API client, a short page for
+    a browser that asked for one (``Accept: text/html``), which says where the dashboard is."""
+    accept = dict(scope["headers"]).get(b"accept", b"")
+    if b"text/html" in accept:
+        body = _REFUSAL_PAGE.format(status=status, message=html.escape(message, quote=False)).encode()
+        kind = b"text/html; charset=utf-8"
+    else:
+        body, kind = json.dumps({"error": message}).encode(), b"application/json"
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()),
+                            (b"cache-control", b"no-store"), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+_REFUSAL_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>webhand: not here</title>
+<style>body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 40em; margin: 2em auto; padding: 0 1em; color: #1c1c28; }}
+code {{ background: #eef; padding: 0 .2em; }} .why {{ color: #556; font-size: 14px; }}</style></head><body>
+<h1>This address is not a page to open</h1>
+<p>It is webhand's server: tools and data that only webhand's clients and its dashboard page fetch,
+with the dashboard's token.</p>
+<p>To watch the agent's browser, open the dashboard at <a href="/dashboard/">/dashboard/</a>, best through the
+link webhand printed when it started it (it carries the token after <code>#token=</code>): <code>webhand
+dashboard</code> for the CLI's sessions, <code>webhand mcp --dashboard</code> or <code>webhand mcp --port N</code>
+for an MCP client's.</p>
+<p class="why">Status {status}: {message}</p>
+</body></html>
+"""
+
+
 class BearerTokenGate:
     """Rejects any request without ``Authorization: Bearer <token>`` (compared in constant time)."""
 
@@ -79,11 +112,8 @@ class BearerTokenGate:
         if scope["type"] == "http" and not (scope["method"] == "GET" and scope["path"] in self.open_paths):
             given = dict(scope["headers"]).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
-                body = b'{"error": "missing or wrong bearer token: send Authorization: Bearer <WEBHAND_TOKEN>"}'
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+                await refuse(scope, send, 401, "missing or wrong bearer token: send Authorization: Bearer "
+                                               "<WEBHAND_TOKEN>", [(b"www-authenticate", b"Bearer")])
                 return
         await self.app(scope, receive, send)
 
@@ -114,14 +144,10 @@ class SessionBrowserGate:
         if scope["type"] == "http":
             why = self.refusal(scope)
             if why:
-                body = json.dumps({"error": f"Refused: {why}. A page in a browser webhand drives may never reach "
-                                            "webhand's dashboard or MCP endpoint; open the dashboard in your own "
-                                            "browser, from the link webhand printed."}).encode()
                 log.warning("Refused %s %s: %s.", scope["method"], scope["path"], why)
-                await send({"type": "http.response.start", "status": 403,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+                await refuse(scope, send, 403, f"Refused: {why}. A page in a browser webhand drives may never reach "
+                                               "webhand's dashboard or MCP endpoint; open the dashboard in your own "
+                                               "browser, from the link webhand printed.")
                 return
         await self.app(scope, receive, send)
 

@@ -32,10 +32,11 @@ async def recent_console_logs(session: Session, args: LogsArgs, response: Respon
         response.add("No console messages.")
         response.data({"entries": []})
         return
-    # One line per entry, led by the local time the page logged it, as DevTools shows it: a
-    # message's own line breaks are escaped (page text is data, never structure).
+    # One entry per line, led by the local time the page logged it, as DevTools shows it: a message
+    # over several lines (a stack trace) keeps them, each later one led by a mark no reply line
+    # starts with (page text is data, never structure).
     lines = [f"{clock_time(e.logged_at)} " + (f"[{e.source}] " if e.source else "")
-             + f"[{e.level}] {response.page(e.text, _ENTRY_LIMIT)}"
+             + f"[{e.level}] {response.page_block(e.text, _ENTRY_LIMIT)}"
              + (f" ({response.page(e.location, URL_LIMIT)})" if e.location else "") for e in entries]
     response.large("\n".join(lines), what="console log", suffix=".log")
     response.data({"entries": [e.__dict__ for e in entries]})

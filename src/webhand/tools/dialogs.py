@@ -39,16 +39,7 @@ async def handle_dialog(session: Session, args: HandleDialogArgs, response: Resp
     tab = next((t for t in session.context.tabs if t.index == dialog.tab), None)
     url_before = tab.url if tab else ""
     timeout = args.timeout or session.settings.timeout
-    # Taken off the list first: answering may open the next dialog at once (confirm, then alert).
-    session.dialogs.remove(dialog)
-    try:
-        if args.accept:
-            await dialog.accept(args.prompt_text, timeout=timeout)
-        else:
-            await dialog.dismiss(timeout=timeout)
-    except Exception:  # not answered: it is still open (a cancellation means the next dialog came)
-        session.dialogs.insert(0, dialog)
-        raise
+    await session.answer_dialog(dialog, args.accept, args.prompt_text, timeout)
     what = {"alert": "Closed", "beforeunload": "Left the page:" if args.accept else "Stayed on the page:"}
     verb = what.get(dialog.kind, "Accepted" if args.accept else "Dismissed")
     answer = f" with {args.prompt_text!r}" if args.accept and args.prompt_text is not None else ""

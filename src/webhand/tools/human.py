@@ -58,9 +58,10 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
     reason = reason_for_person(args.reason)
     url = session.dashboard_link()
     if url is None:
-        raise PolicyRefused("No dashboard is being served, so no person can take over this session.",
-                            "Ask the user to run `webhand dashboard` (CLI) or to serve MCP over HTTP "
-                            "(`webhand mcp --port N`, which serves /dashboard), then call again.")
+        raise PolicyRefused("No dashboard serves this session, so no person can take it over.",
+                            "Ask the user to start this MCP server with `webhand mcp --dashboard` (stdio: it prints the "
+                            "dashboard's link on stderr) or over HTTP (`webhand mcp --port N`, dashboard at /dashboard), "
+                            "then call again. For the CLI's sessions, `webhand dashboard` serves it.")
     # The model gets the link only with the reply; whoever runs the server sees the request now.
     log.warning("the agent asks for a person on %s: %s (%s)", session.key, reason, url)
     ask = response.caller.ask_person
@@ -75,9 +76,11 @@ async def request_human(session: Session, args: RequestHumanArgs, response: Resp
     if outcome == "held":
         raise HumanInControl(f"A person still has control of the session after {args.timeout:g} s ({url}).",
                              "Call browser_request_human again to keep waiting; other calls wait for the release.")
-    response.add(f"A person took control in the dashboard ({url}) and handed the session back. "
+    # How it came back: the person released it, or their page went away (the lease lapsed), or
+    # someone forced it back; the last two may mean the task is not done.
+    response.add(f"A person took control in the dashboard ({url}); {session.control.ended_how()}. "
                  "The page may have changed: call browser_snapshot before acting.")
-    response.data({"dashboard": url, "handed_back": True})
+    response.data({"dashboard": url, "handed_back": True, "how": session.control.last_end})
 
 
 async def _ask_in_client(session: Session, reason: str, timeout: float, response: Response, url: str,

@@ -125,11 +125,12 @@ async def session_list(sessions: ConversationSessions, args: ToolArgs, response:
         lines = [f"- {i.name}: {i.url or 'about:blank'} ({i.status}, "
                  f"{f'profile {i.profile!r}' if i.profile else 'temporary profile'}, {i.tabs} tab{'s' if i.tabs != 1 else ''}, "
                  f"{i.actions} action{'s' if i.actions != 1 else ''}, created {_clock(i.created_at)}, "
-                 f"last used {_clock(i.last_used_at)}, idle {i.idle_seconds:g} s)" for i in infos]
+                 f"last used {_clock(i.last_used_at)}, idle {i.idle_seconds:g} s"
+                 + (f"; {i.control}" if i.control else "") + ")" for i in infos]
         response.add(f"Sessions ({len(infos)}):\n" + "\n".join(lines))
     response.data({"sessions": [{"name": i.name, "status": i.status, "profile": i.profile, "url": i.url, "tabs": i.tabs,
                                  "actions": i.actions, "created_at": i.created_at, "last_used_at": i.last_used_at,
-                                 "idle_seconds": i.idle_seconds} for i in infos]})
+                                 "idle_seconds": i.idle_seconds, "control": i.control} for i in infos]})
 
 
 def _clock(unix_time: float) -> str:

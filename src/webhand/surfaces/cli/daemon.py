@@ -31,6 +31,7 @@ from webhand.host import Webhand
 from webhand.security.locations import runtime_dir
 from webhand.response import URL_LIMIT, ToolResult, page_line
 from webhand.security.masking import Masker
+from webhand.session.manager import SessionInfo
 from webhand.surfaces.cli.daemon_client import socket_path
 from webhand.surfaces.cli.daemon_wire import MAX_LINE_BYTES
 
@@ -214,6 +215,14 @@ class Daemon:
             self.dashboard = server
         return link(self.dashboard.url, token=token)
 
+    def _control(self, info: SessionInfo) -> dict[str, Any] | None:
+        """Who holds the session's control in the dashboard, since when, and how it ends; None: nobody."""
+        session = self.webhand.sessions.by_public_id(info.public_id)
+        status = session.control.status() if session is not None else None
+        if status is not None and session is not None:
+            status["release"] = session.control.how_to_release(session.dashboard_link())
+        return status
+
     def status(self) -> dict[str, Any]:
         sessions = self.webhand.sessions.list()
         masker = Masker(self.settings.secrets_file)
@@ -223,7 +232,8 @@ class Daemon:
                 # A page's URL may hold a secret typed into a GET form, and be megabytes long.
                 "sessions": [{"session": s.conversation.removeprefix("cli:"),
                               "url": page_line(masker.text(s.url), URL_LIMIT, "browser_get_url in the session reads it"),
-                              "tabs": s.tabs, "idle_seconds": s.idle_seconds} for s in sessions],
+                              "tabs": s.tabs, "idle_seconds": s.idle_seconds, "control": self._control(s)}
+                             for s in sessions],
                 "browser_pids": self.webhand.sessions.browser_pids()}
 
 

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 from webhand.errors import ConfigError, WebhandError
 from webhand.surfaces.cli.tools import (
@@ -112,7 +113,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         from webhand.surfaces.mcp.stdio import serve
 
         started_as = {name: value for name, value in vars(args).items() if not callable(value)}
-        _run(serve(lambda: _settings(args), wire, style=args.tool_style,
+        _run(serve(lambda: _settings(args), wire, style=args.tool_style, dashboard=args.dashboard,
                    memo_key=memo_key([json.dumps(started_as, sort_keys=True)], os.getcwd(), dict(os.environ))))
         return 0
     from webhand.engine.subreaper import adopt_orphans
@@ -248,6 +249,11 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
               f"{len(status['sessions'])} session(s), exits after {status['idle_timeout']:g} s idle.")
         for session in status["sessions"]:
             print(f"  {session['session']}: {session['url'] or '(no page)'} ({session['tabs']} tab(s))")
+            if session.get("control"):
+                control = session["control"]
+                print(f"    {control['by']} has control since "
+                      f"{time.strftime('%H:%M:%S UTC', time.gmtime(control['since']))} ({control['seconds']:.0f} s). "
+                      f"{control['release']}")
     return 0
 
 
@@ -271,6 +277,9 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     mcp.add_argument("--tool-style", choices=["multi", "single"], default="multi",
                      help="multi: one tool per operation; single: one `browser` tool with an `action` field")
     mcp.add_argument("--port", type=int, help="serve streamable HTTP on this port (path /mcp); 0 picks a free one")
+    mcp.add_argument("--dashboard", action="store_true",
+                     help="over stdio: also serve the dashboard (live view, takeover) on a free 127.0.0.1 port, behind "
+                          "your dashboard token; its link is printed on stderr. Over HTTP it is always at /dashboard")
     mcp.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need a token)")
     mcp.add_argument("--token-file", metavar="PATH",
                      help="file holding the bearer token clients must send (or set WEBHAND_TOKEN); prefer either "

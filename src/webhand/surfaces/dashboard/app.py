@@ -24,11 +24,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from webhand.engine.driver import InputEvent
+from webhand.engine.driver import InputEvent, Tab
 from webhand.errors import WebhandError
 from webhand.host import Webhand
 from webhand.security.masking import Masker
-from webhand.session.control import wait_for_agent_to_finish
+from webhand.session.control import LEASE_RENEW_SECONDS, wait_for_agent_to_finish
 from webhand.session.session import Session
 from webhand.surfaces.dashboard.live import DashboardLiveView
 from webhand.surfaces.dashboard.views import session_details, sessions_list
@@ -37,6 +37,8 @@ DASHBOARD_PATH = "/dashboard"
 #: How often an idle live stream checks that its session still exists and follows the active tab.
 _FOLLOW_SECONDS = 1.0
 _INPUT_TIMEOUT = 5.0
+_NOT_HELD = ("This page no longer holds control of the session: it was released, it lapsed (the page did not renew "
+             "it in time), or someone forced its release. Take control again to go on.")
 _INPUT_FIELDS = {"kind", "x", "y", "button", "click_count", "delta_x", "delta_y", "key", "code", "text", "modifiers"}
 
 
@@ -82,6 +84,7 @@ class Dashboard:
         self.webhand = webhand
         self.security = security
         self.live: dict[str, DashboardLiveView] = {}  # by session public id, while someone watches
+        self._unanswered: set[asyncio.Future[None]] = set()  # inputs held up by a dialog the person answers
 
     def routes(self) -> list[Route]:
         return [
@@ -93,6 +96,7 @@ class Dashboard:
             Route("/api/sessions/{sid}/live", self.live_stream),
             Route("/api/sessions/{sid}/control", self.control, methods=["POST"]),
             Route("/api/sessions/{sid}/input", self.input, methods=["POST"]),
+            Route("/api/sessions/{sid}/dialog", self.dialog, methods=["POST"]),
         ]
 
     def app(self) -> Starlette:
@@ -181,21 +185,38 @@ class Dashboard:
 
     @on_open_session
     async def control(self, request: Request, session: Session) -> Response:
+        """Take control, renew its lease (the holding page, every few seconds), release it, or force
+        its release (any page with the token: the holder's page may be gone or stuck)."""
         body = await _json(request)
         action = body.get("action") if isinstance(body, dict) else None
+        control = session.control
+        given = str(body.get("control", "")) if isinstance(body, dict) else ""
         if action == "take":
-            if session.control.held:
-                return JSONResponse({"error": "Someone already has control of this session."}, 409)
-            token = session.control.take()
+            if control.held:
+                return JSONResponse({"error": f"{control.describe()}. {control.how_to_release()}",
+                                     "control": control.status()}, 409)
+            client = request.client.host if request.client else "an unknown address"
+            token = control.take(f"a person in the dashboard (from {client})")
             if not await wait_for_agent_to_finish(session, self.webhand.settings.timeout + 10):
-                session.control.release(token)
+                control.release(token)
                 return JSONResponse({"error": "The agent's current call did not finish in time; try again."}, 409)
-            return JSONResponse({"control": token})
+            return JSONResponse({"control": token, "lease_seconds": control.lease_seconds,
+                                 "renew_seconds": LEASE_RENEW_SECONDS})
+        if action == "renew":
+            if not control.renew(given):
+                return JSONResponse({"error": _NOT_HELD}, 409)
+            return JSONResponse({"renewed": True})
         if action == "release":
-            if not session.control.release(str(body.get("control", ""))):
-                return JSONResponse({"error": "This page does not hold control of the session."}, 409)
+            if not control.release(given):
+                return JSONResponse({"error": _NOT_HELD}, 409)
             return JSONResponse({"released": True})
-        return JSONResponse({"error": 'Send {"action": "take"} or {"action": "release", "control": TOKEN}.'}, 400)
+        if action == "force_release":
+            held_by = control.describe()
+            if not control.force_release():
+                return JSONResponse({"error": "Nobody has control of this session."}, 409)
+            return JSONResponse({"released": True, "was": held_by})
+        return JSONResponse({"error": 'Send {"action": "take"}, {"action": "renew" or "release", "control": TOKEN} '
+                                      'or {"action": "force_release"}.'}, 400)
 
     @on_open_session
     async def input(self, request: Request, session: Session) -> Response:
@@ -205,20 +226,73 @@ class Dashboard:
         events = body.get("events")
         if not isinstance(events, list) or len(events) > 200:
             return JSONResponse({"error": "Send `events`, a list of at most 200 input events."}, 400)
+        session.control.renew(str(body["control"]))  # the person is acting: their page is there
         tab = session.active_tab
         if tab is None or tab.closed:
             return JSONResponse({"error": "The session has no open tab."}, 409)
+        for raw in events:
+            if not isinstance(raw, dict) or not set(raw) <= _INPUT_FIELDS:
+                return JSONResponse({"error": f"Input event fields are {sorted(_INPUT_FIELDS)}."}, 400)
         try:
-            for raw in events:
-                if not isinstance(raw, dict) or not set(raw) <= _INPUT_FIELDS:
-                    return JSONResponse({"error": f"Input event fields are {sorted(_INPUT_FIELDS)}."}, 400)
-                await tab.dispatch_input(InputEvent(**raw), timeout=_INPUT_TIMEOUT)
+            inputs = [InputEvent(**raw) for raw in events]
         except (TypeError, ValueError):
             return JSONResponse({"error": "An input event has a field of the wrong type."}, 400)
+        # A click that opens a JavaScript dialog is not finished until the dialog is answered: the
+        # reply comes when the events are sent or a dialog opens, whichever is first, and the page
+        # then shows the dialog for the person to answer (``dialog``).
+        session.dialog_opened.clear()
+        sending = asyncio.ensure_future(self._send_inputs(tab, inputs))
+        opened = asyncio.ensure_future(session.dialog_opened.wait())
+        try:
+            await asyncio.wait({sending, opened}, timeout=_INPUT_TIMEOUT * len(inputs) + 1,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            opened.cancel()
+        session.touch()
+        if not sending.done():
+            if session.open_dialogs():
+                self._unanswered.add(sending)  # ends once the dialog is answered (or the tab closes)
+                sending.add_done_callback(self._unanswered.discard)
+                sending.add_done_callback(_retrieve)
+                return JSONResponse({"sent": len(events), "dialog": True})
+            sending.cancel()
+            return JSONResponse({"error": "The page did not take the input in time."}, 409)
+        try:
+            sending.result()
+        except WebhandError as error:
+            return JSONResponse({"error": str(error)}, 409)
+        return JSONResponse({"sent": len(events), "dialog": bool(session.open_dialogs())})
+
+    @staticmethod
+    async def _send_inputs(tab: Tab, inputs: list[InputEvent]) -> None:
+        for event in inputs:
+            await tab.dispatch_input(event, timeout=_INPUT_TIMEOUT)
+
+    @on_open_session
+    async def dialog(self, request: Request, session: Session) -> Response:
+        """The person who holds control answers the page's JavaScript dialog (accept or dismiss)."""
+        body = await _json(request)
+        if not isinstance(body, dict) or not session.control.holds(str(body.get("control", ""))):
+            return JSONResponse({"error": "Take control of the session first."}, 409)
+        dialogs = session.open_dialogs()
+        if not dialogs:
+            return JSONResponse({"error": "No dialog is open any more."}, 409)
+        text = body.get("text")
+        if text is not None and (not isinstance(text, str) or len(text) > 10_000):
+            return JSONResponse({"error": "`text` is the prompt's answer: a string of at most 10,000 characters."}, 400)
+        try:
+            await session.answer_dialog(dialogs[0], bool(body.get("accept")), text if dialogs[0].kind == "prompt" else None,
+                                        _INPUT_TIMEOUT)
         except WebhandError as error:
             return JSONResponse({"error": str(error)}, 409)
         session.touch()
-        return JSONResponse({"sent": len(events)})
+        return JSONResponse({"answered": True, "dialog": bool(session.open_dialogs())})
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    """Read a finished background send's outcome, so that its error is not reported as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _json(request: Request) -> Any:

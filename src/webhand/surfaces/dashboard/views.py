@@ -12,13 +12,14 @@ from typing import Any
 import psutil
 
 from webhand.host import Webhand
-from webhand.response import CHARS_PER_TOKEN, clip_line
+from webhand.response import CHARS_PER_TOKEN, clip_line, page_block
 from webhand.security.masking import Masker
 from webhand.session.session import Session
 
 #: How many of the newest history entries, console lines and requests one refresh carries.
 RECENT = 100
 _TEXT_LIMIT = 500
+_BLOCK_LINES = 12
 
 
 def _memory_bytes(session: Session) -> int | None:
@@ -55,6 +56,7 @@ def session_summary(session: Session) -> dict[str, Any]:
         "reply_chars": session.history.reply_chars,
         "reply_tokens": round(session.history.reply_chars / CHARS_PER_TOKEN),
         "human_requested": control.request_reason,
+        "control": control.status(),  # who holds control, since when, how it ends; None: nobody
     }
 
 
@@ -71,11 +73,22 @@ def session_details(webhand: Webhand, session: Session, since: int = 0) -> dict[
     for entry in entries:
         entry["thumbnail"] = bool(entry["thumbnail"])  # the path stays on the server
         entry["reply_tokens"] = round(entry.get("reply_chars", 0) / CHARS_PER_TOKEN)
-    console = [{"level": c.level, "text": clip_line(masker.text(c.text), _TEXT_LIMIT), "tab": c.tab}
+    console = [{"level": c.level, "text": _block(masker.text(c.text)), "tab": c.tab}
                for c in list(session.console)[-RECENT:]]
     network = [{"method": n.method, "url": clip_line(masker.text(n.url), _TEXT_LIMIT), "status": n.status,
-                "type": n.resource_type, "failure": n.failure, "size": n.size,
+                "type": n.resource_type, "failure": n.failure,
+                "size": n.size or None,  # 0 bytes over the wire: served from a cache, its size is not known
                 "time_ms": round(n.duration * 1000) if n.duration is not None else None}
                for n in list(session.network)[-RECENT:]]
+    dialogs = session.open_dialogs()
+    dialog = {"kind": dialogs[0].kind, "message": _block(masker.text(dialogs[0].message)),
+              "default": clip_line(masker.text(dialogs[0].default_value), _TEXT_LIMIT), "tab": dialogs[0].tab} \
+        if dialogs else None
     return masker.data({"session": session_summary(session), "history": entries, "console": console,
-                          "network": network, "now": time.time()})
+                        "network": network, "dialog": dialog, "now": time.time()})
+
+
+def _block(text: str) -> str:
+    """Page text with its own line breaks (a stack trace reads as one), bounded; the page shows it as
+    text (``textContent``), never as markup, and indents its later lines itself."""
+    return page_block(text, _TEXT_LIMIT, _BLOCK_LINES, lead="")

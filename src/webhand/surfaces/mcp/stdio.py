@@ -23,6 +23,7 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -38,14 +39,16 @@ from webhand.surfaces.mcp.wire import SdkInput, SdkOutput, StdioWire
 if TYPE_CHECKING:  # both load after the remembered browser is launched: they are most of the start-up's CPU
     from webhand.config import Settings
     from webhand.host import Webhand
+    from webhand.surfaces.dashboard import DashboardServer
 
 log = logging.getLogger("webhand.mcp")
 
 
 async def serve(load_settings: Callable[[], Settings], wire: StdioWire, *, style: str = "multi",
-                memo_key: str | None = None) -> None:
+                memo_key: str | None = None, dashboard: bool = False) -> None:
     """Serve one conversation over the client's pipe until it closes it, or a signal. ``memo_key``:
-    what this server was started with, under which its browser's launch is remembered."""
+    what this server was started with, under which its browser's launch is remembered. ``dashboard``:
+    also serve this conversation's dashboard on a loopback port (``serve_dashboard``)."""
     guess = await _launch_remembered(memo_key)
     try:
         settings = load_settings()
@@ -68,6 +71,7 @@ async def serve(load_settings: Callable[[], Settings], wire: StdioWire, *, style
         early = EarlyServer(wire, context, exposed)
         sdk_loaded = asyncio.Event()
         loading = asyncio.create_task(_load_sdk(early.wants_sdk, sdk_loaded))
+        board = asyncio.create_task(serve_dashboard(webhand)) if dashboard else None
         try:
             handover = await early.serve(sdk_loaded)
             if not handover.ended:
@@ -79,6 +83,37 @@ async def serve(load_settings: Callable[[], Settings], wire: StdioWire, *, style
         finally:
             loading.cancel()
             await early.stop()
+            if board is not None:
+                await _stop_dashboard(board)
+
+
+async def serve_dashboard(webhand: Webhand) -> DashboardServer | None:
+    """The dashboard of this server's sessions on a free loopback port, behind the user's dashboard
+    token (the CLI's: one token to keep), its link printed on stderr: the client's logs show it,
+    and ``browser_request_human`` gives the session's page in it. Started beside the client's first
+    calls, never before them (it loads the HTTP stack). None, said on stderr, when it cannot start."""
+    from webhand.security.locations import runtime_dir
+    from webhand.surfaces.dashboard import DashboardServer, link, user_token
+    from webhand.surfaces.http_security import HttpOptions
+
+    try:
+        token = await asyncio.to_thread(user_token, runtime_dir())
+        server = DashboardServer(webhand, HttpOptions(host="127.0.0.1", port=0, token=token, require_token=True))
+        url = await server.start()
+    except (OSError, WebhandError) as error:
+        log.warning("the dashboard could not start (%s); the tools work without it, browser_request_human does not",
+                    error)
+        return None
+    print(f"webhand dashboard on {link(url, token=token)} (this server's session: watch it, take control)",
+          file=sys.stderr, flush=True)
+    return server
+
+
+async def _stop_dashboard(starting: asyncio.Task[DashboardServer | None]) -> None:
+    starting.cancel()  # nothing when it has started
+    await asyncio.wait({starting})
+    if not starting.cancelled() and starting.exception() is None and (server := starting.result()) is not None:
+        await server.stop()
 
 
 async def _launch_remembered(memo_key: str | None) -> tuple[Plan, asyncio.Future[ChromeProcess]] | None:
