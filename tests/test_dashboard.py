@@ -451,7 +451,9 @@ async def test_the_dashboard_opens_on_something_and_holds_from_360_to_1440_px(wa
     sid = session_id(watched, agent.conversation_id)
     # The only session opens by itself: its live view, its panels, and a Take control that works.
     await viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames || 0) >= 1")
-    assert viewer.url.endswith(f"#session={sid}") and await viewer.locator("#pick").inner_text() == ""
+    # The list's next refresh clears the "No sessions yet" word; the live view may have painted first.
+    await viewer.wait_for_function("document.getElementById('pick').innerText === ''")
+    assert viewer.url.endswith(f"#session={sid}")
     await viewer.locator("#network tr", has_text="network-style.css").first.wait_for()
     await viewer.locator("#console", has_text="Failed to load").wait_for()
     console = await viewer.locator("#console").inner_text()
