@@ -37,7 +37,6 @@ def add_profile_command(sub: argparse._SubParsersAction, config_options: Callabl
                                              "delete NAME, login NAME [URL]")
     actions = profile.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="each profile: size, last used, and who holds it now")
-    listing.add_argument("--json", action="store_true", help="print JSON")
     delete = actions.add_parser("delete", help="remove a profile and everything signed in there (not while in use)")
     delete.add_argument("name")
     login = actions.add_parser("login", help="open the profile for you to sign in by hand; Enter (or closing the "
