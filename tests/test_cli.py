@@ -175,3 +175,46 @@ def test_global_options_come_before_or_after_the_command_and_version_is_printed(
     assert main(["--config", str(config), "schema"]) == 0
     assert len(json.loads(capsys.readouterr().out)) > 5, "the default agent has its browser"
     assert main(["--version"]) == 0 and capsys.readouterr().out == f"webhand {__version__}\n"
+
+
+def test_help_is_short_and_grouped_with_topics_and_an_unknown_command_gets_the_closest(tmp_path):
+    """Issue 42 item 2: `webhand --help` was ~200 lines of every command with its alias, and an
+    unknown word printed all 150 names."""
+    cli = Cli(tmp_path)
+    shown = cli("--help").stdout
+    assert len(shown.splitlines()) <= 45 and "get-url" not in shown
+    assert "Act at screenshot coordinates (vision):" in shown and "--browser chromium|firefox" in shown
+    group = cli("help", "vision").stdout
+    assert "mouse_click_xy" in group and "Click at a point of the last screenshot" in group and "navigate" not in group
+    assert "usage: webhand navigate" in cli("help", "navigate").stdout
+    wrong = cli("naviagte", "https://example.com", check=False)
+    assert wrong.returncode == 2 and "Did you mean navigate?" in wrong.stderr and "mouse_wheel_xy" not in wrong.stderr
+    assert not (cli.runtime / "webhand" / "daemon.sock").exists()
+
+
+def test_settings_are_global_options_anywhere_and_yes_no_fields_take_every_form(cli, site):
+    """Issue 42 items 1, 3 and 5: `--profile`, `--browser` were refused before or after a tool
+    command; `handle_dialog --accept false` printed the usage; a daemon started with a profile
+    warned on every later call that asked for nothing."""
+    other = "firefox" if cli.env.get("WEBHAND_BROWSER") != "firefox" else "chromium"
+    cli("--headless", "--timeout", "20", "navigate", site.url("tabs_files/dialogs.html"), "--session", "d")
+    assert site.url("tabs_files/dialogs.html") in cli("get_url", "--session", "d").stdout
+    asked = cli("--session", "d", "get_url", "--browser", other)
+    assert f"this command asked for {other}, but the running daemon has" in asked.stderr
+    assert "webhand daemon stop" in asked.stderr
+    assert "warning" not in cli("get_url", "--session", "d").stderr, "asking for nothing is no difference"
+    page = cli("snapshot", "--session", "d").stdout
+    for typed, answer in ((["--accept", "false"], "kept"), (["--no-accept"], "kept"), (["true"], "deleted"),
+                          (["--accept=yes"], "deleted")):
+        cli("click", ref_of(page, 'button "Confirm"'), "--session", "d")
+        cli("handle_dialog", *typed, "--session", "d")
+        assert f"status: {answer}" in cli("snapshot", "--session", "d").stdout, typed
+    cli("daemon", "stop")
+    # A daemon started with a profile: a later call that names none is not warned.
+    data = cli.runtime.parent / "data"
+    env = {"XDG_DATA_HOME": str(data)}
+    cli("--profile", "work", "get_url", env=env)
+    assert cli.status()["settings"]["profile"] == "work"
+    assert "warning" not in cli("get_url", env=env).stderr
+    differs = cli("get_url", "--profile", "home", env=env)
+    assert "asked for profile home, but the running daemon has profile work" in differs.stderr
