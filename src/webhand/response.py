@@ -118,6 +118,8 @@ class Response:
         self._data: dict[str, Any] | None = None
         self._error: WebhandError | None = None
         self._changes: ChangeReport | None = None
+        #: The action's report of changes said it changed nothing on the page (the history keeps it).
+        self.changed_nothing = False
 
     # -- building ------------------------------------------------------------------------------
     def add(self, text: str) -> None:

@@ -39,6 +39,9 @@ _DRAG_STEPS = 8
 #: The longest key hold: a hold blocks the session's other calls meanwhile.
 MAX_HOLD_SECONDS = 10.0
 
+#: What a coordinate action is measured on: a replay runs the screenshot again before it (``Tool.needs_before``).
+ON_THE_LAST_SCREENSHOT = ("browser_take_screenshot",)
+
 _X = "Pixels from the left edge of the last screenshot you were given of this tab."
 _Y = "Pixels from the top edge of that screenshot."
 
@@ -127,7 +130,7 @@ async def perform_hover(session: Session, args: PointArgs) -> str:
     return ("Dragged" if held != "none" else "Moved") + f" the mouse to {_at(args.x, args.y, point)}, over {await what_is_under(tab, point)}."
 
 
-@tool("browser_mouse_move_xy", capability="vision")
+@tool("browser_mouse_move_xy", capability="vision", needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_move(session: Session, args: PointArgs, response: Response) -> None:
     """Move the mouse to a point of the last screenshot (hover)."""
     await act(session, response, perform_hover, args)
@@ -154,7 +157,7 @@ async def perform_click(session: Session, args: ClickArgs) -> str:
     return f"{how} at {_at(args.x, args.y, point)}{held}, on {under}."
 
 
-@tool("browser_mouse_click_xy", capability="vision", destructive=True)
+@tool("browser_mouse_click_xy", capability="vision", destructive=True, needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_click(session: Session, args: ClickArgs, response: Response) -> None:
     """Click at a point of the last screenshot (any button, double or triple click, modifier keys held); says what is there."""
     await act(session, response, perform_click, args)
@@ -190,7 +193,7 @@ async def perform_click_button(session: Session, args: ButtonArgs) -> str:
     return f"{done} the {args.button} button at {_at(x, y, point)}, on {await what_is_under(tab, point)}."
 
 
-@tool("browser_mouse_button_xy", capability="vision", destructive=True)
+@tool("browser_mouse_button_xy", capability="vision", destructive=True, needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_button(session: Session, args: ButtonArgs, response: Response) -> None:
     """Press (down) or release (up) a mouse button at a point of the last screenshot, for drags a single call cannot express."""
     await act(session, response, perform_click_button, args)
@@ -228,7 +231,7 @@ async def perform_drag(session: Session, args: DragArgs) -> str:
             f"starting on {under}, ending on {await what_is_under(tab, end)}.")
 
 
-@tool("browser_mouse_drag_xy", capability="vision", destructive=True)
+@tool("browser_mouse_drag_xy", capability="vision", destructive=True, needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_drag(session: Session, args: DragArgs, response: Response) -> None:
     """Drag with a mouse button held from one point of the last screenshot to another (a slider, a handle, a selection)."""
     await act(session, response, perform_drag, args)
@@ -253,7 +256,7 @@ async def perform_scroll(session: Session, args: WheelArgs) -> str:
     return f"Turned the wheel by ({args.delta_x:g}, {args.delta_y:g}) at {_at(args.x, args.y, point)}, over {under}."
 
 
-@tool("browser_mouse_wheel_xy", capability="vision")
+@tool("browser_mouse_wheel_xy", capability="vision", needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_wheel(session: Session, args: WheelArgs, response: Response) -> None:
     """Turn the mouse wheel at a point of the last screenshot: scrolls what is under it (a panel, a list, the page)."""
     await act(session, response, perform_scroll, args)
@@ -315,7 +318,7 @@ class ZoomArgs(VisionArgs):
     y1: float = Field(description="Bottom edge of the region.")
 
 
-@tool("browser_zoom", capability="vision", read_only=True)
+@tool("browser_zoom", capability="vision", read_only=True, needs_before=ON_THE_LAST_SCREENSHOT)
 async def zoom(session: Session, args: ZoomArgs, response: Response) -> None:
     """Look closer: a region of the last screenshot, captured again at full resolution. Coordinates stay those of the last screenshot."""
     from PIL import Image
