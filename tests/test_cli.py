@@ -209,6 +209,12 @@ def test_settings_are_global_options_anywhere_and_yes_no_fields_take_every_form(
         cli("click", ref_of(page, 'button "Confirm"'), "--session", "d")
         cli("handle_dialog", *typed, "--session", "d")
         assert f"status: {answer}" in cli("snapshot", "--session", "d").stdout, typed
+    # Issue 42 item 4: a hint names the command a CLI user runs, not the MCP tool.
+    stale = cli("click", "e999", "--session", "d", check=False)
+    assert "`webhand snapshot`" in stale.stderr and "browser_" not in stale.stderr
+    assert "browser_" not in cli("handle_dialog", "--accept", "--session", "d", check=False).stderr
+    # Issue 38 item 14: the session closed is the one named.
+    assert cli("close", "--session", "d").stdout.startswith("Closed session 'd'.")
     cli("daemon", "stop")
     # A daemon started with a profile: a later call that names none is not warned.
     data = cli.runtime.parent / "data"

@@ -32,6 +32,9 @@ class Caller:
 
     progress: ProgressSink | None = None
     ask_person: AskPerson | None = None
+    #: What the client calls this conversation's default session, when it names it (the CLI's
+    #: ``--session NAME`` is a conversation of its own): replies that name the session use it.
+    session_name: str | None = None
 
 
 NO_CALLER = Caller()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import json
 import logging
@@ -172,6 +173,8 @@ class Daemon:
 
     async def _call(self, session: Any, tool: str, arguments: dict[str, Any], asked: Any,
                     caller: Caller = NO_CALLER) -> dict[str, Any]:
+        if session:  # the CLI's --session NAME is a conversation whose default session replies name so
+            caller = dataclasses.replace(caller, session_name=str(session))
         result = await self.webhand.context(conversation_of(session)).call(tool, arguments, caller)
         reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
         warning = settings_difference(self.running, asked if isinstance(asked, dict) else {})

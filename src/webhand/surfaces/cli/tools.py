@@ -320,12 +320,37 @@ def print_reply(args: argparse.Namespace, reply: dict[str, Any]) -> int:
     return code
 
 
+@cache
+def _tool_mention() -> Any:
+    """A pattern for a catalog tool named in a reply, with the verb that asks for it ("Call browser_snapshot")."""
+    import re
+
+    names = sorted((spec["tool"] for spec in load_specs()["commands"]), key=len, reverse=True)
+    argument = r"""[a-z_]+=(?:"[^"]*"|'[^']*'|[^\s,;)]+)"""
+    return re.compile(r"(?:\b([Cc]all|[Uu]se) )?\b(" + "|".join(map(re.escape, names)) + r")\b((?: " + argument + ")*)")
+
+
+def cli_wording(text: str) -> str:
+    """A reply as a CLI user reads it: the tools its hints name ("Call browser_snapshot") become
+    the commands to run ("run `webhand snapshot`"). Replies are written once, for every surface,
+    in the catalog's names; this is the CLI's one rendering of them."""
+    commands = {spec["tool"]: spec["command"] for spec in load_specs()["commands"]}
+
+    def command(match: Any) -> str:
+        verb, arguments = match.group(1), match.group(3).split()
+        flags = [f"--{name.replace('_', '-')} {value}" for name, _, value in (a.partition("=") for a in arguments)]
+        said = f"`{' '.join(['webhand', commands[match.group(2)], *flags])}`"
+        return f"{'Run' if verb[0] == verb[0].upper() else 'run'} {said}" if verb else said
+
+    return _tool_mention().sub(command, text)
+
+
 def render_reply(as_json: bool, reply: dict[str, Any]) -> tuple[str, str, int]:
     """What the CLI prints for a daemon's reply: (stdout, stderr, exit status)."""
     err = f"webhand: warning: {reply['warning']}\n" if reply.get("warning") else ""
     if not reply.get("ok"):
-        return "", err + f"webhand: {reply.get('error')}\n", 1
-    result = reply["result"]
+        return "", err + f"webhand: {cli_wording(str(reply.get('error')))}\n", 1
+    result = dict(reply["result"], text=cli_wording(reply["result"]["text"]))
     if as_json:
         return json.dumps(result, indent=1, ensure_ascii=False) + "\n", err, 1 if result["is_error"] else 0
     if result["is_error"]:
