@@ -224,3 +224,27 @@ def test_settings_are_global_options_anywhere_and_yes_no_fields_take_every_form(
     assert "warning" not in cli("get_url", env=env).stderr
     differs = cli("get_url", "--profile", "home", env=env)
     assert "asked for profile home, but the running daemon has profile work" in differs.stderr
+
+
+def test_a_saved_login_is_reused_from_the_folder_the_commands_run_in(cli, site, tmp_path):
+    """Issue 42 item 6: `storage_state save login.json` was refused (the CLI made it absolute, then
+    the message said a relative path goes into the conversation's folder), and each --session has
+    its own folder, so reusing the login needed a `roots` setting nobody mentioned."""
+    work = tmp_path / "work"
+    work.mkdir()
+    cli("navigate", site.url("set-cookie?flavour=oat"), cwd=work)
+    assert "Saved 1 cookie" in cli("storage_state", "save", "login.json", cwd=work).stdout
+    assert (work / "login.json").is_file()
+    cli("--session", "other", "storage_state", "load", "login.json", cwd=work)
+    cli("--session", "other", "navigate", site.url("login.html"), cwd=work)
+    assert json.loads(cli("eval", "document.cookie", "--session", "other", "--json").stdout)["data"] == \
+        {"result": "flavour=oat"}
+    refused = cli("storage_state", "save", str(tmp_path / "elsewhere.json"), cwd=work, check=False)
+    assert refused.returncode == 1 and f"{work} (the folder this command runs in)" in refused.stderr
+    assert "inside the conversation's own folder" not in refused.stderr
+    out = tmp_path / "out"  # webhand's output folder: private, so never a command's folder
+    inside = cli("storage_state", "save", "x.json", cwd=out, check=False)
+    assert inside.returncode == 1 and "inside webhand's output folder" in inside.stderr
+    cli("daemon", "stop")
+    cli("--storage-state", "login.json", "navigate", site.url("login.html"), cwd=work)
+    assert json.loads(cli("eval", "document.cookie", "--json", cwd=work).stdout)["data"] == {"result": "flavour=oat"}

@@ -110,6 +110,8 @@ class Response:
         self.ticker: ProgressTicker | None = None
         #: The calling conversation's folders: where this reply's files go, and what its paths may reach.
         self.files = files or ConversationFiles(settings)
+        if caller.working_folder is not None:
+            self.files = self.files.with_working_folder(caller.working_folder)
         #: Every text and value of the reply, and every file it writes, leaves through it.
         self.masker = Masker(settings.secrets_file)
         self._lines: list[str] = []

@@ -145,7 +145,7 @@ class Daemon:
         caller = Caller(progress=progress) if request.get("progress") is True and progress is not None else NO_CALLER
         if op == "call":
             return await self._call(request.get("session"), str(request.get("tool")), request.get("arguments") or {},
-                                    request.get("origin"), caller)
+                                    request.get("origin"), caller, request.get("cwd"))
         if op == "argv":
             return await self._command_line(request, caller)
         if op == "status":
@@ -172,9 +172,11 @@ class Daemon:
         return {"ok": False, "error": f"Unknown op {op!r}. Use call, argv, status, history, dashboard or stop."}
 
     async def _call(self, session: Any, tool: str, arguments: dict[str, Any], asked: Any,
-                    caller: Caller = NO_CALLER) -> dict[str, Any]:
+                    caller: Caller = NO_CALLER, cwd: Any = None) -> dict[str, Any]:
         if session:  # the CLI's --session NAME is a conversation whose default session replies name so
             caller = dataclasses.replace(caller, session_name=str(session))
+        if isinstance(cwd, str) and os.path.isabs(cwd):  # the command's folder: its files are the user's
+            caller = dataclasses.replace(caller, working_folder=cwd)
         result = await self.webhand.context(conversation_of(session)).call(tool, arguments, caller)
         reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
         warning = settings_difference(self.running, asked if isinstance(asked, dict) else {})
@@ -200,7 +202,7 @@ class Daemon:
         if call is None:
             return {"ok": True, "handled": False}
         out, err, code = render_reply(call.json, await self._call(call.session, call.tool, call.arguments, call.origin,
-                                                                       caller))
+                                                                       caller, cwd))
         return {"ok": True, "handled": True, "exit": code, "stdout": out, "stderr": err}
 
     async def _dashboard(self, port: Any) -> str:
@@ -265,7 +267,8 @@ def running_settings(settings: Settings, origin: dict[str, str]) -> dict[str, st
     """The daemon's own settings, in the terms a command asks for them (``tools.settings_origin``):
     its config file and agent as it was started, its profile, browser and window as they are."""
     return {"config": origin.get("config", ""), "agent": origin.get("agent", ""), "profile": settings.profile or "",
-            "browser": settings.browser, "window": "headless" if settings.headless else "shown"}
+            "browser": settings.browser, "window": "headless" if settings.headless else "shown",
+            "storage_state": str(settings.storage_state or "")}
 
 
 def settings_difference(running: dict[str, str], asked: dict[str, str]) -> str:
@@ -285,7 +288,8 @@ def _setting(key: str, value: str) -> str:
         return "a visible window" if value == "shown" else "a headless browser"
     if key == "browser":
         return value
-    return f"{'config file' if key == 'config' else key} {value}" if value else f"no {key.replace('config', 'config file')}"
+    said = {"config": "config file", "storage_state": "storage state"}.get(key, key)
+    return f"{said} {value}" if value else f"no {said}"
 
 
 def run_daemon(settings: Settings, *, announce: bool = True, origin: dict[str, str] | None = None) -> int:

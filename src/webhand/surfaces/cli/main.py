@@ -77,6 +77,7 @@ def _settings(args: argparse.Namespace) -> Settings:
              "extension_bridge": getattr(args, "extension_bridge", None) or None,
              "driver": getattr(args, "driver", None), "browser": getattr(args, "browser", None),
              "profile": getattr(args, "profile", None), "timeout": _timeout_setting(args),
+             "storage_state": _storage_state(args),
              "headless": None if getattr(args, "headed", None) is None else not args.headed}
     headers = getattr(args, "remote_header", None)
     if headers:
@@ -90,9 +91,19 @@ def _timeout_setting(args: argparse.Namespace) -> float | None:
     return None if spec is not None and "timeout" in spec["fields"] else getattr(args, "timeout", None)
 
 
+def _storage_state(args: argparse.Namespace) -> str | None:
+    """``--storage-state FILE`` from the command's folder (the daemon runs in another); a tool's
+    own ``storage_state`` field is that call's."""
+    spec = find_command(args.command) if getattr(args, "tool", None) else None
+    value = None if spec is not None and "storage_state" in spec["fields"] else getattr(args, "storage_state", None)
+    return os.path.abspath(os.path.expanduser(value)) if value else None
+
+
 def _daemon_args(args: argparse.Namespace) -> list[str]:
     """The settings this command gives as flags, for the daemon it starts."""
     extra = []
+    if _storage_state(args):
+        extra += ["--storage-state", str(_storage_state(args))]
     for name in ("config", "agent", "profile", "browser"):
         if getattr(args, name, None):
             extra += [f"--{name}", getattr(args, name)]

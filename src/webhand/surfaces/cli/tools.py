@@ -75,7 +75,7 @@ def find_command(name: str) -> dict[str, Any] | None:
 #: settings among them have the names of their config keys and ``WEBHAND_*`` variables
 #: (``--headed`` is ``headless = false``); they apply when the daemon starts.
 GLOBAL_OPTIONS = {"--session": True, "--json": False, "--config": True, "--agent": True, "--profile": True,
-                  "--browser": True, "--timeout": True, "--headed": False, "--headless": False}
+                  "--browser": True, "--timeout": True, "--headed": False, "--headless": False, "--storage-state": True}
 
 
 def add_common_options(parser: argparse.ArgumentParser, *, own: Any = ()) -> None:
@@ -93,10 +93,12 @@ def add_common_options(parser: argparse.ArgumentParser, *, own: Any = ()) -> Non
         "browser": dict(choices=["chromium", "firefox"],
                         help="drive Chromium (default) or Firefox (WebDriver BiDi) (env WEBHAND_BROWSER)"),
         "timeout": dict(type=float, help="default timeout of one operation, in seconds (env WEBHAND_TIMEOUT)"),
+        "storage_state": dict(metavar="FILE", help="cookies and localStorage (as `webhand storage_state save FILE` "
+                              "wrote them) loaded into each new session (env WEBHAND_STORAGE_STATE)"),
     }
     for name, how in options.items():
         if name not in own:
-            parser.add_argument(f"--{name}", **how)  # type: ignore[arg-type]
+            parser.add_argument("--" + name.replace("_", "-"), **how)  # type: ignore[arg-type]
     if "headed" not in own:
         parser.add_argument("--headed", dest="headed", action="store_true", default=None,
                             help="show the browser's window (headless = false, env WEBHAND_HEADLESS=false)")
@@ -268,10 +270,10 @@ def settings_origin(args: argparse.Namespace, cwd: str, env: Mapping[str, str]) 
     path = find_config_file(os.path.join(cwd, os.path.expanduser(explicit)) if explicit else None, env=dict(env),
                             cwd=Path(cwd))
     asked = {"config": str(path.resolve())} if path else {}
-    for key in ("agent", "profile", "browser"):
+    for key in ("agent", "profile", "browser", "storage_state"):
         value = getattr(args, key, None) or env.get(f"WEBHAND_{key.upper()}")
         if value:
-            asked[key] = value
+            asked[key] = os.path.join(cwd, os.path.expanduser(value)) if key == "storage_state" else value
     headed = getattr(args, "headed", None)
     if headed is None and env.get("WEBHAND_HEADLESS"):
         headed = env["WEBHAND_HEADLESS"].strip().lower() in _FALSE_WORDS
@@ -294,7 +296,8 @@ def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_tim
     arguments = tool_arguments(args)
     wait = float(arguments.get("timeout") or timeout) + 30.0  # the daemon enforces the real timeout
     reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
-                     "origin": origin or {}}, timeout=wait, start=start_args, launch_timeout=launch_timeout)
+                     "origin": origin or {}, "cwd": os.getcwd()}, timeout=wait, start=start_args,
+                    launch_timeout=launch_timeout)
     return print_reply(args, reply)
 
 
@@ -307,7 +310,7 @@ def forward_to_running_daemon(args: argparse.Namespace, origin: dict[str, str]) 
     wait = float(arguments.get("timeout") or _LONGEST_TIMEOUT) + 30.0
     try:
         reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
-                         "origin": origin}, timeout=wait)
+                         "origin": origin, "cwd": os.getcwd()}, timeout=wait)
     except DaemonNotRunning:
         return None
     return print_reply(args, reply)
