@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 import psutil
+from PIL import Image
 
 from helpers import Cli, ref_of
 from webhand.tools import CATALOG
@@ -213,6 +214,14 @@ def test_settings_are_global_options_anywhere_and_yes_no_fields_take_every_form(
     stale = cli("click", "e999", "--session", "d", check=False)
     assert "`webhand snapshot`" in stale.stderr and "browser_" not in stale.stderr
     assert "browser_" not in cli("handle_dialog", "--accept", "--session", "d", check=False).stderr
+    # Issue 38 item 14: the model-sized screenshot, whose pixels the coordinate tools take, is kept and named.
+    cli("navigate", site.url("tall.html"), "--session", "d")
+    shot = json.loads(cli("take_screenshot", "--full-page", "--json", "--session", "d").stdout)
+    sent = shot["data"]["sent"]
+    assert sent["path"] != shot["data"]["path"] and sent["height"] < shot["data"]["height"]
+    assert shot["images"][0]["sent_path"] == sent["path"] and f"is saved to {sent['path']}" in shot["text"]
+    with Image.open(sent["path"]) as picture:
+        assert picture.size == (sent["width"], sent["height"])
     # Issue 38 item 14: the session closed is the one named.
     assert cli("close", "--session", "d").stdout.startswith("Closed session 'd'.")
     cli("daemon", "stop")

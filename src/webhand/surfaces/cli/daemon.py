@@ -43,7 +43,7 @@ def lock_path() -> Path:
 
 def result_to_wire(result: ToolResult) -> dict[str, Any]:
     return {"text": result.text, "is_error": result.is_error, "data": result.data, "files": result.files,
-            "images": [{"path": i.path, "mime_type": i.mime_type} for i in result.images]}
+            "images": [{"path": i.path, "mime_type": i.mime_type, "sent_path": i.sent_path} for i in result.images]}
 
 
 def conversation_of(session: str | None) -> str:
