@@ -35,7 +35,7 @@ async def test_filters_failed_only_url_and_static(tools, site):
 async def test_a_long_list_is_capped_by_whole_requests_with_the_file_for_the_rest(tools, site):
     """Issue 38 item 14: the list was cut at 1,024 bytes, mid-line, after 3 of 17 requests."""
     await tools.call("browser_navigate", {"url": site.url("network.html")})
-    made = await tools.call("browser_eval", {"expression": "Promise.all(Array.from({length: 40}, (_, i) => "
+    await tools.call("browser_eval", {"expression": "Promise.all(Array.from({length: 40}, (_, i) => "
                                                     "fetch('/echo?item=' + i)))"})
     await tools.call("browser_wait_for", {"network_idle": True})  # the browser's events about them may come later
     reply = await tools.call("browser_network_requests", {})
