@@ -75,8 +75,8 @@ def overview() -> str:
 
 def _option_usage(option: str) -> str:
     values = {"--session": "NAME", "--config": "FILE", "--agent": "NAME", "--profile": "NAME",
-              "--browser": "chromium|firefox", "--timeout": "SECONDS"}
-    return f"{option} {values[option]}" if GLOBAL_OPTIONS[option] else option
+              "--browser": "chromium|firefox", "--timeout": "SECONDS", "--storage-state": "FILE"}
+    return f"{option} {values.get(option, 'VALUE')}" if GLOBAL_OPTIONS[option] else option
 
 
 def topic_help(topic: str | None) -> tuple[str, int]:
