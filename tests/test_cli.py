@@ -198,12 +198,15 @@ def test_settings_are_global_options_anywhere_and_yes_no_fields_take_every_form(
     command; `handle_dialog --accept false` printed the usage; a daemon started with a profile
     warned on every later call that asked for nothing."""
     other = "firefox" if cli.env.get("WEBHAND_BROWSER") != "firefox" else "chromium"
-    cli("--headless", "--timeout", "20", "navigate", site.url("tabs_files/dialogs.html"), "--session", "d")
+    cli("--headless", "--timeout", "20", "get_url", "--session", "d")  # starts the daemon with these settings
+    cli("navigate", site.url("tabs_files/dialogs.html"), "--session", "d", "--timeout", "9")  # that call's own
     assert site.url("tabs_files/dialogs.html") in cli("get_url", "--session", "d").stdout
     asked = cli("--session", "d", "get_url", "--browser", other)
     assert f"this command asked for {other}, but the running daemon has" in asked.stderr
     assert "webhand daemon stop" in asked.stderr
     assert "warning" not in cli("get_url", "--session", "d").stderr, "asking for nothing is no difference"
+    assert "asked for a 7 s timeout, but the running daemon has a 20 s timeout" in \
+        cli("get_url", "--session", "d", "--timeout", "7").stderr
     page = cli("snapshot", "--session", "d").stdout
     for typed, answer in ((["--accept", "false"], "kept"), (["--no-accept"], "kept"), (["true"], "deleted"),
                           (["--accept=yes"], "deleted")):

@@ -268,7 +268,7 @@ def running_settings(settings: Settings, origin: dict[str, str]) -> dict[str, st
     its config file and agent as it was started, its profile, browser and window as they are."""
     return {"config": origin.get("config", ""), "agent": origin.get("agent", ""), "profile": settings.profile or "",
             "browser": settings.browser, "window": "headless" if settings.headless else "shown",
-            "storage_state": str(settings.storage_state or "")}
+            "storage_state": str(settings.storage_state or ""), "timeout": f"{settings.timeout:g}"}
 
 
 def settings_difference(running: dict[str, str], asked: dict[str, str]) -> str:
@@ -288,6 +288,8 @@ def _setting(key: str, value: str) -> str:
         return "a visible window" if value == "shown" else "a headless browser"
     if key == "browser":
         return value
+    if key == "timeout":
+        return f"a {value} s timeout"
     said = {"config": "config file", "storage_state": "storage state"}.get(key, key)
     return f"{said} {value}" if value else f"no {said}"
 

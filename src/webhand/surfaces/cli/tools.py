@@ -274,6 +274,9 @@ def settings_origin(args: argparse.Namespace, cwd: str, env: Mapping[str, str]) 
         value = getattr(args, key, None) or env.get(f"WEBHAND_{key.upper()}")
         if value:
             asked[key] = os.path.join(cwd, os.path.expanduser(value)) if key == "storage_state" else value
+    spec = find_command(args.command) if getattr(args, "tool", None) else None
+    if getattr(args, "timeout", None) and (spec is None or "timeout" not in spec["fields"]):
+        asked["timeout"] = f"{float(args.timeout):g}"  # a tool's own timeout is that call's, not a setting
     headed = getattr(args, "headed", None)
     if headed is None and env.get("WEBHAND_HEADLESS"):
         headed = env["WEBHAND_HEADLESS"].strip().lower() in _FALSE_WORDS
