@@ -228,6 +228,9 @@ def test_settings_are_global_options_anywhere_and_yes_no_fields_take_every_form(
     # Issue 38 item 14: the session closed is the one named.
     assert cli("close", "--session", "d").stdout.startswith("Closed session 'd'.")
     cli("daemon", "stop")
+    cli("daemon", "start", "--browser", other)  # refused as an unrecognized argument before
+    assert cli.status()["settings"]["browser"] == other
+    cli("daemon", "stop")
     # A daemon started with a profile: a later call that names none is not warned.
     data = cli.runtime.parent / "data"
     env = {"XDG_DATA_HOME": str(data)}
