@@ -32,7 +32,7 @@ def tool_table() -> str:
 
 
 #: The sentence of the README that quotes what the default tool list costs (`webhand schema --stats`).
-TOOL_LIST_FIGURE = re.compile(r"(the default set is )[\d,.]+k?( characters of `tools/list`)")
+TOOL_LIST_FIGURE = re.compile(r"(the default set is )[\d,.]+k?(\s+characters of `tools/list`)")
 
 
 def tool_list_chars() -> int:

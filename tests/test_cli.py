@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 import psutil
+from PIL import Image
 
 from helpers import Cli, ref_of
 from webhand.tools import CATALOG
@@ -175,3 +176,90 @@ def test_global_options_come_before_or_after_the_command_and_version_is_printed(
     assert main(["--config", str(config), "schema"]) == 0
     assert len(json.loads(capsys.readouterr().out)) > 5, "the default agent has its browser"
     assert main(["--version"]) == 0 and capsys.readouterr().out == f"webhand {__version__}\n"
+
+
+def test_help_is_short_and_grouped_with_topics_and_an_unknown_command_gets_the_closest(tmp_path):
+    """Issue 42 item 2: `webhand --help` was ~200 lines of every command with its alias, and an
+    unknown word printed all 150 names."""
+    cli = Cli(tmp_path)
+    shown = cli("--help").stdout
+    assert len(shown.splitlines()) <= 45 and "get-url" not in shown
+    assert "Act at screenshot coordinates (vision):" in shown and "--browser chromium|firefox" in shown
+    group = cli("help", "vision").stdout
+    assert "mouse_click_xy" in group and "Click at a point of the last screenshot" in group and "navigate" not in group
+    assert "usage: webhand navigate" in cli("help", "navigate").stdout
+    wrong = cli("naviagte", "https://example.com", check=False)
+    assert wrong.returncode == 2 and "Did you mean navigate?" in wrong.stderr and "mouse_wheel_xy" not in wrong.stderr
+    assert not (cli.runtime / "webhand" / "daemon.sock").exists()
+
+
+def test_settings_are_global_options_anywhere_and_yes_no_fields_take_every_form(cli, site):
+    """Issue 42 items 1, 3 and 5: `--profile`, `--browser` were refused before or after a tool
+    command; `handle_dialog --accept false` printed the usage; a daemon started with a profile
+    warned on every later call that asked for nothing."""
+    other = "firefox" if cli.env.get("WEBHAND_BROWSER") != "firefox" else "chromium"
+    cli("--headless", "--timeout", "20", "get_url", "--session", "d")  # starts the daemon with these settings
+    cli("navigate", site.url("tabs_files/dialogs.html"), "--session", "d", "--timeout", "9")  # that call's own
+    assert site.url("tabs_files/dialogs.html") in cli("get_url", "--session", "d").stdout
+    asked = cli("--session", "d", "get_url", "--browser", other)
+    assert f"this command asked for {other}, but the running daemon has" in asked.stderr
+    assert "webhand daemon stop" in asked.stderr
+    assert "warning" not in cli("get_url", "--session", "d").stderr, "asking for nothing is no difference"
+    assert "asked for a 7 s timeout, but the running daemon has a 20 s timeout" in \
+        cli("get_url", "--session", "d", "--timeout", "7").stderr
+    page = cli("snapshot", "--session", "d").stdout
+    for typed, answer in ((["--accept", "false"], "kept"), (["--no-accept"], "kept"), (["true"], "deleted"),
+                          (["--accept=yes"], "deleted")):
+        cli("click", ref_of(page, 'button "Confirm"'), "--session", "d")
+        cli("handle_dialog", *typed, "--session", "d")
+        assert f"status: {answer}" in cli("snapshot", "--session", "d").stdout, typed
+    # Issue 42 item 4: a hint names the command a CLI user runs, not the MCP tool.
+    stale = cli("click", "e999", "--session", "d", check=False)
+    assert "`webhand snapshot`" in stale.stderr and "browser_" not in stale.stderr
+    assert "browser_" not in cli("handle_dialog", "--accept", "--session", "d", check=False).stderr
+    # Issue 38 item 14: the model-sized screenshot, whose pixels the coordinate tools take, is kept and named.
+    cli("navigate", site.url("tall.html"), "--session", "d")
+    shot = json.loads(cli("take_screenshot", "--full-page", "--json", "--session", "d").stdout)
+    sent = shot["data"]["sent"]
+    assert sent["path"] != shot["data"]["path"] and sent["height"] < shot["data"]["height"]
+    assert shot["images"][0]["sent_path"] == sent["path"] and f"is saved to {sent['path']}" in shot["text"]
+    with Image.open(sent["path"]) as picture:
+        assert picture.size == (sent["width"], sent["height"])
+    # Issue 38 item 14: the session closed is the one named.
+    assert cli("close", "--session", "d").stdout.startswith("Closed session 'd'.")
+    cli("daemon", "stop")
+    cli("daemon", "start", "--browser", other)  # refused as an unrecognized argument before
+    assert cli.status()["settings"]["browser"] == other
+    cli("daemon", "stop")
+    # A daemon started with a profile: a later call that names none is not warned.
+    data = cli.runtime.parent / "data"
+    env = {"XDG_DATA_HOME": str(data)}
+    cli("--profile", "work", "get_url", env=env)
+    assert cli.status()["settings"]["profile"] == "work"
+    assert "warning" not in cli("get_url", env=env).stderr
+    differs = cli("get_url", "--profile", "home", env=env)
+    assert "asked for profile home, but the running daemon has profile work" in differs.stderr
+
+
+def test_a_saved_login_is_reused_from_the_folder_the_commands_run_in(cli, site, tmp_path):
+    """Issue 42 item 6: `storage_state save login.json` was refused (the CLI made it absolute, then
+    the message said a relative path goes into the conversation's folder), and each --session has
+    its own folder, so reusing the login needed a `roots` setting nobody mentioned."""
+    work = tmp_path / "work"
+    work.mkdir()
+    cli("navigate", site.url("set-cookie?flavour=oat"), cwd=work)
+    assert "Saved 1 cookie" in cli("storage_state", "save", "login.json", cwd=work).stdout
+    assert (work / "login.json").is_file()
+    cli("--session", "other", "storage_state", "load", "login.json", cwd=work)
+    cli("--session", "other", "navigate", site.url("login.html"), cwd=work)
+    assert json.loads(cli("eval", "document.cookie", "--session", "other", "--json").stdout)["data"] == \
+        {"result": "flavour=oat"}
+    refused = cli("storage_state", "save", str(tmp_path / "elsewhere.json"), cwd=work, check=False)
+    assert refused.returncode == 1 and f"{work} (the folder this command runs in)" in refused.stderr
+    assert "inside the conversation's own folder" not in refused.stderr
+    out = tmp_path / "out"  # webhand's output folder: private, so never a command's folder
+    inside = cli("storage_state", "save", "x.json", cwd=out, check=False)
+    assert inside.returncode == 1 and "inside webhand's output folder" in inside.stderr
+    cli("daemon", "stop")
+    cli("--storage-state", "login.json", "navigate", site.url("login.html"), cwd=work)
+    assert json.loads(cli("eval", "document.cookie", "--json", cwd=work).stdout)["data"] == {"result": "flavour=oat"}

@@ -24,7 +24,7 @@ def test_the_daemon_keeps_the_session_between_calls_and_stop_closes_everything(c
     assert 'status: Welcome, ada!' in cli("snapshot").stdout
     # A call made with other settings (here a named profile) is told that the daemon runs with its own.
     other = cli("get_url", env={"WEBHAND_PROFILE": "work"})
-    assert "warning: the running daemon uses no config file, not no config file [profile work]" in other.stderr
+    assert "warning: this command asked for profile work, but the running daemon has no profile" in other.stderr
     assert "warning" not in cli("get_url").stderr
     # On a terminal, a long call shows its progress on stderr (the same daemon, a slow page).
     terminal = on_a_terminal(cli, "wait_for", "--time", "2.5")

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from helpers import CLI_TIMEOUT, settings_for_tests, wait_until_gone
+from helpers import CLI_TIMEOUT, ref_of, settings_for_tests, wait_until_gone
 from webhand.surfaces.cli.export import render, steps_of
 from webhand.surfaces.cli.replay import load_export, replay
 
@@ -147,3 +147,38 @@ def test_cli_dashboard_is_served_by_the_daemon_on_loopback(cli, site):
     with urllib.request.urlopen(request, timeout=30) as reply:
         sessions = json.loads(reply.read())["sessions"]
     assert [(s["conversation"], s["url"]) for s in sessions] == [("cli:default", site.url("actions/form.html"))]
+
+
+def test_an_export_keeps_the_screenshot_a_coordinate_click_needs_drops_a_no_op_and_replays_in_each_form(
+        cli, site, tmp_path):
+    """Issue 38 item 16: exports dropped the screenshot a following mouse_click_xy is measured on,
+    so each replay stopped at the click; they kept a click that changed nothing."""
+    page = site.url("actions/export_xy.html")
+    cli("navigate", page)
+    cli("take_screenshot")
+    assert "clicks: 1" in cli("mouse_click_xy", "100", "300").stdout
+    snapshot = cli("snapshot").stdout
+    assert "No change seen" in cli("click", ref_of(snapshot, 'button "Nothing"')).stdout
+    exported = {form: tmp_path / f"xy.{form}" for form in ("json", "python", "cli")}
+    for form, path in exported.items():
+        cli("export", "default", "--format", form, "-o", str(path))
+    steps = json.loads(exported["json"].read_text())["steps"]
+    assert [s["tool"] for s in steps] == ["browser_navigate", "browser_take_screenshot", "browser_mouse_click_xy"]
+    assert "Replayed 3 steps: each ended as recorded." in cli("replay", str(exported["json"])).stdout
+    (tmp_path / "py").mkdir()
+    python = subprocess.run([sys.executable, str(exported["python"])], env=_env(tmp_path / "py"), capture_output=True,
+                            text=True, timeout=CLI_TIMEOUT, stdin=subprocess.DEVNULL)
+    assert python.returncode == 0 and 'step 3: Clicked at' in python.stdout, python.stdout + python.stderr
+    assert not browsers_left(tmp_path / "py")
+    shell = subprocess.run(["sh", str(exported["cli"])], env={**cli.env, "PATH": f"{_shim(tmp_path)}:{os.environ['PATH']}"},
+                           capture_output=True, text=True, timeout=CLI_TIMEOUT * 2, stdin=subprocess.DEVNULL)
+    assert shell.returncode == 0 and "clicks: 1" in shell.stdout, shell.stdout + shell.stderr
+
+
+def _shim(tmp_path: Path) -> Path:
+    """A folder with a ``webhand`` command that runs this checkout's, for an exported shell script."""
+    shim = tmp_path / "bin"
+    shim.mkdir(exist_ok=True)
+    (shim / "webhand").write_text(f"#!/bin/sh\nexec {sys.executable} -m webhand \"$@\"\n")
+    (shim / "webhand").chmod(0o755)
+    return shim

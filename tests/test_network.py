@@ -30,3 +30,19 @@ async def test_filters_failed_only_url_and_static(tools, site):
     assert only.data["requests"][0]["status"] == 200 and len(only.data["requests"]) == 1
     none = await tools.call("browser_network_requests", {"url_contains": "nothing-like-this"})
     assert none.text.startswith("No matching requests.")
+
+
+async def test_a_long_list_is_capped_by_whole_requests_with_the_file_for_the_rest(tools, site):
+    """Issue 38 item 14: the list was cut at 1,024 bytes, mid-line, after 3 of 17 requests."""
+    await tools.call("browser_navigate", {"url": site.url("network.html")})
+    await tools.call("browser_eval", {"expression": "Promise.all(Array.from({length: 40}, (_, i) => "
+                                                    "fetch('/echo?item=' + i)))"})
+    await tools.call("browser_wait_for", {"network_idle": True})  # the browser's events about them may come later
+    reply = await tools.call("browser_network_requests", {})
+    head, *listed = reply.text.splitlines()
+    counted = re.match(r"(\d+) requests; the (\d+) older ones are only in (\S+), the newest 25 follow", head)
+    assert counted and int(counted[1]) - int(counted[2]) == 25, reply.text
+    assert len(listed) == 25 and all(re.match(r"#\d+ GET 200 .*/echo\?item=\d+ \(fetch\)$", line) for line in listed)
+    with open(counted[3], encoding="utf-8") as file:
+        saved = file.read().splitlines()
+    assert len(saved) == int(counted[1]) and saved[-25:] == listed and saved[0].endswith("/network.html (document)")

@@ -285,13 +285,44 @@ async def test_a_bad_storage_state_file_is_refused_saying_what_to_fix(make, said
     assert reply.is_error and said in reply.text and "storage_state" in reply.text
 
 
+def _login(cli, env: dict[str, str], *args: str, closed_input: bool = False) -> str:
+    """``webhand profile login ARGS`` as a person runs it: Enter once it asks (or, with
+    ``closed_input``, its standard input closed from the start and Ctrl-C once it says how to end)."""
+    process = subprocess.Popen([sys.executable, "-m", "webhand", "profile", "login", *args], env={**cli.env, **env},
+                               stdin=subprocess.DEVNULL if closed_input else subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        said = []
+        for line in process.stdout:  # the command's own lines: no fixed wait
+            said.append(line)
+            if closed_input and "Standard input is closed" in line:
+                process.send_signal(signal.SIGINT)
+                break
+            if not closed_input and "press Enter here" in line:
+                process.stdin.write("\n")
+                process.stdin.flush()  # communicate() closes it
+                break
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err
+    return "".join(said) + out
+
+
 def test_profile_list_login_and_delete_through_the_cli(cli, site, data_home):
-    """login opens the profile headless (no display here) with the dashboard's link, ends at the end
-    of input and keeps the profile; list says who holds it; delete refuses a held one."""
+    """login opens the profile headless (no display here) with the dashboard's link, ends on the
+    person's Enter or Ctrl-C (never on a closed input) and says what the profile holds; list says
+    who holds it; delete refuses a held one. Issue 42 item 7: a closed input ended it at once with
+    "sessions … start signed in"."""
     env = {"XDG_DATA_HOME": str(data_home), "DISPLAY": "", "WAYLAND_DISPLAY": ""}
     assert "No profiles yet" in cli("profile", "list", env=env).stdout
-    login = cli("profile", "login", "work", site.url("login.html"), env=env).stdout
+    nothing = _login(cli, env, "work", site.url("login.html"), closed_input=True)
+    assert "Nothing was saved in profile 'work'" in nothing and "start with them" not in nothing
+    login = _login(cli, env, "work", site.url("set-cookie?flavour=oat"))
     assert "/dashboard/#session=" in login and "Take control" in login and "kept at" in login
+    assert "it holds 1 cookie and the storage of 0 origins" in login
     folder = data_home / "webhand" / "profiles" / "work"
     assert not browsers_on(folder)
     assert cli("profile", "list", env=env).stdout.startswith("work  ")

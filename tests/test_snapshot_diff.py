@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from helpers import ok
 from webhand import Webhand
 from webhand.page.diff import diff_snapshots
 from webhand.page.snapshot import Snapshot
@@ -281,3 +282,12 @@ async def test_past_the_limit_the_headings_and_controls_are_cut_at_the_limit_in_
     clicked = await tools.call("browser_click", {"ref": ref(reply, 'link "Next after 1"')})
     assert "A new page (old refs no longer work); its snapshot:" in clicked.text, clicked.text
     assert in_order(clicked.text, ["## Section 1\n", 'textbox "Note 1" [e', "saved to", "browser_find"]), clicked.text
+
+
+async def test_a_click_that_changed_nothing_says_so_on_a_page_shorter_than_the_sentence(tools, site):
+    """The whole snapshot was sent under "The page changed; its snapshot now:" when it was shorter
+    than the no-change sentence, though nothing had changed."""
+    await tools.call("browser_navigate", {"url": site.url("actions/tiny.html")})
+    assert 'button "Nothing" [e1]' in ok(await tools.call("browser_snapshot", {}))
+    clicked = ok(await tools.call("browser_click", {"ref": "e1"}))
+    assert "No change seen" in clicked and "changed" not in clicked.replace("No change", "")

@@ -32,6 +32,12 @@ class Caller:
 
     progress: ProgressSink | None = None
     ask_person: AskPerson | None = None
+    #: What the client calls this conversation's default session, when it names it (the CLI's
+    #: ``--session NAME`` is a conversation of its own): replies that name the session use it.
+    session_name: str | None = None
+    #: The folder the client's command ran in (the CLI's current folder): the call's relative paths
+    #: start there, and it may use the files there (``ConversationFiles.with_working_folder``).
+    working_folder: str | None = None
 
 
 NO_CALLER = Caller()

@@ -4,8 +4,11 @@ Each conversation gets its own folder inside the output folder, named by a rando
 cannot be guessed, owner-only (0700). Its screenshots, PDFs, downloads, large replies and
 storage states go there, and a relative path a model gives lands there too. A conversation's
 file tools reach that folder and the roots the user configured (``roots``), nothing else: not
-the working directory, not the output folder itself, and never another conversation's folder,
-even when a configured root contains the output folder. The host binds a conversation to its
+the output folder itself, and never another conversation's folder, even when a configured root
+contains the output folder. A call made from a shell (the CLI) also reaches the folder its command
+ran in, and its relative paths start there (``with_working_folder``): whoever types the command
+can already write there; the home folder itself and ``/`` are not taken so (a root there would
+reach every file of the user), nor a folder inside the output folder. The host binds a conversation to its
 folder (``SessionManager.files_of``); the model never chooses it.
 
 The files stay on disk when the conversation ends: they are the user's (a PDF, a download).
@@ -13,6 +16,7 @@ The files stay on disk when the conversation ends: they are the user's (a PDF, a
 
 from __future__ import annotations
 
+import copy
 import os
 import stat
 from pathlib import Path
@@ -56,7 +60,27 @@ class ConversationFiles:
         self.client_roots: list[Path] | None = None
         #: Whether ``client_roots`` is what the client last said (a roots/list_changed notification clears it).
         self.client_roots_current = False
+        #: The folder the CLI command of this call ran in (``with_working_folder``); None elsewhere.
+        self.working_folder: Path | None = None
         self._made = False
+
+    def with_working_folder(self, folder: str) -> ConversationFiles:
+        """These folders for one call made from a shell in ``folder``: its relative paths start
+        there, and the folder is reachable too unless ``working_folder_refusal`` says why not."""
+        view = copy.copy(self)  # per call: two commands of one session may run in two folders at once
+        view.working_folder = _resolved(folder)
+        return view
+
+    def working_folder_refusal(self) -> str:
+        """Why the command's folder is not reachable by itself ("" when it is)."""
+        folder = self.working_folder
+        if folder is None:
+            return "no command folder"
+        if folder == Path(folder.anchor) or folder == _resolved("~"):
+            return "it is your home folder or the file system's root, which would reach every file you have"
+        if any(_within(folder, area) for area in self.private_areas()):
+            return "it is inside webhand's output folder, where each conversation's folder is private"
+        return ""
 
     def own_folders(self) -> list[Path]:
         return [self.folder] + [p for p in (self.screenshots, self.downloads) if not _within(p, self.folder)]
@@ -72,21 +96,30 @@ class ConversationFiles:
     # -- checking paths ------------------------------------------------------------------------
     def confine(self, path: str) -> Path:
         """The file ``path`` names, resolved (``..`` and symlinks followed), if this conversation may
-        use it; else a typed error. A relative path is taken inside the conversation's own folder."""
+        use it; else a typed error that states the rule. A relative path is taken inside the
+        command's folder for a call from the CLI, else inside the conversation's own folder."""
         _check_text(path)
+        base = self.working_folder or self.folder
         try:
             candidate = Path(path).expanduser() if path.startswith("~") else Path(path)
-            resolved = (self.folder / candidate).resolve()  # an absolute candidate replaces the folder
+            resolved = (base / candidate).resolve()  # an absolute candidate replaces the folder
         except (OSError, RuntimeError, ValueError) as error:  # a symlink loop, no home directory
             raise InvalidArgument(f"The path cannot be resolved: {error}.", "Give a plain path to a file.") from None
         _check_text(str(resolved), resolved=True)
         if not self.reaches(resolved):
             places = [f"{self.folder} (this conversation's own folder)", *map(str, self.shared_roots())]
+            refused = ""
+            if self.working_folder is not None:
+                refusal = self.working_folder_refusal()
+                if refusal:
+                    refused = f" The folder this command runs in, {self.working_folder}, is not one of them: {refusal}."
+                else:
+                    places.insert(0, f"{self.working_folder} (the folder this command runs in)")
             if self.client_roots is not None:
                 places.append("intersected with the client's roots: " + (", ".join(map(str, self.client_roots)) or "none"))
-            raise PolicyRefused(f"{resolved} is outside the folders webhand may use ({', '.join(places)}).",
-                                "Use a file inside one of them (a relative path is taken inside the conversation's "
-                                "own folder), or ask the user to add its folder to `roots` in webhand's config.")
+            raise PolicyRefused(f"{resolved} is outside the folders webhand may use: {', '.join(places)}.{refused}",
+                                f"Use a file inside one of them (a relative path starts in {base}), or add its "
+                                "folder to `roots` in webhand's config.")
         return resolved
 
     def reaches(self, path: Path) -> bool:
@@ -94,6 +127,9 @@ class ConversationFiles:
         if any(_within(path, own) for own in self.own_folders()):
             return True
         areas = self.private_areas()
+        if self.working_folder is not None and not self.working_folder_refusal() \
+                and _within(path, self.working_folder) and not any(_within(path, area) for area in areas):
+            return True
         # A root the user configured is reachable, except the private areas inside it (the output
         # folder under a configured home, say); a root configured inside a private area is shared.
         if self.client_roots is not None and not any(_within(path, root) for root in self.client_roots):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -28,6 +28,7 @@ class ImageBlock:
     data: bytes
     mime_type: str
     path: str | None = None
+    sent_path: str | None = None  # the model-sized copy, when one was kept (``Response.keep_sent_copy``)
 
 
 @dataclass
@@ -131,6 +132,8 @@ class Response:
         self.ticker: ProgressTicker | None = None
         #: The calling conversation's folders: where this reply's files go, and what its paths may reach.
         self.files = files or ConversationFiles(settings)
+        if caller.working_folder is not None:
+            self.files = self.files.with_working_folder(caller.working_folder)
         #: Every text and value of the reply, and every file it writes, leaves through it.
         self.masker = Masker(settings.secrets_file)
         self._lines: list[str] = []
@@ -139,6 +142,8 @@ class Response:
         self._data: dict[str, Any] | None = None
         self._error: WebhandError | None = None
         self._changes: ChangeReport | None = None
+        #: The action's report of changes said it changed nothing on the page (the history keeps it).
+        self.changed_nothing = False
 
     # -- building ------------------------------------------------------------------------------
     def add(self, text: str) -> None:
@@ -170,6 +175,19 @@ class Response:
         self._images.append(ImageBlock(fitted.data, fitted.mime_type, str(path)))
         self._files.append(str(path))
         return fitted, path
+
+    def keep_sent_copy(self, fitted: ModelImage, path: Path) -> Path | None:
+        """Save the model-sized copy of the image just attached (``image``) beside the full one at
+        ``path``, when it was scaled down: its pixels are the coordinates the model gives back, so
+        a person or a program checking a point needs that picture. None when it was sent whole."""
+        if fitted.width == fitted.original_width and fitted.height == fitted.original_height:
+            return None
+        suffix = ".jpg" if fitted.mime_type == "image/jpeg" else ".png"
+        sent = self.files.write(path.with_name(f"{path.stem}-sent-{fitted.width}x{fitted.height}{suffix}"), fitted.data)
+        self._files.append(str(sent))
+        if self._images and self._images[-1].path == str(path):
+            self._images[-1] = replace(self._images[-1], sent_path=str(sent))
+        return sent
 
     def attach_image(self, image: ModelImage, path: str | None = None) -> None:
         self._images.append(ImageBlock(image.data, image.mime_type, path))

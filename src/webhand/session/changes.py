@@ -264,7 +264,9 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     if form == "diff" and same_document and new.options == last.options:
         changes = diff_snapshots(last, new)
         text = changes.render() if changes.size or unchanged is None else unchanged
-        if changes.size <= MAX_DIFF_LINES and len(text) < len(new.text):
+        response.changed_nothing = not changes.size and unchanged is not None
+        # "No change" is said even when the whole page is shorter: its heading would say it changed.
+        if changes.size <= MAX_DIFF_LINES and (len(text) < len(new.text) or response.changed_nothing):
             response.add(text)
             return
     if form == "full":

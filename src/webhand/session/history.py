@@ -44,6 +44,7 @@ class HistoryEntry:
     thumbnail: str | None = None  # path of a small JPEG of the page after the call, when a dashboard runs
     # Role and name of each ref the call used, read before the call (for exports that run on a fresh page).
     targets: dict[str, dict[str, str]] = field(default_factory=dict)
+    unchanged: bool = False  # the action's reply said it changed nothing on the page (exports leave it out)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -126,6 +126,7 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
             url_after = ""
         session.history.finish(entry, outcome, message, url_after, started)
         entry.reply_chars = response.reply_chars()
+        entry.unchanged = outcome == "ok" and response.changed_nothing
         session.history.reply_chars += entry.reply_chars
         if thumbnail and outcome != "timeout":
             with contextlib.suppress(Exception):

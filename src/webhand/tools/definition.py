@@ -218,6 +218,9 @@ class Tool:
     during_dialog: bool = False
     #: The handler gets the conversation's ``ConversationSessions`` instead of a session.
     manages_sessions: bool = False
+    #: Tools whose last successful call before this one a replay must run again, even when they
+    #: change nothing themselves (a coordinate click is measured on the last screenshot): exports keep them.
+    needs_before: tuple[str, ...] = ()
 
     async def run(self, target: Any, args: ToolArgs, response: Response) -> None:
         """Run the handler on ``target`` (a session, the conversation's sessions or the settings),
@@ -300,7 +303,7 @@ _REGISTRY: dict[str, Tool] = {}
 def tool(name: str, *, capability: str = "core", read_only: bool = False, destructive: bool = False,
          needs_session: bool = True, enabled: Callable[[Settings], bool] | None = None,
          during_dialog: bool = False, manages_sessions: bool = False,
-         output: type[BaseModel] | None = None) -> Callable[[Handler], Handler]:
+         output: type[BaseModel] | None = None, needs_before: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
     """Declare a tool. The docstring's first paragraph is the model-facing description."""
 
     def register(handler: Handler) -> Handler:
@@ -315,7 +318,8 @@ def tool(name: str, *, capability: str = "core", read_only: bool = False, destru
         description = inspect.cleandoc(handler.__doc__ or "").split("\n\n")[0].replace("\n", " ")
         _REGISTRY[name] = Tool(name, description, model, handler, capability, read_only, destructive,
                                needs_session, enabled, output,
-                               during_dialog=during_dialog, manages_sessions=manages_sessions)
+                               during_dialog=during_dialog, manages_sessions=manages_sessions,
+                               needs_before=needs_before)
         return handler
 
     return register

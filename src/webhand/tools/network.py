@@ -22,6 +22,10 @@ from webhand.tools.definition import PageArgs, tool
 _STATIC = {"image", "stylesheet", "font", "script", "media", "manifest", "texttrack"}
 
 
+#: Requests listed in the reply itself; a longer list is written whole to a file, the newest shown.
+INLINE_REQUESTS = 25
+
+
 class NetworkArgs(PageArgs):
     limit: int = Field(50, ge=1, le=10_000, description="Most recent requests to list.")
     failed_only: bool = Field(False, description="Only requests that failed or got an HTTP error.")
@@ -91,8 +95,13 @@ async def network_requests(session: Session, args: NetworkArgs, response: Respon
         response.add("No matching requests." + ("" if args.include_static else " (Static files are hidden: include_static=true.)"))
         response.data({"requests": []})
         return
-    response.large("\n".join(_line(e, response) for e in entries), what="request list", suffix=".log",
-                   hint="Call browser_network_request with an #id to see one request in full.")
+    lines = [_line(e, response) for e in entries]
+    if len(lines) > INLINE_REQUESTS:  # capped by whole entries, never mid-line; the file has every one
+        path = response.write_file("\n".join(lines), "request-list", ".log")
+        response.add(f"{len(lines)} requests; the {len(lines) - INLINE_REQUESTS} older ones are only in {path}, "
+                     f"the newest {INLINE_REQUESTS} follow (browser_network_request with an #id shows one in full):")
+        lines = lines[-INLINE_REQUESTS:]
+    response.add("\n".join(lines))
     response.data({"requests": [e.__dict__ for e in entries]})
     if args.har:
         await _save_har(session, entries, response)

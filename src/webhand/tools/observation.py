@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -16,6 +16,11 @@ from webhand.page.snapshot import add_snapshot, omitted_notice, take_snapshot, v
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from webhand.images.fitting import ModelImage
 
 
 class SnapshotArgs(PageArgs):
@@ -92,6 +97,7 @@ async def take_screenshot(session: Session, args: ScreenshotArgs, response: Resp
     size = f"{fitted.original_width}x{fitted.original_height}"
     scaled = f", sent as {fitted.width}x{fitted.height}" if fitted.width != fitted.original_width else ""
     response.add(f"Screenshot {size}{scaled} saved to {path}")
+    _say_sent_copy(response, fitted, path)
     await say_masked(session, response)
 
 
@@ -109,6 +115,16 @@ async def say_masked(session: Session, response: Response) -> None:
     if count:
         response.add(f"{count} field{'s' if count > 1 else ''} holding a secret {'were' if count > 1 else 'was'} masked "
                      "(its text is drawn as dots).")
+
+
+def _say_sent_copy(response: Response, fitted: ModelImage, path: Path) -> None:
+    """Keep the picture the model was sent, when smaller than the full one, and say where it is."""
+    sent = response.keep_sent_copy(fitted, path)
+    if sent is not None:
+        response.add(f"The {fitted.width}x{fitted.height} copy you were sent (the coordinate tools take points on it) "
+                     f"is saved to {sent}")
+    response.data({"path": str(path), "width": fitted.original_width, "height": fitted.original_height,
+                   "sent": {"path": str(sent) if sent else str(path), "width": fitted.width, "height": fitted.height}})
 
 
 async def _annotated(session: Session, args: ScreenshotArgs, response: Response, timeout: float) -> None:
@@ -129,6 +145,9 @@ async def _annotated(session: Session, args: ScreenshotArgs, response: Response,
     if labels:
         response.large("\n".join(label.legend_line(scale) for label in labels), what="legend", suffix=".txt",
                        limit=session.settings.snapshot_max_chars, hint="Read the file for the whole legend.")
+    sent = response.keep_sent_copy(fitted, path)
+    if sent is not None:  # after the legend: its points are on this copy
+        response.add(f"The {fitted.width}x{fitted.height} copy you were sent is saved to {sent}")
     response.data({"labels": [{"ref": label.ref, "role": label.role, "name": label.name, "box": list(label.box),
                                "tag": list(label.tag), "centre": list(label.centre(scale))} for label in labels]})
 

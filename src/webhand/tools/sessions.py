@@ -33,7 +33,9 @@ async def close(session: Session, args: PageArgs, response: Response) -> None:
     """Close the browser session and its browser. The next browser call starts a fresh one."""
     await session.close()
     if session.key.name == "default" or session.settings.create_named_sessions_implicitly:
-        response.add(f"Closed the {session.key}. The next browser call starts a new one.")
+        named = response.caller.session_name if session.key.name == "default" else None
+        response.add(f"Closed {f'session {named!r}' if named else f'the {session.key}'}. "
+                     "The next browser call starts a new one.")
     else:
         response.add(f"Closed the session {session.key.name!r}. "
                      f"Call browser_session_create name={session.key.name!r} to use that name again.")

@@ -55,6 +55,9 @@ def _a_number(value: object) -> object:
 #: Pixels on a screenshot, or CSS pixels to scroll by: a number, strictly (see ``_a_number``).
 Pixels = Annotated[float, BeforeValidator(_a_number)]
 
+#: What a coordinate action is measured on: a replay runs the screenshot again before it (``Tool.needs_before``).
+ON_THE_LAST_SCREENSHOT = ("browser_take_screenshot",)
+
 _X = "Pixels from the left edge of the last screenshot you were given of this tab."
 _Y = "Pixels from the top edge of that screenshot."
 
@@ -152,7 +155,7 @@ async def perform_hover(session: Session, args: PointArgs) -> str:
         + _relaid(point)
 
 
-@tool("browser_mouse_move_xy", capability="vision")
+@tool("browser_mouse_move_xy", capability="vision", needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_move(session: Session, args: PointArgs, response: Response) -> None:
     """Move the mouse to a point of the last screenshot (hover)."""
     await act(session, response, perform_hover, args)
@@ -188,7 +191,7 @@ async def perform_click(session: Session, args: ClickArgs) -> str:
     return f"{how} at {_at(args.x, args.y, point)}{held}, on {under}.{_relaid(point)}"
 
 
-@tool("browser_mouse_click_xy", capability="vision", destructive=True)
+@tool("browser_mouse_click_xy", capability="vision", destructive=True, needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_click(session: Session, args: ClickArgs, response: Response) -> None:
     """Click at a point of the last screenshot (any button, double or triple click, modifier keys held); says what is there."""
     await act(session, response, perform_click, args)
@@ -224,7 +227,7 @@ async def perform_click_button(session: Session, args: ButtonArgs) -> str:
     return f"{done} the {args.button} button at {_at(x, y, point)}, on {await what_is_under(tab, point)}.{_relaid(point)}"
 
 
-@tool("browser_mouse_button_xy", capability="vision", destructive=True)
+@tool("browser_mouse_button_xy", capability="vision", destructive=True, needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_button(session: Session, args: ButtonArgs, response: Response) -> None:
     """Press (down) or release (up) a mouse button at a point of the last screenshot, for drags a single call cannot express."""
     await act(session, response, perform_click_button, args)
@@ -262,7 +265,7 @@ async def perform_drag(session: Session, args: DragArgs) -> str:
             f"starting on {under}, ending on {await what_is_under(tab, end)}.{_relaid(start)}")
 
 
-@tool("browser_mouse_drag_xy", capability="vision", destructive=True)
+@tool("browser_mouse_drag_xy", capability="vision", destructive=True, needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_drag(session: Session, args: DragArgs, response: Response) -> None:
     """Drag with a mouse button held from one point of the last screenshot to another (a slider, a handle, a selection)."""
     await act(session, response, perform_drag, args)
@@ -287,7 +290,7 @@ async def perform_scroll(session: Session, args: WheelArgs) -> str:
     return f"Turned the wheel by ({args.delta_x:g}, {args.delta_y:g}) at {_at(args.x, args.y, point)}, over {under}.{_relaid(point)}"
 
 
-@tool("browser_mouse_wheel_xy", capability="vision")
+@tool("browser_mouse_wheel_xy", capability="vision", needs_before=ON_THE_LAST_SCREENSHOT)
 async def mouse_wheel(session: Session, args: WheelArgs, response: Response) -> None:
     """Turn the mouse wheel at a point of the last screenshot: scrolls what is under it (a panel, a list, the page)."""
     await act(session, response, perform_scroll, args)
@@ -349,7 +352,7 @@ class ZoomArgs(VisionArgs):
     y1: Pixels = Field(description="Bottom edge of the region.")
 
 
-@tool("browser_zoom", capability="vision", read_only=True)
+@tool("browser_zoom", capability="vision", read_only=True, needs_before=ON_THE_LAST_SCREENSHOT)
 async def zoom(session: Session, args: ZoomArgs, response: Response) -> None:
     """Look closer: a region of the last screenshot, captured again at full resolution. Coordinates stay those of the last screenshot."""
     from PIL import Image

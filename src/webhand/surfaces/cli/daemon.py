@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import json
 import logging
@@ -43,7 +44,7 @@ def lock_path() -> Path:
 
 def result_to_wire(result: ToolResult) -> dict[str, Any]:
     return {"text": result.text, "is_error": result.is_error, "data": result.data, "files": result.files,
-            "images": [{"path": i.path, "mime_type": i.mime_type} for i in result.images]}
+            "images": [{"path": i.path, "mime_type": i.mime_type, "sent_path": i.sent_path} for i in result.images]}
 
 
 def conversation_of(session: str | None) -> str:
@@ -52,9 +53,9 @@ def conversation_of(session: str | None) -> str:
 
 
 class Daemon:
-    def __init__(self, settings: Settings, origin: str = "") -> None:
+    def __init__(self, settings: Settings, origin: dict[str, str] | None = None) -> None:
         self.settings = settings
-        self.origin = origin  # which config file and agent the settings came from
+        self.running = running_settings(settings, origin or {})  # what a call's asked settings are compared with
         # The CLI names the tool it wants, so every capability group is served; config still
         # switches tools off (e.g. evaluate_enabled = false).
         self.webhand = Webhand(settings, capabilities=["all"])
@@ -145,7 +146,7 @@ class Daemon:
         caller = Caller(progress=progress) if request.get("progress") is True and progress is not None else NO_CALLER
         if op == "call":
             return await self._call(request.get("session"), str(request.get("tool")), request.get("arguments") or {},
-                                    request.get("origin", self.origin), caller)
+                                    request.get("origin"), caller, request.get("cwd"))
         if op == "argv":
             return await self._command_line(request, caller)
         if op == "status":
@@ -171,13 +172,17 @@ class Daemon:
             return {"ok": True, "pid": os.getpid()}  # the CLI waits for this pid to exit
         return {"ok": False, "error": f"Unknown op {op!r}. Use call, argv, status, history, dashboard or stop."}
 
-    async def _call(self, session: Any, tool: str, arguments: dict[str, Any], origin: str,
-                    caller: Caller = NO_CALLER) -> dict[str, Any]:
+    async def _call(self, session: Any, tool: str, arguments: dict[str, Any], asked: Any,
+                    caller: Caller = NO_CALLER, cwd: Any = None) -> dict[str, Any]:
+        if session:  # the CLI's --session NAME is a conversation whose default session replies name so
+            caller = dataclasses.replace(caller, session_name=str(session))
+        if isinstance(cwd, str) and os.path.isabs(cwd):  # the command's folder: its files are the user's
+            caller = dataclasses.replace(caller, working_folder=cwd)
         result = await self.webhand.context(conversation_of(session)).call(tool, arguments, caller)
         reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
-        if origin != self.origin:
-            reply["warning"] = (f"the running daemon uses {_said(self.origin)}, not {_said(origin)}; "
-                                "`webhand daemon stop` to switch.")
+        warning = settings_difference(self.running, asked if isinstance(asked, dict) else {})
+        if warning:
+            reply["warning"] = warning
         return reply
 
     async def _command_line(self, request: dict[str, Any], caller: Caller = NO_CALLER) -> dict[str, Any]:
@@ -198,7 +203,7 @@ class Daemon:
         if call is None:
             return {"ok": True, "handled": False}
         out, err, code = render_reply(call.json, await self._call(call.session, call.tool, call.arguments, call.origin,
-                                                                       caller))
+                                                                       caller, cwd))
         return {"ok": True, "handled": True, "exit": code, "stdout": out, "stderr": err}
 
     async def _dashboard(self, port: Any) -> str:
@@ -228,7 +233,7 @@ class Daemon:
         masker = Masker(self.settings.secrets_file)
         return {"pid": os.getpid(), "version": __version__, "socket": str(socket_path()),
                 "uptime_seconds": round(time.time() - self.started), "idle_timeout": self.settings.idle_timeout,
-                "requests": self.requests, "config": self.origin,
+                "requests": self.requests, "settings": self.running,
                 # A page's URL may hold a secret typed into a GET form, and be megabytes long.
                 "sessions": [{"session": s.conversation.removeprefix("cli:"),
                               "url": page_line(masker.text(s.url), URL_LIMIT, "browser_get_url in the session reads it"),
@@ -268,13 +273,38 @@ def _announce(ready: Any, message: str) -> None:
     ready.close()
 
 
-def _said(origin: str) -> str:
-    """A settings origin (``tools.settings_origin``) as the warning says it: its config file, or
-    "no config file", then its agent and profile."""
-    return origin if origin and not origin.startswith(" [") else "no config file" + origin
+def running_settings(settings: Settings, origin: dict[str, str]) -> dict[str, str]:
+    """The daemon's own settings, in the terms a command asks for them (``tools.settings_origin``):
+    its config file and agent as it was started, its profile, browser and window as they are."""
+    return {"config": origin.get("config", ""), "agent": origin.get("agent", ""), "profile": settings.profile or "",
+            "browser": settings.browser, "window": "headless" if settings.headless else "shown",
+            "storage_state": str(settings.storage_state or ""), "timeout": f"{settings.timeout:g}"}
 
 
-def run_daemon(settings: Settings, *, announce: bool = True, origin: str = "") -> int:
+def settings_difference(running: dict[str, str], asked: dict[str, str]) -> str:
+    """A warning when a command asked for a setting the running daemon does not have; "" when every
+    setting it named is the daemon's (naming none is asking for none)."""
+    differ = [key for key, value in asked.items() if key in running and running[key] != str(value)]
+    if not differ:
+        return ""
+    have = ", ".join(_setting(key, running[key]) for key in differ)
+    want = ", ".join(_setting(key, str(asked[key])) for key in differ)
+    return (f"this command asked for {want}, but the running daemon has {have} (settings apply when the daemon "
+            "starts); run `webhand daemon stop`, then the command again, to use yours.")
+
+
+def _setting(key: str, value: str) -> str:
+    if key == "window":
+        return "a visible window" if value == "shown" else "a headless browser"
+    if key == "browser":
+        return value
+    if key == "timeout":
+        return f"a {value} s timeout"
+    said = {"config": "config file", "storage_state": "storage state"}.get(key, key)
+    return f"{said} {value}" if value else f"no {said}"
+
+
+def run_daemon(settings: Settings, *, announce: bool = True, origin: dict[str, str] | None = None) -> int:
     """Run in the foreground (``webhand daemon run``); the CLI starts it detached."""
     adopt_orphans()  # the daemon owns its process: reap the browsers' orphans (engine/subreaper.py)
     ready = None

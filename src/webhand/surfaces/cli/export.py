@@ -1,8 +1,9 @@
 """``webhand export``: a session's history as a script that runs again on a fresh page.
 
 The history (session/history.py) keeps every call with its arguments. Exporting keeps the calls
-that changed something and succeeded (reading tools, session tools and failed calls are left
-out), and turns each ref into the CSS selector recorded for it when the call ran: a ref is only
+that succeeded and changed something (reading tools, session tools, failed calls and actions whose
+reply said nothing changed are left out) with the calls they depend on (the screenshot a
+coordinate click is measured on, ``Tool.needs_before``), and turns each ref into the CSS selector recorded for it when the call ran: a ref is only
 good for the page that gave it, a selector finds the element on a fresh load. A ref that has no
 selector (an element inside a frame) stays, and the step is marked ``unresolved``.
 
@@ -60,6 +61,7 @@ class RecordedEntry(BaseModel):
     reply_chars: int = Field(0, ge=0)
     thumbnail: str | bool | None = None
     targets: dict[str, RecordedTarget] = Field(default_factory=dict)
+    unchanged: bool = False
 
     @field_validator("tool")
     @classmethod
@@ -114,32 +116,55 @@ def load_entries(path: Path) -> list[dict[str, Any]]:
 
 
 def steps_of(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The replayable steps of a history: successful calls that act on the page, refs made selectors."""
+    """The replayable steps of a history: successful calls that changed the page, refs made
+    selectors, each preceded by the calls it depends on (``Tool.needs_before``: the screenshot a
+    coordinate click is measured on), which are kept although they change nothing themselves."""
     from webhand.tools import CATALOG
 
-    steps = []
+    steps: list[dict[str, Any]] = []
+    last_call: dict[str, tuple[int, dict[str, Any]]] = {}  # tool -> its last successful call so far
+    kept: set[int] = set()
     for number, entry in enumerate(validate_entries(entries), 1):
         tool = CATALOG[entry["tool"]]
-        if entry["outcome"] != "ok" or tool.read_only or tool.manages_sessions \
-                or not tool.needs_session or tool.name in _LEFT_OUT:
+        if entry["outcome"] != "ok":
             continue
-        try:  # the arguments must be ones the tool takes: no unknown field becomes a flag or a key
-            tool.input_model.model_validate(entry["arguments"])
-        except ValidationError as error:
-            raise InvalidArgument(f"Entry {number} of the history has arguments {tool.name} does not take: "
-                                  f"{_first_problem(error)}.", "Export from a history file webhand wrote, unedited.") \
-                from None
-        fields = set(tool.input_model.model_fields)
-        arguments, unresolved = _without_refs(entry["arguments"], entry["targets"], fields)
-        step: dict[str, Any] = {"tool": tool.name, "arguments": arguments,
-                                "expect": {"outcome": "ok", "url": entry.get("url_after", "")}}
-        described = [f"{t['role']} {t['name']!r}" for t in (entry.get("targets") or {}).values() if t.get("role")]
-        if described:
-            step["target"] = ", ".join(described)
-        if unresolved:
-            step["unresolved"] = unresolved
-        steps.append(step)
+        if tool.read_only or tool.manages_sessions or not tool.needs_session or tool.name in _LEFT_OUT \
+                or entry.get("unchanged"):
+            last_call[tool.name] = (number, entry)
+            continue
+        for needed in tool.needs_before:
+            earlier = last_call.get(needed)
+            if earlier is not None and earlier[0] not in kept:
+                steps.append(_step(*earlier))
+                kept.add(earlier[0])
+        steps.append(_step(number, entry))
+        kept.add(number)
+        last_call[tool.name] = (number, entry)
     return steps
+
+
+def _step(number: int, entry: dict[str, Any]) -> dict[str, Any]:
+    """One history entry as a step of the export: its arguments checked against its tool's, refs
+    made selectors, with what it should end with."""
+    from webhand.tools import CATALOG
+
+    tool = CATALOG[entry["tool"]]
+    try:  # the arguments must be ones the tool takes: no unknown field becomes a flag or a key
+        tool.input_model.model_validate(entry["arguments"])
+    except ValidationError as error:
+        raise InvalidArgument(f"Entry {number} of the history has arguments {tool.name} does not take: "
+                              f"{_first_problem(error)}.", "Export from a history file webhand wrote, unedited.") \
+            from None
+    fields = set(tool.input_model.model_fields)
+    arguments, unresolved = _without_refs(entry["arguments"], entry["targets"], fields)
+    step: dict[str, Any] = {"tool": tool.name, "arguments": arguments,
+                            "expect": {"outcome": "ok", "url": entry.get("url_after", "")}}
+    described = [f"{t['role']} {t['name']!r}" for t in (entry.get("targets") or {}).values() if t.get("role")]
+    if described:
+        step["target"] = ", ".join(described)
+    if unresolved:
+        step["unresolved"] = unresolved
+    return step
 
 
 def _without_refs(arguments: dict[str, Any], targets: dict[str, dict[str, str]],

@@ -12,6 +12,7 @@ import time
 from webhand.errors import ConfigError, WebhandError
 from webhand.surfaces.cli.tools import (
     BUILTINS,
+    GLOBAL_OPTIONS,
     add_common_options,
     add_tool_commands,
     find_command,
@@ -76,22 +77,45 @@ def _settings(args: argparse.Namespace) -> Settings:
              "attach_to_existing_context": getattr(args, "attach_existing_context", None) or None,
              "extension_bridge": getattr(args, "extension_bridge", None) or None,
              "driver": getattr(args, "driver", None), "browser": getattr(args, "browser", None),
-             "profile": getattr(args, "profile", None)}
+             "profile": getattr(args, "profile", None), "timeout": _timeout_setting(args),
+             "storage_state": _storage_state(args),
+             "headless": None if getattr(args, "headed", None) is None else not args.headed}
     headers = getattr(args, "remote_header", None)
     if headers:
         flags["remote_headers"] = dict(_header(text) for text in headers)
     return load_settings(config=getattr(args, "config", None), agent=getattr(args, "agent", None), flags=flags)
 
 
+def _timeout_setting(args: argparse.Namespace) -> float | None:
+    """``--timeout`` as the setting; for a tool that has a ``timeout`` of its own, that call's only."""
+    spec = find_command(args.command) if getattr(args, "tool", None) else None
+    return None if spec is not None and "timeout" in spec["fields"] else getattr(args, "timeout", None)
+
+
+def _storage_state(args: argparse.Namespace) -> str | None:
+    """``--storage-state FILE`` from the command's folder (the daemon runs in another); a tool's
+    own ``storage_state`` field is that call's."""
+    spec = find_command(args.command) if getattr(args, "tool", None) else None
+    value = None if spec is not None and "storage_state" in spec["fields"] else getattr(args, "storage_state", None)
+    return os.path.abspath(os.path.expanduser(value)) if value else None
+
+
 def _daemon_args(args: argparse.Namespace) -> list[str]:
+    """The settings this command gives as flags, for the daemon it starts."""
     extra = []
-    for name in ("config", "agent", "profile"):
+    if _storage_state(args):
+        extra += ["--storage-state", str(_storage_state(args))]
+    for name in ("config", "agent", "profile", "browser"):
         if getattr(args, name, None):
             extra += [f"--{name}", getattr(args, name)]
+    if _timeout_setting(args) is not None:
+        extra += ["--timeout", str(_timeout_setting(args))]
+    if getattr(args, "headed", None) is not None:
+        extra.append("--headed" if args.headed else "--headless")
     return extra
 
 
-def config_origin(args: argparse.Namespace) -> str:
+def config_origin(args: argparse.Namespace) -> dict[str, str]:
     """Where settings come from (config file, agent, profile), so the CLI can tell a daemon started
     with other settings."""
     from webhand.surfaces.cli.tools import settings_origin
@@ -296,17 +320,13 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     _flavor_option(mcp)
     _remote_options(mcp)
     mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
-    mcp.add_argument("--browser", choices=["chromium", "firefox"], help="drive Chromium (default) or Firefox (WebDriver BiDi)")
-    _profile_option(mcp)
-    _config_options(mcp)
+    add_common_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
 
     daemon = sub.add_parser("daemon", help="the background daemon that keeps CLI sessions: start, stop, status")
     daemon.add_argument("action", choices=["start", "stop", "status", "run"])
     daemon.add_argument("--foreground", action="store_true", help="with run: do not announce on stdout")
-    daemon.add_argument("--json", action="store_true", help="with status: print JSON")
-    _profile_option(daemon)
-    _config_options(daemon)
+    add_common_options(daemon)
     daemon.set_defaults(run=_cmd_daemon)
 
     schema = sub.add_parser("schema", help="print function-calling definitions of the tools")
@@ -314,7 +334,7 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     schema.add_argument("--tool-style", choices=["multi", "single"], default="multi")
     schema.add_argument("--caps", help=_caps_help())
     schema.add_argument("--stats", action="store_true", help="print the size of tools/list per style instead")
-    _config_options(schema)
+    add_common_options(schema)
     schema.set_defaults(run=_cmd_schema)
 
     doctor = sub.add_parser("doctor", help="find Chromium, launch it, report versions and what is wrong")
@@ -322,24 +342,24 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     _flavor_option(doctor)
     _remote_options(doctor)
     doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
-    doctor.add_argument("--browser", choices=["chromium", "firefox"], help="drive Chromium (default) or Firefox (WebDriver BiDi)")
-    _config_options(doctor)
+    add_common_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
 
     browsers = sub.add_parser("browsers", help="list the Chrome, Chromium, Edge and Brave browsers here that expose "
                               "DevTools, and whether each can be attached (cdp_url)")
-    browsers.add_argument("--json", action="store_true", help="print JSON")
+    add_common_options(browsers)
     browsers.set_defaults(run=_cmd_browsers)
 
     extension = sub.add_parser("extension", help="the browser extension that shares tabs of the Chrome you run: "
                                "`path` prints its folder (for Load unpacked), `pair` its pairing token")
     extension.add_argument("action", choices=["path", "pair"])
+    add_common_options(extension)
     extension.set_defaults(run=_cmd_extension)
 
     dashboard = sub.add_parser("dashboard", help="serve the dashboard of the CLI's sessions (live view, history, "
                                "takeover) on 127.0.0.1; `webhand mcp --port` serves it at /dashboard too")
     dashboard.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    _config_options(dashboard)
+    add_common_options(dashboard)
     dashboard.set_defaults(run=_cmd_dashboard)
 
     export = sub.add_parser("export", help="write a session's actions as a script that runs on a fresh page")
@@ -347,54 +367,63 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
                                         "(.jsonl, or browser_session_history's JSON)")
     export.add_argument("--format", choices=["python", "cli", "json"], default="json")
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
-    _config_options(export)  # its secrets file masks what the export writes
+    add_common_options(export)  # its secrets file masks what the export writes
     export.set_defaults(run=_cmd_export)
 
     replay = sub.add_parser("replay", help="rerun a JSON export on a fresh browser; report the first step that differs")
     replay.add_argument("file")
-    _config_options(replay)
+    add_common_options(replay)
     replay.set_defaults(run=_cmd_replay)
 
     from webhand.surfaces.cli.profiles import add_profile_command
 
-    add_profile_command(sub, _config_options, _cmd_profile)
+    add_profile_command(sub, add_common_options, _cmd_profile)
 
     demo = sub.add_parser("demo", help="drive a scripted agent session against a bundled local site")
+    add_common_options(demo)
     demo.set_defaults(run=_cmd_demo)
+
+    help_command = sub.add_parser("help", help="this help, or one topic's: a command or a group")
+    help_command.add_argument("topic", nargs="?")
+    help_command.set_defaults(run=_cmd_help)
 
     if tools:
         add_tool_commands(sub)
     return parser
 
 
-def _profile_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", help="run each conversation's default session on this named profile, kept "
-                        "between sessions (env WEBHAND_PROFILE; `webhand profile list`)")
-
-
-def _config_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", help="config file (default ./webhand.toml, then the user config dir)")
-    parser.add_argument("--agent", help="agent profile of the config file ([agents.NAME.browser])")
-
-
-#: Options that mean the same to every command that takes them, accepted before the command too
-#: (``webhand --config F --agent A schema``): option -> whether it takes a value.
-GLOBAL_OPTIONS = {"--config": True, "--agent": True, "--session": True, "--json": False, "--caps": True,
-                  "--driver": True, "--browser": True, "--chrome": True, "--tool-style": True}
+#: Options of some commands that may come before the command too (``webhand --caps all schema``).
+_MOVABLE_OPTIONS = {**GLOBAL_OPTIONS, "--caps": True, "--driver": True, "--chrome": True, "--tool-style": True}
 
 
 def command_first(argv: list[str]) -> list[str]:
-    """The command line with the global options given before the command moved after it, where
-    argparse reads them (each subcommand owns its options). Cheap: no parser is built for it."""
+    """The command line with the options given before the command moved to the end of its own
+    (before a ``--``), where argparse reads them: each command's parser owns its options.
+    Cheap: no parser is built for it."""
     moved: list[str] = []
     at = 0
-    while at < len(argv) and argv[at].split("=", 1)[0] in GLOBAL_OPTIONS:
-        takes_value = GLOBAL_OPTIONS[argv[at].split("=", 1)[0]] and "=" not in argv[at]
+    while at < len(argv) and argv[at].split("=", 1)[0] in _MOVABLE_OPTIONS:
+        takes_value = _MOVABLE_OPTIONS[argv[at].split("=", 1)[0]] and "=" not in argv[at]
         moved += argv[at:at + 1 + takes_value]
         at += 1 + takes_value
     if not moved or at >= len(argv) or argv[at].startswith("-"):
         return argv  # nothing moved, or no command follows: argparse says what is wrong
-    return [argv[at], *moved, *argv[at + 1:]]
+    rest = argv[at:]
+    end = rest.index("--") if "--" in rest else len(rest)
+    return [*rest[:end], *moved, *rest[end:]]
+
+
+def _cmd_help(args: argparse.Namespace) -> int:
+    from webhand.surfaces.cli.help import command_names, topic_help
+
+    if args.topic in command_names():  # the command's own help, as `webhand COMMAND --help` prints it
+        spec = find_command(args.topic)
+        name = spec["command"] if spec else args.topic
+        build_parser(only=name if spec else None, tools=spec is not None).parse_args([name, "--help"])
+
+    text, code = topic_help(args.topic)
+    (sys.stdout if code == 0 else sys.stderr).write(text)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -421,6 +450,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     import logging
+
+    from webhand.surfaces.cli.help import overview, unknown_command
+
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(overview())
+        return 0 if argv else 2
+    if not argv[0].startswith("-") and (refusal := unknown_command(argv[0])):
+        sys.stderr.write(refusal)
+        return 2
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="webhand: %(message)s")
     args = build_parser(tools=not (argv and argv[0] in BUILTINS and argv[0] != "help")).parse_args(argv)

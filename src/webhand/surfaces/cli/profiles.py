@@ -1,8 +1,9 @@
 """``webhand profile list | delete NAME | login NAME [URL] | unlock NAME``: the named profiles a
 user keeps (session/profiles.py). ``unlock`` clears a lock another machine's webhand left. ``login`` opens a session on the profile for a person to sign in by hand:
 a window of its own where there is a display, else a headless browser and the dashboard's live
-view (where the person takes control); it ends when they press Enter or close the window, and
-the profile keeps what they signed into."""
+view (where the person takes control); it ends when they press Enter or Ctrl-C or close the
+window (never on a closed input), and says what the profile holds then (cookies and site storage
+counted), or that nothing was saved."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from webhand.session.profiles import delete_profile, list_profiles, profile_dir,
 from webhand.security.locations import check_profile_name
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from webhand.config import Settings
     from webhand.host import Webhand
     from webhand.session.session import Session
@@ -37,7 +40,6 @@ def add_profile_command(sub: argparse._SubParsersAction, config_options: Callabl
                                              "delete NAME, login NAME [URL], unlock NAME")
     actions = profile.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="each profile: size, last used, and who holds it now")
-    listing.add_argument("--json", action="store_true", help="print JSON")
     delete = actions.add_parser("delete", help="remove a profile and everything signed in there (not while in use)")
     delete.add_argument("name")
     login = actions.add_parser("login", help="open the profile for you to sign in by hand; Enter (or closing the "
@@ -111,18 +113,42 @@ async def _login(name: str, url: str | None, settings: Settings) -> int:
         server = None
         if visible:
             print(f"A browser window is open on profile {name!r}. Sign in there; when you are done, press Enter "
-                  "here (or close the window).")
+                  "here (or close the window).", flush=True)
         else:
             server, address = await _serve_dashboard(webhand, session.public_id)
             print(f"No display here: the browser runs headless. Open {address} , click \"Take control\", and sign "
-                  "in there. When you are done, press Enter here.")
+                  "in there. When you are done, press Enter here.", flush=True)
         try:
             await _until_done(session)
+            held = await _what_it_holds(session)
         finally:
             if server is not None:
                 await server.stop()
-    print(f"Profile {name!r} kept at {profile_dir(name)}: sessions with profile = \"{name}\" start signed in.")
+    from webhand.session.storage_state import summary
+
+    if held is None:
+        print(f"The browser of profile {name!r} was closed before webhand could read it; what it holds is kept at "
+              f"{profile_dir(name)}.")
+    elif not held.get("cookies") and not held.get("origins"):
+        print(f"Nothing was saved in profile {name!r}: it holds no cookies and no site storage. Run `webhand profile "
+              f"login {name}` again and press Enter only once you are signed in.")
+    else:
+        print(f"Profile {name!r} kept at {profile_dir(name)}: it holds {summary(held)}; sessions with profile = \"{name}\" "
+              "start with them.")
     return 0
+
+
+async def _what_it_holds(session: Session) -> dict[str, Any] | None:
+    """The profile's cookies and site storage (a storage state), None when its browser is gone
+    (the person closed the window)."""
+    from webhand.errors import WebhandError
+
+    if not session.alive:
+        return None
+    try:
+        return await session.context.storage_state()
+    except WebhandError:
+        return None
 
 
 async def _serve_dashboard(webhand: Webhand, public_id: str) -> tuple[DashboardServer, str]:
@@ -137,17 +163,39 @@ async def _serve_dashboard(webhand: Webhand, public_id: str) -> tuple[DashboardS
 
 
 async def _until_done(session: Session) -> None:
-    """Until Enter (or the end of input) on the terminal, or the browser's window is closed."""
+    """Until the person says so: Enter on the terminal, Ctrl-C, or closing the browser's window.
+    The end of input is no signal (a closed standard input says nothing about a sign-in): then
+    the command says how to end it, and waits for one of the others."""
+    import signal
+
     loop = asyncio.get_running_loop()
     done = asyncio.Event()
     watching_input = False
+
+    def input_ended() -> None:
+        print("Standard input is closed: press Ctrl-C here (or close the browser's window) when you are done.",
+              flush=True)
+
+    def line_read(line: str) -> None:
+        if line:
+            done.set()
+        else:
+            input_ended()
+
+    def on_input() -> None:
+        line = sys.stdin.readline()
+        if not line:
+            loop.remove_reader(sys.stdin.fileno())
+        line_read(line)
+
     try:
-        loop.add_reader(sys.stdin.fileno(), lambda: (sys.stdin.readline(), done.set()))
+        loop.add_reader(sys.stdin.fileno(), on_input)
         watching_input = True
     except (OSError, ValueError, NotImplementedError):
-        # Input that cannot be polled (a file, /dev/null) is read at once: its end is "done".
+        # Input that cannot be polled (a file, /dev/null) is read in a thread.
         reading = loop.run_in_executor(None, sys.stdin.readline)
-        reading.add_done_callback(lambda _: done.set())
+        reading.add_done_callback(lambda read: line_read(read.result() if not read.exception() else ""))
+    loop.add_signal_handler(signal.SIGINT, done.set)
     try:
         while not done.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
@@ -155,5 +203,7 @@ async def _until_done(session: Session) -> None:
             if not session.alive or not [t for t in session.context.tabs if not t.closed]:
                 return  # the person closed the window (or the browser)
     finally:
+        loop.remove_signal_handler(signal.SIGINT)
         if watching_input:
-            loop.remove_reader(sys.stdin.fileno())
+            with contextlib.suppress(ValueError, OSError):
+                loop.remove_reader(sys.stdin.fileno())

@@ -52,7 +52,7 @@ def command_specs() -> dict[str, Any]:
             if "items" in field:
                 field["items"] = {k: v for k, v in field["items"].items() if k in ("type", "enum")}
         commands.append({"command": tool.short_name if tool.short_name not in BUILTINS else tool.name,
-                         "tool": tool.name, "description": tool.description, "fields": fields,
+                         "tool": tool.name, "group": tool.capability, "description": tool.description, "fields": fields,
                          "required": [n for n in schema.get("required", []) if n in fields]})
     return {"capabilities": list(CAPABILITIES), "commands": commands}
 
@@ -70,12 +70,39 @@ def find_command(name: str) -> dict[str, Any] | None:
     return None
 
 
-def add_common_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--session", default=os.environ.get("WEBHAND_SESSION"),
-                        help="named browser session (env WEBHAND_SESSION); each has its own browser")
-    parser.add_argument("--json", action="store_true", help="print the whole reply as JSON, for programs")
-    parser.add_argument("--config", help="config file (default ./webhand.toml, then the user config dir)")
-    parser.add_argument("--agent", help="agent profile of the config file ([agents.NAME.browser])")
+#: The options every command takes, before or after its name (``webhand --profile work get_url`` and
+#: ``webhand get_url --profile work`` are one command): option -> whether it takes a value. The
+#: settings among them have the names of their config keys and ``WEBHAND_*`` variables
+#: (``--headed`` is ``headless = false``); they apply when the daemon starts.
+GLOBAL_OPTIONS = {"--session": True, "--json": False, "--config": True, "--agent": True, "--profile": True,
+                  "--browser": True, "--timeout": True, "--headed": False, "--headless": False, "--storage-state": True}
+
+
+def add_common_options(parser: argparse.ArgumentParser, *, own: Any = ()) -> None:
+    """The global options (``GLOBAL_OPTIONS``) on one command's parser; ``own``: field names the
+    command has already, which keep the command's meaning (a tool's ``timeout`` is that call's,
+    ``session_create --profile`` the new session's)."""
+    options = {
+        "session": dict(default=os.environ.get("WEBHAND_SESSION"),
+                        help="named browser session (env WEBHAND_SESSION); each has its own browser"),
+        "json": dict(action="store_true", help="print the whole reply as JSON, for programs"),
+        "config": dict(help="config file (default ./webhand.toml, then the user config dir)"),
+        "agent": dict(help="agent profile of the config file ([agents.NAME.browser])"),
+        "profile": dict(help="run the default session on this named profile, kept between sessions "
+                        "(env WEBHAND_PROFILE; `webhand profile list`)"),
+        "browser": dict(choices=["chromium", "firefox"],
+                        help="drive Chromium (default) or Firefox (WebDriver BiDi) (env WEBHAND_BROWSER)"),
+        "timeout": dict(type=float, help="default timeout of one operation, in seconds (env WEBHAND_TIMEOUT)"),
+        "storage_state": dict(metavar="FILE", help="cookies and localStorage (as `webhand storage_state save FILE` "
+                              "wrote them) loaded into each new session (env WEBHAND_STORAGE_STATE)"),
+    }
+    for name, how in options.items():
+        if name not in own:
+            parser.add_argument("--" + name.replace("_", "-"), **how)  # type: ignore[arg-type]
+    if "headed" not in own:
+        parser.add_argument("--headed", dest="headed", action="store_true", default=None,
+                            help="show the browser's window (headless = false, env WEBHAND_HEADLESS=false)")
+        parser.add_argument("--headless", dest="headed", action="store_false", help=argparse.SUPPRESS)
 
 
 def add_tool_commands(sub: Any, only: str | None = None) -> None:
@@ -88,7 +115,7 @@ def add_tool_commands(sub: Any, only: str | None = None) -> None:
         parser = sub.add_parser(name, aliases=aliases, help=_escape(spec["description"]),
                                 description=_escape(spec["description"]))
         _add_fields(parser, spec)
-        add_common_options(parser)
+        add_common_options(parser, own=spec["fields"])
         parser.set_defaults(tool=spec["tool"], run=None)
 
 
@@ -102,6 +129,9 @@ def _add_fields(parser: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
         kind = field.get("type")
         if kind == "array" and field.get("items", {}).get("type") not in _TYPES:
             kind = None  # a list of objects is given as one JSON argument
+        if kind == "boolean":
+            _add_boolean(parser, name, help_text, positional=name in required)
+            continue
         if name in required and kind is None:
             parser.add_argument(name, type=_json_value, help=help_text + " (JSON)")
             continue
@@ -111,9 +141,7 @@ def _add_fields(parser: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
                                 metavar=name.upper() if field.get("enum") else None)
             continue
         flag = "--" + name.replace("_", "-")
-        if kind == "boolean":
-            parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=help_text)
-        elif kind == "array":
+        if kind == "array":
             items = field.get("items", {})
             parser.add_argument(flag, dest=name, nargs="+", type=_TYPES.get(items.get("type"), str),
                                 choices=items.get("enum"), default=None, help=help_text)
@@ -122,6 +150,33 @@ def _add_fields(parser: argparse.ArgumentParser, spec: dict[str, Any]) -> None:
                                 help=help_text)
         else:  # objects and unions: given as JSON
             parser.add_argument(flag, dest=name, type=_json_value, default=None, help=help_text + " (JSON)")
+
+
+_TRUE_WORDS = ("true", "yes", "on", "1")
+_FALSE_WORDS = ("false", "no", "off", "0")
+
+
+def _truth(text: str) -> bool:
+    word = text.strip().lower()
+    if word in _TRUE_WORDS or word in _FALSE_WORDS:
+        return word in _TRUE_WORDS
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+
+
+def _add_boolean(parser: argparse.ArgumentParser, name: str, help_text: str, *, positional: bool) -> None:
+    """A yes/no field, in every form people type: ``--accept``, ``--no-accept``, ``--accept false``,
+    ``--accept=no`` and, for a required one, a bare ``true``/``false`` word."""
+    flag = name.replace("_", "-")
+    parser.add_argument(f"--{flag}", dest=name, nargs="?", const=True, type=_truth, default=None,
+                        metavar="true|false", help=help_text)
+    parser.add_argument(f"--no-{flag}", dest=name, action="store_false", help=f"the same as --{flag} false")
+    if positional:  # read into a field of its own: a positional's absent value would undo the flag's
+        parser.add_argument(_POSITIONAL + name, nargs="?", type=_truth, metavar=name.upper(),
+                            help=f"true or false (or --{flag} / --no-{flag})")
+
+
+#: Where a required yes/no field typed as a bare word lands before it joins the call's arguments.
+_POSITIONAL = "given_"
 
 
 def _json_value(text: str) -> Any:
@@ -152,6 +207,10 @@ def tool_arguments(args: argparse.Namespace, cwd: str | None = None) -> dict[str
     (``cwd``, default this process's), because the daemon runs in the one it was first started from."""
     fields = next(spec["fields"] for spec in load_specs()["commands"] if spec["tool"] == args.tool)
     given = {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+    for name in fields:
+        word = getattr(args, _POSITIONAL + name, None)
+        if word is not None and name not in given:
+            given[name] = word
     if given.get("ref") == "":  # an export's placeholder: no ref, the words after it are the values
         del given["ref"]
     base = cwd or os.getcwd()
@@ -176,7 +235,7 @@ class ForwardedCall:
     session: str | None
     tool: str
     arguments: dict[str, Any]
-    origin: str
+    origin: dict[str, str]
     json: bool
 
 
@@ -200,19 +259,30 @@ def _forwarded_parser(command: str) -> _ForwardedParser:
     return parser
 
 
-def settings_origin(args: argparse.Namespace, cwd: str, env: Mapping[str, str]) -> str:
-    """Where the caller's settings come from: the config file, the agent and the named profile
-    (flags, else their environment variables), so that a call can be told apart from a daemon
-    started with other settings. The daemon answers with a warning when they differ."""
+def settings_origin(args: argparse.Namespace, cwd: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The settings a command asks for that a running daemon may not have: the config file it would
+    read (given, or found from ``cwd``), and the agent, profile, browser and window it names (flags,
+    else their ``WEBHAND_*`` variables). Only what was asked is listed: a command that names no
+    profile runs in the daemon's, whatever it is (``daemon.settings_difference`` compares)."""
     from webhand.security.locations import find_config_file
 
     explicit = getattr(args, "config", None) or env.get("WEBHAND_CONFIG")
     path = find_config_file(os.path.join(cwd, os.path.expanduser(explicit)) if explicit else None, env=dict(env),
                             cwd=Path(cwd))
-    agent = getattr(args, "agent", None) or env.get("WEBHAND_AGENT")
-    profile = getattr(args, "profile", None) or env.get("WEBHAND_PROFILE")
-    return ((str(path.resolve()) if path else "") + (f" [agent {agent}]" if agent else "")
-            + (f" [profile {profile}]" if profile else ""))
+    asked = {"config": str(path.resolve())} if path else {}
+    for key in ("agent", "profile", "browser", "storage_state"):
+        value = getattr(args, key, None) or env.get(f"WEBHAND_{key.upper()}")
+        if value:
+            asked[key] = os.path.join(cwd, os.path.expanduser(value)) if key == "storage_state" else value
+    spec = find_command(args.command) if getattr(args, "tool", None) else None
+    if getattr(args, "timeout", None) and (spec is None or "timeout" not in spec["fields"]):
+        asked["timeout"] = f"{float(args.timeout):g}"  # a tool's own timeout is that call's, not a setting
+    headed = getattr(args, "headed", None)
+    if headed is None and env.get("WEBHAND_HEADLESS"):
+        headed = env["WEBHAND_HEADLESS"].strip().lower() in _FALSE_WORDS
+    if headed is not None:
+        asked["window"] = "shown" if headed else "headless"
+    return asked
 
 
 #: The longest timeout a config allows (``Settings.timeout``'s bound). The fast path does not load
@@ -222,18 +292,19 @@ _LONGEST_TIMEOUT = 600.0
 
 
 def run_tool_command(args: argparse.Namespace, start_args: list[str], launch_timeout: float, timeout: float,
-                     origin: str = "") -> int:
+                     origin: dict[str, str] | None = None) -> int:
     """Send the call to the daemon (starting it if needed), print the reply, return the exit status."""
     from webhand.surfaces.cli.daemon_client import request
 
     arguments = tool_arguments(args)
     wait = float(arguments.get("timeout") or timeout) + 30.0  # the daemon enforces the real timeout
     reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
-                     "origin": origin}, timeout=wait, start=start_args, launch_timeout=launch_timeout)
+                     "origin": origin or {}, "cwd": os.getcwd()}, timeout=wait, start=start_args,
+                    launch_timeout=launch_timeout)
     return print_reply(args, reply)
 
 
-def forward_to_running_daemon(args: argparse.Namespace, origin: str) -> int | None:
+def forward_to_running_daemon(args: argparse.Namespace, origin: dict[str, str]) -> int | None:
     """The CLI's fast path: send the call to a daemon that is already running, print the reply
     and return the exit status; None when no daemon runs (the caller starts one)."""
     from webhand.surfaces.cli.daemon_client import DaemonNotRunning, request
@@ -242,7 +313,7 @@ def forward_to_running_daemon(args: argparse.Namespace, origin: str) -> int | No
     wait = float(arguments.get("timeout") or _LONGEST_TIMEOUT) + 30.0
     try:
         reply = request({"op": "call", "session": args.session, "tool": args.tool, "arguments": arguments,
-                         "origin": origin}, timeout=wait)
+                         "origin": origin, "cwd": os.getcwd()}, timeout=wait)
     except DaemonNotRunning:
         return None
     return print_reply(args, reply)
@@ -255,12 +326,37 @@ def print_reply(args: argparse.Namespace, reply: dict[str, Any]) -> int:
     return code
 
 
+@cache
+def _tool_mention() -> Any:
+    """A pattern for a catalog tool named in a reply, with the verb that asks for it ("Call browser_snapshot")."""
+    import re
+
+    names = sorted((spec["tool"] for spec in load_specs()["commands"]), key=len, reverse=True)
+    argument = r"""[a-z_]+=(?:"[^"]*"|'[^']*'|[^\s,;)]+)"""
+    return re.compile(r"(?:\b([Cc]all|[Uu]se) )?\b(" + "|".join(map(re.escape, names)) + r")\b((?: " + argument + ")*)")
+
+
+def cli_wording(text: str) -> str:
+    """A reply as a CLI user reads it: the tools its hints name ("Call browser_snapshot") become
+    the commands to run ("run `webhand snapshot`"). Replies are written once, for every surface,
+    in the catalog's names; this is the CLI's one rendering of them."""
+    commands = {spec["tool"]: spec["command"] for spec in load_specs()["commands"]}
+
+    def command(match: Any) -> str:
+        verb, arguments = match.group(1), match.group(3).split()
+        flags = [f"--{name.replace('_', '-')} {value}" for name, _, value in (a.partition("=") for a in arguments)]
+        said = f"`{' '.join(['webhand', commands[match.group(2)], *flags])}`"
+        return f"{'Run' if verb[0] == verb[0].upper() else 'run'} {said}" if verb else said
+
+    return _tool_mention().sub(command, text)
+
+
 def render_reply(as_json: bool, reply: dict[str, Any]) -> tuple[str, str, int]:
     """What the CLI prints for a daemon's reply: (stdout, stderr, exit status)."""
     err = f"webhand: warning: {reply['warning']}\n" if reply.get("warning") else ""
     if not reply.get("ok"):
-        return "", err + f"webhand: {reply.get('error')}\n", 1
-    result = reply["result"]
+        return "", err + f"webhand: {cli_wording(str(reply.get('error')))}\n", 1
+    result = dict(reply["result"], text=cli_wording(reply["result"]["text"]))
     if as_json:
         return json.dumps(result, indent=1, ensure_ascii=False) + "\n", err, 1 if result["is_error"] else 0
     if result["is_error"]:
