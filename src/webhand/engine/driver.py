@@ -93,9 +93,11 @@ class Settled:
     failed_requests: list[FailedRequest]
     unfinished_requests: list[str]  # "METHOD URL" of requests still loading when the request cap ran out
     navigation_unfinished: bool  # a navigation the action started had not loaded within its cap
-    # Work the action scheduled in the page that had not run when the wait ended ("a timer (300 ms)").
+    # Work the action scheduled in the page that had not run when the wait ended ("a 300 ms timer").
     pending_work: list[str] = field(default_factory=list)
     seconds: float = 0.0  # how long the wait lasted, from the end of the action
+    # Longer timers the action set, not waited for and still to run ("a 900 ms timer").
+    scheduled: list[str] = field(default_factory=list)
 
 
 WaitKind = Literal["text", "text_gone", "selector_visible", "selector_hidden", "url", "network_idle", "javascript", "time"]

@@ -125,6 +125,11 @@ class ActionChanges:
             if settled.pending_work:
                 response.add(f"Still pending after {_seconds(settled.seconds)}: {', '.join(settled.pending_work)} "
                              "(browser_wait_for to give it longer).")
+            if settled.scheduled:
+                by = f" by the {before.action}" if before.action else ""
+                response.add(f"Not waited for: {', '.join(settled.scheduled)} set{by} "
+                             f"{'is' if len(settled.scheduled) == 1 else 'are'} still scheduled "
+                             "(browser_wait_for can wait for what it does).")
         unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
         await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
 
@@ -190,7 +195,7 @@ def _no_change(settled: Settled | None, action: str | None) -> str | None:
     saw everything the action started end, or stopped at a cap with something still running."""
     if settled is None or action is None:
         return None
-    if settled.pending_work or settled.unfinished_requests or settled.navigation_unfinished:
+    if settled.pending_work or settled.unfinished_requests or settled.navigation_unfinished or settled.scheduled:
         return f"No change seen within {_seconds(settled.seconds)} of the {action}."
     return f"No change seen after the {action}, and nothing it started is still pending."
 
