@@ -125,3 +125,19 @@ async def test_worker_scripts_the_server_answered_are_not_still_loading(tools, s
     assert "Editor ready" in clicked and "Still loading" not in clicked, clicked
     again = ok(await tools.call("browser_navigate", {"url": site.url("effects/workers.html?again")}))
     assert "Still loading" not in again, again  # now under the service worker's control
+
+
+async def test_an_apps_own_404_probes_are_context_not_the_headline(tools, site):
+    # The app asks "who is signed in?" as it loads and "is the name free?" before a rename; both
+    # are answered 404 and both are expected. They used to open the reply as "Request failed: …",
+    # so a rename that worked read as one that failed.
+    opened = ok(await tools.call("browser_navigate", {"url": site.url("effects/probes.html")}))
+    assert opened.startswith("Opened ") and "Request failed" not in opened, opened
+    assert opened.splitlines()[-1] == "1 request failed, the app may expect that: GET /status/404?users/current 404.", opened
+    shot = ok(await tools.call("browser_snapshot", {}))
+    renamed = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Rename to Baseline"')}))
+    lines = renamed.splitlines()
+    assert "Request failed" not in renamed and lines[0].startswith("Clicked"), renamed  # the outcome first
+    assert "Baseline" in "\n".join(lines[1:-1]), renamed
+    assert lines[-1] == ("1 request failed, the app may expect that: "
+                         "GET /status/404?experiments/get-by-name=Baseline 404."), renamed

@@ -61,6 +61,7 @@ class FailedRequest:
     method: str
     url: str
     reason: str  # "HTTP 404", "net::ERR_CONNECTION_REFUSED", "refused by blocked_origins rule '…'"
+    document: bool = False  # a page's or frame's document, not a request the page made (a fetch, an image)
 
 
 @dataclass(frozen=True)

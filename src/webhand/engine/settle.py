@@ -400,7 +400,8 @@ class RequestTracker:
         self.activity.set()
         if self.watch and status >= 400:
             refused = self.policy.refused_response(request.url, headers) if self.policy else None
-            self.watch.failed(FailedRequest(request.method, request.url, refused or f"HTTP {status}"))
+            self.watch.failed(FailedRequest(request.method, request.url, refused or f"HTTP {status}",
+                                            request.resource_type == "document"))
 
     def finished(self, request: TrackedRequest) -> None:
         self._busy()
@@ -418,9 +419,9 @@ class RequestTracker:
             self.watch.finished(request)
             refusal = self.policy.refusal(request.url) if self.policy else None
             if refusal:
-                self.watch.failed(FailedRequest(request.method, request.url, refusal))
+                self.watch.failed(FailedRequest(request.method, request.url, refusal, request.resource_type == "document"))
             elif "ERR_ABORTED" not in reason:  # cancelled by the page or by a navigation: not a failure
-                self.watch.failed(FailedRequest(request.method, request.url, reason))
+                self.watch.failed(FailedRequest(request.method, request.url, reason, request.resource_type == "document"))
         self.activity.set()
 
     def main_committed(self) -> None:

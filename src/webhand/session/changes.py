@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from webhand.engine.driver import ActionWatch, NavigationResult, SettleCaps, Settled, Tab
+from webhand.engine.driver import ActionWatch, FailedRequest, NavigationResult, SettleCaps, Settled, Tab
 from webhand.errors import WebhandError, shorten
 from webhand.page.diff import MAX_DIFF_LINES, diff_snapshots, one_document
 from webhand.page.snapshot import Snapshot, SnapshotOptions, add_snapshot, omitted_notice, take_snapshot
@@ -120,7 +120,9 @@ class ActionChanges:
                 response.add(f"Console {entry.level}: {response.clip(entry.text, 300)}")
             if len(errors) > _MAX_CONSOLE_LINES:
                 response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
+        expected: list[FailedRequest] = []
         if settled is not None:
+            settled, expected = expected_failures(settled, tab.url)
             report_requests(settled, response, page_url=tab.url)
             if settled.pending_work:
                 response.add(f"Still pending after {_seconds(settled.seconds)}: {', '.join(settled.pending_work)} "
@@ -132,6 +134,7 @@ class ActionChanges:
                              "(browser_wait_for can wait for what it does).")
         unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
         await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
+        report_expected(expected, response)
 
 
 async def watch_load(session: Session, response: Response, *, settle_after: bool) -> LoadChanges:
@@ -169,8 +172,10 @@ class LoadChanges:
             response.add(f"The server answered {result.status}: the page is an error page.")
         if settled is not None:
             document = result.url.split("#", 1)[0]  # its own status is said above
-            report_requests(replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]),
-                            response, page_url=url)
+            settled, expected = expected_failures(
+                replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]), url)
+            report_requests(settled, response, page_url=url)
+            report_expected(expected, response)
         response.data(loaded(url, title, result.status))
 
 
@@ -203,6 +208,30 @@ def _no_change(settled: Settled | None, action: str | None) -> str | None:
 def _host(url: str) -> str:
     """Host and port, without credentials a URL may carry."""
     return urlsplit(url).netloc.rsplit("@", 1)[-1]
+
+
+def expected_failures(settled: Settled, page_url: str | None) -> tuple[Settled, list[FailedRequest]]:
+    """Split off the failures an app makes on purpose: its own origin's subrequests the server
+    answered with an HTTP error (a probe whether a name is free, "who is signed in?" answered 404).
+    They are context for the reply's end (``report_expected``), not its headline."""
+    host = _host(page_url) if page_url else None
+    expected = [f for f in settled.failed_requests
+                if host and not f.document and f.reason.startswith("HTTP ") and _host(f.url) == host]
+    return replace(settled, failed_requests=[f for f in settled.failed_requests if f not in expected]), expected
+
+
+def report_expected(expected: list[FailedRequest], response: Response) -> None:
+    """One line after the changes: the page's own subrequests that failed, as context."""
+    if not expected:
+        return
+    named = []
+    for failed in expected[:3]:
+        parts = urlsplit(failed.url)
+        where = parts.path + (f"?{parts.query}" if parts.query else "")
+        named.append(f"{failed.method} {response.clip(where or '/', 100)} {failed.reason.removeprefix('HTTP ')}")
+    more = f", and {len(expected) - 3} more" if len(expected) > 3 else ""
+    count = f"{len(expected)} request{'s' if len(expected) > 1 else ''} failed"
+    response.add(f"{count}, the app may expect that: {', '.join(named)}{more}.")
 
 
 def report_requests(settled: Settled, response: Response, *, page_url: str | None = None) -> None:
