@@ -141,3 +141,23 @@ async def test_an_apps_own_404_probes_are_context_not_the_headline(tools, site):
     assert "Baseline" in "\n".join(lines[1:-1]), renamed
     assert lines[-1] == ("1 request failed, the app may expect that: "
                          "GET /status/404?experiments/get-by-name=Baseline 404."), renamed
+
+
+async def test_an_in_page_toggle_is_no_new_page_when_the_last_snapshot_was_of_another(tools, site):
+    # The model looked at one page, opened a long guide and read it only through browser_find,
+    # then clicked its in-page toggle: the reply used to say "A new page (old refs no longer work)"
+    # and send the guide's whole snapshot, though the click loaded nothing and the ref still worked.
+    await snapshot(tools, site.url("effects/later.html"))
+    ok(await tools.call("browser_navigate", {"url": site.url("effects/guide.html")}))
+    found = ok(await tools.call("browser_find", {"query": "Show example"}))
+    toggle = ref_of(found, 'button "Show example"')
+    clicked = ok(await tools.call("browser_click", {"ref": toggle}))
+    assert "A new page" not in clicked and "Section 100" not in clicked, clicked
+    assert "Its changes are not listed: no snapshot of this page was taken before the action" in clicked, clicked
+    again = ok(await tools.call("browser_click", {"ref": toggle}))  # the same ref still works; now a diff
+    assert "A new page" not in again and "webhand navigate https://example.org" in again, again
+    # A click that does load a new document still says so.
+    ok(await tools.call("browser_eval", {"expression": "document.body.insertAdjacentHTML('afterbegin', "
+                                                       "'<a id=\"away\" href=\"later.html\">Away</a>'); 1"}))
+    away = ok(await tools.call("browser_click", {"selector": "#away"}))
+    assert "A new page (old refs no longer work)" in away or "Navigated to" in away, away

@@ -30,7 +30,8 @@ from urllib.parse import urlsplit
 from webhand.engine.driver import ActionWatch, FailedRequest, NavigationResult, SettleCaps, Settled, Tab
 from webhand.errors import WebhandError, shorten
 from webhand.page.diff import MAX_DIFF_LINES, diff_snapshots, one_document
-from webhand.page.snapshot import Snapshot, SnapshotOptions, add_snapshot, omitted_notice, take_snapshot
+from webhand.page.snapshot import (Snapshot, SnapshotOptions, add_snapshot, document_mark, omitted_notice,
+                                   take_snapshot)
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 
@@ -47,6 +48,9 @@ class Observation:
     console_seen: int
     watch: ActionWatch | None = None
     action: str | None = None  # what the action is called in the reply ("click"), when it names itself
+    # The main document's mark before the action (``document_mark``), read while it starts, when
+    # a diff will be wanted: an action that brought no new document never says "a new page".
+    document_read: asyncio.Future[str | None] | None = None
 
 
 def caps(session: Session, *, page_load: bool = False, typing: bool = False, effects: bool = False) -> SettleCaps:
@@ -73,10 +77,15 @@ async def observe(session: Session, *, typing: bool = False, action: str | None 
     tab = await session.tab()
     title = asyncio.ensure_future(tab.title())
     title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by the report (ActionChanges.say)
+    document = None
+    last = session.last_snapshot
+    if session.settings.snapshot_diff == "diff" and last is not None and last.tab == tab.index:
+        document = asyncio.ensure_future(document_mark(tab))
+        document.add_done_callback(lambda read: read.cancelled() or read.exception())
     watch = tab.watch(caps(session, typing=typing, effects=action is not None))
     if action is not None and not prepared:
         watch.begin()
-    return Observation(tab.url, title, session.console_seen, watch, action)
+    return Observation(tab.url, title, session.console_seen, watch, action, document)
 
 
 async def watch_changes(session: Session, response: Response, *, typing: bool = False, action: str | None = None,
@@ -133,7 +142,8 @@ class ActionChanges:
                              f"{'is' if len(settled.scheduled) == 1 else 'are'} still scheduled "
                              "(browser_wait_for can wait for what it does).")
         unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
-        await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
+        document = await before.document_read if before.document_read is not None else None
+        await report_snapshot_changes(session, response, title=title, unchanged=unchanged, document_before=document)
         report_expected(expected, response)
 
 
@@ -265,7 +275,7 @@ def report_requests(settled: Settled, response: Response, *, page_url: str | Non
 
 
 async def report_snapshot_changes(session: Session, response: Response, *, title: str | None = None,
-                                  unchanged: str | None = None) -> None:
+                                  unchanged: str | None = None, document_before: str | None = None) -> None:
     """Add what the action changed on the page, in the form ``Settings.snapshot_diff`` asks for.
 
     ``diff``: the changed lines, or the new page's snapshot after a navigation; nothing when the
@@ -273,6 +283,9 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     Never fails the action: a page that cannot be read right now only costs the model a note.
     ``title``: the tab's title, when the caller has just read it. ``unchanged``: the line to give
     instead of "did not change" (what the wait for the action's effects saw, ``_no_change``).
+    ``document_before``: the main document's mark before the action (``document_mark``): when the
+    action kept that document and the last snapshot is of an older one (the model read this page
+    only through browser_find), the reply says its changes cannot be listed, not "a new page".
     """
     form = session.settings.snapshot_diff
     last: Snapshot | None = session.last_snapshot
@@ -294,6 +307,12 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     same_tab = last is not None and last.tab == tab.index
     # One document, whatever happened to its elements; a new document is a new page, whatever its URL.
     same_document = same_tab and one_document(last, new)
+    if form == "diff" and same_tab and not same_document and document_before is not None \
+            and await document_mark(tab) == document_before:
+        # The action kept its document: the last snapshot was of a page before this one.
+        response.add("Its changes are not listed: no snapshot of this page was taken before the action "
+                     "(the next action's reply will list them; browser_snapshot shows the page).")
+        return
     changes = None
     if form == "diff" and same_document and new.options == last.options:
         changes = diff_snapshots(last, new)
