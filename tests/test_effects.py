@@ -161,3 +161,13 @@ async def test_an_in_page_toggle_is_no_new_page_when_the_last_snapshot_was_of_an
                                                        "'<a id=\"away\" href=\"later.html\">Away</a>'); 1"}))
     away = ok(await tools.call("browser_click", {"selector": "#away"}))
     assert "A new page (old refs no longer work)" in away or "Navigated to" in away, away
+
+
+async def test_a_hash_route_replies_with_the_new_view(tools, site):
+    # Going from one view of a hash-routed app to another loads no page: the app fetches the
+    # view's data, renders it and sets the title. The reply used to give the old view's title.
+    ok(await tools.call("browser_navigate", {"url": site.url("effects/hashapp.html#/experiments")}))
+    ok(await tools.call("browser_wait_for", {"text": "Experiment 2"}))
+    runs = site.url("effects/hashapp.html#/experiments/1/runs")
+    moved = ok(await tools.call("browser_navigate", {"url": runs}))
+    assert f"Opened {runs}" in moved and "Title: Runs of Experiment 1 · Tracker" in moved, moved

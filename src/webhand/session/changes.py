@@ -147,12 +147,19 @@ class ActionChanges:
         report_expected(expected, response)
 
 
-async def watch_load(session: Session, response: Response, *, settle_after: bool) -> LoadChanges:
+async def watch_load(session: Session, response: Response, *, settle_after: bool, same_document: bool = False) -> LoadChanges:
     """Declare on ``response`` that browser_navigate's reply ends with the page it opened
     (``LoadChanges``); ``settle_after``: the navigation waits for "load", and the watch on the
-    page's requests starts now, so that those of its loading are known."""
+    page's requests starts now, so that those of its loading are known. ``same_document``: the URL
+    is another fragment of the page shown (a hash route): no page loads, the app re-renders on
+    its own, so the watch is an action's (the work the route change schedules, the DOM going quiet)."""
     tab = await session.tab()
-    changes = LoadChanges(tab, tab.watch(caps(session, page_load=True)) if settle_after else None)
+    if same_document:
+        watch = tab.watch(caps(session, effects=True))
+        watch.begin()
+    else:
+        watch = tab.watch(caps(session, page_load=True)) if settle_after else None
+    changes = LoadChanges(tab, watch)
     response.report_changes(changes)
     return changes
 
