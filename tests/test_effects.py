@@ -171,3 +171,6 @@ async def test_a_hash_route_replies_with_the_new_view(tools, site):
     runs = site.url("effects/hashapp.html#/experiments/1/runs")
     moved = ok(await tools.call("browser_navigate", {"url": runs}))
     assert f"Opened {runs}" in moved and "Title: Runs of Experiment 1 · Tracker" in moved, moved
+    # Back within the app: the same document again, the old view re-rendered after its fetch.
+    back = ok(await tools.call("browser_back", {}))
+    assert "Title changed to: Experiments · Tracker" in back or "Title: Experiments · Tracker" in back, back

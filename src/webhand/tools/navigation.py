@@ -131,7 +131,9 @@ class HistoryArgs(PageArgs):
 async def _history(session: Session, args: HistoryArgs, response: Response, step: str) -> None:
     tab = await session.tab()
     timeout = args.timeout or session.settings.timeout
-    before = await watch_changes(session, response)
+    # Back and forward within a single-page app move in its history (same document): the app
+    # re-renders on popstate, so the work that sets off is followed as an action's.
+    before = await watch_changes(session, response, action=None if step == "reload" else f"move {step}")
     if step == "reload":
         # A reload keeps the URL, so the reply tells a new title by comparing titles: the one from
         # before must be read before the reload starts. (Through Playwright the read, left to run
