@@ -174,3 +174,14 @@ async def test_a_hash_route_replies_with_the_new_view(tools, site):
     # Back within the app: the same document again, the old view re-rendered after its fetch.
     back = ok(await tools.call("browser_back", {}))
     assert "Title changed to: Experiments · Tracker" in back or "Title: Experiments · Tracker" in back, back
+
+
+async def test_a_menu_that_closes_with_an_exit_animation_is_gone_in_its_clicks_reply(tools, site):
+    # The item's click starts the menu's 300 ms exit animation, at whose end the menu is removed:
+    # the "- menuitem" lines used to come in the next, unrelated call's reply.
+    shot = await snapshot(tools, site.url("effects/menu.html"))
+    opened = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Run actions"')}))
+    chosen = ok(await tools.call("browser_click", {"ref": ref_of(opened, 'menuitem "Delete run"')}))
+    assert "Delete run chosen" in chosen and '- menuitem "Delete run"' in chosen, chosen
+    later = ok(await tools.call("browser_press_key", {"key": "Shift"}))
+    assert "menuitem" not in later, later

@@ -225,7 +225,7 @@ WATCH_DOM = """(typing, trackMs) => {
   try { hub = (""" + WORK_HUB + """)(); } catch (_) {}  // a page that broke it: its work goes unseen
   const old = window.__webhandQuiet;
   try { if (old && old.observer instanceof MutationObserver) old.observer.disconnect(); } catch (_) {}
-  const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(), later: new Set(),
+  const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(), later: new Set(), began: performance.now(),
                  until: performance.now() + (trackMs === undefined ? """ + str(TRACK_MS) + """ : trackMs)};
   const own = (r, typed) => typed && (r.target === typed ? r.attributeName === 'value'
     : typed.isContentEditable && r.type !== 'attributes' && typed.contains(r.target));
@@ -258,7 +258,7 @@ WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
 DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => { try {
   let state = window.__webhandQuiet, timer = 0, limit = 0, quietDone = false;
   const known = !!state && state.observer instanceof MutationObserver && typeof state.mutations === 'number'
-    && state.work instanceof Set && state.later instanceof Set;
+    && state.work instanceof Set && state.later instanceof Set && typeof state.began === 'number';
   if (!known) state = (""" + WATCH_DOM + """)(false, 0);
   else state.observe();
   const hub = window.__webhandWork, start = performance.now();
@@ -270,7 +270,32 @@ DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => { tr
              later: [...state.later].slice(0, 3), mutations: state.mutations});
   };
   const later = (fn, ms) => native.setTimeout.call(window, fn, ms);
-  const ready = () => { if (quietDone && !state.work.size) finish(); };
+  // Animations and transitions the action started (a menu's exit animation, whose end removes
+  // it) are its work too, when they end within the work cap: each is waited for once; one that
+  // was running before the action (a spinner, a carousel) or never ends is not the action's.
+  const awaited = new WeakSet();
+  const animating = () => {
+    const left = workCap - (performance.now() - start);
+    let any = false;
+    try {
+      for (const animation of (left > 0 && document.getAnimations ? document.getAnimations() : [])) {
+        if (awaited.has(animation) || animation.playState !== 'running') continue;
+        const timing = animation.effect && animation.effect.getComputedTiming();
+        const begun = animation.startTime === null ? performance.now() : animation.startTime;
+        const rate = Math.abs(animation.playbackRate) || 1;
+        if (!timing || !isFinite(timing.endTime) || begun < state.began
+            || (timing.endTime - (timing.localTime || 0)) / rate > left) continue;
+        awaited.add(animation);
+        const token = {kind: 'animation'};
+        state.work.add(token);
+        const over = () => { if (state.work.delete(token) && !state.work.size && state.onIdle) state.onIdle(); };
+        animation.finished.then(over, over);
+        any = true;
+      }
+    } catch (_) {}
+    return any;
+  };
+  const ready = () => { if (quietDone && !state.work.size && !animating()) finish(); };
   const atLimit = () => {
     const left = workCap - (performance.now() - start);
     if (state.work.size && left > 0) limit = later(atLimit, left);
@@ -673,6 +698,8 @@ def describe_work(item: object) -> str | None:
         return f"a {delay} ms {kind}"
     if kind == "frame":
         return "an animation frame"
+    if kind == "animation":
+        return "an animation"
     if kind in ("socket", "worker"):
         where = f" ({host})" if isinstance(host, str) and _HOST.fullmatch(host) else ""
         return ("an answer on a WebSocket" if kind == "socket" else "a worker's answer") + where
