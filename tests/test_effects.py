@@ -185,3 +185,12 @@ async def test_a_menu_that_closes_with_an_exit_animation_is_gone_in_its_clicks_r
     assert "Delete run chosen" in chosen and '- menuitem "Delete run"' in chosen, chosen
     later = ok(await tools.call("browser_press_key", {"key": "Shift"}))
     assert "menuitem" not in later, later
+
+
+async def test_an_endless_request_loop_is_named(tools, site):
+    # A click that starts polling for ever: the reply names the request still going at the cap
+    # (Firefox's replies used to leave it out).
+    shot = await snapshot(tools, site.url("effects/later.html"))
+    reply = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Poll forever"')}))
+
+    assert "/slow?ms=100&body=tick" in reply and "nothing it started is still pending" not in reply, reply

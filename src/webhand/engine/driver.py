@@ -99,6 +99,9 @@ class Settled:
     seconds: float = 0.0  # how long the wait lasted, from the end of the action
     # Longer timers the action set, not waited for and still to run ("a 900 ms timer").
     scheduled: list[str] = field(default_factory=list)
+    # "METHOD URL" of the last request, when the requests the action set off kept coming until the
+    # rounds ran out (a poll): the page never settled.
+    repeating: str = ""
 
 
 WaitKind = Literal["text", "text_gone", "selector_visible", "selector_hidden", "url", "network_idle", "javascript", "time"]

@@ -495,6 +495,7 @@ class SettleWatch:
         self.refusals_seen = tracker.refusals.count if tracker.refusals else 0
         self.pending_work: list[str] = []  # what the last DOM-quiet wait left pending in the page
         self.scheduled: list[str] = []  # longer timers the action set, still to run (not waited for)
+        self.latest: TrackedRequest | None = None  # the last request the action's work started
         self._begun: asyncio.Future[None] | None = None  # the watch's start in the page (``begin``)
         tracker.watch = self  # the newest action's watch gets the events
 
@@ -529,6 +530,7 @@ class SettleWatch:
         if request.resource_type in STREAMS or not request.awaited:
             return
         self.pending.add(request)
+        self.latest = request
         if request.main_navigation:
             self.navigation, self.committed = request, False
 
@@ -553,6 +555,7 @@ class SettleWatch:
         started = loop.time()
         navigation_unfinished = False
         unfinished: list[str] = []
+        repeating = ""
         self.pending_work, self.scheduled = [], []
         # Watching a loaded page for requests it starts on its own takes two rounds per wave
         # (one sees the requests start, the next waits for them); the deadlines bound the time.
@@ -604,12 +607,16 @@ class SettleWatch:
         else:
             unfinished += [f"{r.method} {r.url}" for r in self.pending]  # started in the last round, never waited on
             self.pending.clear()
+            if not unfinished and self.latest is not None:
+                # Every round waited on a request and the next one followed (a poll, a retry loop):
+                # the page never settled, though no request was open at the very end.
+                repeating = f"{self.latest.method} {self.latest.url}"
         if self.tracker.refusals is not None:  # refused anywhere in the context, e.g. in a tab it opened
             for method, url, reason in self.tracker.refusals.since(self.refusals_seen):
                 self.failed(FailedRequest(method, url, reason))
             self.refusals_seen = self.tracker.refusals.count
         return Settled(list(self.failures), unfinished, navigation_unfinished, list(self.pending_work),
-                       loop.time() - started, list(self.scheduled))
+                       loop.time() - started, list(self.scheduled), repeating)
 
     async def _until_request_or_idle(self, window: float, requests_deadline: float) -> bool:
         """True when the page starts a request or navigates within ``window``; False once it is

@@ -217,7 +217,8 @@ def _no_change(settled: Settled | None, action: str | None) -> str | None:
     saw everything the action started end, or stopped at a cap with something still running."""
     if settled is None or action is None:
         return None
-    if settled.pending_work or settled.unfinished_requests or settled.navigation_unfinished or settled.scheduled:
+    if settled.pending_work or settled.unfinished_requests or settled.navigation_unfinished or settled.scheduled \
+            or settled.repeating:
         return f"No change seen within {_seconds(settled.seconds)} of the {action}."
     return f"No change seen after the {action}, and nothing it started is still pending."
 
@@ -277,6 +278,9 @@ def report_requests(settled: Settled, response: Response, *, page_url: str | Non
         response.add(f"Still loading after {len(settled.unfinished_requests)} request(s) hit the wait cap: "
                      f"{response.clip(settled.unfinished_requests[0], 200)} "
                      "(browser_wait_for network_idle to wait longer).")
+    if settled.repeating:
+        response.add(f"Still busy after {_seconds(settled.seconds)}: the page kept starting requests, the last "
+                     f"{response.clip(settled.repeating, 200)} (browser_wait_for network_idle to wait longer).")
     if settled.navigation_unfinished:
         response.add("The page had not finished loading when the wait cap ran out (browser_wait_for to wait longer).")
 
