@@ -125,6 +125,8 @@ async def test_worker_scripts_the_server_answered_are_not_still_loading(tools, s
     assert "Editor ready" in clicked and "Still loading" not in clicked, clicked
     again = ok(await tools.call("browser_navigate", {"url": site.url("effects/workers.html?again")}))
     assert "Still loading" not in again, again  # now under the service worker's control
+    # Nothing waits on them, network idle included (it used to run out its timeout here).
+    ok(await tools.call("browser_wait_for", {"network_idle": True, "timeout": 5}))
 
 
 async def test_an_apps_own_404_probes_are_context_not_the_headline(tools, site):

@@ -400,7 +400,8 @@ class RequestTracker:
         if (request.method, request.url) in self._no_document:
             self._no_document.remove((request.method, request.url))
             request.awaited = False
-        self.inflight.add(request)
+        if request.awaited:  # nothing waits for the others, network idle included
+            self.inflight.add(request)
         if request.main_navigation:
             self.documents_awaited.add(request)
         if self.watch:
@@ -412,8 +413,9 @@ class RequestTracker:
         worker's script, whose answer the browser reports to the worker. For drivers whose request
         events do not say so themselves (Playwright: its tab's CDP session tells, in either order)."""
         for request in self.inflight:
-            if request.awaited and request.method == method and request.url == url:
+            if request.method == method and request.url == url:
                 request.awaited = False
+                self.inflight.discard(request)
                 if self.watch:
                     self.watch.finished(request)
                 self.activity.set()

@@ -79,7 +79,10 @@ async def observe(session: Session, *, typing: bool = False, action: str | None 
     title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by the report (ActionChanges.say)
     document = None
     last = session.last_snapshot
-    if session.settings.snapshot_diff == "diff" and last is not None and last.tab == tab.index:
+    # Not while a dialog blocks the page (an answer being watched): the read would run only after
+    # the answer, maybe in the document the answer led to.
+    if session.settings.snapshot_diff == "diff" and last is not None and last.tab == tab.index \
+            and not session.open_dialogs():
         document = asyncio.ensure_future(document_mark(tab))
         document.add_done_callback(lambda read: read.cancelled() or read.exception())
     watch = tab.watch(caps(session, typing=typing, effects=action is not None))
