@@ -26,6 +26,19 @@ async def test_alert_is_reported_and_closed(tools, site):
     assert "after alert" in await _page_says(tools)
 
 
+async def test_what_the_answer_does_is_in_its_own_reply(tools, site):
+    # The page goes on once confirm() returns: its "deleted" came in the next call's reply (as if
+    # that call had done it), not in the answer's.
+    await _open(tools, site, "dialogs.html")
+    assert "nothing yet" in (await tools.call("browser_snapshot", {})).text
+    assert "confirm dialog" in (await tools.call("browser_click", {"selector": "#confirm"})).text
+    answered = await tools.call("browser_handle_dialog", {"accept": True})
+    assert not answered.is_error, answered.text
+    assert "Accepted the confirm dialog" in answered.text and "deleted" in answered.text, answered.text
+    later = await tools.call("browser_click", {"selector": "h1, body"})
+    assert "deleted" not in later.text, later.text
+
+
 async def test_confirm_cancel_is_what_the_page_gets(tools, site):
     await _open(tools, site, "dialogs.html")
     clicked = await tools.call("browser_click", {"selector": "#confirm"})
@@ -81,7 +94,7 @@ async def test_beforeunload_asks_before_leaving_and_accept_leaves(tools, site):
     leaving = await tools.call("browser_navigate", {"url": site.url("tabs_files/child.html")})
     assert "beforeunload dialog" in leaving.text
     left = await tools.call("browser_handle_dialog", {"accept": True})
-    assert "Left the page" in left.text and "navigated to" in left.text and "child.html" in left.text
+    assert "Left the page" in left.text and "Navigated to" in left.text and "child.html" in left.text, left.text
     assert "Child page" in (await tools.call("browser_snapshot", {})).text
 
 

@@ -61,6 +61,7 @@ class FailedRequest:
     method: str
     url: str
     reason: str  # "HTTP 404", "net::ERR_CONNECTION_REFUSED", "refused by blocked_origins rule '…'"
+    document: bool = False  # a page's or frame's document, not a request the page made (a fetch, an image)
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,14 @@ class Settled:
     failed_requests: list[FailedRequest]
     unfinished_requests: list[str]  # "METHOD URL" of requests still loading when the request cap ran out
     navigation_unfinished: bool  # a navigation the action started had not loaded within its cap
-    # Work the action scheduled in the page that had not run when the wait ended ("a timer (300 ms)").
+    # Work the action scheduled in the page that had not run when the wait ended ("a 300 ms timer").
     pending_work: list[str] = field(default_factory=list)
     seconds: float = 0.0  # how long the wait lasted, from the end of the action
+    # Longer timers the action set, not waited for and still to run ("a 900 ms timer").
+    scheduled: list[str] = field(default_factory=list)
+    # "METHOD URL" of the last request, when the requests the action set off kept coming until the
+    # rounds ran out (a poll): the page never settled.
+    repeating: str = ""
 
 
 WaitKind = Literal["text", "text_gone", "selector_visible", "selector_hidden", "url", "network_idle", "javascript", "time"]

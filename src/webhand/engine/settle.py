@@ -30,6 +30,9 @@ page starts as it mounts. Only when something was waited for does a quiet window
 from __future__ import annotations
 
 import asyncio
+import math
+import re
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -79,8 +82,11 @@ WORK_HUB = """() => {
     const w = c ? c.state : s;
     return w && w === s && performance.now() < w.until ? w : null;
   };
-  const add = (w, what) => { const token = {what}; w.work.add(token); return token; };
+  // A token says what the work is in fields only (kind, a delay, a host): webhand words the reply
+  // from them (``describe_work``), never from text the page could set.
+  const add = (w, what) => { const token = what; w.work.add(token); return token; };
   const done = (w, token) => { if (w.work.delete(token) && !w.work.size && w.onIdle) w.onIdle(); };
+  const host = url => { try { return new URL(String(url), location.href).host; } catch (_) { return ''; } };
   const run = (context, fn, self, args) => {
     const saved = hub.current; hub.current = context;
     try { return Reflect.apply(fn, self, args); } finally { hub.current = saved; }
@@ -97,17 +103,22 @@ WORK_HUB = """() => {
     if (typeof fn !== 'function') return Reflect.apply(target, self, args);
     const c = hub.current, w = owner(), depth = (c && c !== UNTRACKED ? c.depth : 0) + 1;
     const followed = w && delay <= SHORT && depth <= TIMER_DEPTH;
-    let token = followed ? add(w, 'a timer (' + Math.round(delay) + ' ms)') : null, id;
+    let token = followed ? add(w, {kind: repeat ? 'interval' : 'timer', ms: delay}) : null, id;
+    // A longer timer is not waited for, but it is known: the reply names it as still scheduled.
+    let later = w && !followed && depth <= TIMER_DEPTH ? {kind: repeat ? 'interval' : 'timer', ms: delay} : null;
+    if (later) w.later.add(later);
     const context = followed ? {state: w, depth} : UNTRACKED;
     const call = function (...rest) {
       try { return run(context, fn, this, rest); }
       finally {
         if (token) { hub.ids.delete(id); const t = token; token = null; done(w, t); }
+        if (later && !repeat) { hub.ids.delete(id); w.later.delete(later); later = null; }
         if (repeat) context.state && (context.state = null);
       }
     };
     id = Reflect.apply(target, self, [call, ...args.slice(1)]);
     if (token) hub.ids.set(id, () => { const t = token; token = null; if (t) done(w, t); });
+    if (later) hub.ids.set(id, () => { if (later) w.later.delete(later); later = null; });
     return id;
   };
   wrap('setTimeout', timer(false));
@@ -124,7 +135,7 @@ WORK_HUB = """() => {
     if (typeof fn !== 'function') return Reflect.apply(target, self, args);
     const c = hub.current, w = owner(), depth = (c && c !== UNTRACKED ? c.depth : 0) + 1;
     const followed = w && depth <= FRAME_DEPTH;
-    let token = followed ? add(w, 'an animation frame') : null, id;
+    let token = followed ? add(w, {kind: 'frame'}) : null, id;
     const context = followed ? {state: w, depth} : UNTRACKED;
     id = Reflect.apply(target, self, [function (...rest) {
       try { return run(context, fn, this, rest); }
@@ -144,35 +155,60 @@ WORK_HUB = """() => {
     const proxy = new Proxy(send.value, {apply: (target, self, args) => {
       const result = Reflect.apply(target, self, args);
       const w = owner();
-      if (w && self instanceof window.WebSocket) {
-        let token = add(w, 'an answer on the WebSocket ' + String(self.url).slice(0, 200)), quiet = 0;
-        const over = () => {
-          if (!token) return;
-          const t = token; token = null;
-          hub.native.clearTimeout.call(window, quiet);
-          for (const kind of ['message', 'close', 'error']) self.removeEventListener(kind, heard);
-          done(w, t);
-        };
-        // An answer often comes in several messages (a data app: "run started", then its output a
-        // script's run later): the answer is over once the socket has been quiet for SOCKET_QUIET ms
-        // after a message, or closed.
-        const heard = (event) => {
-          hub.native.clearTimeout.call(window, quiet);
-          if (event.type === 'message') quiet = hub.native.setTimeout.call(window, over, SOCKET_QUIET);
-          else over();
-        };
-        for (const kind of ['message', 'close', 'error']) self.addEventListener(kind, heard);
-      }
+      if (w && self instanceof window.WebSocket) awaitAnswer(w, self, {kind: 'socket', host: host(self.url)});
       return result;
     }});
     hub.ours.add(proxy);
     try { Object.defineProperty(socket, 'send', {...send, value: proxy}); } catch (_) {}
+  }
+  // A worker started, or sent a message, by the action: its answer (the first message back, or an
+  // error) is the action's pending work, as a WebSocket's is (a code editor's language worker).
+  const Worker_ = window.Worker;
+  if (typeof Worker_ === 'function' && !hub.ours.has(Worker_)) {
+    const proxy = new Proxy(Worker_, {construct: (target, args, newTarget) => {
+      const worker = Reflect.construct(target, args, newTarget);
+      const w = owner();
+      if (w) awaitAnswer(w, worker, {kind: 'worker', host: host(args[0])});
+      return worker;
+    }});
+    hub.ours.add(proxy);
+    try { window.Worker = proxy; } catch (_) {}
+    const post = Object.getOwnPropertyDescriptor(Worker_.prototype, 'postMessage');
+    if (post && typeof post.value === 'function' && !hub.ours.has(post.value)) {
+      const postProxy = new Proxy(post.value, {apply: (target, self, args) => {
+        const result = Reflect.apply(target, self, args);
+        const w = owner();
+        if (w && self instanceof Worker_) awaitAnswer(w, self, {kind: 'worker', host: ''});
+        return result;
+      }});
+      hub.ours.add(postProxy);
+      try { Object.defineProperty(Worker_.prototype, 'postMessage', {...post, value: postProxy}); } catch (_) {}
+    }
   }
   if (!known) {
     try { Object.defineProperty(window, '__webhandWork', {value: hub, configurable: true, writable: true}); }
     catch (_) {}
   }
   return hub;
+  // Waits for the answer to a message sent on (or a worker started as) ``self``: an answer often
+  // comes in several messages (a data app: "run started", then its output a script's run later),
+  // so it is over once ``self`` has been quiet SOCKET_QUIET ms after a message, or closed, or failed.
+  function awaitAnswer(w, self, what) {
+    let token = add(w, what), quiet = 0;
+    const over = () => {
+      if (!token) return;
+      const t = token; token = null;
+      hub.native.clearTimeout.call(window, quiet);
+      for (const kind of ['message', 'close', 'error']) self.removeEventListener(kind, heard);
+      done(w, t);
+    };
+    const heard = (event) => {
+      hub.native.clearTimeout.call(window, quiet);
+      if (event.type === 'message') quiet = hub.native.setTimeout.call(window, over, SOCKET_QUIET);
+      else over();
+    };
+    for (const kind of ['message', 'close', 'error']) self.addEventListener(kind, heard);
+  }
 }"""
 
 
@@ -189,7 +225,7 @@ WATCH_DOM = """(typing, trackMs) => {
   try { hub = (""" + WORK_HUB + """)(); } catch (_) {}  // a page that broke it: its work goes unseen
   const old = window.__webhandQuiet;
   try { if (old && old.observer instanceof MutationObserver) old.observer.disconnect(); } catch (_) {}
-  const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(),
+  const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(), later: new Set(), began: performance.now(),
                  until: performance.now() + (trackMs === undefined ? """ + str(TRACK_MS) + """ : trackMs)};
   const own = (r, typed) => typed && (r.target === typed ? r.attributeName === 'value'
     : typed.isContentEditable && r.type !== 'attributes' && typed.contains(r.target));
@@ -222,7 +258,7 @@ WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
 DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => { try {
   let state = window.__webhandQuiet, timer = 0, limit = 0, quietDone = false;
   const known = !!state && state.observer instanceof MutationObserver && typeof state.mutations === 'number'
-    && state.work instanceof Set;
+    && state.work instanceof Set && state.later instanceof Set && typeof state.began === 'number';
   if (!known) state = (""" + WATCH_DOM + """)(false, 0);
   else state.observe();
   const hub = window.__webhandWork, start = performance.now();
@@ -230,11 +266,36 @@ DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => { tr
   const finish = () => {
     state.observer.disconnect(); native.clearTimeout.call(window, timer); native.clearTimeout.call(window, limit);
     state.onMutation = state.onIdle = null;
-    resolve({pending: [...state.work].slice(0, 3).map(t => t.what), more: Math.max(0, state.work.size - 3),
-             mutations: state.mutations});
+    resolve({pending: [...state.work].slice(0, 3), more: Math.max(0, state.work.size - 3),
+             later: [...state.later].slice(0, 3), mutations: state.mutations});
   };
   const later = (fn, ms) => native.setTimeout.call(window, fn, ms);
-  const ready = () => { if (quietDone && !state.work.size) finish(); };
+  // Animations and transitions the action started (a menu's exit animation, whose end removes
+  // it) are its work too, when they end within the work cap: each is waited for once; one that
+  // was running before the action (a spinner, a carousel) or never ends is not the action's.
+  const awaited = new WeakSet();
+  const animating = () => {
+    const left = workCap - (performance.now() - start);
+    let any = false;
+    try {
+      for (const animation of (left > 0 && document.getAnimations ? document.getAnimations() : [])) {
+        if (awaited.has(animation) || animation.playState !== 'running') continue;
+        const timing = animation.effect && animation.effect.getComputedTiming();
+        const begun = animation.startTime === null ? performance.now() : animation.startTime;
+        const rate = Math.abs(animation.playbackRate) || 1;
+        if (!timing || !isFinite(timing.endTime) || begun < state.began
+            || (timing.endTime - (timing.localTime || 0)) / rate > left) continue;
+        awaited.add(animation);
+        const token = {kind: 'animation'};
+        state.work.add(token);
+        const over = () => { if (state.work.delete(token) && !state.work.size && state.onIdle) state.onIdle(); };
+        animation.finished.then(over, over);
+        any = true;
+      }
+    } catch (_) {}
+    return any;
+  };
+  const ready = () => { if (quietDone && !state.work.size && !animating()) finish(); };
   const atLimit = () => {
     const left = workCap - (performance.now() - start);
     if (state.work.size && left > 0) limit = later(atLimit, left);
@@ -300,13 +361,18 @@ class PageProbe(Protocol):
 class TrackedRequest:
     """One request as the settle rules see it (identity is the object: a redirect hop is a new one)."""
 
-    __slots__ = ("main_navigation", "method", "resource_type", "url")
+    __slots__ = ("awaited", "main_navigation", "method", "resource_type", "url")
 
-    def __init__(self, url: str, method: str, resource_type: str, main_navigation: bool) -> None:
+    def __init__(self, url: str, method: str, resource_type: str, main_navigation: bool, *,
+                 awaited: bool = True) -> None:
         self.url = url
         self.method = method
         self.resource_type = resource_type
         self.main_navigation = main_navigation  # a navigation of the tab's main frame
+        # False for a request that belongs to no document's load (a worker's or shared worker's
+        # script): the browser reports its answer to the worker, not to the page, so a wait for it
+        # here would only ever end at the cap.
+        self.awaited = awaited
 
 
 class RequestTracker:
@@ -321,6 +387,9 @@ class RequestTracker:
         self.watch: SettleWatch | None = None
         self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
         self.commits = 0  # main-frame documents committed so far (a navigation's, or an error page's)
+        # Requests a second source said belong to no document (``belongs_to_no_document``) before
+        # the driver's own event announced them: (method, URL), a few.
+        self._no_document: deque[tuple[str, str]] = deque(maxlen=20)
         # When a request last started or ended, or the page last fired "load" (loop time): the
         # network has been quiet since then.
         self.quiet_since = asyncio.get_running_loop().time()
@@ -328,19 +397,38 @@ class RequestTracker:
     # fed by the driver ------------------------------------------------------------------------
     def request_started(self, request: TrackedRequest) -> None:
         self._busy()
-        self.inflight.add(request)
+        if (request.method, request.url) in self._no_document:
+            self._no_document.remove((request.method, request.url))
+            request.awaited = False
+        if request.awaited:  # nothing waits for the others, network idle included
+            self.inflight.add(request)
         if request.main_navigation:
             self.documents_awaited.add(request)
         if self.watch:
             self.watch.started(request)
         self.activity.set()
 
+    def belongs_to_no_document(self, method: str, url: str) -> None:
+        """A request of this page (told by ``method`` and ``url``) belongs to no document's load: a
+        worker's script, whose answer the browser reports to the worker. For drivers whose request
+        events do not say so themselves (Playwright: its tab's CDP session tells, in either order)."""
+        for request in self.inflight:
+            if request.method == method and request.url == url:
+                request.awaited = False
+                self.inflight.discard(request)
+                if self.watch:
+                    self.watch.finished(request)
+                self.activity.set()
+                return
+        self._no_document.append((method, url))
+
     def response(self, request: TrackedRequest, status: int, headers: dict[str, str]) -> None:
         self.documents_awaited.discard(request)
         self.activity.set()
         if self.watch and status >= 400:
             refused = self.policy.refused_response(request.url, headers) if self.policy else None
-            self.watch.failed(FailedRequest(request.method, request.url, refused or f"HTTP {status}"))
+            self.watch.failed(FailedRequest(request.method, request.url, refused or f"HTTP {status}",
+                                            request.resource_type == "document"))
 
     def finished(self, request: TrackedRequest) -> None:
         self._busy()
@@ -358,9 +446,9 @@ class RequestTracker:
             self.watch.finished(request)
             refusal = self.policy.refusal(request.url) if self.policy else None
             if refusal:
-                self.watch.failed(FailedRequest(request.method, request.url, refusal))
+                self.watch.failed(FailedRequest(request.method, request.url, refusal, request.resource_type == "document"))
             elif "ERR_ABORTED" not in reason:  # cancelled by the page or by a navigation: not a failure
-                self.watch.failed(FailedRequest(request.method, request.url, reason))
+                self.watch.failed(FailedRequest(request.method, request.url, reason, request.resource_type == "document"))
         self.activity.set()
 
     def main_committed(self) -> None:
@@ -408,6 +496,8 @@ class SettleWatch:
         self.committed = False
         self.refusals_seen = tracker.refusals.count if tracker.refusals else 0
         self.pending_work: list[str] = []  # what the last DOM-quiet wait left pending in the page
+        self.scheduled: list[str] = []  # longer timers the action set, still to run (not waited for)
+        self.latest: TrackedRequest | None = None  # the last request the action's work started
         self._begun: asyncio.Future[None] | None = None  # the watch's start in the page (``begin``)
         tracker.watch = self  # the newest action's watch gets the events
 
@@ -439,9 +529,10 @@ class SettleWatch:
 
     # fed by the tracker ------------------------------------------------------------------------
     def started(self, request: TrackedRequest) -> None:
-        if request.resource_type in STREAMS:
+        if request.resource_type in STREAMS or not request.awaited:
             return
         self.pending.add(request)
+        self.latest = request
         if request.main_navigation:
             self.navigation, self.committed = request, False
 
@@ -466,7 +557,8 @@ class SettleWatch:
         started = loop.time()
         navigation_unfinished = False
         unfinished: list[str] = []
-        self.pending_work = []
+        repeating = ""
+        self.pending_work, self.scheduled = [], []
         # Watching a loaded page for requests it starts on its own takes two rounds per wave
         # (one sees the requests start, the next waits for them); the deadlines bound the time.
         for round_number in range(_MAX_ROUNDS + (2 if caps.load_quiet > 0 else 0)):
@@ -517,12 +609,16 @@ class SettleWatch:
         else:
             unfinished += [f"{r.method} {r.url}" for r in self.pending]  # started in the last round, never waited on
             self.pending.clear()
+            if not unfinished and self.latest is not None:
+                # Every round waited on a request and the next one followed (a poll, a retry loop):
+                # the page never settled, though no request was open at the very end.
+                repeating = f"{self.latest.method} {self.latest.url}"
         if self.tracker.refusals is not None:  # refused anywhere in the context, e.g. in a tab it opened
             for method, url, reason in self.tracker.refusals.since(self.refusals_seen):
                 self.failed(FailedRequest(method, url, reason))
             self.refusals_seen = self.tracker.refusals.count
         return Settled(list(self.failures), unfinished, navigation_unfinished, list(self.pending_work),
-                       loop.time() - started)
+                       loop.time() - started, list(self.scheduled), repeating)
 
     async def _until_request_or_idle(self, window: float, requests_deadline: float) -> bool:
         """True when the page starts a request or navigates within ``window``; False once it is
@@ -562,7 +658,7 @@ class SettleWatch:
         'navigated' if the document was replaced, 'gone' if the page closed or is blocked (e.g. by
         an open alert). What work was still pending is kept in ``pending_work``."""
         probe, caps = self.tracker.probe, self.caps
-        self.pending_work = []
+        self.pending_work, self.scheduled = [], []
         if probe.closed:
             return "gone"
         if caps.dom_cap <= 0 or caps.dom_quiet_ms <= 0:
@@ -588,11 +684,43 @@ class SettleWatch:
             raise error
         found = answer.result()
         if isinstance(found, dict):
-            # Built by our script, but in the page's reach: kept to a few short lines of text.
-            pending = [" ".join(str(what).split())[:200] for what in (found.get("pending") or [])[:3]]
-            more = found.get("more") if isinstance(found.get("more"), int) else 0
-            self.pending_work = pending + ([f"{more} more"] if more else [])
+            # Built by our script, but in the page's reach: only its fields are read, and the
+            # words are ours (``describe_work``).
+            self.pending_work = _described(found.get("pending"), found.get("more"))
+            self.scheduled = _described(found.get("later"), 0)
         return "quiet"
+
+
+#: A host as ``URL.host`` gives it (name or address, and a port): anything else is not named.
+_HOST = re.compile(r"(?:[A-Za-z0-9.-]{1,100}|\[[0-9A-Fa-f:.]{2,60}\])(?::[0-9]{1,5})?")
+
+
+def describe_work(item: object) -> str | None:
+    """webhand's words for one piece of work the page reported (``WORK_HUB``'s token): its kind, a
+    delay as a whole number, a host that is one; None for anything else. The page can reach the
+    tokens, so nothing of them is quoted as text (a page that forges one can at most name a timer)."""
+    if not isinstance(item, dict):
+        return None
+    kind, ms, host = item.get("kind"), item.get("ms"), item.get("host")
+    if kind in ("timer", "interval"):
+        delay = int(min(max(ms, 0), 10**9)) if isinstance(ms, int | float) and math.isfinite(ms) else 0
+        return f"a {delay} ms {kind}"
+    if kind == "frame":
+        return "an animation frame"
+    if kind == "animation":
+        return "an animation"
+    if kind in ("socket", "worker"):
+        where = f" ({host})" if isinstance(host, str) and _HOST.fullmatch(host) else ""
+        return ("an answer on a WebSocket" if kind == "socket" else "a worker's answer") + where
+    return None
+
+
+def _described(items: object, more: object) -> list[str]:
+    """The first three pieces of work in webhand's words, and how many more there are."""
+    items = items if isinstance(items, list) else []
+    said = [text for text in map(describe_work, items[:3]) if text]
+    left = (more if isinstance(more, int) and 0 < more < 10**6 else 0) + len(items[:3]) - len(said)
+    return said + ([f"{left} more"] if left else [])
 
 
 async def document_loaded(probe: PageProbe, timeout: float) -> None:

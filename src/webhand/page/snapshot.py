@@ -40,6 +40,26 @@ def agent_script() -> str:
 _SNAPSHOT_CALL = "(opts) => window.__webhand && window.__webhand.version === 3 ? window.__webhand.snapshot(opts) : null"
 
 
+#: Marks the tab's main document with an id of its own (once), and gives it: an action compares the
+#: id before and after it, to know whether it brought a new document (not a property of the page's:
+#: non-enumerable, and a page that fakes it can only hide a "new page" heading).
+_DOCUMENT_MARK = """() => { try {
+  if (typeof window.__webhandDocument !== 'string')
+    Object.defineProperty(window, '__webhandDocument', {value: Math.random().toString(36).slice(2), configurable: true});
+  return String(window.__webhandDocument).slice(0, 40);
+} catch (e) { return null; } }"""
+
+
+async def document_mark(tab: Tab) -> str | None:
+    """The id ``_DOCUMENT_MARK`` gives the tab's main document, or None when it cannot be asked."""
+    try:
+        main = next((frame for frame in await tab.frames() if frame.key == ""), None)
+        found = await main.evaluate(_DOCUMENT_MARK) if main is not None else None
+    except WebhandError:
+        return None
+    return found if isinstance(found, str) else None
+
+
 @cache
 def _install_and_snapshot_call() -> str:
     """The first call on a document: ships the agent (~45 kB of source) and installs it."""

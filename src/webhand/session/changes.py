@@ -27,10 +27,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from webhand.engine.driver import ActionWatch, NavigationResult, SettleCaps, Settled, Tab
+from webhand.engine.driver import ActionWatch, FailedRequest, NavigationResult, SettleCaps, Settled, Tab
 from webhand.errors import WebhandError, shorten
 from webhand.page.diff import MAX_DIFF_LINES, diff_snapshots, one_document
-from webhand.page.snapshot import Snapshot, SnapshotOptions, add_snapshot, omitted_notice, take_snapshot
+from webhand.page.snapshot import (Snapshot, SnapshotOptions, add_snapshot, document_mark, omitted_notice,
+                                   take_snapshot)
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 
@@ -47,6 +48,9 @@ class Observation:
     console_seen: int
     watch: ActionWatch | None = None
     action: str | None = None  # what the action is called in the reply ("click"), when it names itself
+    # The main document's mark before the action (``document_mark``), read while it starts, when
+    # a diff will be wanted: an action that brought no new document never says "a new page".
+    document_read: asyncio.Future[str | None] | None = None
 
 
 def caps(session: Session, *, page_load: bool = False, typing: bool = False, effects: bool = False) -> SettleCaps:
@@ -73,10 +77,18 @@ async def observe(session: Session, *, typing: bool = False, action: str | None 
     tab = await session.tab()
     title = asyncio.ensure_future(tab.title())
     title.add_done_callback(lambda read: read.cancelled() or read.exception())  # read only by the report (ActionChanges.say)
+    document = None
+    last = session.last_snapshot
+    # Not while a dialog blocks the page (an answer being watched): the read would run only after
+    # the answer, maybe in the document the answer led to.
+    if session.settings.snapshot_diff == "diff" and last is not None and last.tab == tab.index \
+            and not session.open_dialogs():
+        document = asyncio.ensure_future(document_mark(tab))
+        document.add_done_callback(lambda read: read.cancelled() or read.exception())
     watch = tab.watch(caps(session, typing=typing, effects=action is not None))
     if action is not None and not prepared:
         watch.begin()
-    return Observation(tab.url, title, session.console_seen, watch, action)
+    return Observation(tab.url, title, session.console_seen, watch, action, document)
 
 
 async def watch_changes(session: Session, response: Response, *, typing: bool = False, action: str | None = None,
@@ -120,21 +132,37 @@ class ActionChanges:
                 response.add(f"Console {entry.level}: {response.page_block(entry.text, 300, max_lines=4)}")
             if len(errors) > _MAX_CONSOLE_LINES:
                 response.add(f"… and {len(errors) - _MAX_CONSOLE_LINES} more errors (browser_recent_console_logs).")
+        expected: list[FailedRequest] = []
         if settled is not None:
+            settled, expected = expected_failures(settled, tab.url)
             report_requests(settled, response, page_url=tab.url)
             if settled.pending_work:
                 response.add(f"Still pending after {_seconds(settled.seconds)}: {', '.join(settled.pending_work)} "
                              "(browser_wait_for to give it longer).")
+            if settled.scheduled:
+                by = f" by the {before.action}" if before.action else ""
+                response.add(f"Not waited for: {', '.join(settled.scheduled)} set{by} "
+                             f"{'is' if len(settled.scheduled) == 1 else 'are'} still scheduled "
+                             "(browser_wait_for can wait for what it does).")
         unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
-        await report_snapshot_changes(session, response, title=title, unchanged=unchanged)
+        document = await before.document_read if before.document_read is not None else None
+        await report_snapshot_changes(session, response, title=title, unchanged=unchanged, document_before=document)
+        report_expected(expected, response)
 
 
-async def watch_load(session: Session, response: Response, *, settle_after: bool) -> LoadChanges:
+async def watch_load(session: Session, response: Response, *, settle_after: bool, same_document: bool = False) -> LoadChanges:
     """Declare on ``response`` that browser_navigate's reply ends with the page it opened
     (``LoadChanges``); ``settle_after``: the navigation waits for "load", and the watch on the
-    page's requests starts now, so that those of its loading are known."""
+    page's requests starts now, so that those of its loading are known. ``same_document``: the URL
+    is another fragment of the page shown (a hash route): no page loads, the app re-renders on
+    its own, so the watch is an action's (the work the route change schedules, the DOM going quiet)."""
     tab = await session.tab()
-    changes = LoadChanges(tab, tab.watch(caps(session, page_load=True)) if settle_after else None)
+    if same_document:
+        watch = tab.watch(caps(session, effects=True))
+        watch.begin()
+    else:
+        watch = tab.watch(caps(session, page_load=True)) if settle_after else None
+    changes = LoadChanges(tab, watch)
     response.report_changes(changes)
     return changes
 
@@ -164,8 +192,10 @@ class LoadChanges:
             response.add(f"The server answered {result.status}: the page is an error page.")
         if settled is not None:
             document = result.url.split("#", 1)[0]  # its own status is said above
-            report_requests(replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]),
-                            response, page_url=url)
+            settled, expected = expected_failures(
+                replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]), url)
+            report_requests(settled, response, page_url=url)
+            report_expected(expected, response)
         response.data(loaded(url, title, result.status))
 
 
@@ -190,7 +220,8 @@ def _no_change(settled: Settled | None, action: str | None) -> str | None:
     saw everything the action started end, or stopped at a cap with something still running."""
     if settled is None or action is None:
         return None
-    if settled.pending_work or settled.unfinished_requests or settled.navigation_unfinished:
+    if settled.pending_work or settled.unfinished_requests or settled.navigation_unfinished or settled.scheduled \
+            or settled.repeating:
         return f"No change seen within {_seconds(settled.seconds)} of the {action}."
     return f"No change seen after the {action}, and nothing it started is still pending."
 
@@ -198,6 +229,30 @@ def _no_change(settled: Settled | None, action: str | None) -> str | None:
 def _host(url: str) -> str:
     """Host and port, without credentials a URL may carry."""
     return urlsplit(url).netloc.rsplit("@", 1)[-1]
+
+
+def expected_failures(settled: Settled, page_url: str | None) -> tuple[Settled, list[FailedRequest]]:
+    """Split off the failures an app makes on purpose: its own origin's subrequests the server
+    answered with an HTTP error (a probe whether a name is free, "who is signed in?" answered 404).
+    They are context for the reply's end (``report_expected``), not its headline."""
+    host = _host(page_url) if page_url else None
+    expected = [f for f in settled.failed_requests
+                if host and not f.document and f.reason.startswith("HTTP ") and _host(f.url) == host]
+    return replace(settled, failed_requests=[f for f in settled.failed_requests if f not in expected]), expected
+
+
+def report_expected(expected: list[FailedRequest], response: Response) -> None:
+    """One line after the changes: the page's own subrequests that failed, as context."""
+    if not expected:
+        return
+    named = []
+    for failed in expected[:3]:
+        parts = urlsplit(failed.url)
+        where = parts.path + (f"?{parts.query}" if parts.query else "")
+        named.append(f"{failed.method} {response.clip(where or '/', 100)} {failed.reason.removeprefix('HTTP ')}")
+    more = f", and {len(expected) - 3} more" if len(expected) > 3 else ""
+    count = f"{len(expected)} request{'s' if len(expected) > 1 else ''} failed"
+    response.add(f"{count}, the app may expect that: {', '.join(named)}{more}.")
 
 
 def report_requests(settled: Settled, response: Response, *, page_url: str | None = None) -> None:
@@ -226,12 +281,15 @@ def report_requests(settled: Settled, response: Response, *, page_url: str | Non
         response.add(f"Still loading after {len(settled.unfinished_requests)} request(s) hit the wait cap: "
                      f"{response.clip(settled.unfinished_requests[0], 200)} "
                      "(browser_wait_for network_idle to wait longer).")
+    if settled.repeating:
+        response.add(f"Still busy after {_seconds(settled.seconds)}: the page kept starting requests, the last "
+                     f"{response.clip(settled.repeating, 200)} (browser_wait_for network_idle to wait longer).")
     if settled.navigation_unfinished:
         response.add("The page had not finished loading when the wait cap ran out (browser_wait_for to wait longer).")
 
 
 async def report_snapshot_changes(session: Session, response: Response, *, title: str | None = None,
-                                  unchanged: str | None = None) -> None:
+                                  unchanged: str | None = None, document_before: str | None = None) -> None:
     """Add what the action changed on the page, in the form ``Settings.snapshot_diff`` asks for.
 
     ``diff``: the changed lines, or the new page's snapshot after a navigation; nothing when the
@@ -239,6 +297,9 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     Never fails the action: a page that cannot be read right now only costs the model a note.
     ``title``: the tab's title, when the caller has just read it. ``unchanged``: the line to give
     instead of "did not change" (what the wait for the action's effects saw, ``_no_change``).
+    ``document_before``: the main document's mark before the action (``document_mark``): when the
+    action kept that document and the last snapshot is of an older one (the model read this page
+    only through browser_find), the reply says its changes cannot be listed, not "a new page".
     """
     form = session.settings.snapshot_diff
     last: Snapshot | None = session.last_snapshot
@@ -260,6 +321,12 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     same_tab = last is not None and last.tab == tab.index
     # One document, whatever happened to its elements; a new document is a new page, whatever its URL.
     same_document = same_tab and one_document(last, new)
+    if form == "diff" and same_tab and not same_document and document_before is not None \
+            and await document_mark(tab) == document_before:
+        # The action kept its document: the last snapshot was of a page before this one.
+        response.add("Its changes are not listed: no snapshot of this page was taken before the action "
+                     "(the next action's reply will list them; browser_snapshot shows the page).")
+        return
     changes = None
     if form == "diff" and same_document and new.options == last.options:
         changes = diff_snapshots(last, new)

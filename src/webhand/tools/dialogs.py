@@ -16,6 +16,7 @@ from pydantic import Field
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import TITLE_LIMIT, URL_LIMIT, Response
+from webhand.session.changes import watch_changes
 from webhand.session.session import Session, describe_dialog
 from webhand.tools.definition import PageArgs, tool
 
@@ -39,13 +40,19 @@ async def handle_dialog(session: Session, args: HandleDialogArgs, response: Resp
     tab = next((t for t in session.context.tabs if t.index == dialog.tab), None)
     url_before = tab.url if tab else ""
     timeout = args.timeout or session.settings.timeout
+    # What the answer does to the page (the handler goes on after confirm() returns; a leave-page
+    # prompt navigates) is this call's effect, waited for and reported as an action's: watched
+    # from before the answer. The watch's scripts run once the dialog is gone.
+    watched = tab is not None and not tab.closed and tab is session.active_tab
+    if watched:
+        await watch_changes(session, response, action="answer")
     await session.answer_dialog(dialog, args.accept, args.prompt_text, timeout)
     what = {"alert": "Closed", "beforeunload": "Left the page:" if args.accept else "Stayed on the page:"}
     verb = what.get(dialog.kind, "Accepted" if args.accept else "Dismissed")
     answer = f" with {args.prompt_text!r}" if args.accept and args.prompt_text is not None else ""
     response.add(f"{verb} the {describe_dialog(dialog, hint=False)}{answer}.")
-    if tab is not None and not tab.closed:
-        # What the answer led to (a navigation after a beforeunload or a confirm, say).
+    if tab is not None and not tab.closed and not watched:
+        # What the answer led to in another tab (a navigation after a beforeunload or a confirm, say).
         await tab.wait_for_load(timeout=timeout)
         if tab.url != url_before:
             title = await tab.title()

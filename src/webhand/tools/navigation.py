@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from webhand.durations import Timeout
+from webhand.engine.driver import Tab
 from webhand.errors import NavigationFailed, shorten
 from webhand.security.origins import INTERNAL_SCHEMES
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
@@ -97,8 +98,10 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
     # "load", the watch starts before the navigation, so that the requests of the page's loading
     # are known; the page then counts as ready once they finished and no new one started for a while.
     response.waiting_for(f"the page at {response.page(args.url, 200)} to load")
-    opening = await watch_load(session, response, settle_after=args.wait_until == "load")
-    result = await opening.tab.navigate(normalize_url(args.url), wait_until=args.wait_until,
+    url = normalize_url(args.url)
+    opening = await watch_load(session, response, settle_after=args.wait_until == "load",
+                               same_document=_same_document(session.active_tab, url))
+    result = await opening.tab.navigate(url, wait_until=args.wait_until,
                                         timeout=args.timeout or session.settings.timeout,
                                         title=opening.watch is None)  # else read once the page settled
     if result.download:  # the URL was a file: the tab stays put and the download line follows
@@ -112,6 +115,15 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
         response.add(await perform_wait(session, WaitArgs(selector=args.wait_for, timeout=args.timeout)))
 
 
+def _same_document(tab: Tab | None, url: str) -> bool:
+    """Whether opening ``url`` only moves to another fragment of the page ``tab`` shows (a hash
+    route): the browser then loads nothing and the page's app renders the new view itself."""
+    if tab is None or tab.closed or "#" not in url:
+        return False
+    current = tab.url
+    return current.split("#", 1)[0] == url.split("#", 1)[0] and current != url and current.startswith(("http:", "https:"))
+
+
 class HistoryArgs(PageArgs):
     timeout: Timeout = None
 
@@ -119,7 +131,9 @@ class HistoryArgs(PageArgs):
 async def _history(session: Session, args: HistoryArgs, response: Response, step: str) -> None:
     tab = await session.tab()
     timeout = args.timeout or session.settings.timeout
-    before = await watch_changes(session, response)
+    # Back and forward within a single-page app move in its history (same document): the app
+    # re-renders on popstate, so the work that sets off is followed as an action's.
+    before = await watch_changes(session, response, action=None if step == "reload" else f"move {step}")
     if step == "reload":
         # A reload keeps the URL, so the reply tells a new title by comparing titles: the one from
         # before must be read before the reload starts. (Through Playwright the read, left to run

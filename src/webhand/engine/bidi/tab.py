@@ -753,7 +753,7 @@ class BidiTab:
     async def _history(self, delta: int, timeout: float) -> NavigationResult | None:
         """Back or forward; None when the history has no entry that way. Firefox answers before the
         entry's document commits: the commit is waited for (a tab event), then its load."""
-        started = self._navigations_started
+        started, url_before = self._navigations_started, self._url
         try:
             async with guarded("Going through history", timeout):
                 await self.connection.send("browsingContext.traverseHistory", {"context": self.context_id, "delta": delta})
@@ -766,8 +766,11 @@ class BidiTab:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         going = f"Going {'back' if delta < 0 else 'forward'}"
-        if not await self.tracker.until(lambda: self._navigations_started > started, timeout):
+        if not await self.tracker.until(lambda: self._navigations_started > started or self._url != url_before, timeout):
             raise ActionTimeout(f"{going} did not start within {timeout:g} s.", "Take a browser_snapshot to see the page.")
+        if self._navigations_started == started:
+            # An entry of the same document (a hash route, an app's pushState): it moved, nothing loads.
+            return NavigationResult(url=self._url, status=None, title=await self.title())
         while True:
             try:
                 href = await self.call("() => new Promise(r => requestAnimationFrame(() => r(location.href)))", [],

@@ -158,7 +158,11 @@ class CdpPageEvents:
             return
         main = resource == "document" and params.get("frameId") == self.frame_tree.main_id \
             and params.get("loaderId") == params["requestId"] and session_id == self.session_id
-        tracked = TrackedRequest(request["url"] + request.get("urlFragment", ""), request.get("method", "GET"), resource, main)
+        # No loader: a worker's or shared worker's script, whose answer goes to the worker's own
+        # session; the page's would wait for it until the cap.
+        no_document = params.get("loaderId") == "" and resource != "document"
+        tracked = TrackedRequest(request["url"] + request.get("urlFragment", ""), request.get("method", "GET"), resource, main,
+                                 awaited=not no_document)
         self._requests[key] = (tracked, {"status": None, "started": float(params.get("wallTime") or time.time()),
                                          "sent": params.get("timestamp")})
         self.tracker.request_started(tracked)

@@ -394,9 +394,12 @@ class CdpTab:
                                                                        session_id=self.session_id)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        if not await self.tracker.until(lambda: self.tracker.commits > commits, timeout):
+        # An entry of the same document (a hash route, an app's pushState) commits nothing: its URL moves.
+        if not await self.tracker.until(lambda: self.tracker.commits > commits or self.url != url, timeout):
             raise ActionTimeout(f"{doing} did not finish within {timeout:g} s.",
                                 "Retry with wait_until='domcontentloaded' or a larger timeout; browser_snapshot shows what loaded.")
+        if self.tracker.commits == commits:
+            return NavigationResult(self.url, None, await self.title())
         try:
             await settle.document_loaded(self, max(0.001, deadline - loop.time()))
         except (settle.LoadTimeout, PageGone):

@@ -35,8 +35,10 @@ _RECENT_CONSOLE = 200
 
 class TabCdpSession:
     def __init__(self, session: Callable[[], Awaitable[CDPSession]],
-                 conditions: Callable[[], NetworkConditions] | None = None, *, response_sources: bool = True) -> None:
+                 conditions: Callable[[], NetworkConditions] | None = None, *, response_sources: bool = True,
+                 no_document: Callable[[str, str], None] | None = None) -> None:
         self._session = session
+        self._no_document = no_document  # told (method, URL) of each request that belongs to no document
         self._response_sources = response_sources
         self._conditions = conditions  # the session's network emulation: a new tab starts with it
         self._request_methods: OrderedDict[str, tuple[str, str]] = OrderedDict()  # CDP requestId → (method, url)
@@ -66,7 +68,7 @@ class TabCdpSession:
             # Performance from the start: its layout and script counters add up from when it is enabled.
             enabling = [session.send("Runtime.enable"), session.send("ServiceWorker.enable"),
                         session.send("Performance.enable")]
-            if self._response_sources:
+            if self._response_sources or self._no_document is not None:
                 # Bodies are read through Playwright's session: this one keeps none (no buffers to fill).
                 enabling.append(session.send("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0,
                                                                 "maxPostDataSize": 0}))
@@ -79,11 +81,19 @@ class TabCdpSession:
 
     # -- where responses came from -------------------------------------------------------------
     def _on_request(self, event: dict[str, Any]) -> None:
+        if event.get("loaderId") == "" and event.get("type") != "Document" and self._no_document is not None:
+            # A worker's or shared worker's script: Playwright announces it on the page, but its
+            # answer goes to the worker (a shared worker's never reaches Playwright's page at all).
+            self._no_document(event["request"]["method"], event["request"]["url"])
+        if not self._response_sources:
+            return
         self._request_methods[event["requestId"]] = (event["request"]["method"], event["request"]["url"])
         while len(self._request_methods) > _URLS:
             self._request_methods.popitem(last=False)
 
     def _on_response(self, event: dict[str, Any]) -> None:
+        if not self._response_sources:
+            return
         request_id, response = event["requestId"], event["response"]
         method = self._request_methods.pop(request_id, ("GET", ""))[0]
         source = response_source(response, request_id in self._from_memory)

@@ -73,7 +73,8 @@ class PlaywrightTab:
         self._refusals_before = 0  # the refusal log's count when the current navigation began
         self.liveness = PageLiveness(page, self._tracker, self._session)
         # response sources, iframe console messages, service workers, network emulation
-        self.cdp_session = TabCdpSession(self._session, network_conditions, response_sources=response_sources)
+        self.cdp_session = TabCdpSession(self._session, network_conditions, response_sources=response_sources,
+                                         no_document=self._tracker.belongs_to_no_document)
         self.network_log = PlaywrightNetworkLog(page, events, index, self.cdp_session.claim_source)
         # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
         self.channel = PlaywrightChannel(page, self._session)
