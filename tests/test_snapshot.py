@@ -289,7 +289,7 @@ async def test_a_grid_s_rows_keep_their_cells_in_every_mode_and_after_a_re_rende
 
 
 async def test_a_pre_keeps_its_line_breaks(tools):
-    await tools.call("browser_navigate", {"url": "data:text/html,<p>Code:</p><pre>def f(x):\n    return x\n\nprint(f(1))</pre>"
+    await tools.call("browser_navigate", {"url": "data:text/html,<p>Code:</p><pre>def f(x):%0A    return x%0A%0Aprint(f(1))</pre>"
                                                  "<p>after</p>"})
     shot = (await tools.call("browser_snapshot", {})).text
     assert "\nCode:\ndef f(x):\nreturn x\nprint(f(1))\nafter" in shot, shot

@@ -18,9 +18,10 @@ from webhand.tools.definition import PageArgs, tool
 
 
 class SnapshotArgs(PageArgs):
+    # None: the snapshot_mode setting (page). What a call asks for applies to that call only.
     mode: Literal["page", "interactive", "full"] | None = Field(
-        None, description="page (the default): the visible text and every control; interactive: controls and headings "
-                          "only; full: page plus structure (landmarks, lists, tables). For this call only.")
+        None, description="page: the visible text and every control; interactive: controls and headings only; "
+                          "full: page plus structure (landmarks, lists, tables).")
     scope: str | None = Field(None, description="Ref or CSS selector: snapshot only that part of the page.")
     depth: int | None = Field(None, ge=1, le=100, description="Deepest nesting level to include.")
     max_refs: int = Field(200, ge=1, le=10_000, description="Most elements with refs to list.")
