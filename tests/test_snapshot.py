@@ -258,6 +258,7 @@ async def test_an_svg_diagram_s_nodes_are_controls_named_by_their_labels_and_fou
     assert re.search(r'^ clickable "log" \[e\d+\]$', shot, re.M), shot
     assert re.search(r"^ then$", shot, re.M), shot  # an edge's label is text: an edge draws a line, not an area
     assert "heartbeatlog" not in shot and 'clickable "then"' not in shot and 'clickable "0"' not in shot
+    assert 'clickable "Saved"' not in shot  # a titled group of an icon is no node
     found = await tools.call("browser_find", {"query": "heartbeat"})
     assert re.search(r'^clickable "heartbeat" \[e\d+\]$', found.text, re.M), found.text
 

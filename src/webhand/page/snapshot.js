@@ -216,7 +216,7 @@ function snapshot(opts) {
     // Only what can be seen and hit gets a ref: a control of no area, or one inside a clip of no
     // area, is text at most (an option of a drop-down <select> is chosen, never hit: it keeps its ref).
     // What it holds counts when it does not clip it (a link of no height around a floated picture).
-    const hittable = () => !clippedAway && (el.tagName === 'OPTION' || isFileInput(el) || hasArea(el, !clips));
+    const hittable = () => (!clippedAway || style.position === 'fixed') && (el.tagName === 'OPTION' || isFileInput(el) || hasArea(el, !clips));
     const interactive = INTERACTIVE.has(role) && !hiddenSelf && hittable();
     const clickable = !role && !hiddenSelf && (isClickableWithoutRole(el, pointerAbove, style) || isSvgNode(el)) && hittable();
     if (clickable) role = 'clickable';
@@ -248,8 +248,11 @@ function snapshot(opts) {
     if (isBlock) flush(true);
     const outerBlock = block;
     if (isBlock) block = el;
-    // A box of no area that clips (a folded panel): nothing inside can be seen or hit.
+    // A box of no area that clips (a folded panel): nothing inside can be seen or hit, but what is
+    // fixed to the viewport escapes it.
     const clipsAll = clips && !hasArea(el, false);
+    const outerClip = clippedAway;
+    if (style.position === 'fixed') clippedAway = 0;
     if (clipsAll) clippedAway++;
     const grid = GRID_ROLES.has(role) ? { rows: [] } : null;  // its rows, put in order when it ends
     if (grid) grids.push(grid);
@@ -383,7 +386,7 @@ function snapshot(opts) {
       }
     } finally {
       block = outerBlock;  // also on the early returns above
-      if (clipsAll) clippedAway--;
+      clippedAway = outerClip;
       if (grid) { grids.pop(); orderRows(lines, grid.rows); }
     }
   }

@@ -16,6 +16,8 @@ const SVG_SHAPES = new Set(['rect', 'circle', 'ellipse', 'polygon', 'path', 'ima
 const SVG_INLINE = new Set(['tspan', 'textPath']);
 // Most groups of one drawing looked at for nodes: a chart of thousands of marks costs no more.
 const SVG_GROUPS_CHECKED = 2000;
+// A drawing smaller than this (CSS pixels, either side) is an icon: its titled groups are no nodes.
+const SVG_ICON_MAX = 64;
 
 // Per snapshot: element -> whether it is a node (groups), or holds one (<svg>).
 let svgNodeCache = null;
@@ -48,13 +50,20 @@ function svgLabel(g) {
 
 function isSvgNode(el) {
   if (el.localName !== 'g' || el.namespaceURI !== SVG_NS) return false;
-  return cached(el, () => drawsShape(el) && !!svgLabel(el));
+  return cached(el, () => !isIcon(el.ownerSVGElement) && drawsShape(el) && !!svgLabel(el));
+}
+
+function isIcon(svg) {
+  if (!svg) return true;
+  const box = svg.getBoundingClientRect();  // read once per group at most (isSvgNode is cached)
+  return box.width < SVG_ICON_MAX || box.height < SVG_ICON_MAX;
 }
 
 // Whether a drawing holds nodes: then it is walked (and, when it is clickable itself, a canvas
 // that holds controls, not a control named by all their labels run together).
 function holdsSvgNodes(svg) {
   return cached(svg, () => {
+    if (isIcon(svg)) return false;
     const groups = svg.getElementsByTagNameNS(SVG_NS, 'g');
     for (let i = 0; i < groups.length && i < SVG_GROUPS_CHECKED; i++) if (isSvgNode(groups[i])) return true;
     return false;
