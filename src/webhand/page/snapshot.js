@@ -362,7 +362,7 @@ function snapshot(opts) {
       } else if (el.tagName === 'PRE' && !pre) {
         // Code and poems keep their line breaks (each line folded as any other, up to PRE_MAX_LINES).
         flush(true);
-        pre = { lines: 0, dropped: 0, depth: childDepth };
+        pre = { lines: 0, dropped: 0 };
         try { visitChildren(childDepth, pointerHere, hiddenSelf); flush(false); } finally {
           if (pre.dropped) push(childDepth, '… ' + pre.dropped + ' more lines');
           pre = null;
