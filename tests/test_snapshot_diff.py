@@ -327,6 +327,8 @@ async def test_identical_change_lines_say_where_they_are_and_a_zero_size_option_
     await tools.call("browser_navigate", {"url": site.url("snapshot/typeahead.html")})
     shot = (await tools.call("browser_snapshot", {})).text
     assert re.search(r'^ option "prod" \[e\d+\]$', shot, re.M) and "staging-old" not in shot, shot
+    assert "Advanced options" not in shot and "Retry policy" not in shot, shot  # inside a folded panel
+    assert re.search(r'^button "Deploy now" \[e\d+\]$', shot, re.M), shot  # fixed: it escapes the fold
     field = ref(shot, 'combobox "Environment"')
     chosen = await tools.call("browser_click", {"ref": ref(shot, 'option "stage"')})
     assert change_lines(chosen.text) == [f'+ stage (after combobox "Environment" [{field}])',
