@@ -6,6 +6,8 @@
 - ``/swagger/…``  Swagger UI, a client-rendered single-page app, from npm ``swagger-ui-dist``
   (installed into tests/corpus/node_modules by ``make test``). Files in tests/corpus/swagger/
   are laid over it: its configuration (which spec to load) and the OpenAPI document it fetches.
+- ``/aggrid/…``   AG Grid Community, a virtualised data grid, from npm ``ag-grid-community`` (its
+  UMD bundle, same install); tests/corpus/aggrid/index.html lays a grid of runs over it.
 
 ``make test`` installs all three (see the Makefile's ``corpus`` target). Each ``*_ROOT`` is None
 when that part is missing, and ``missing_reason`` says how to get it; the tests skip with it.
@@ -26,6 +28,8 @@ CORPUS = Path(__file__).parent / "corpus"
 PYDOC_HTML = Path("/usr/share/doc/python3-doc/html")
 SWAGGER_DIST = CORPUS / "node_modules" / "swagger-ui-dist"
 SWAGGER_OVERLAY = CORPUS / "swagger"
+AGGRID_DIST = CORPUS / "node_modules" / "ag-grid-community" / "dist"
+AGGRID_OVERLAY = CORPUS / "aggrid"
 
 
 def miniwob_html() -> Path | None:
@@ -45,6 +49,8 @@ def missing_reason(part: str) -> str | None:
         return "Python's HTML docs are missing: run `make test` as root (it installs Debian's python3-doc)"
     if part == "swagger" and not (SWAGGER_DIST / "swagger-ui-bundle.js").is_file():
         return "swagger-ui-dist is missing: run `make test` (it runs `npm ci` in tests/corpus; needs npm)"
+    if part == "aggrid" and not (AGGRID_DIST / "ag-grid-community.min.js").is_file():
+        return "ag-grid-community is missing: run `make test` (it runs `npm ci` in tests/corpus; needs npm)"
     return None
 
 
@@ -70,7 +76,8 @@ class _CorpusHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def _mounts() -> dict[str, list[Path]]:
-    mounts: dict[str, list[Path]] = {"/pydoc/": [PYDOC_HTML], "/swagger/": [SWAGGER_OVERLAY, SWAGGER_DIST]}
+    mounts: dict[str, list[Path]] = {"/pydoc/": [PYDOC_HTML], "/swagger/": [SWAGGER_OVERLAY, SWAGGER_DIST],
+                                      "/aggrid/": [AGGRID_OVERLAY, AGGRID_DIST]}
     folder = miniwob_html()
     if folder is not None:
         mounts["/miniwob/"] = [folder]
@@ -89,6 +96,9 @@ class CorpusSite(Site):
 
     def swagger(self) -> str:
         return self.url("swagger/index.html")
+
+    def aggrid(self) -> str:
+        return self.url("aggrid/index.html")
 
 
 def miniwob_tasks() -> list[str]:

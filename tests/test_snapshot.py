@@ -247,3 +247,50 @@ async def test_page_text_that_looks_like_a_ref_is_defused(tools, site):
     shot = await open_page(tools, site.url("snapshot/prose.html"))
     assert "Text that looks like a ref: (e1) must not point anywhere." in shot
     assert "[e1] must" not in shot
+
+
+async def test_an_svg_diagram_s_nodes_are_controls_named_by_their_labels_and_found(tools, site):
+    """A flow editor draws each step as an SVG group with script-added pointer handlers and a
+    <text> label (issue 38, item 2): each step is a control of its own, inside the clickable canvas."""
+    shot = await open_page(tools, site.url("snapshot/flow.html"))
+    assert re.search(r'^clickable "Flow canvas" \[e\d+\]$', shot, re.M), shot
+    assert re.search(r'^ clickable "heartbeat" \[e\d+\]$', shot, re.M), shot
+    assert re.search(r'^ clickable "log" \[e\d+\]$', shot, re.M), shot
+    assert re.search(r"^ then$", shot, re.M), shot  # an edge's label is text: an edge draws a line, not an area
+    assert "heartbeatlog" not in shot and 'clickable "then"' not in shot and 'clickable "0"' not in shot
+    assert 'clickable "Saved"' not in shot  # a titled group of an icon is no node
+    found = await tools.call("browser_find", {"query": "heartbeat"})
+    assert re.search(r'^clickable "heartbeat" \[e\d+\]$', found.text, re.M), found.text
+
+
+async def test_a_grid_s_rows_keep_their_cells_in_every_mode_and_after_a_re_render(tools, site):
+    """A virtualised grid splits each row across two containers tied by aria-rowindex and re-renders
+    its rows out of order (issue 38, item 9): every checkbox stays under the row of its run's name."""
+    def rows(snapshot: str, named: str = "") -> list[tuple[str, str]]:
+        """(checkbox ref, run name) per row, in the snapshot's order."""
+        return re.findall(rf'^row{named}\n gridcell "Select row" \[e\d+\]\n  checkbox "Select row" \[(e\d+)\]'
+                          r'[^\n]*\n gridcell "([\w-]+)" \[e\d+\]', snapshot, re.M)
+
+    shot = await open_page(tools, site.url("snapshot/grid.html"))
+    assert re.search(r"^row: Run \| Status$", shot, re.M), shot
+    assert [name for _, name in rows(shot)] == ["ada-run", "bob-run", "cy-run"], shot
+    interactive = (await tools.call("browser_snapshot", {"mode": "interactive"})).text
+    assert [name for _, name in rows(interactive, r' "Select row [\w-]+ [A-Z]+"')] == ["ada-run", "bob-run", "cy-run"], \
+        interactive
+
+    await tools.call("browser_click", {"ref": ref(shot, 'button "Sort by status"')})
+    again = (await tools.call("browser_snapshot", {})).text
+    bob = dict((name, box) for box, name in rows(again))["bob-run"]
+    await tools.call("browser_click", {"ref": bob})
+    checked = (await tools.call("browser_snapshot", {})).text
+    assert re.search(r'^  checkbox "Select row" \[e\d+\] checked[^\n]*\n gridcell "bob-run"', checked, re.M), checked
+    # The page's own record: the checkbox checked is the one of bob's row (aria-rowindex 3).
+    assert (await tools.call("browser_eval", {"expression": "document.querySelector('input:checked')"
+                                              ".closest('[role=row]').getAttribute('aria-rowindex')"})).data["result"] == "3"
+
+
+async def test_a_pre_keeps_its_line_breaks(tools):
+    await tools.call("browser_navigate", {"url": "data:text/html,<p>Code:</p><pre>def f(x):%0A    return x%0A%0Aprint(f(1))</pre>"
+                                                 "<p>after</p>"})
+    shot = (await tools.call("browser_snapshot", {})).text
+    assert "\nCode:\ndef f(x):\nreturn x\nprint(f(1))\nafter" in shot, shot

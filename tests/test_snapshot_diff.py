@@ -291,3 +291,81 @@ async def test_a_click_that_changed_nothing_says_so_on_a_page_shorter_than_the_s
     assert 'button "Nothing" [e1]' in ok(await tools.call("browser_snapshot", {}))
     clicked = ok(await tools.call("browser_click", {"ref": "e1"}))
     assert "No change seen" in clicked and "changed" not in clicked.replace("No change", "")
+
+
+# What the snapshot and its change lines show (issue 38) -------------------------------------------
+def centre(line: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    found = re.search(r"moved from (\d+),(\d+) to (\d+),(\d+)$", line)
+    assert found, line
+    x0, y0, x1, y1 = map(int, found.groups())
+    return (x0, y0), (x1, y1)
+
+
+async def test_an_svg_flow_editor_s_steps_are_selected_opened_renamed_added_dragged_and_removed(tools, site):
+    """Issue 38, items 2 and 3: a step drawn in SVG is selected by its ref, opened with Enter, and
+    every change inside the drawing (a step added, renamed, moved, removed) is a change line."""
+    await tools.call("browser_navigate", {"url": site.url("snapshot/flow.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    heartbeat, log, canvas = ref(shot, 'clickable "heartbeat"'), ref(shot, 'clickable "log"'), ref(shot, 'clickable "Flow canvas"')
+
+    selected = await tools.call("browser_click", {"ref": heartbeat})
+    assert change_lines(selected.text) == ["+ status: Selected heartbeat"], selected.text
+    opened = await tools.call("browser_press_key", {"key": "Enter"})
+    assert '+ dialog "Edit step"' in opened.text and 'value="heartbeat"' in opened.text, opened.text
+    label = ref(opened.text, 'textbox "Label"')
+    await tools.call("browser_type", {"ref": label, "text": "pulse", "clear": True})
+    saved = await tools.call("browser_click", {"ref": ref(opened.text, 'button "Save"')})
+    assert f'~ clickable "pulse" [{heartbeat}] (was "heartbeat")' in change_lines(saved.text), saved.text
+    assert '- dialog "Edit step"' in saved.text, saved.text
+
+    added = await tools.call("browser_click", {"ref": canvas})  # a click on the canvas places a step there
+    assert re.search(r'^\+ clickable "step 3" \[e\d+\]$', added.text, re.M), added.text
+
+    dragged = await tools.call("browser_drag", {"ref": heartbeat, "to_ref": log})
+    moves = [line for line in change_lines(dragged.text) if "moved" in line]
+    assert len(moves) == 1 and moves[0].startswith(f'~ clickable "pulse" [{heartbeat}]: moved from '), dragged.text
+    before, after = centre(moves[0])
+    assert abs(before[0] - 90) <= 3 and abs(after[0] - 390) <= 3 and abs(after[1] - before[1]) <= 3, moves[0]
+
+    removed = await tools.call("browser_press_key", {"key": "Delete"})
+    assert change_lines(removed.text) == [f'- clickable "pulse" [{heartbeat}]'], removed.text
+
+
+async def test_identical_change_lines_say_where_they_are_and_a_zero_size_option_has_no_ref(tools, site):
+    """Issue 38, items 8 and 10: a choice shown twice is two lines that say where each is; typing
+    that clears one says which; an option nobody can see or hit is offered to nobody."""
+    await tools.call("browser_navigate", {"url": site.url("snapshot/typeahead.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    assert re.search(r'^ option "prod" \[e\d+\]$', shot, re.M) and "staging-old" not in shot, shot
+    assert "Advanced options" not in shot and "Retry policy" not in shot, shot  # inside a folded panel
+    assert re.search(r'^button "Deploy now" \[e\d+\]$', shot, re.M), shot  # fixed: it escapes the fold
+    field = ref(shot, 'combobox "Environment"')
+    chosen = await tools.call("browser_click", {"ref": ref(shot, 'option "stage"')})
+    assert change_lines(chosen.text) == [f'+ stage (after combobox "Environment" [{field}])',
+                                         '+ stage (in group "Chosen")'], chosen.text
+    typed = await tools.call("browser_type", {"ref": field, "text": "pr"})
+    assert f'- stage (after combobox "Environment" [{field}])' in change_lines(typed.text), typed.text
+    assert "in group" not in typed.text, typed.text
+
+
+def test_lines_alike_in_one_place_are_told_apart_by_their_order():
+    old = snapshot('list "Tags"\n stage\nbutton "Add" [e1]')
+    new = snapshot('list "Tags"\n stage\n stage\n stage\nbutton "Add" [e1]')
+    assert diff_snapshots(old, new).added == ['stage (in list "Tags") (2nd of 3)', 'stage (in list "Tags") (3rd of 3)']
+    assert diff_snapshots(new, old).removed == ['stage (in list "Tags") (2nd of 3)', 'stage (in list "Tags") (3rd of 3)']
+
+
+async def test_a_mode_one_snapshot_asked_for_applies_to_that_call_only(tools, site, webhand, monkeypatch):
+    """Issue 38, item 12: after `mode=interactive` the next replies show the page's text again; a
+    lasting interactive mode is the snapshot_mode setting, and each reply then says text is left out."""
+    await tools.call("browser_navigate", {"url": site.url("snapshot/app.html")})
+    interactive = (await tools.call("browser_snapshot", {"mode": "interactive"})).text
+    assert "Interactive mode: the page's text is left out" in interactive, interactive
+    place = ref(interactive, 'button "Place order"')
+    clicked = await tools.call("browser_click", {"ref": place})
+    assert "+ Order placed: 8 x Orchid" in clicked.text and "Interactive mode" not in clicked.text, clicked.text
+
+    monkeypatch.setattr(webhand.settings, "snapshot_mode", "interactive")
+    again = await tools.call("browser_click", {"ref": ref(clicked.text, 'button "Place order"')})
+    assert "Order placed" not in again.text.split("\n", 1)[1], again.text
+    assert again.text.rstrip().endswith('browser_snapshot with mode="page" shows it.'), again.text

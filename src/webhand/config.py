@@ -177,6 +177,8 @@ class Settings(BaseModel):
     # with their refs): the model sees its action's effect for the tokens of what changed, where
     # "full" re-sends the whole page every step and "none" costs an extra browser_snapshot call.
     snapshot_diff: Literal["diff", "full", "none"] = Field("diff", description="What an action's reply says about the page: changed snapshot lines, the whole snapshot, or nothing.")
+    # A mode a browser_snapshot call asks for applies to that call only; this one lasts.
+    snapshot_mode: Literal["page", "interactive", "full"] = Field("page", description="The snapshot every reply gives unless a browser_snapshot call asks for another: page (text and controls), interactive (controls and headings; each reply says text was left out) or full.")
     text_max_chars: int = Field(20_000, ge=500, description="browser_text replies longer than this are cut, with a notice.")
     console_buffer: int = Field(1000, ge=10, le=100_000)
     # Security

@@ -8,7 +8,10 @@ action's reply says with it (``Settings.snapshot_diff`` picks the form) is sessi
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from webhand.page.snapshot import Snapshot
@@ -50,6 +53,7 @@ class Line:
     name: str | None = None  # as shown: a JSON string
     ref: str | None = None
     states: States | None = None  # in line order; None: not a control or dialog line
+    depth: int = 0  # its indentation: the line above it with less is its parent
 
     @property
     def focused(self) -> bool:
@@ -80,15 +84,16 @@ def _parse_states(text: str) -> States | None:
 
 def parse_line(raw: str) -> Line:
     text = raw.strip()
+    depth = len(raw) - len(raw.lstrip())
     if match := _CONTROL.fullmatch(text):
-        return Line(text, match["role"], match["name"], match["ref"], _parse_states(match["states"]))
+        return Line(text, match["role"], match["name"], match["ref"], _parse_states(match["states"]), depth)
     if _REF.search(text):
-        return Line(text, ref=_REF.search(text).group(0)[1:-1])  # a control line that does not parse
+        return Line(text, ref=_REF.search(text).group(0)[1:-1], depth=depth)  # a control line that does not parse
     if match := _CONTEXT.fullmatch(text):
         states = _parse_states(" " + match["states"]) if match["states"] else ()
         if states is not None and all(key in _CONTEXT_STATES for key, _ in states):
-            return Line(text, match["role"], match["name"], None, states)
-    return Line(text)
+            return Line(text, match["role"], match["name"], None, states, depth)
+    return Line(text, depth=depth)
 
 
 def _render_head(line: Line) -> str:
@@ -127,10 +132,11 @@ def _state_changes(old: States, new: States) -> list[str]:
     return said
 
 
-def describe_change(old: Line, new: Line, *, gained_focus: bool = False) -> str:
-    """One `~` line: the element as it is now, what it was called before, and each state that changed."""
+def describe_change(old: Line, new: Line, *, gained_focus: bool = False, moved: str | None = None) -> str:
+    """One `~` line: the element as it is now, what it was called before, each state that changed,
+    and (``moved``) where a node of a drawing went."""
     if old.states is None or new.states is None or old.role is None or new.role is None:
-        return f"{new.text} (was: {old.text})"
+        return f"{new.text} (was: {old.text})" + (f": {moved}" if moved else "")
     was = []
     if old.ref and new.ref and old.ref != new.ref:
         was.append(old.ref)  # the page replaced the element: its old ref no longer works
@@ -138,7 +144,7 @@ def describe_change(old: Line, new: Line, *, gained_focus: bool = False) -> str:
         was.append(old.role + (f" {old.name}" if old.name else ""))
     elif old.name != new.name:
         was.append(old.name or "unnamed")
-    said = _state_changes(old.states, new.states) + (["focused"] if gained_focus else [])
+    said = _state_changes(old.states, new.states) + (["focused"] if gained_focus else []) + ([moved] if moved else [])
     if not was and not said:
         return new.plain
     return _render_head(new) + (f" (was {' '.join(was)})" if was else "") + (": " + ", ".join(said) if said else "")
@@ -190,19 +196,25 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> SnapshotDiff:
                 added.append(at)
     removed = [line for line in old_lines if line.ref and line.ref not in new_refs]
 
-    # Lines without refs: the same text (focus aside) is the same line; then a dialog whose states changed.
-    waiting: dict[str, list[Line]] = {}
-    for line in old_lines:
+    # Lines without refs: the same text (focus aside) is the same line, under the same parent when
+    # the text is there more than once; then a dialog whose states changed.
+    old_parents, new_parents = _parents(old_lines), _parents(new_lines)
+    waiting: dict[str, list[int]] = {}
+    for at, line in enumerate(old_lines):
         if not line.ref:
-            waiting.setdefault(line.plain, []).append(line)
+            waiting.setdefault(line.plain, []).append(at)
     unmatched: list[int] = []
     for at, line in enumerate(new_lines):
         if not line.ref:
-            if waiting.get(line.plain):
-                pairs[at] = waiting[line.plain].pop(0)
+            candidates = waiting.get(line.plain)
+            if candidates:
+                same_place = [i for i in candidates if old_parents[i] == new_parents[at]]
+                chosen = (same_place or candidates)[0]
+                candidates.remove(chosen)
+                pairs[at] = old_lines[chosen]
             else:
                 unmatched.append(at)
-    gone = [line for lines in waiting.values() for line in lines]
+    gone = [old_lines[at] for ats in waiting.values() for at in ats]
     _pair_look_alikes(new_lines, unmatched, gone, pairs)
     added += unmatched
     removed += gone
@@ -210,16 +222,85 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> SnapshotDiff:
     _pair_look_alikes(new_lines, added, removed, pairs)
 
     focus_at = next((at for at, line in enumerate(new_lines) if line.focused), None)
+    shown_added = [new_lines[at].plain if at != focus_at else new_lines[at].text for at in sorted(added)]
+    removed.sort(key=lambda line: old_order[id(line)])
+    shown_removed = [line.plain for line in removed]
+    # A line whose text is elsewhere on the page too ("stage" in a list and in a field's chip) says
+    # where it is, so that "+ stage" then "- stage" never reads as one element coming and going.
+    others = Counter(line.plain for line in old_lines) + Counter(line.plain for line in new_lines)
+    shown_added = _told_apart(shown_added, sorted(added), new_lines, others)
+    shown_removed = _told_apart(shown_removed, [old_order[id(line)] for line in removed], old_lines, others)
     changed: list[str] = []
     for at in sorted(pairs):
         old_line, line = pairs[at], new_lines[at]
         gained_focus = at == focus_at and not old_line.focused and not new.focus_followed_press
-        if old_line.plain != line.plain or old_line.ref != line.ref:
-            changed.append(describe_change(old_line, line))
+        moved = _moved(old.positions.get(old_line.ref or ""), new.positions.get(line.ref or ""))
+        if old_line.plain != line.plain or old_line.ref != line.ref or moved:
+            changed.append(describe_change(old_line, line, moved=moved))
         elif gained_focus:
             changed.append(describe_change(old_line, line, gained_focus=True))
-    return SnapshotDiff([new_lines[at].plain if at != focus_at else new_lines[at].text for at in sorted(added)],
-                        [line.plain for line in sorted(removed, key=lambda line: old_order[id(line)])], changed)
+    return SnapshotDiff(shown_added, shown_removed, changed)
+
+
+def _parents(lines: list[Line]) -> list[str | None]:
+    """Each line's parent (the nearest line above it with less indentation), as its text."""
+    parents: list[str | None] = []
+    stack: list[Line] = []
+    for line in lines:
+        while stack and stack[-1].depth >= line.depth:
+            stack.pop()
+        parents.append(stack[-1].plain if stack else None)
+        stack.append(line)
+    return parents
+
+
+def _told_apart(shown: list[str], where: list[int], lines: list[Line], seen: Counter[str]) -> list[str]:
+    """``shown`` (the lines at ``where`` in ``lines``), each line whose text appears more than once
+    in the two snapshots followed by where it is: `(in listbox "Tags" [e5])`, the line it is under;
+    at the top level `(after "Tags:")`, the line before it; and `(2nd of 3)` among lines of one text
+    that still read alike."""
+    said = []
+    for text, at in zip(shown, where):
+        line = lines[at]
+        if seen[line.plain] < 2:
+            said.append(text)
+            continue
+        parent = next((lines[i] for i in range(at - 1, -1, -1) if lines[i].depth < line.depth), None)
+        if parent is not None:
+            said.append(f"{text} (in {_briefly(parent)})")
+        else:
+            before = next((lines[i] for i in range(at - 1, -1, -1) if lines[i].plain != line.plain), None)
+            said.append(f"{text} (after {_briefly(before)})" if before is not None else f"{text} (at the top)")
+    repeated = Counter(said)
+    for i, text in enumerate(said):
+        if repeated[text] > 1:  # the same place too: which of the lines of this text it is, in page order
+            alike = [at for at in range(len(lines)) if lines[at].plain == lines[where[i]].plain]
+            said[i] = f"{text} ({_ordinal(alike.index(where[i]) + 1)} of {len(alike)})"
+    return said
+
+
+def _briefly(line: Line) -> str:
+    """A line named in a few words: a control by role, name and ref; text by its first words, quoted."""
+    if line.ref or line.name:
+        return _render_head(line)
+    if line.text.startswith("#"):
+        return json.dumps(line.text.lstrip("# ")[:40], ensure_ascii=False)
+    return json.dumps(line.text[:40], ensure_ascii=False)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+#: How far a node of a drawing must go to be said to have moved (CSS pixels): less is a hover's nudge.
+MOVE_MIN = 8
+
+
+def _moved(before: tuple[int, int] | None, after: tuple[int, int] | None) -> str | None:
+    """`moved from 90,80 to 320,180` when a drawn node's centre went at least ``MOVE_MIN`` away."""
+    if before is None or after is None or math.dist(before, after) < MOVE_MIN:
+        return None
+    return f"moved from {before[0]},{before[1]} to {after[0]},{after[1]}"
 
 
 def _pair_look_alikes(new_lines: list[Line], added: list[int], removed: list[Line], pairs: dict[int, Line]) -> None:

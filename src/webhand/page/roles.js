@@ -111,7 +111,7 @@ function textOf(node, budget) {
     }
     const root = n.shadowRoot || n;
     for (let c = root.firstChild; c; c = c.nextSibling) walk(c);
-    if (/^(DIV|P|LI|TR|BR|H[1-6])$/.test(n.tagName)) out += ' ';
+    if (/^(DIV|P|LI|TR|BR|H[1-6]|text)$/.test(n.tagName)) out += ' ';  // `text`: an SVG <text> is placed apart
   };
   walk(node);
   return squash(out);
@@ -161,6 +161,11 @@ function nameOf(el, role) {
 
 function chromiumName(el, role) {
   // An element clickable without a role has no accessible name: we show its tooltip or text.
+  if (role === 'clickable' && el.namespaceURI === SVG_NS) {
+    // A diagram's node is named by its label; a canvas holding nodes is not named by all of theirs.
+    const drawn = svgName(el);
+    if (drawn || (el.localName === 'svg' && holdsSvgNodes(el))) return drawn;
+  }
   if (role === 'clickable') return squash(el.getAttribute('title') || '') || textOf(el, 300);
   let name = '';
   try { name = squash(accname.computeAccessibleName(el, NAME_OPTIONS)); } catch (e) { name = ''; }

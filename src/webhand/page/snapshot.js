@@ -10,7 +10,8 @@
 //
 // Modes: `page` (the default) keeps the visible text, folded into one line per rendered block,
 // and every control; `interactive` keeps controls and headings only; `full` adds a line for every
-// structural role (landmarks, lists, tables, paragraphs).
+// structural role (landmarks, lists, tables, paragraphs). In every mode a grid's rows are lines of
+// their own with their cells under them, and the nodes of an SVG diagram are controls (svg.js).
 if (window.__webhand && window.__webhand.version === 3) return;
 
 const refOf = new WeakMap();
@@ -35,6 +36,8 @@ const followedPress = (el) => !!el && el !== document.body
 const DESCEND_INTO = new Set(['listbox', 'menu', 'menubar', 'tree', 'tablist', 'grid', 'radiogroup']);
 // Live regions with nothing in them yet say nothing.
 const QUIET_WHEN_EMPTY = new Set(['status', 'alert', 'log']);
+// Most lines of one <pre> kept: a listing is read, a log of thousands of lines is not.
+const PRE_MAX_LINES = 200;
 // Text that reads like a label: short, with a letter or digit. An unnamed control takes such text
 // beside it as its hint instead of a line of its own; longer text (an instruction) stays a line.
 const HINT_MAX = 40;
@@ -73,6 +76,20 @@ function record(el, role, name, ref) {
   };
 }
 
+// Whether the element has a box a pointer can hit: one of its boxes has an area, or (`content`) the
+// boxes of what it holds do (a link of no height around a floated picture is still hit through it).
+function hasArea(el, content) {
+  for (const r of el.getClientRects()) if (r.width > 0 && r.height > 0) return true;
+  if (!content || !el.firstChild) return false;
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const r = range.getBoundingClientRect();
+  return r.width > 0 && r.height > 0;
+}
+
+// A file input is given its files, never hit: a page hides it and shows a button of its own.
+const isFileInput = (el) => el.tagName === 'INPUT' && (el.type || '').toLowerCase() === 'file';
+
 function forgetCollected() {
   // Refs of elements the page dropped and the garbage collector took can never resolve again.
   for (const [ref, weak] of byRef) if (!weak.deref()) byRef.delete(ref);
@@ -86,6 +103,7 @@ function snapshot(opts) {
   const maxDepth = opts.depth == null ? Infinity : opts.depth;
   const maxRefs = opts.maxRefs == null ? Infinity : opts.maxRefs;
   const state = { nextRef: Math.max(opts.nextRef || 1, 1), refs: 0, omitted: 0 };
+  const positions = {};  // ref -> [x, y] of each SVG node, inside its drawing: a move is a change (page/diff.py)
   const records = opts.records ? [] : null;
   const lines = [];  // strings, and {frame, depth} slots where a child frame's lines go
   const prefix = opts.prefix || '';
@@ -109,6 +127,10 @@ function snapshot(opts) {
   let awaitingHint = -1;     // index of an unnamed checkbox/radio line that takes the text after it
   let textOn = 0;            // > 0 inside a heading or live region: its text is read in every mode
   let textOff = 0;           // > 0 inside a label whose text is its control's name
+  let clippedAway = 0;       // > 0 inside a box of no area that clips its content: nothing there can be hit
+  let pre = null;            // inside a <pre>: {lines} kept so far (its line breaks are the text's own)
+  let rowCells = 0;          // > 0 inside a grid row of text only: its cells join into the row's line
+  const grids = [];          // the grids being walked, each with the rows (by aria-rowindex) it holds
 
   const push = (depth, text) => {
     lines.push(' '.repeat(depth) + text);
@@ -140,12 +162,24 @@ function snapshot(opts) {
     if (!pieces.length) piecesDepth = depth;
     pieces.push(text);
   };
+  // Text inside a <pre>: each of its line breaks ends a line.
+  const addPreText = (depth, text) => {
+    const parts = text.split(/\r\n|\r|\n/);
+    parts.forEach((part, i) => {
+      if (i > 0) { flush(false); if (pre.lines < PRE_MAX_LINES) pre.lines++; }
+      if (pre.lines >= PRE_MAX_LINES) { if (i > 0) pre.dropped++; return; }
+      addText(depth, part);
+    });
+  };
 
   // Appends lines. `depth` counts emitted ancestors, not DOM ancestors. `hiddenAbove`: the parent
   // is visibility:hidden, so its text is too (a child may still be visible by its own style).
   function visit(node, depth, pointerAbove, hiddenAbove) {
     if (node.nodeType === 3) {
-      if ((withText || textOn) && !textOff && !hiddenAbove && depth < maxDepth) addText(depth, node.data);
+      if ((withText || textOn) && !textOff && !hiddenAbove && !clippedAway && depth < maxDepth) {
+        if (pre) addPreText(depth, node.data);
+        else addText(depth, node.data);
+      }
       return;
     }
     if (node.nodeType !== 1 || SKIP_TAGS.has(node.localName)) return;
@@ -168,15 +202,23 @@ function snapshot(opts) {
     if (display === 'contents') { visitChildren(depth, pointerAbove, hiddenAbove); return; }
     if (style.contentVisibility === 'hidden') return;
     const hiddenSelf = style.visibility !== 'visible' && el.tagName !== 'OPTION';
-    const isBlock = !display.startsWith('inline') && display !== 'table-cell';
-    if (display === 'table-cell' && pieces.length) pieces.push(' | ');
+    // Each element of a drawing is placed on its own (a <text> beside another is not one word with it).
+    const drawn = el.namespaceURI === SVG_NS && el.localName !== 'svg' && !SVG_INLINE.has(el.localName);
+    let role = roleOf(el);
+    const cell = rowCells > 0 && CELL_ROLES.has(role);
+    const isBlock = !rowCells && (drawn || (!display.startsWith('inline') && display !== 'table-cell'));
+    if ((display === 'table-cell' || cell) && pieces.length) pieces.push(' | ');
     // An inline-block (a button, a tag) is a box of its own: its words never run into its neighbours'.
     let atomic = display !== 'inline' && !isBlock;
     if (atomic) addText(depth, ' ');
 
-    let role = roleOf(el);
-    const interactive = INTERACTIVE.has(role) && !hiddenSelf;
-    const clickable = !role && !hiddenSelf && isClickableWithoutRole(el, pointerAbove, style);
+    const clips = style.overflowX !== 'visible' || style.overflowY !== 'visible';
+    // Only what can be seen and hit gets a ref: a control of no area, or one inside a clip of no
+    // area, is text at most (an option of a drop-down <select> is chosen, never hit: it keeps its ref).
+    // What it holds counts when it does not clip it (a link of no height around a floated picture).
+    const hittable = () => (!clippedAway || style.position === 'fixed') && (el.tagName === 'OPTION' || isFileInput(el) || hasArea(el, !clips));
+    const interactive = INTERACTIVE.has(role) && !hiddenSelf && hittable();
+    const clickable = !role && !hiddenSelf && (isClickableWithoutRole(el, pointerAbove, style) || isSvgNode(el)) && hittable();
     if (clickable) role = 'clickable';
     const actionable = interactive || clickable;
     // Children inherit a pointer cursor from any ancestor that has one (a label, a link): only
@@ -194,9 +236,9 @@ function snapshot(opts) {
       return;
     }
     if (el.localName === 'svg' && !actionable) {
-      // A drawing: its text is its <title> (the name), unless it holds controls or <text> to read.
+      // A drawing: its text is its <title> (the name), unless it holds controls, nodes or <text> to read.
       if (role === 'img' && withText) { flush(true); const name = nameOf(el, role); if (name) push(depth, 'img ' + JSON.stringify(clip(name, 150))); }
-      if (!el.querySelector('a,text,[role],[onclick],[tabindex]')) return;
+      if (!el.querySelector('a,text,[role],[onclick],[tabindex]') && !holdsSvgNodes(el)) return;
     }
 
     if (depth >= maxDepth) {
@@ -206,10 +248,19 @@ function snapshot(opts) {
     if (isBlock) flush(true);
     const outerBlock = block;
     if (isBlock) block = el;
+    // A box of no area that clips (a folded panel): nothing inside can be seen or hit, but what is
+    // fixed to the viewport escapes it.
+    const clipsAll = clips && !hasArea(el, false);
+    const outerClip = clippedAway;
+    if (style.position === 'fixed') clippedAway = 0;
+    if (clipsAll) clippedAway++;
+    const grid = GRID_ROLES.has(role) ? { rows: [] } : null;  // its rows, put in order when it ends
+    if (grid) grids.push(grid);
     try {
       let childDepth = depth;
       let ownPrefix = false;  // this element's line prefix waits for its text: cleared when it leaves
       let nameText = false;   // a named control holding other controls: its text is its name, not said again
+      let rowMark = null;     // a grid row: where its lines start, and its aria-rowindex
       if (hiddenSelf) {
         // Invisible itself, but a visible child still shows: fall through to the children.
       } else if (actionable) {
@@ -243,13 +294,33 @@ function snapshot(opts) {
             }
           }
           if (records) records.push(record(el, role, line.name, prefix + line.ref));
+          const canvas = el.localName === 'svg' && holdsSvgNodes(el);
+          if (el.namespaceURI === SVG_NS && !canvas) positions[prefix + line.ref] = svgPosition(el);
           // Its content is its name, unless it holds choices or other controls that need refs.
-          if (!DESCEND_INTO.has(role) && !(full && el.tagName === 'SELECT') && !el.querySelector(ACTION_SELECTOR)) return;
+          if (!DESCEND_INTO.has(role) && !(full && el.tagName === 'SELECT') && !el.querySelector(ACTION_SELECTOR) && !canvas) return;
           if (el.tagName === 'SELECT' && !full && role !== 'listbox') return;
           childDepth = depth + 1;
           // Its text is its name, already on its line: inside, only the controls it holds are listed.
-          if (NAME_FROM_CONTENT.has(role) && line.name) nameText = true;
+          if (NAME_FROM_CONTENT.has(role) && line.name && !canvas) nameText = true;
         }
+      } else if (role === 'row' && isGridRow(el)) {
+        // A row of a grid is a line of its own in every mode, its cells under it (or on it, when they
+        // are text only); in `interactive` mode, where the cells' text is left out, it is named by it.
+        flush(true);
+        const states = statesOf(el, role, focused, '');
+        const text = withText ? '' : clip(textOf(el, 300), 100);
+        const head = 'row' + (text ? ' ' + JSON.stringify(defuse(text)) : '') +
+          (states.length ? ' [' + states.join(' ') + ']' : '');
+        if (!el.querySelector(ACTION_SELECTOR)) {
+          if (!withText) return;  // nothing to act on, and its text is left out
+          linePrefix = head + ': ';
+          ownPrefix = true;
+          rowCells++;
+        } else {
+          push(depth, head);
+          childDepth = depth + 1;
+        }
+        rowMark = { index: Number(el.getAttribute('aria-rowindex')) || null, start: lines.length - (ownPrefix ? 0 : 1) };
       } else if (role === 'heading') {
         const level = Number(el.getAttribute('aria-level') || (/^H([1-6])$/.exec(el.tagName) || [])[1] || 2);
         flush(true);
@@ -288,6 +359,14 @@ function snapshot(opts) {
         // A closed <details> shows only its summary (the rest is not rendered).
         const summary = Array.from(el.children).find((c) => c.tagName === 'SUMMARY');
         if (summary) visit(summary, childDepth, pointerHere, hiddenSelf);
+      } else if (el.tagName === 'PRE' && !pre) {
+        // Code and poems keep their line breaks (each line folded as any other, up to PRE_MAX_LINES).
+        flush(true);
+        pre = { lines: 0, dropped: 0 };
+        try { visitChildren(childDepth, pointerHere, hiddenSelf); flush(false); } finally {
+          if (pre.dropped) push(childDepth, '… ' + pre.dropped + ' more lines');
+          pre = null;
+        }
       } else if (el.tagName === 'FIELDSET' && childDepth > depth) {
         // The legend is the group's name: skip it among the children.
         for (const child of el.childNodes) {
@@ -300,8 +379,15 @@ function snapshot(opts) {
       else if (atomic) addText(depth, ' ');
       if (ownPrefix) { linePrefix = ''; textOn--; }
       if (muted) textOff--;
+      if (rowMark) {
+        if (ownPrefix) rowCells--;
+        const owner = grids[grids.length - 1];
+        if (owner && lines.length > rowMark.start) owner.rows.push({ index: rowMark.index, start: rowMark.start, end: lines.length });
+      }
     } finally {
       block = outerBlock;  // also on the early returns above
+      clippedAway = outerClip;
+      if (grid) { grids.pop(); orderRows(lines, grid.rows); }
     }
   }
 
@@ -319,15 +405,17 @@ function snapshot(opts) {
   }
 
   labelMaps = new Map();
+  svgNodeCache = new Map();
   here = currentPlace();
   try {
     visit(root, 0, false, false);
   } finally {
     labelMaps = null;
+    svgNodeCache = null;
     here = null;
   }
   flush(true);
-  return { lines, nextRef: state.nextRef, refs: state.refs, omitted: state.omitted, records,
+  return { lines, nextRef: state.nextRef, refs: state.refs, omitted: state.omitted, records, positions,
     document: documentId, focusFollowedPress: followedPress(focused) };
 }
 

@@ -26,13 +26,14 @@ Mode = Literal["page", "interactive", "full"]
 def agent_script() -> str:
     """The page agent's source: a function that installs ``window.__webhand`` when it is missing.
 
-    Function declarations are hoisted, so roles.js may follow snapshot.js's early return. The
+    Function declarations are hoisted, so roles.js, svg.js and grid.js may follow snapshot.js's
+    early return (their constants are set before the agent is first called). The
     accname bundle (a ``var``) comes last: it runs only when the agent is installed, and the
     agent's functions are first called after that. ``BREAK_HINTS`` and ``ANY_BREAK_HINT`` come
     from engine/break_hints.py, so the page and Python drop the same characters.
     """
     files = resources.files("webhand.page")
-    parts = [files.joinpath(name).read_text() for name in ("snapshot.js", "roles.js", "vendor/accname.js")]
+    parts = [files.joinpath(name).read_text() for name in ("snapshot.js", "roles.js", "svg.js", "grid.js", "vendor/accname.js")]
     return "() => {\n" + "\n".join(parts[:1] + [f"const BREAK_HINTS = {JS_BREAK_HINTS}, ANY_BREAK_HINT = {JS_ANY_BREAK_HINT};"] + parts[1:]) + "\n}"
 
 
@@ -91,6 +92,8 @@ class Snapshot:
     document: str | None = None
     #: The focused element is where the last real pointer press went: the click's own focus.
     focus_followed_press: bool = False
+    #: Where each node of an SVG drawing is (ref -> centre in its drawing): the diff says a move.
+    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def lines(self) -> list[str]:
@@ -181,7 +184,25 @@ async def _take(tab: Tab, title: "asyncio.Future[str]", mode: Mode, scope: str |
         "\n".join(out), sum(r["refs"] for r in found), sum(r["omitted"] for r in found), tab.url, await title,
         SnapshotOptions(mode, scope, depth, max_refs), tab.index,
         [rec for r in found for rec in (r.get("records") or [])],
-        top.get("document"), any(r.get("focusFollowedPress") for r in found))
+        top.get("document"), any(r.get("focusFollowedPress") for r in found),
+        {ref: (int(x), int(y)) for r in found for ref, (x, y) in (r.get("positions") or {}).items()})
+
+
+def lasting_options(mode: Mode) -> SnapshotOptions:
+    """The snapshot replies keep as the model's view (``Session.last_snapshot``) and compare the next
+    with: the whole page in the lasting mode (``Settings.snapshot_mode``). What one browser_snapshot
+    call asks for (another mode, a scope, a depth) applies to that call only."""
+    return SnapshotOptions(mode=mode)
+
+
+#: What a reply whose snapshot leaves the page's text out says, once.
+TEXT_LEFT_OUT = ("Interactive mode: the page's text is left out (only controls, headings and live regions "
+                 'are shown); browser_snapshot with mode="page" shows it.')
+
+
+def left_out_notice(shot: Snapshot) -> str | None:
+    """The line a reply adds when its snapshot leaves the page's text out, else None."""
+    return TEXT_LEFT_OUT if shot.options.mode == "interactive" else None
 
 
 def omitted_notice(shot: Snapshot) -> str:

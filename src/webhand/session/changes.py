@@ -30,8 +30,8 @@ from urllib.parse import urlsplit
 from webhand.engine.driver import ActionWatch, FailedRequest, NavigationResult, SettleCaps, Settled, Tab
 from webhand.errors import WebhandError, shorten
 from webhand.page.diff import MAX_DIFF_LINES, diff_snapshots, one_document
-from webhand.page.snapshot import (Snapshot, SnapshotOptions, add_snapshot, document_mark, omitted_notice,
-                                   take_snapshot)
+from webhand.page.snapshot import (Snapshot, add_snapshot, document_mark, lasting_options,
+                                   left_out_notice, omitted_notice, take_snapshot)
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 
@@ -306,17 +306,12 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     if form == "none" or (form == "diff" and last is None):
         return
     tab = await session.tab()
-    options = last.options if last is not None and last.tab == tab.index else SnapshotOptions()
+    options = lasting_options(session.settings.snapshot_mode)  # what one browser_snapshot call asked for is not carried
     try:
-        new = await take_snapshot(tab, mode=options.mode, scope=options.scope, depth=options.depth,
-                                  max_refs=options.max_refs, title=title)
+        new = await take_snapshot(tab, mode=options.mode, max_refs=options.max_refs, title=title)
     except WebhandError:
-        try:
-            options = SnapshotOptions()  # the scope went away with the change: look at the whole page
-            new = await take_snapshot(tab, max_refs=options.max_refs, title=title)
-        except WebhandError:
-            response.add("The page could not be read after the action; call browser_snapshot to see it.")
-            return
+        response.add("The page could not be read after the action; call browser_snapshot to see it.")
+        return
     session.last_snapshot = new
     same_tab = last is not None and last.tab == tab.index
     # One document, whatever happened to its elements; a new document is a new page, whatever its URL.
@@ -335,14 +330,15 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
         # "No change" is said even when the whole page is shorter: its heading would say it changed.
         if changes.size <= MAX_DIFF_LINES and (len(text) < len(new.text) or response.changed_nothing):
             response.add(text)
+            if notice := left_out_notice(new):
+                response.add(notice)
             return
     if form == "full":
         heading = "Snapshot of the page now:"
     elif not same_tab:
         heading = f"Tab {tab.index} (not the one of your last snapshot); its snapshot:"
     elif same_document and new.options != last.options:
-        scope = response.clip(last.options.scope or "", 80)
-        heading = f"The part you last looked at ({scope}) is gone; the whole page now:"
+        heading = "The page now (your last view was taken another way):"
     elif changes is not None and changes.size <= MAX_DIFF_LINES:  # the whole page is shorter than its changes
         heading = "The page changed; its snapshot now:"
     elif same_document:
@@ -355,3 +351,5 @@ async def report_snapshot_changes(session: Session, response: Response, *, title
     add_snapshot(response, new, limit=max(session.settings.snapshot_max_chars - len(heading), 1000))
     if new.omitted:
         response.add(omitted_notice(new))
+    if notice := left_out_notice(new):
+        response.add(notice)

@@ -12,7 +12,7 @@ from webhand.errors import InvalidArgument, WebhandError
 from webhand.page.annotate import annotated_screenshot
 from webhand.page.coordinates import image_map
 from webhand.page.find import find
-from webhand.page.snapshot import add_snapshot, omitted_notice, take_snapshot, viewport
+from webhand.page.snapshot import add_snapshot, lasting_options, left_out_notice, omitted_notice, take_snapshot, viewport
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
 
 class SnapshotArgs(PageArgs):
-    mode: Literal["page", "interactive", "full"] = Field(
-        "page", description="page: the visible text and every control; interactive: controls and headings only; "
-                            "full: page plus structure (landmarks, lists, tables).")
+    # None: the snapshot_mode setting (page). What a call asks for applies to that call only.
+    mode: Literal["page", "interactive", "full"] | None = Field(
+        None, description="page: the visible text and every control; interactive: controls and headings only; "
+                          "full: page plus structure (landmarks, lists, tables).")
     scope: str | None = Field(None, description="Ref or CSS selector: snapshot only that part of the page.")
     depth: int | None = Field(None, ge=1, le=100, description="Deepest nesting level to include.")
     max_refs: int = Field(200, ge=1, le=10_000, description="Most elements with refs to list.")
@@ -36,8 +37,13 @@ class SnapshotArgs(PageArgs):
 async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> None:
     """Read the page: its visible text, one line per block, and every control as `role "name" [e3]`; pass refs to other tools."""
     tab = await session.tab()
-    shot = await take_snapshot(tab, mode=args.mode, scope=args.scope, depth=args.depth, max_refs=args.max_refs)
-    session.last_snapshot = shot  # an action's reply tells what changed since this (page/diff.py)
+    lasting = lasting_options(session.settings.snapshot_mode)
+    shot = await take_snapshot(tab, mode=args.mode or lasting.mode, scope=args.scope, depth=args.depth,
+                               max_refs=args.max_refs)
+    # An action's reply tells what changed since the model's view (page/diff.py), in the lasting
+    # mode: what this call asked for is not carried over to the next replies.
+    session.last_snapshot = shot if shot.options == lasting else \
+        await take_snapshot(tab, mode=lasting.mode, max_refs=lasting.max_refs, title=shot.title)
     header = f"Page: {response.page(shot.url, URL_LIMIT, WHOLE_URL)}" \
         + (f" — {response.page(shot.title, TITLE_LIMIT, WHOLE_TITLE)}" if shot.title else "")
     response.add(header)
@@ -45,6 +51,8 @@ async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> 
     add_snapshot(response, shot, limit=max(session.settings.snapshot_max_chars - len(header), 1000))
     if shot.omitted:
         response.add(omitted_notice(shot))
+    if notice := left_out_notice(shot):
+        response.add(notice)
 
 
 class FindArgs(PageArgs):

@@ -99,7 +99,7 @@ async def baseline(session: Session, tab: Tab) -> None:
     what the action changed against (``report_snapshot_changes``): take one first, as its view."""
     last = session.last_snapshot
     if last is None or last.tab != tab.index:
-        session.last_snapshot = await take_snapshot(tab)
+        session.last_snapshot = await take_snapshot(tab, mode=session.settings.snapshot_mode)
 
 
 def _held(session: Session, tab: Tab) -> MouseButton | Literal["none"]:
