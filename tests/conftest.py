@@ -27,6 +27,15 @@ from webhand.errors import WebhandError
 os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="webhand-tests-cache-"))
 
 
+@pytest.fixture
+def data_home(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """XDG_DATA_HOME, where named profiles live, in this test's own folder."""
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_DATA_HOME", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def site() -> Iterator[Site]:
     server = Site()

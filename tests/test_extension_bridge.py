@@ -107,12 +107,7 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site, caplog
     # A new webhand on the same port: the extension, whose connection closed, reconnects by itself
     # and the tab is still shared, with what the first webhand did in it.
     async with Webhand(settings) as webhand:
-        context = webhand.context("bridge-again")
-        for _ in range(80):
-            again = await context.call("browser_text", {})
-            if not again.is_error:
-                break
-            await asyncio.sleep(0.25)
+        again = await first_reply(webhand.context("bridge-again"), "browser_text", {})
         assert "pressed 1" in again.text, again.text
     assert chrome.poll() is None
 
@@ -170,12 +165,7 @@ async def test_a_listener_in_webhand_s_place_learns_nothing_and_drives_nothing(b
 
     # The same extension then connects to the real relay, which proves itself, and is driven.
     async with Webhand(settings) as webhand:
-        context = webhand.context("after-the-listener")
-        for _ in range(80):
-            reply = await context.call("browser_text", {})
-            if not reply.is_error:
-                break
-            await asyncio.sleep(0.25)
+        reply = await first_reply(webhand.context("after-the-listener"), "browser_text", {})
         assert not reply.is_error and "pressed" in reply.text, reply.text
 
 

@@ -29,15 +29,6 @@ from webhand.session.profiles import LOCK_FILE, ProfileLock, browsers_on, list_p
 from webhand.surfaces.dashboard.views import sessions_list
 
 
-@pytest.fixture
-def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """XDG_DATA_HOME, where profiles live, in this test's own folder."""
-    folder = tmp_path / "data"
-    folder.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_DATA_HOME", str(folder))
-    return folder
-
-
 async def test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session(
         driver, site, data_home, tmp_path_factory):
     """A cookie and a localStorage value set in one webhand are there in the next one, twice; while

@@ -9,7 +9,6 @@ session was started; after the table, the allowed profile opens once the person 
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -29,14 +28,6 @@ ROWS = [
      ["does not exist yet", "`webhand profile login shared`"]),
     ("a path instead of a name", {"name": "path", "profile": "../profiles/personal"}, ["is not valid"]),
 ]
-
-
-@pytest.fixture
-def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "data"
-    folder.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_DATA_HOME", str(folder))
-    return folder
 
 
 @pytest.mark.one_driver("which profile a tool may name is decided above the driver, before any launch")
