@@ -410,3 +410,23 @@ def test_the_shipped_extension_asks_for_little_and_reaches_only_loopback():
         assert not re.search(r"(https?|wss?)://(?!127\.0\.0\.1)", text), script.name
         assert "eval(" not in text and "new Function" not in text and "importScripts" not in text
     assert {p.name for p in folder.iterdir()} == {"manifest.json", "service_worker.js", "popup.html", "popup.js"}
+
+
+@pytest.mark.one_driver("the relay's place among webhand's endpoints, no driver")
+async def test_the_relay_is_one_of_the_endpoints_no_page_may_reach():
+    """As the dashboards and MCP servers are: registered for every webhand of this user once it
+    listens, gone when it stops."""
+    from webhand.engine.cdp.relay import ExtensionRelay
+    from webhand.security.origins import OWN_ENDPOINTS
+    from webhand.security.running_servers import RunningServers
+
+    from bridge_browser import free_port
+
+    relay = ExtensionRelay(free_port(), lambda: secrets.token_urlsafe(32))
+    await relay.start()
+    try:
+        assert "extension relay" in (OWN_ENDPOINTS.refusal("127.0.0.1", relay.port) or "")
+        assert RunningServers().host_of(relay.port) is not None  # what another webhand reads
+    finally:
+        await relay.close()
+    assert OWN_ENDPOINTS.refusal("127.0.0.1", relay.port) is None

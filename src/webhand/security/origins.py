@@ -35,7 +35,7 @@ _SAME_ORIGIN_SCHEME = {"ws": "http", "wss": "https", "http": "http", "https": "h
 
 class OwnEndpoints:
     """The addresses webhand listens on (the HTTP MCP server and its dashboard, the CLI daemon's
-    dashboard): this process's, registered as they are bound, and every other webhand server of this
+    dashboard, the extension bridge's relay): this process's, registered as they are bound, and every other webhand server of this
     user (``running_servers``). No page webhand drives may reach them, whatever the configuration:
     otherwise a page could send the agent's own tab there and read or drive every conversation
     (issue 22), and one webhand's model could drive another's (issue 43). Matched by port: a
@@ -70,8 +70,8 @@ class OwnEndpoints:
             bound, whose = _bound_host(other[1]), f"another webhand's (process {other[0]})"
         wildcard = bound in ("0.0.0.0", "[::]")
         if host == bound or is_loopback(host) and (is_loopback(bound) or wildcard) or wildcard:
-            return (f"refused because {host}:{port} is {whose} dashboard or MCP server: no page webhand drives "
-                    "may reach it, whatever the configuration (it would read and drive every conversation)")
+            return (f"refused because {host}:{port} is {whose} dashboard, MCP server or extension relay: no page "
+                    "webhand drives may reach it, whatever the configuration (it would read and drive every conversation)")
         return None
 
 

@@ -42,7 +42,7 @@ from webhand.engine.cdp.bridge_boundary import (COOKIE_CHANGES, COOKIE_READS, TA
                                                 check_navigation, hosts_of, shared_sites_cookies, why_lost)
 from webhand.engine.cdp.connection import CommandProxy
 from webhand.errors import BrowserLaunchFailed, WebhandError
-from webhand.security.origins import OriginRules
+from webhand.security.origins import OWN_ENDPOINTS, OriginRules
 from webhand.security.pairing import EXTENSION_ORIGIN, NONCE, new_nonce, proof, token_matches
 
 log = logging.getLogger("webhand.bridge")
@@ -162,10 +162,13 @@ class ExtensionRelay:
                                       "Another webhand may run the relay already; stop it, or set extension_port "
                                       "(and the port in the extension's popup) to a free port.") from None
         self.port = self._server.sockets[0].getsockname()[1] if self._server.sockets else self.port
+        # Like the dashboards and MCP servers: no page any webhand of this user drives may reach it.
+        OWN_ENDPOINTS.add("127.0.0.1", self.port)
 
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
+            OWN_ENDPOINTS.remove(self.port)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), 5)
             self._server = None
