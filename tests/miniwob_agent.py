@@ -179,8 +179,9 @@ async def click_two_buttons(agent: Agent, screen: Screen) -> None:
 
 @solves("enter-text", "enter-text-dynamic", "enter-text-2")
 async def enter_text(agent: Agent, screen: Screen) -> None:
-    found = screen.instruction(r'(?:Enter|Type) "(.+?)" (into the text field|in all lower case)')
-    text = found.group(1).lower() if "lower" in found.group(2) else found.group(1)
+    found = screen.instruction(r'(?:Enter|Type) "(.+?)" (into the text field|in all (?:lower|upper) case)')
+    case = found.group(2)  # enter-text-2 draws either case
+    text = found.group(1).lower() if "lower" in case else found.group(1).upper() if "upper" in case else found.group(1)
     await agent.type(screen.nth("textbox", 0), text)
     await agent.click(screen.find("button", "Submit"))
 

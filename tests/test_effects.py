@@ -196,3 +196,19 @@ async def test_an_endless_request_loop_is_named(tools, site):
     reply = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'button "Poll forever"')}))
 
     assert "/slow?ms=100&body=tick" in reply and "nothing it started is still pending" not in reply, reply
+
+
+async def test_webhand_never_draws_on_the_pages_own_random_numbers(tools, site):
+    """A page that seeded Math.random (a game, a test harness like MiniWoB) must draw the same numbers
+    whether or not webhand watches it: navigating, reading and acting call nothing of the page's."""
+    await tools.call("browser_navigate", {"url": site.url("actions/form.html")})
+    ok(await tools.call("browser_eval", {"expression": "(() => { window.__draws = 0; const draw = Math.random; "
+                                                       "Math.random = function () { window.__draws++; "
+                                                       "return draw.apply(this, arguments); }; return 1; })()"}))
+    shot = ok(await tools.call("browser_snapshot", {}))
+    box = re.search(r'textbox "[^"]*" \[(e\d+)\]', shot).group(1)
+    ok(await tools.call("browser_type", {"ref": box, "text": "ada"}))
+    ok(await tools.call("browser_click", {"ref": box}))
+    ok(await tools.call("browser_press_key", {"key": "Tab"}))
+    drawn = await tools.call("browser_eval", {"expression": "window.__draws"})
+    assert drawn.data == {"result": 0}, drawn.text

@@ -43,10 +43,16 @@ _SNAPSHOT_CALL = "(opts) => window.__webhand && window.__webhand.version === 3 ?
 
 #: Marks the tab's main document with an id of its own (once), and gives it: an action compares the
 #: id before and after it, to know whether it brought a new document (not a property of the page's:
-#: non-enumerable, and a page that fakes it can only hide a "new page" heading).
+#: non-enumerable, and a page that fakes it can only hide a "new page" heading). The id comes from
+#: `crypto`, never `Math.random`: drawing on the page's own random numbers would change what a seeded
+#: page does next (a MiniWoB task drew another instruction).
 _DOCUMENT_MARK = """() => { try {
-  if (typeof window.__webhandDocument !== 'string')
-    Object.defineProperty(window, '__webhandDocument', {value: Math.random().toString(36).slice(2), configurable: true});
+  if (typeof window.__webhandDocument !== 'string') {
+    let id;
+    try { id = Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join('.'); }
+    catch (e) { id = performance.timeOrigin + '.' + performance.now(); }
+    Object.defineProperty(window, '__webhandDocument', {value: id, configurable: true});
+  }
   return String(window.__webhandDocument).slice(0, 40);
 } catch (e) { return null; } }"""
 
