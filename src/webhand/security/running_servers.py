@@ -81,7 +81,8 @@ class RunningServers:
         if folder is None:
             return
         path = os.path.join(folder, str(port))
-        if self._read(path) is not None and self._read(path)[0] == os.getpid():  # type: ignore[index]
+        entry = self._read(path)
+        if entry is not None and entry[0] == os.getpid():
             try:
                 os.unlink(path)
             except OSError:
