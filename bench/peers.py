@@ -67,10 +67,15 @@ def _no_sandbox() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0  # Chromium refuses its sandbox as root
 
 
-def webhand_spec(chrome: str, *, key: str = "webhand", label: str = "webhand", extra: list[str] | None = None) -> Spec:
+def webhand_spec(chrome: str, *, key: str = "webhand", label: str = "webhand", extra: list[str] | None = None,
+                 source: str | None = None) -> Spec:
+    """webhand's MCP server; from ``source`` (another checkout's ``src`` folder) instead of this one's
+    when given: the baseline of a before/after comparison in one run (``bench/run.py --baseline``)."""
     import webhand
 
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    if source is not None:
+        env["PYTHONPATH"] = source
     return Spec(key, label, "webhand", sys.executable, ["-m", "webhand", "mcp", "--chrome", chrome, *(extra or [])],
                 webhand.__version__, env)
 
@@ -99,10 +104,14 @@ def firefox_spec() -> Spec | None:
                      "(a cold start on a loaded machine)")
 
 
-def specs(chrome: str) -> list[Spec]:
-    """The servers compared in the latency and snapshot suites, webhand first (on Firefox too, when installed)."""
-    out = [webhand_spec(chrome),
-           webhand_spec(chrome, key="webhand-pw", label="webhand (Playwright driver)", extra=["--driver", "playwright"])]
+def specs(chrome: str, *, baseline: str | None = None) -> list[Spec]:
+    """The servers compared in the latency and snapshot suites, webhand first (on Firefox too, when installed).
+    ``baseline``: another checkout's ``src`` folder, served second as ``webhand-baseline`` (a before/after
+    comparison of webhand's own code, on the same machine in the same run)."""
+    out = [webhand_spec(chrome)]
+    if baseline is not None:
+        out.append(webhand_spec(chrome, key="webhand-baseline", label=f"webhand (baseline {baseline})", source=baseline))
+    out.append(webhand_spec(chrome, key="webhand-pw", label="webhand (Playwright driver)", extra=["--driver", "playwright"]))
     firefox = firefox_spec()
     if firefox is not None:
         out.append(firefox)

@@ -86,7 +86,11 @@ async def main(args: argparse.Namespace) -> int:
                                   "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
                                   "machine": machine(chrome)}
     with PageServer() as pages:
-        bench = Run(quick=args.quick, chrome=chrome, pages=pages, specs=specs(chrome),
+        servers = specs(chrome, baseline=str(Path(args.baseline).resolve()) if args.baseline else None)
+        if args.servers:
+            wanted = {key.strip() for key in args.servers.split(",")}
+            servers = [spec for spec in servers if spec.key in wanted]
+        bench = Run(quick=args.quick, chrome=chrome, pages=pages, specs=servers,
                     scale_ladders=[x.strip() for x in args.scale_ladders.split(",")] if args.scale_ladders else None)
         results["servers"] = {s.key: {"label": s.label, "version": s.version, "command": " ".join(
             [Path(s.command).name, *s.args]), "note": s.note} for s in bench.specs}
@@ -171,6 +175,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"), help="results folder")
     parser.add_argument("--budget", type=float, help="seconds the suites share (default: 140 quick, 1000 full)")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--baseline", help="another checkout's src folder: its webhand runs beside this one as "
+                        "`webhand-baseline` (before/after in one run; compare with bench/baseline_ratio.py)")
+    parser.add_argument("--servers", help="comma-separated subset of the servers by key (webhand, webhand-baseline, "
+                        "webhand-pw, webhand-ff, playwright, playwright-settle0, devtools, agent-browser)")
     parser.add_argument("--scale-ladders", help="the scale suite's ladders, comma-separated: context, pool, process "
                         "(default: all three)")
     return parser.parse_args(argv)
