@@ -109,7 +109,7 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
             "--disable-blink-features=AutomationControlled flag. A headless Firefox 153 shows no such signs (its user "
             "agent names no Headless; 5 plugins, en-US languages) but navigator.webdriver, which is true whenever the "
             "Remote Agent runs: no preference hides it (dom.webdriver.enabled=false leaves it true), so "
-            "stealth = true is refused with browser = \"firefox\" (config.py)",
+            "stealth = true is refused with driver = \"firefox\" (config.py)",
         "test_interaction.py::test_drag_and_drop":
             "Firefox/BiDi: an HTML5 drag that pointer actions start never drops (the drag session swallows the "
             "release; w3c/webdriver-bidi#487): the driver refuses such a drag with that reason "

@@ -178,8 +178,6 @@ def settings_for_tests(tmp_path_factory: pytest.TempPathFactory, **overrides: ob
     shared = tmp_path_factory.mktemp("webhand-shared")  # a folder the user shares with every conversation
     base: dict[str, object] = {"output_dir": str(out), "isolation": "context", "max_sessions": 60,
                                "capabilities": ["all"], "warm_reserve": True, "roots": [str(shared)]}
-    if overrides.get("driver") == "firefox":  # the conformance suite's name for the Firefox (BiDi) driver
-        overrides = {**{k: v for k, v in overrides.items() if k != "driver"}, "browser": "firefox"}
     base.update(overrides)
     return Settings.from_sources(base, env={})
 
@@ -292,7 +290,7 @@ def processes_in_group(group: int) -> list[psutil.Process]:
 def driver_env(driver: str) -> dict[str, str]:
     """The environment that picks the conformance suite's ``driver`` in a webhand process a test starts
     (Firefox is a browser setting, not a Chromium driver)."""
-    return {"WEBHAND_BROWSER": "firefox"} if driver == "firefox" else {"WEBHAND_DRIVER": driver}
+    return {"WEBHAND_DRIVER": driver}
 
 
 class Cli:

@@ -197,7 +197,7 @@ def test_settings_are_global_options_anywhere_and_yes_no_fields_take_every_form(
     """Issue 42 items 1, 3 and 5: `--profile`, `--browser` were refused before or after a tool
     command; `handle_dialog --accept false` printed the usage; a daemon started with a profile
     warned on every later call that asked for nothing."""
-    other = "firefox" if cli.env.get("WEBHAND_BROWSER") != "firefox" else "chromium"
+    other = "firefox" if cli.env.get("WEBHAND_DRIVER") != "firefox" else "chromium"
     cli("--headless", "--timeout", "20", "get_url", "--session", "d")  # starts the daemon with these settings
     cli("navigate", site.url("tabs_files/dialogs.html"), "--session", "d", "--timeout", "9")  # that call's own
     assert site.url("tabs_files/dialogs.html") in cli("get_url", "--session", "d").stdout

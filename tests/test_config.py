@@ -66,7 +66,7 @@ def test_the_file_is_found_in_the_working_dir_then_the_user_config_dir(config, t
 @pytest.mark.parametrize(("text", "expected"), [
     ("[defaults.browser]\nmax_sessions = 0\n", ["max_sessions=0", "greater than or equal to 1", "webhand.toml"]),
     ("[defaults.browser]\nisolation = 'thread'\n", ["isolation='thread'", "'process' or 'context'"]),
-    ("[defaults.browser]\ndriver = 'selenium'\n", ["driver='selenium'", "'playwright' or 'cdp'"]),
+    ("[defaults.browser]\ndriver = 'selenium'\n", ["driver='selenium'", "'cdp', 'playwright' or 'firefox'"]),
     ("[defaults.browser]\nheadles = true\n", ["defaults.browser.headles", "Allowed:", "headless"]),
     ("[defaults.browser]\ntimeouts = { forever = 1 }\n", ["timeouts.forever", "default", "action"]),
     ("[defaults.browser]\nenabled = 'yes'\n", ["enabled='yes'", "true or false"]),

@@ -44,7 +44,7 @@ if not (shutil.which("firefox-esr") or shutil.which("firefox")):
 async def firefox(tmp_path_factory) -> AsyncIterator[Webhand]:
     """One Webhand on one Firefox for the module (each test its own conversation: a user context).
     A Firefox cold start takes 10-30 s on this loaded 2-core machine: a generous launch_timeout."""
-    settings = settings_for_tests(tmp_path_factory, browser="firefox", warm_reserve=False, launch_timeout=120)
+    settings = settings_for_tests(tmp_path_factory, driver="firefox", warm_reserve=False, launch_timeout=120)
     async with Webhand(settings) as webhand:
         yield webhand
         group = getattr(webhand.sessions._shared, "pid", None)

@@ -40,7 +40,7 @@ def _firefox_processes() -> list:
 async def host(tmp_path_factory) -> AsyncIterator[Webhand]:
     """One Webhand on one Firefox for the module (context isolation: each session is a Firefox user
     context). Closing it must leave no Firefox process, no temporary profile, no registry entry."""
-    settings = settings_for_tests(tmp_path_factory, browser="firefox", warm_reserve=False,
+    settings = settings_for_tests(tmp_path_factory, driver="firefox", warm_reserve=False,
                                   capabilities=["core", "tabs"])
     registered_before = set(own_registry_entries())  # the worker's shared Chromium stays registered
     webhand = Webhand(settings)
@@ -96,10 +96,26 @@ async def _tab(firefox: BidiBrowser, heard: Heard, width: int = 800, height: int
 def test_the_settings_choose_the_firefox_driver(tmp_path) -> None:
     from webhand.config import load_settings
 
-    settings = load_settings(env={"WEBHAND_BROWSER": "firefox"}, cwd=tmp_path)
-    assert settings.browser == "firefox"
+    settings = load_settings(env={"WEBHAND_DRIVER": "firefox"}, cwd=tmp_path)
+    assert settings.driver == "firefox" and settings.browser == "firefox"
     assert isinstance(make_engine(settings), BidiEngine)
-    assert load_settings(env={"WEBHAND_BROWSER": "firefox"}, flags={"browser": "chromium"}, cwd=tmp_path).browser == "chromium"
+    assert load_settings(env={"WEBHAND_DRIVER": "firefox"}, flags={"driver": "cdp"}, cwd=tmp_path).driver == "cdp"
+    assert load_settings(flags={"driver": "playwright"}, cwd=tmp_path).browser == "chromium"
+
+
+def test_the_old_browser_key_still_picks_firefox_with_a_deprecation_line(tmp_path, caplog) -> None:
+    """Issue 39: one setting picks the driver (``driver = cdp | playwright | firefox``); ``browser``, the
+    key Firefox had before, is still read and says it is deprecated."""
+    from webhand.config import load_settings
+
+    with caplog.at_level("WARNING", logger="webhand"):
+        settings = load_settings(env={"WEBHAND_BROWSER": "firefox"}, cwd=tmp_path)
+    assert settings.driver == "firefox" and isinstance(make_engine(settings), BidiEngine)
+    assert any('browser = "firefox" is deprecated; write driver = "firefox"' in r.getMessage() for r in caplog.records)
+    assert load_settings(env={"WEBHAND_BROWSER": "firefox"}, flags={"browser": "chromium"}, cwd=tmp_path).driver == "cdp"
+    config = tmp_path / "webhand.toml"
+    config.write_text('[defaults.browser]\nbrowser = "firefox"\n')
+    assert load_settings(cwd=tmp_path).driver == "firefox"
 
 
 async def test_navigate_snapshot_click_and_type(firefox: BidiBrowser, site) -> None:
@@ -250,8 +266,8 @@ async def test_an_origin_policy_on_a_firefox_webhand_did_not_launch_is_refused_n
     through the policy proxy and WebRTC through no other path, tests/test_policy.py); one reached at
     a ws:// URL cannot be held to it: refused before connecting, also for settings that skipped
     validation (``model_copy``)."""
-    assert Settings(browser="firefox", allowed_origins=["https://example.com"]).allowed_origins
-    engine = BidiEngine(Settings(browser="firefox").model_copy(update={"blocked_origins": ["https://example.com"]}))
+    assert Settings(driver="firefox", allowed_origins=["https://example.com"]).allowed_origins
+    engine = BidiEngine(Settings(driver="firefox").model_copy(update={"blocked_origins": ["https://example.com"]}))
     with pytest.raises(NotOnFirefox, match="origin policy"):
         await engine.connect("ws://127.0.0.1:9/session", kind="bidi", timeout=5)
     assert engine.launched.kill_now() == []  # nothing was spawned

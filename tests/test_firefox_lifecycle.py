@@ -78,7 +78,7 @@ async def test_sigkill_of_a_firefox_mcp_server_leaves_no_firefox_after_the_next_
     (PR_SET_PDEATHSIG) and the helpers follow their parent; one helper is held stopped here so that
     it cannot exit by itself, as a slow one would not: the next start's reaper must find it by its
     group and ``-parentPid``, and remove the temporary profile and the registry entry."""
-    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path), "WEBHAND_BROWSER": "firefox"}
+    env = {**os.environ, "WEBHAND_OUTPUT_DIR": str(tmp_path), "WEBHAND_DRIVER": "firefox"}
     server = await asyncio.create_subprocess_exec(sys.executable, "-m", "webhand", "mcp", env=env,
                                                   stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
     held: psutil.Process | None = None
@@ -131,7 +131,7 @@ async def test_a_crashed_firefox_is_reported_and_replaced(tmp_path_factory, site
     Firefox, and none is left once webhand closes."""
     # The default call timeout: the relaunch (10-30 s on this loaded 2-core machine) is not counted
     # in it (session/call_deadline.py), only in launch_timeout.
-    settings = settings_for_tests(tmp_path_factory, browser="firefox", isolation="process", warm_reserve=False,
+    settings = settings_for_tests(tmp_path_factory, driver="firefox", isolation="process", warm_reserve=False,
                                   max_sessions=3, capabilities=["core"], launch_timeout=120)
     groups: list[psutil.Process] = []
     async with Webhand(settings) as wh:

@@ -68,4 +68,4 @@ def test_stealth_is_refused_on_firefox_not_ignored():
     """Its disguise is Chromium's, and Firefox's navigator.webdriver cannot be hidden: the setting is
     refused with browser = "firefox" rather than accepted and left undone."""
     with pytest.raises(ConfigError, match="does not support stealth"):
-        Settings.from_sources({"browser": "firefox", "stealth": True}, env={})
+        Settings.from_sources({"driver": "firefox", "stealth": True}, env={})

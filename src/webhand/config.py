@@ -6,6 +6,7 @@ file and per-agent profiles build on :func:`Settings.from_sources`.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +17,8 @@ from webhand.durations import to_seconds
 from webhand.errors import ConfigError, WebhandError
 from webhand.security.locations import CONFIG_FILE_NAME, check_profile_name, default_output_dir, find_config_file, user_config_dir  # noqa: F401 - re-exported
 from webhand.security.origins import OriginRule
+
+log = logging.getLogger("webhand")
 
 
 def _default_output_dir() -> Path:
@@ -113,9 +116,8 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     # Browser
-    browser: Literal["chromium", "firefox"] = Field("chromium", description="Which browser webhand drives: Chromium "
-                                                    "(the default) or Firefox, over WebDriver BiDi (Debian's stock "
-                                                    "firefox-esr; what it lacks: README, Firefox).")
+    browser: Literal["chromium", "firefox"] | None = Field(None, description="Deprecated: `driver` names the browser "
+                                                           "too. Still read: \"firefox\" is driver = \"firefox\".")
     firefox_path: str | None = Field(None, description="Firefox binary to launch when browser = \"firefox\" "
                                      "(default: firefox-esr or firefox on PATH).")
     executable_path: str | None = Field(None, description="Chromium/Chrome binary to launch (then chromium_flavor "
@@ -129,10 +131,11 @@ class Settings(BaseModel):
     headless: bool = True
     extra_args: list[str] = Field(default_factory=list, description="More Chromium command-line flags.")
     viewport: Viewport = Field(default_factory=Viewport)
-    driver: Literal["playwright", "cdp"] = Field("cdp", description="How webhand talks to Chromium: straight over the "
-                                                 "DevTools protocol (the default: no Node process), or through Playwright. "
-                                                 "Unset, Playwright is picked when the settings use what only it does "
-                                                 "(playwright_url, a playwright pool endpoint, attach_to_existing_context).")
+    driver: Literal["cdp", "playwright", "firefox"] = Field(
+        "cdp", description="Which driver webhand runs its browser with: `cdp`, Chromium straight over the DevTools "
+        "protocol (the default: no Node process); `playwright`, Chromium through Playwright; `firefox`, a stock "
+        "Firefox over WebDriver BiDi (what it lacks: README, Firefox). Unset, Playwright is picked when the settings "
+        "use what only it does (playwright_url, a playwright pool endpoint, attach_to_existing_context).")
     # Sessions
     isolation: Literal["process", "context"] = "process"
     warm_reserve: bool = Field(True, description="In process isolation, keep one browser launched ahead of need.")
@@ -281,6 +284,30 @@ class Settings(BaseModel):
                 OriginRule(rule)  # a rule that does not parse is refused now, not ignored later
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_browser_key(cls, data: Any) -> Any:
+        """``browser``, the old key of the Firefox driver, still read, with a deprecation line: ``browser =
+        "firefox"`` is ``driver = "firefox"`` (and wins over a ``driver`` set beside it, as it did);
+        ``"chromium"`` keeps a Chromium driver."""
+        if not isinstance(data, dict) or data.get("browser") is None:
+            return data
+        old = data["browser"]
+        if old == "firefox":
+            log.warning('webhand: the setting browser = "firefox" is deprecated; write driver = "firefox" '
+                        '(WEBHAND_DRIVER=firefox, --driver firefox)')
+            return {**data, "driver": "firefox"}
+        if old == "chromium" and data.get("driver") == "firefox":
+            return {**data, "driver": "cdp"}  # a later source's browser = "chromium" undoes an earlier firefox
+        return data
+
+    @model_validator(mode="after")
+    def _browser_follows_the_driver(self) -> "Settings":
+        """``browser`` reads as the browser the driver runs, for code and configs written before ``driver``
+        named Firefox too."""
+        self.__dict__["browser"] = "firefox" if self.driver == "firefox" else "chromium"
+        return self
+
     @model_validator(mode="after")
     def _driver_for_what_is_asked(self) -> "Settings":
         """Raw CDP unless the driver was set, or the settings need Playwright: its browser server
@@ -292,7 +319,7 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _firefox_can_do_it(self) -> "Settings":
         """What the Firefox driver does not do yet is refused here, not ignored at run time."""
-        if self.browser != "firefox":
+        if self.driver != "firefox":
             return self
         unsupported = [name for name, value in (
             ("playwright_url", self.playwright_url), ("extension_bridge", self.extension_bridge),
@@ -301,8 +328,8 @@ class Settings(BaseModel):
             # Its disguise is a desktop Chrome's; Firefox's one sign, navigator.webdriver, no preference hides.
             ("stealth", self.stealth)) if value]
         if unsupported:
-            raise ValueError(f"browser = \"firefox\" does not support {', '.join(unsupported)} yet: remove "
-                             f"{'it' if len(unsupported) == 1 else 'them'}, or use browser = \"chromium\"")
+            raise ValueError(f"driver = \"firefox\" does not support {', '.join(unsupported)} yet: remove "
+                             f"{'it' if len(unsupported) == 1 else 'them'}, or use driver = \"cdp\"")
         return self
 
     @model_validator(mode="after")

@@ -102,7 +102,7 @@ class BrowserNotFound(WebhandError):
 class NotOnFirefox(WebhandError):
     """What was asked is not built on the Firefox (WebDriver BiDi) driver yet."""
 
-    def __init__(self, what: str, hint: str = 'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for it.', *,
+    def __init__(self, what: str, hint: str = 'Use driver = "cdp" (WEBHAND_DRIVER=cdp) for it.', *,
                  lacking: str | None = None) -> None:
         # ``lacking``: what Firefox or WebDriver BiDi lacks, when it is not merely unbuilt.
         super().__init__(f"{what} is not available on Firefox: {lacking}." if lacking else

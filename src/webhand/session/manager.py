@@ -82,8 +82,8 @@ class SessionInfo:
 
 
 def make_engine(settings: Settings) -> Engine:
-    """The driver the settings name (``browser``, then ``driver``); each is imported only when chosen."""
-    if settings.browser == "firefox":
+    """The driver the settings name (``driver``); each is imported only when chosen."""
+    if settings.driver == "firefox":
         from webhand.engine.bidi import BidiEngine
 
         return BidiEngine(settings)

@@ -114,13 +114,11 @@ async def run_doctor(settings: Settings) -> int:
 
     how = "set" if "driver" in settings.model_fields_set else (
         "picked: these settings need Playwright" if settings.needs_playwright() else "the default")
-    report.info("browser", f"{settings.browser} (set browser in webhand.toml, WEBHAND_BROWSER or --browser)")
-    if settings.browser == "firefox":
-        report.info("driver", "WebDriver BiDi (the Firefox driver: engine/bidi/)")
-    else:
-        report.info("driver", f"{settings.driver} ({how}; set driver in webhand.toml, WEBHAND_DRIVER or --driver)")
+    what = "Firefox over WebDriver BiDi (engine/bidi/)" if settings.driver == "firefox" else \
+        f"Chromium over {'raw CDP' if settings.driver == 'cdp' else 'Playwright'}"
+    report.info("driver", f"{settings.driver}: {what} ({how}; set driver in webhand.toml, WEBHAND_DRIVER or --driver)")
     pool = settings.effective_pool()
-    if settings.browser == "firefox" and not settings.cdp_url:
+    if settings.driver == "firefox" and not settings.cdp_url:
         from webhand.engine.bidi.firefox import find_firefox
 
         try:
@@ -131,7 +129,7 @@ async def run_doctor(settings: Settings) -> int:
         report.ok("Firefox found", f"{binary} ({await _binary_version(binary)})")
     elif pool is not None:
         await _check_endpoints(settings, report)
-    if settings.browser != "firefox" and (pool is None or any(e.kind == "local" for e in pool.endpoints)):
+    if settings.driver != "firefox" and (pool is None or any(e.kind == "local" for e in pool.endpoints)):
         configured = settings.executable_path
         if configured and not (os.path.isfile(configured) and os.access(configured, os.X_OK)):
             report.fail("executable_path", f"{configured} is not an executable file. Fix executable_path "

@@ -319,7 +319,8 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     mcp.add_argument("--chrome", help="path of the Chromium binary")
     _flavor_option(mcp)
     _remote_options(mcp)
-    mcp.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
+    mcp.add_argument("--driver", choices=["cdp", "playwright", "firefox"],
+                     help="Chromium over raw CDP (default) or through Playwright, or Firefox over WebDriver BiDi")
     add_common_options(mcp)
     mcp.set_defaults(run=_cmd_mcp)
 
@@ -341,7 +342,8 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     doctor.add_argument("--chrome", help="path of the Chromium binary")
     _flavor_option(doctor)
     _remote_options(doctor)
-    doctor.add_argument("--driver", choices=["playwright", "cdp"], help="talk to Chromium over raw CDP (default) or through Playwright")
+    doctor.add_argument("--driver", choices=["cdp", "playwright", "firefox"],
+                        help="Chromium over raw CDP (default) or through Playwright, or Firefox over WebDriver BiDi")
     add_common_options(doctor)
     doctor.set_defaults(run=_cmd_doctor)
 

@@ -91,7 +91,8 @@ def add_common_options(parser: argparse.ArgumentParser, *, own: Any = ()) -> Non
         "profile": dict(help="run the default session on this named profile, kept between sessions "
                         "(env WEBHAND_PROFILE; `webhand profile list`)"),
         "browser": dict(choices=["chromium", "firefox"],
-                        help="drive Chromium (default) or Firefox (WebDriver BiDi) (env WEBHAND_BROWSER)"),
+                        help="drive Chromium (default) or Firefox (WebDriver BiDi); the same as --driver firefox "
+                        "(env WEBHAND_DRIVER; WEBHAND_BROWSER, the old key, still read)"),
         "timeout": dict(type=float, help="default timeout of one operation, in seconds (env WEBHAND_TIMEOUT)"),
         "storage_state": dict(metavar="FILE", help="cookies and localStorage (as `webhand storage_state save FILE` "
                               "wrote them) loaded into each new session (env WEBHAND_STORAGE_STATE)"),
