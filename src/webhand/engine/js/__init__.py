@@ -1,8 +1,9 @@
 """The page JavaScript of the engine layer, one script a file, loaded once and sent as written.
 
-The drivers run these in the page (pointer checks, form fields, the settle watch); the Python
-modules that name them (engine/pointer.py, engine/page_scripts.py, engine/settle.py) keep their
-contract, this folder their text. One folder rather than files beside each module: engine/ then
+The drivers run these in the page (pointer checks, form fields, the settle watch, waits, the
+model's JavaScript's result); the Python modules that name them (engine/pointer.py,
+engine/page_scripts.py, engine/settle.py, engine/waits.py, engine/console_javascript.py) keep
+their contract, this folder their text. One folder rather than files beside each module: engine/ then
 lists Python modules only, one loader serves them all, and one package-data glob ships them.
 The page agent's own scripts stay in page/ beside snapshot.py, which splices them together.
 
