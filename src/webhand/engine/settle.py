@@ -56,7 +56,7 @@ SOCKET_QUIET_MS = 150
 TRACK_MS = 5000
 
 # The page's own scheduling, followed from the start of an action (installed once per document by
-# the first watch; see "Waiting for effects" in docs/design.md). setTimeout/setInterval with a delay
+# the first watch; see docs/settle.md). setTimeout/setInterval with a delay
 # of at most ``SHORT_MS``, requestAnimationFrame and WebSocket.send, called while a watch is live
 # from code the action ran (an event handler, a task it queued) or from a callback of such work, are
 # the action's pending work until they run (a WebSocket: until it has been quiet ``SOCKET_QUIET_MS``
