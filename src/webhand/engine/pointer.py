@@ -26,154 +26,18 @@ import json
 import re
 from typing import Any
 
+from webhand.engine.js import compose, source
 from webhand.errors import ActionTimeout, ElementNotActionable, InvalidArgument, WebhandError
 
 # A JavaScript expression: an object of helpers, each taking the element the action is on.
-_HELPERS = r"""(() => {
-  const up = (n) => n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
-  const within = (outer, n) => { for (let c = n; c; c = up(c)) if (c === outer) return true; return false; };
-  // Where a click on e goes: the centre of its first box (a link that wraps: its first line).
-  const point = (e) => {
-    const rects = e.getClientRects(), r = rects.length ? rects[0] : e.getBoundingClientRect();
-    return [r.left + r.width / 2, r.top + r.height / 2];
-  };
-  // Whether (x, y) shows through every box that clips e (scrolled or clipped ancestors, a list box's
-  // scroller) and its frame's viewport.
-  const shown = (e, x, y) => {
-    const doc = e.ownerDocument, view = doc.defaultView;
-    if (x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) return false;
-    const propagated = view.getComputedStyle(doc.documentElement).overflow === 'visible';  // body's overflow is the viewport's
-    for (let a = up(e); a && a !== doc.documentElement; a = up(a)) {
-      if (a === doc.body && propagated) continue;
-      if (a.tagName !== 'SELECT') {
-        const s = view.getComputedStyle(a);
-        if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
-      }
-      const r = a.getBoundingClientRect(), left = r.left + a.clientLeft, top = r.top + a.clientTop;
-      if (x < left || y < top || x >= left + a.clientWidth || y >= top + a.clientHeight) return false;
-    }
-    return true;
-  };
-  // Whether e is disabled: itself, by a disabled fieldset or optgroup around it, or by aria-disabled.
-  const disabled = (e) => {
-    for (let n = e; n; n = n.parentElement) {
-      if (['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP', 'FIELDSET'].includes(n.tagName) && n.disabled)
-        return n === e || n.tagName === 'FIELDSET' || n.tagName === 'OPTGROUP';
-      if (n.getAttribute && n.getAttribute('aria-disabled') === 'true') return true;
-    }
-    return false;
-  };
-  const centre = (e) => e.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-  // Scrolls e into the middle of whatever hides its click point; returns the point.
-  const reveal = (e) => {
-    const [x, y] = point(e);
-    if (shown(e, x, y)) return [x, y];
-    centre(e);
-    return point(e);
-  };
-  const hitAt = (e, x, y) => {
-    let hit = e.ownerDocument.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    return hit;
-  };
-  // A short name of an element for an error: its tag and three telling attributes, on one line
-  // (page text must not shape the reply).
-  const describe = (n) => {
-    const first = ['id', 'role', 'aria-label', 'aria-modal', 'class', 'name', 'title'];
-    const rank = (a) => { const i = first.indexOf(a.name); return i < 0 ? first.length : i; };
-    const attrs = [...n.attributes].sort((a, b) => rank(a) - rank(b)).slice(0, 3)
-      .map(a => a.name + '="' + a.value.replace(/[\s"<>]+/g, ' ').slice(0, 40) + '"').join(' ');
-    return '<' + n.tagName.toLowerCase() + (attrs ? ' ' + attrs : '') + '>';
-  };
-  const CONTROLS = 'a[href], button, input:not([type=hidden]), select, textarea, summary, iframe, ' +
-                   '[contenteditable=""], [contenteditable=true], [tabindex]:not([tabindex^="-"])';
-  // Whether root holds no focusable control but e, what is inside e, and controls of e's own role.
-  const onlyControl = (root, e) => {
-    const role = e.getAttribute('role');
-    for (const c of root.querySelectorAll(CONTROLS)) {
-      if (within(e, c) || (role && c.getAttribute('role') === role) || !c.getClientRects().length) continue;
-      return false;
-    }
-    return true;
-  };
-  const DIALOG = 'dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]';
-  // What keeps a click at (x, y) from reaching e: null when nothing does (it lands on e, inside it,
-  // on one of its labels or on another part of e's own widget), else {by, kind}.
-  const cover = (e, x, y) => {
-    const hit = hitAt(e, x, y);
-    if (!hit || within(e, hit)) return null;
-    if (e.labels && [...e.labels].some(l => within(l, hit))) return null;
-    let root = hit;
-    while (root && !within(root, e)) root = up(root);
-    const doc = e.ownerDocument, view = doc.defaultView;
-    const page = !root || root === doc.documentElement || root === doc.body;
-    let pinned = null, dialog = null;  // the outermost fixed or sticky element, a dialog, between the hit and root
-    for (let n = hit; n && n !== root; n = up(n)) {
-      const position = view.getComputedStyle(n).position;
-      if (position === 'fixed' || position === 'sticky') pinned = n;
-      if (!dialog && n.matches(DIALOG)) dialog = n;
-    }
-    if (!page && !pinned && onlyControl(root, e)) return null;
-    if (root === hit) return {by: describe(hit), kind: 'container'};
-    const top = pinned || hit;
-    if (!dialog && top.querySelector(DIALOG)) dialog = top;
-    const box = top.getBoundingClientRect();
-    const seen = Math.max(0, Math.min(box.right, view.innerWidth) - Math.max(box.left, 0)) *
-                 Math.max(0, Math.min(box.bottom, view.innerHeight) - Math.max(box.top, 0));
-    if (dialog || (pinned && seen >= view.innerWidth * view.innerHeight / 2)) return {by: describe(dialog && !pinned ? dialog : top), kind: 'dialog'};
-    if (pinned) return {by: describe(pinned), kind: 'pinned'};
-    return {by: describe(hit), kind: 'other'};
-  };
-  // The select of an option shown as a drop-down (not a list box): its options are drawn by the
-  // browser's own popup, so a click on one is a choice of it.
-  const dropdownOf = (e) => {
-    if (e.tagName !== 'OPTION') return null;
-    const select = e.closest('select');
-    return select && !select.multiple && select.size <= 1 ? select : null;
-  };
-  // An element's role and name, as the page agent gives them (a snapshot was taken), else from its
-  // tag and text; bounded, for a reply that quotes them as page text.
-  const label = (n) => {
-    const agent = n.ownerDocument.defaultView.__webhand;
-    try { if (agent && agent.label) return agent.label(n); } catch (error) {}
-    const text = (n.getAttribute('aria-label') || n.innerText || n.value || '').trim().replace(/\s+/g, ' ').slice(0, 100);
-    return {role: n.getAttribute('role') || n.tagName.toLowerCase(), name: text};
-  };
-  return {within, point, shown, disabled, reveal, centre, hitAt, cover, dropdownOf, label};
-})()"""
+_HELPERS = source("pointer_helpers.js")
 
 # `this` is the element. Returns {x, y, label} (its click point, in its frame's viewport; its role and
 # name, with needPointer) when it can be
 # acted on, {dropdown: true} for an option of a drop-down when `optionClick` (it is chosen, not
 # clicked: PICK_OPTION), {wait: reason, by?, kind?} when not yet, or {error: reason} when it
 # never will be. Run by the raw-CDP and Firefox drivers.
-ACTIONABLE = """async function (needEnabled, needPointer, optionClick) {
-  const P = """ + _HELPERS + """;
-  const e = this;
-  if (!e.isConnected) return {error: 'removed'};
-  if (optionClick && P.dropdownOf(e)) return {dropdown: true};
-  const box = () => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; };
-  const [left, top, width, height] = box();
-  if (width === 0 || height === 0 || getComputedStyle(e).visibility !== 'visible') return {wait: 'not visible'};
-  if (needEnabled && P.disabled(e)) return {wait: 'not enabled'};
-  await new Promise(resolve => requestAnimationFrame(() => resolve()));
-  const again = box();
-  if (again[0] !== left || again[1] !== top || again[2] !== width || again[3] !== height) return {wait: 'not stable'};
-  let [x, y] = P.reveal(e);
-  if (!needPointer) return {x, y};
-  let cover = P.cover(e, x, y);
-  if (cover && cover.kind === 'pinned') {  // under a sticky header or a bar: in the middle of the view it may be clear
-    P.centre(e);
-    [x, y] = P.point(e);
-    cover = P.cover(e, x, y);
-  }
-  if (cover) return {wait: 'covered', by: cover.by, kind: cover.kind};
-  return {x, y, label: P.label(e)};
-}"""
+ACTIONABLE = compose("actionable.js", POINTER_HELPERS=_HELPERS)
 
 # `this` is the element a pointer press is for, the pointer now at (x, y) of its frame's viewport
 # (with `fresh`: at its click point now, while it is in the page), `aimed` its label (LABEL) when the action started. Run after the
@@ -181,16 +45,7 @@ ACTIONABLE = """async function (needEnabled, needPointer, optionClick) {
 # pointer when it arrives (mousemove, mouseover, pointerenter): {label} when the press lands on the
 # element (inside it, on its label or another part of its widget) and it is still what it was;
 # {moved: what is there now} or {renamed: the element's label now} when not.
-AT_PRESS = """function (x, y, aimed, fresh) {
-  const P = """ + _HELPERS + """;
-  const e = this;
-  if (fresh && e.isConnected) [x, y] = P.point(e);
-  const here = () => { const hit = P.hitAt(e, x, y); return hit ? P.label(hit) : null; };
-  if (!e.isConnected || P.cover(e, x, y)) return {moved: here(), gone: !e.isConnected};
-  const now = P.label(e);
-  if (aimed && (now.role !== aimed.role || now.name !== aimed.name)) return {renamed: now};
-  return {label: now};
-}"""
+AT_PRESS = compose("at_press.js", POINTER_HELPERS=_HELPERS)
 
 # `this` is an element: its role and name (for AT_PRESS and the reply).
 LABEL = "function () { const P = " + _HELPERS + "; return P.label(this); }"
@@ -199,44 +54,18 @@ LABEL = "function () { const P = " + _HELPERS + "; return P.label(this); }"
 CENTRE = "function () { this.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'}); }"
 
 # Scrolls the element into view inside every scroller that hides it; its point as CHECK gives it.
-SCROLL_INTO_VIEW = """function () {
-  const P = """ + _HELPERS + """;
-  const e = this;
-  if (!e.isConnected) return {error: 'removed'};
-  const r = e.getBoundingClientRect();
-  if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility !== 'visible') return {error: 'not visible'};
-  const [x, y] = P.reveal(e);
-  return {x, y};
-}"""
+SCROLL_INTO_VIEW = compose("scroll_into_view.js", POINTER_HELPERS=_HELPERS)
 
 # `this` is an <option>: select it the way Playwright's selectOption does (its select's input and
 # change events follow), once the select is visible and neither is disabled.
-PICK_OPTION = """function () {
-  const P = """ + _HELPERS + """;
-  const o = this, s = P.dropdownOf(o);
-  if (!o.isConnected || !s) return {error: 'removed'};
-  const box = s.getBoundingClientRect();
-  if (box.width === 0 || box.height === 0 || getComputedStyle(s).visibility !== 'visible') return {wait: 'not visible'};
-  if (P.disabled(o) || P.disabled(s)) return {wait: 'not enabled'};
-  o.selected = true;
-  s.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
-  s.dispatchEvent(new Event('change', {bubbles: true}));
-  return {label: (o.label || o.textContent || '').trim()};
-}"""
+PICK_OPTION = compose("pick_option.js", POINTER_HELPERS=_HELPERS)
 
 # For the Playwright driver, before its own click: "dropdown" (an option of a drop-down), "widget"
 # (the click point falls on another part of the element's own widget or on its label, which
 # Playwright's hit test refuses: the click is forced) or "click" (Playwright's own click: the
 # element is clear, not ready yet or covered, and Playwright waits and says why). It scrolls the
 # element into view inside every scroller first, as the CDP driver's checks do.
-PREPARE = """e => {
-  const P = """ + _HELPERS + """;
-  if (P.dropdownOf(e)) return 'dropdown';
-  const box = e.getBoundingClientRect();
-  if (!e.isConnected || box.width === 0 || box.height === 0 || getComputedStyle(e).visibility !== 'visible' || P.disabled(e)) return 'click';
-  const [x, y] = P.reveal(e), hit = P.hitAt(e, x, y);
-  return !hit || P.within(e, hit) || P.cover(e, x, y) ? 'click' : 'widget';
-}"""
+PREPARE = compose("prepare_click.js", POINTER_HELPERS=_HELPERS)
 
 # What covers the element at its click point now, for the error once Playwright gave up: {by, kind} or null.
 COVER = "e => { const P = " + _HELPERS + "; const [x, y] = P.point(e); return P.cover(e, x, y); }"

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from webhand.engine.driver import FailedRequest, SettleCaps, Settled
+from webhand.engine.js import compose, source
 
 if TYPE_CHECKING:
     from webhand.engine.policy import OriginPolicy, RefusalLog
@@ -55,7 +56,7 @@ SOCKET_QUIET_MS = 150
 TRACK_MS = 5000
 
 # The page's own scheduling, followed from the start of an action (installed once per document by
-# the first watch; see "Waiting for effects" in docs/design.md). setTimeout/setInterval with a delay
+# the first watch; see docs/settle.md). setTimeout/setInterval with a delay
 # of at most ``SHORT_MS``, requestAnimationFrame and WebSocket.send, called while a watch is live
 # from code the action ran (an event handler, a task it queued) or from a callback of such work, are
 # the action's pending work until they run (a WebSocket: until it has been quiet ``SOCKET_QUIET_MS``
@@ -64,152 +65,7 @@ TRACK_MS = 5000
 # few frames deep only (beyond that it is an animation, not a step of work). The wrappers are
 # Proxies of the originals (their name, length and prototype stay); a page that replaces them is
 # wrapped again by the next watch; one that keeps a reference from before simply goes unseen.
-WORK_HUB = """() => {
-  const known = window.__webhandWork;
-  if (known && known.ours && known.ours.has(window.setTimeout) && known.ours.has(window.requestAnimationFrame))
-    return known;
-  const hub = known && known.ours ? known : {
-    state: null, current: null, ours: new WeakSet(), ids: new Map(), frames: new Map(),
-    native: {setTimeout: window.setTimeout, clearTimeout: window.clearTimeout,
-             requestAnimationFrame: window.requestAnimationFrame}};
-  const UNTRACKED = hub.untracked || (hub.untracked = {});
-  const SHORT = """ + str(SHORT_MS) + """, SOCKET_QUIET = """ + str(SOCKET_QUIET_MS) + """, FRAME_DEPTH = 3, TIMER_DEPTH = 20;
-  // Who scheduled this: the live watch when the page's own code runs at the top of a task (an
-  // event handler, a response, a message), the callback's own watch inside a followed callback.
-  const owner = () => {
-    const c = hub.current, s = hub.state;
-    if (c === UNTRACKED) return null;
-    const w = c ? c.state : s;
-    return w && w === s && performance.now() < w.until ? w : null;
-  };
-  // A token says what the work is in fields only (kind, a delay, a host): webhand words the reply
-  // from them (``describe_work``), never from text the page could set.
-  const add = (w, what) => { const token = what; w.work.add(token); return token; };
-  const done = (w, token) => { if (w.work.delete(token) && !w.work.size && w.onIdle) w.onIdle(); };
-  const host = url => { try { return new URL(String(url), location.href).host; } catch (_) { return ''; } };
-  const run = (context, fn, self, args) => {
-    const saved = hub.current; hub.current = context;
-    try { return Reflect.apply(fn, self, args); } finally { hub.current = saved; }
-  };
-  const wrap = (name, handler) => {
-    const original = window[name];
-    if (typeof original !== 'function' || hub.ours.has(original)) return;
-    const proxy = new Proxy(original, {apply: (target, self, args) => handler(target, self, args)});
-    hub.ours.add(proxy);
-    try { window[name] = proxy; } catch (_) {}
-  };
-  const timer = repeat => (target, self, args) => {
-    const fn = args[0], delay = Number(args[1]) || 0;
-    if (typeof fn !== 'function') return Reflect.apply(target, self, args);
-    const c = hub.current, w = owner(), depth = (c && c !== UNTRACKED ? c.depth : 0) + 1;
-    const followed = w && delay <= SHORT && depth <= TIMER_DEPTH;
-    let token = followed ? add(w, {kind: repeat ? 'interval' : 'timer', ms: delay}) : null, id;
-    // A longer timer is not waited for, but it is known: the reply names it as still scheduled.
-    let later = w && !followed && depth <= TIMER_DEPTH ? {kind: repeat ? 'interval' : 'timer', ms: delay} : null;
-    if (later) w.later.add(later);
-    const context = followed ? {state: w, depth} : UNTRACKED;
-    const call = function (...rest) {
-      try { return run(context, fn, this, rest); }
-      finally {
-        if (token) { hub.ids.delete(id); const t = token; token = null; done(w, t); }
-        if (later && !repeat) { hub.ids.delete(id); w.later.delete(later); later = null; }
-        if (repeat) context.state && (context.state = null);
-      }
-    };
-    id = Reflect.apply(target, self, [call, ...args.slice(1)]);
-    if (token) hub.ids.set(id, () => { const t = token; token = null; if (t) done(w, t); });
-    if (later) hub.ids.set(id, () => { if (later) w.later.delete(later); later = null; });
-    return id;
-  };
-  wrap('setTimeout', timer(false));
-  wrap('setInterval', timer(true));
-  const clear = (target, self, args) => {
-    const release = hub.ids.get(args[0]);
-    if (release) { hub.ids.delete(args[0]); release(); }
-    return Reflect.apply(target, self, args);
-  };
-  wrap('clearTimeout', clear);
-  wrap('clearInterval', clear);
-  wrap('requestAnimationFrame', (target, self, args) => {
-    const fn = args[0];
-    if (typeof fn !== 'function') return Reflect.apply(target, self, args);
-    const c = hub.current, w = owner(), depth = (c && c !== UNTRACKED ? c.depth : 0) + 1;
-    const followed = w && depth <= FRAME_DEPTH;
-    let token = followed ? add(w, {kind: 'frame'}) : null, id;
-    const context = followed ? {state: w, depth} : UNTRACKED;
-    id = Reflect.apply(target, self, [function (...rest) {
-      try { return run(context, fn, this, rest); }
-      finally { if (token) { hub.frames.delete(id); const t = token; token = null; done(w, t); } }
-    }]);
-    if (token) hub.frames.set(id, () => { const t = token; token = null; if (t) done(w, t); });
-    return id;
-  });
-  wrap('cancelAnimationFrame', (target, self, args) => {
-    const release = hub.frames.get(args[0]);
-    if (release) { hub.frames.delete(args[0]); release(); }
-    return Reflect.apply(target, self, args);
-  });
-  const socket = window.WebSocket && window.WebSocket.prototype;
-  const send = socket && Object.getOwnPropertyDescriptor(socket, 'send');
-  if (send && typeof send.value === 'function' && !hub.ours.has(send.value)) {
-    const proxy = new Proxy(send.value, {apply: (target, self, args) => {
-      const result = Reflect.apply(target, self, args);
-      const w = owner();
-      if (w && self instanceof window.WebSocket) awaitAnswer(w, self, {kind: 'socket', host: host(self.url)});
-      return result;
-    }});
-    hub.ours.add(proxy);
-    try { Object.defineProperty(socket, 'send', {...send, value: proxy}); } catch (_) {}
-  }
-  // A worker started, or sent a message, by the action: its answer (the first message back, or an
-  // error) is the action's pending work, as a WebSocket's is (a code editor's language worker).
-  const Worker_ = window.Worker;
-  if (typeof Worker_ === 'function' && !hub.ours.has(Worker_)) {
-    const proxy = new Proxy(Worker_, {construct: (target, args, newTarget) => {
-      const worker = Reflect.construct(target, args, newTarget);
-      const w = owner();
-      if (w) awaitAnswer(w, worker, {kind: 'worker', host: host(args[0])});
-      return worker;
-    }});
-    hub.ours.add(proxy);
-    try { window.Worker = proxy; } catch (_) {}
-    const post = Object.getOwnPropertyDescriptor(Worker_.prototype, 'postMessage');
-    if (post && typeof post.value === 'function' && !hub.ours.has(post.value)) {
-      const postProxy = new Proxy(post.value, {apply: (target, self, args) => {
-        const result = Reflect.apply(target, self, args);
-        const w = owner();
-        if (w && self instanceof Worker_) awaitAnswer(w, self, {kind: 'worker', host: ''});
-        return result;
-      }});
-      hub.ours.add(postProxy);
-      try { Object.defineProperty(Worker_.prototype, 'postMessage', {...post, value: postProxy}); } catch (_) {}
-    }
-  }
-  if (!known) {
-    try { Object.defineProperty(window, '__webhandWork', {value: hub, configurable: true, writable: true}); }
-    catch (_) {}
-  }
-  return hub;
-  // Waits for the answer to a message sent on (or a worker started as) ``self``: an answer often
-  // comes in several messages (a data app: "run started", then its output a script's run later),
-  // so it is over once ``self`` has been quiet SOCKET_QUIET ms after a message, or closed, or failed.
-  function awaitAnswer(w, self, what) {
-    let token = add(w, what), quiet = 0;
-    const over = () => {
-      if (!token) return;
-      const t = token; token = null;
-      hub.native.clearTimeout.call(window, quiet);
-      for (const kind of ['message', 'close', 'error']) self.removeEventListener(kind, heard);
-      done(w, t);
-    };
-    const heard = (event) => {
-      hub.native.clearTimeout.call(window, quiet);
-      if (event.type === 'message') quiet = hub.native.setTimeout.call(window, over, SOCKET_QUIET);
-      else over();
-    };
-    for (const kind of ['message', 'close', 'error']) self.addEventListener(kind, heard);
-  }
-}"""
+WORK_HUB = compose("work_hub.js", SHORT_MS=str(SHORT_MS), SOCKET_QUIET_MS=str(SOCKET_QUIET_MS))
 
 
 # Counts the document's mutations from the start of an action, and starts following the work the
@@ -220,29 +76,7 @@ WORK_HUB = """() => {
 # change (a framework mirroring its value into the attribute, the text of a contenteditable) is
 # the action itself, not the page reacting to it, and is not counted. Non-enumerable: the page's
 # own code listing window's keys does not see it.
-WATCH_DOM = """(typing, trackMs) => {
-  let hub = null;
-  try { hub = (""" + WORK_HUB + """)(); } catch (_) {}  // a page that broke it: its work goes unseen
-  const old = window.__webhandQuiet;
-  try { if (old && old.observer instanceof MutationObserver) old.observer.disconnect(); } catch (_) {}
-  const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(), later: new Set(), began: performance.now(),
-                 until: performance.now() + (trackMs === undefined ? """ + str(TRACK_MS) + """ : trackMs)};
-  const own = (r, typed) => typed && (r.target === typed ? r.attributeName === 'value'
-    : typed.isContentEditable && r.type !== 'attributes' && typed.contains(r.target));
-  state.observer = new MutationObserver(records => {
-    const typed = typing ? document.activeElement : null;
-    const counted = records.filter(r => !own(r, typed)).length;
-    state.mutations += counted;
-    if (counted && state.onMutation) state.onMutation();
-  });
-  state.observe = () => state.observer.observe(document, {subtree: true, childList: true, attributes: true,
-                                                          characterData: true});
-  state.observe();
-  if (hub) hub.state = state;
-  try { Object.defineProperty(window, '__webhandQuiet', {value: state, configurable: true, writable: true}); }
-  catch (_) {}  // a page that took the name: settling then waits the full window
-  return state;
-}"""
+WATCH_DOM = compose("watch_dom.js", WORK_HUB=WORK_HUB, TRACK_MS=str(TRACK_MS))
 
 #: Starts an action's watch in the page (``SettleWatch.begin``).
 WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
@@ -254,70 +88,11 @@ WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
 # (rAF-batched renderers draw then) and ``unchanged`` ms have passed (short timers, message-channel
 # tasks, a worker's answer). A mutation meanwhile switches back to the full window. A tab that
 # draws no frames (hidden) still ends at the ``quiet`` window. Answers with the work still pending
-# (a few descriptions) and whether the document changed since the watch began.
-DOM_QUIET = """([quiet, cap, unchanged, workCap]) => new Promise(resolve => { try {
-  let state = window.__webhandQuiet, timer = 0, limit = 0, quietDone = false;
-  const known = !!state && state.observer instanceof MutationObserver && typeof state.mutations === 'number'
-    && state.work instanceof Set && state.later instanceof Set && typeof state.began === 'number';
-  if (!known) state = (""" + WATCH_DOM + """)(false, 0);
-  else state.observe();
-  const hub = window.__webhandWork, start = performance.now();
-  const native = hub && hub.native || {setTimeout, clearTimeout, requestAnimationFrame};
-  const finish = () => {
-    state.observer.disconnect(); native.clearTimeout.call(window, timer); native.clearTimeout.call(window, limit);
-    state.onMutation = state.onIdle = null;
-    resolve({pending: [...state.work].slice(0, 3), more: Math.max(0, state.work.size - 3),
-             later: [...state.later].slice(0, 3), mutations: state.mutations});
-  };
-  const later = (fn, ms) => native.setTimeout.call(window, fn, ms);
-  // Animations and transitions the action started (a menu's exit animation, whose end removes
-  // it) are its work too, when they end within the work cap: each is waited for once; one that
-  // was running before the action (a spinner, a carousel) or never ends is not the action's.
-  const awaited = new WeakSet();
-  const animating = () => {
-    const left = workCap - (performance.now() - start);
-    let any = false;
-    try {
-      for (const animation of (left > 0 && document.getAnimations ? document.getAnimations() : [])) {
-        if (awaited.has(animation) || animation.playState !== 'running') continue;
-        const timing = animation.effect && animation.effect.getComputedTiming();
-        const begun = animation.startTime === null ? performance.now() : animation.startTime;
-        const rate = Math.abs(animation.playbackRate) || 1;
-        if (!timing || !isFinite(timing.endTime) || begun < state.began
-            || (timing.endTime - (timing.localTime || 0)) / rate > left) continue;
-        awaited.add(animation);
-        const token = {kind: 'animation'};
-        state.work.add(token);
-        const over = () => { if (state.work.delete(token) && !state.work.size && state.onIdle) state.onIdle(); };
-        animation.finished.then(over, over);
-        any = true;
-      }
-    } catch (_) {}
-    return any;
-  };
-  const ready = () => { if (quietDone && !state.work.size && !animating()) finish(); };
-  const atLimit = () => {
-    const left = workCap - (performance.now() - start);
-    if (state.work.size && left > 0) limit = later(atLimit, left);
-    else finish();
-  };
-  limit = later(atLimit, cap);
-  state.onMutation = () => {
-    quietDone = false; native.clearTimeout.call(window, timer);
-    timer = later(() => { quietDone = true; ready(); }, quiet);
-  };
-  state.onIdle = state.onMutation;  // the last pending work ran: a quiet window after it
-  state.onMutation();
-  if (known && unchanged > 0 && state.mutations === 0) {
-    let waits = 2;
-    const one = () => { if (--waits === 0 && state.mutations === 0 && !state.work.size) finish(); };
-    native.requestAnimationFrame.call(window, () => later(one, 0));
-    later(one, unchanged);
-  }
-} catch (_) { setTimeout(() => resolve(null), quiet); } })"""  # a page that broke our state: the plain window
+# (a few descriptions) and whether the document changed since the watch began. A page that broke
+# our state in the page gets the plain ``quiet`` window.
+DOM_QUIET = compose("dom_quiet.js", WATCH_DOM=WATCH_DOM)
 
-LOADED = """() => document.readyState === 'complete' ||
-  new Promise(resolve => window.addEventListener('load', () => resolve(true), {once: true}))"""
+LOADED = source("loaded.js")
 
 
 #: Resolves once the page has drawn its next animation frame, run the tasks that frame posted, and
@@ -325,8 +100,7 @@ LOADED = """() => document.readyState === 'complete' ||
 #: its mount starts, have run by then. Waiting for the frame matters: Chromium may run idle callbacks
 #: before a frame already requested. Capped on our side by the load window (a tab that draws no
 #: frames ends there).
-IDLE = """() => new Promise(resolve =>
-  requestAnimationFrame(() => setTimeout(() => requestIdleCallback(() => resolve(true)), 0)))"""
+IDLE = source("idle.js")
 
 
 class DocumentReplaced(Exception):

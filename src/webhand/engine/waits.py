@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webhand.engine.driver import WaitCondition
+from webhand.engine.js import source
 from webhand.engine.settle import RequestTracker
 from webhand.errors import ActionTimeout, shorten
 from webhand.engine.break_hints import JS_BREAK_HINTS
@@ -22,23 +23,9 @@ TEXT_SHOWN = f"t => !!document.body && {_SHOWN_TEXT}"
 TEXT_GONE = f"t => !document.body || !{_SHOWN_TEXT}"
 
 # Calls `predicate(arg)` on every animation frame (and timer, for a hidden tab) until it is truthy.
-POLL = """(predicate, arg, ms) => new Promise((resolve, reject) => {
-  let done = false;
-  const finish = (value, error) => { if (done) return; done = true; clearTimeout(limit); clearInterval(timer);
-                                     error ? reject(error) : resolve(value); };
-  const check = () => { if (done) return; try { if (predicate(arg)) finish(true); else requestAnimationFrame(check); }
-                        catch (error) { finish(false, error); } };
-  const limit = setTimeout(() => finish(false), ms);
-  const timer = setInterval(() => { try { if (!done && predicate(arg)) finish(true); } catch (error) { finish(false, error); } }, 100);
-  check();
-})"""
+POLL = source("poll.js")
 
-VISIBLE = """([selector, wanted]) => {
-  const e = document.querySelector(selector);
-  const shown = !!e && (() => { const r = e.getBoundingClientRect(), s = getComputedStyle(e);
-    return r.width > 0 && r.height > 0 && s.visibility === 'visible'; })();
-  return wanted ? shown : !shown;
-}"""
+VISIBLE = source("visible.js")
 
 
 
