@@ -11,6 +11,11 @@ Each line is ``<target> <method>``, the target being ``browser`` or the tab it w
 
     PYTHONPATH=<tree>/src .venv/bin/python bench/cdp_trace.py > /tmp/trace-<tree>.txt
     diff /tmp/trace-before.txt /tmp/trace-after.txt
+
+A few commands depend on timing, not on the code: a title read after a history navigation races
+the page's load, so two runs of the same tree can differ by one ``Runtime.evaluate`` there. Run
+each tree several times and compare the sets of traces (``--runs N`` prints how many distinct ones
+a tree gave, each once, with its count).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ async def scenario(pages: PageServer) -> None:
         tools = webhand.context("cdp-trace")
 
         async def call(name: str, arguments: dict[str, object] | None = None) -> str:
+            SENT.append((None, f"== {name}"))  # where each call's commands begin, for a readable diff
             result = await tools.call(name, arguments or {})
             text = result.text
             if result.is_error:
@@ -78,13 +84,31 @@ async def scenario(pages: PageServer) -> None:
         await call("browser_close")
 
 
-def main() -> None:
+def trace() -> list[str]:
+    SENT.clear()
     with PageServer() as pages:
         asyncio.run(scenario(pages))
     names: dict[str, str] = {}
+    lines = []
     for session_id, method in SENT:
+        if method.startswith("=="):
+            lines.append(method)
+            continue
         target = "browser" if session_id is None else names.setdefault(session_id, f"tab{len(names) + 1}")
-        print(f"{target} {method}")
+        lines.append(f"{target} {method}")
+    return lines
+
+
+def main() -> None:
+    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 1
+    seen: dict[tuple[str, ...], int] = {}
+    for _ in range(runs):
+        key = tuple(trace())
+        seen[key] = seen.get(key, 0) + 1
+    for lines, count in sorted(seen.items(), key=lambda item: -item[1]):
+        if runs > 1:
+            print(f"### trace seen in {count} of {runs} runs ({sum(not l.startswith('==') for l in lines)} commands)")
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":
