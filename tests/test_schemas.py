@@ -116,7 +116,7 @@ def test_other_designs_names_are_accepted_but_never_advertised(style):
     as navigate's wait_for or a page tool's viewport_width) appear in no schema."""
     from webhand.surfaces.exposure import exposed_tools
     from webhand.tools import CATALOG
-    from webhand.tools.definition import OTHER_NAMES, OTHER_TOOL_NAMES
+    from webhand.tools.other_designs import OTHER_NAMES, OTHER_TOOL_NAMES
 
     advertised = {name for exposed in exposed_tools(CATALOG.values(), style)
                   for name in exposed.input_schema.get("properties", {})}

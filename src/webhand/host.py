@@ -176,7 +176,7 @@ class ToolContext:
         with the arguments that name implies)."""
         tool = self.webhand.tools.get(name)
         if tool is None:
-            from webhand.tools.definition import OTHER_TOOL_NAMES
+            from webhand.tools.other_designs import OTHER_TOOL_NAMES
 
             ours, implied = OTHER_TOOL_NAMES.get(name, ("", {}))
             if ours in self.webhand.tools:

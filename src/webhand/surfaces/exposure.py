@@ -102,7 +102,7 @@ def by_name(exposed: dict[str, ExposedTool], name: str) -> ExposedTool | None:
     tool = exposed.get(name)
     if tool is not None:
         return tool
-    from webhand.tools.definition import OTHER_TOOL_NAMES  # loaded with the catalog: a call needs it anyway
+    from webhand.tools.other_designs import OTHER_TOOL_NAMES  # loaded with the catalog: a call needs it anyway
 
     ours = OTHER_TOOL_NAMES.get(name, ("", {}))[0]
     if ours not in exposed:  # the single style serves `browser` only: other names are not its form
