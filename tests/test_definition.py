@@ -3,8 +3,14 @@ that waits takes a `timeout` (units included)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from helpers import ok
+from webhand.response import Response
 from webhand.tools import CATALOG
+from webhand.tools.definition import ToolArgs, registered, tool
 
 #: Tools that answer from what is already there (the page's DOM, logs, lists) rather than wait for
 #: something to happen; the default timeout caps them. Every other tool takes `timeout`.
@@ -38,3 +44,21 @@ async def test_timeouts_given_with_a_unit_are_taken_by_the_tools(webhand, tools,
     assert covered.is_error and "covered by" in covered.text
     bad = await tools.call("browser_click", {"selector": "#buy", "timeout": "soon"})
     assert bad.is_error and "not a duration" in bad.text
+
+
+def test_a_tool_s_kind_is_the_type_of_its_handler_s_first_parameter():
+    kinds = {name: CATALOG[name].kind for name in ("browser_click", "browser_session_list", "web_fetch", "read_image")}
+    assert kinds == {"browser_click": "page", "browser_session_list": "sessions", "web_fetch": "sessions",
+                     "read_image": "plain"}
+
+    async def unannotated(target, args: ToolArgs, response: Response) -> None:
+        pass
+
+    async def anything(target: Any, args: ToolArgs, response: Response) -> None:
+        pass
+
+    for handler in (unannotated, anything):
+        with pytest.raises(TypeError, match="annotate the first parameter"):
+            tool("browser_runs_on_nothing")(handler)
+    assert "browser_runs_on_nothing" not in registered()
+

@@ -190,10 +190,10 @@ class ToolContext:
         return tool, arguments
 
     async def _run(self, tool: "Tool", args: Any, response: Response, timeout: float) -> None:
-        if tool.manages_sessions:
+        if tool.kind == "sessions":
             await tool.run(ConversationSessions(self.webhand.sessions, self.conversation_id), args, response)
             return
-        if not tool.needs_session:
+        if tool.kind == "plain":
             await tool.run(self.webhand.settings, args, response)
             return
         sessions = ConversationSessions(self.webhand.sessions, self.conversation_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from webhand.config import Viewport
 from webhand.errors import SessionClosed
@@ -17,6 +17,11 @@ from webhand.session.session import Session
 if TYPE_CHECKING:
     from webhand.response import Response
     from webhand.session.manager import SessionInfo, SessionManager
+
+#: What a tool runs on, stated by its handler's first parameter (tools/definition.py): a page tool
+#: on one session, a sessions tool on the conversation's ``ConversationSessions``, a plain tool on
+#: the settings alone.
+ToolKind = Literal["page", "sessions", "plain"]
 
 
 class ConversationSessions:

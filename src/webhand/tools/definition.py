@@ -1,14 +1,15 @@
 """What a tool is: a name, a description for the model, an input model, flags and a handler.
 
-A tool module declares tools with the ``@tool`` decorator; the input model is taken from the
-handler's ``args`` annotation. Every surface is generated from these definitions.
+A tool module declares tools with the ``@tool`` decorator. The handler's annotations state the
+rest: its first parameter's type is the tool's kind (what it runs on, ``KINDS``) and its ``args``
+annotation the input model. Every surface is generated from these definitions.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
@@ -18,9 +19,34 @@ from webhand.config import Settings
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument, WebhandError
 from webhand.response import Response
+from webhand.session.conversation import ConversationSessions, ToolKind
+from webhand.session.session import Session
 from webhand.tools.other_designs import read_other_forms
 
 Handler = Callable[[Any, Any, Response], Awaitable[None]]
+
+#: A tool's kind, by the type of its handler's first parameter: what the handler runs on.
+KINDS: dict[type, ToolKind] = {
+    Session: "page",  # a page tool runs on one of the conversation's sessions (``args.session``)
+    ConversationSessions: "sessions",  # a sessions tool manages the conversation's sessions
+    Settings: "plain",  # a plain tool needs no browser (reading an image from disk)
+}
+
+
+def kind_of(handler: Handler) -> ToolKind:
+    """The kind the handler's first parameter states (``KINDS``); anything else is refused, since
+    the host would not know what to run it on."""
+    first = next(iter(inspect.signature(handler).parameters.values()), None)
+    annotation = first.annotation if first is not None else inspect.Parameter.empty
+    if isinstance(annotation, str):  # ``from __future__ import annotations``: a name in the handler's module
+        annotation = getattr(handler, "__globals__", {}).get(annotation, annotation)
+    kind = KINDS.get(annotation) if isinstance(annotation, type) else None
+    if kind is None:
+        shown = "none" if annotation is inspect.Parameter.empty else getattr(annotation, "__name__", str(annotation))
+        raise TypeError(f"{getattr(handler, '__name__', handler)}: annotate the first parameter with what the tool "
+                        f"runs on: Session (a page tool), ConversationSessions (a sessions tool) or Settings (a plain "
+                        f"tool), not {shown}")
+    return kind
 
 #: Capability groups a host can switch on. ``core`` is on by default.
 CAPABILITIES = {
@@ -101,17 +127,19 @@ class Tool:
     capability: str = "core"
     read_only: bool = False
     destructive: bool = False
-    needs_session: bool = True
     enabled: Callable[[Settings], bool] | None = None
     #: Shape of ``Response.data(...)`` on success, when the tool promises one (MCP outputSchema).
     output_model: type[BaseModel] | None = None
     #: Runs while a JavaScript dialog is open (every other page tool is refused until it is answered).
     during_dialog: bool = False
-    #: The handler gets the conversation's ``ConversationSessions`` instead of a session.
-    manages_sessions: bool = False
     #: Tools whose last successful call before this one a replay must run again, even when they
     #: change nothing themselves (a coordinate click is measured on the last screenshot): exports keep them.
     needs_before: tuple[str, ...] = ()
+    #: What the handler runs on, read from its first parameter's annotation (``kind_of``).
+    kind: ToolKind = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", kind_of(self.handle))
 
     async def run(self, target: Any, args: ToolArgs, response: Response) -> None:
         """Run the handler on ``target`` (a session, the conversation's sessions or the settings),
@@ -192,10 +220,10 @@ _REGISTRY: dict[str, Tool] = {}
 
 
 def tool(name: str, *, capability: str = "core", read_only: bool = False, destructive: bool = False,
-         needs_session: bool = True, enabled: Callable[[Settings], bool] | None = None,
-         during_dialog: bool = False, manages_sessions: bool = False,
+         enabled: Callable[[Settings], bool] | None = None, during_dialog: bool = False,
          output: type[BaseModel] | None = None, needs_before: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
-    """Declare a tool. The docstring's first paragraph is the model-facing description."""
+    """Declare a tool. The docstring's first paragraph is the model-facing description; the
+    handler's first parameter's type is the tool's kind (``KINDS``), its ``args`` type the input model."""
 
     def register(handler: Handler) -> Handler:
         hints = get_type_hints(handler)
@@ -208,8 +236,7 @@ def tool(name: str, *, capability: str = "core", read_only: bool = False, destru
             raise ValueError(f"tool {name}: unknown capability {capability}")
         description = inspect.cleandoc(handler.__doc__ or "").split("\n\n")[0].replace("\n", " ")
         _REGISTRY[name] = Tool(name, description, model, handler, capability, read_only, destructive,
-                               needs_session, enabled, output,
-                               during_dialog=during_dialog, manages_sessions=manages_sessions,
+                               enabled=enabled, output_model=output, during_dialog=during_dialog,
                                needs_before=needs_before)
         return handler
 
