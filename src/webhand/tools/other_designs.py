@@ -6,9 +6,9 @@ turn. So webhand takes them as written, without advertising them: a schema shows
 argument and tools/list only webhand's tool names (tests/test_schemas.py checks), and
 tests/test_design_calls.py replays each design's example calls.
 
-Two readings use these tables:
-- a call's tool name: ``OTHER_TOOL_NAMES``, read by the surfaces (``surfaces/exposure.by_name``)
-  and the host (``ToolContext._tool``);
+Two readings live here, each done in one place:
+- a call's tool name: ``our_call`` (every surface goes through it, via ``surfaces/exposure.by_name``
+  or ``ToolContext.call`` for a Python caller);
 - its arguments: ``read_other_forms``, run by every input model (``ToolArgs`` in definition.py)
   before validation.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Container
 from typing import Any, get_origin
 
 from pydantic import BaseModel
@@ -128,3 +129,17 @@ def read_other_forms(model: type[BaseModel], data: Any, notes: list[str] | None)
                 pass  # refused by the field's own check, which says what it wants
     return out
 
+
+def our_call(name: str, arguments: dict[str, Any] | None,
+             served: Container[str]) -> tuple[str, dict[str, Any] | None]:
+    """The call as webhand runs it: another design's tool name (``OTHER_TOOL_NAMES``) whose tool is
+    ``served`` becomes webhand's name, with the arguments that name implies added (``new_page`` is
+    ``browser_tabs`` with ``action: "open"``). Any other call comes back as it is: webhand's own
+    names, and names nobody serves (refused by the caller, which knows how to say so)."""
+    if name in served:
+        return name, arguments
+    ours, implied = OTHER_TOOL_NAMES.get(name, ("", {}))
+    if ours not in served:
+        return name, arguments
+    given = arguments if isinstance(arguments, dict) else {}
+    return ours, ({**given, **implied} if implied else arguments)
