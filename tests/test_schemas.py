@@ -116,7 +116,7 @@ def test_other_designs_names_are_accepted_but_never_advertised(style):
     as navigate's wait_for or a page tool's viewport_width) appear in no schema."""
     from webhand.surfaces.exposure import exposed_tools
     from webhand.tools import CATALOG
-    from webhand.tools.definition import OTHER_NAMES, OTHER_TOOL_NAMES
+    from webhand.tools.other_designs import OTHER_NAMES, OTHER_TOOL_NAMES
 
     advertised = {name for exposed in exposed_tools(CATALOG.values(), style)
                   for name in exposed.input_schema.get("properties", {})}
@@ -137,3 +137,16 @@ async def test_the_dispatcher_answers_a_call_by_another_design_s_tool_name(tools
     single = ToolDispatcher(tools, "anthropic", style="single")
     refused = await single.run({"type": "tool_use", "id": "t2", "name": "navigate_page", "input": {}})
     assert refused["is_error"] and "browser" in refused["content"][0]["text"]
+
+
+async def test_a_surface_passes_its_client_s_caller_with_another_design_s_tool_name(tools, site):
+    """The MCP server hands every call its client's side channels (``tool.run(context, arguments,
+    caller)``): a call by another design's name takes them as webhand's own name does."""
+    from webhand.caller import Caller
+    from webhand.surfaces.exposure import by_name, exposed_tools
+
+    exposed = {t.name: t for t in exposed_tools(tools.webhand.tools.values())}
+    opened = await by_name(exposed, "navigate_page").run(tools, {"url": site.url("login.html")}, Caller(session_name="mine"))
+    assert not opened.is_error and "Sign in" in opened.text
+    tabs = await by_name(exposed, "list_pages").run(tools, {}, Caller())  # the name implies browser_tabs' action
+    assert not tabs.is_error and "Sign in" in tabs.text

@@ -14,6 +14,7 @@ from pydantic import Field
 from helpers import ok, ref_of
 from test_mcp_http import call, mcp_client, mcp_server
 from webhand.response import ToolResult
+from webhand.session.session import Session
 from webhand.surfaces.single_tool import SingleTool
 from webhand.tools import CATALOG
 from webhand.tools.definition import PageArgs, Tool
@@ -76,7 +77,7 @@ def test_every_served_tool_is_reachable_and_new_tools_appear_without_an_edit():
     class EchoArgs(PageArgs):
         words: str = Field(description="What to say back.")
 
-    async def echo(session: Any, args: EchoArgs, response: Any) -> None:
+    async def echo(session: Session, args: EchoArgs, response: Any) -> None:
         response.add(args.words)
 
     newcomer = Tool("browser_echo", "Say the words back.", EchoArgs, echo)

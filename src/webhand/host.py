@@ -19,7 +19,6 @@ from webhand.caller import NO_CALLER, Caller, ProgressTicker
 from webhand.config import Settings
 from webhand.errors import ActionTimeout, UnknownTool, WebhandError
 from webhand.session import call_deadline
-from webhand.session.recording import CallRecord
 from webhand.response import Response, ToolResult
 from webhand.session.conversation import ConversationSessions
 from webhand.conversation_files import ConversationFiles
@@ -113,7 +112,13 @@ class Webhand:
 
 
 class ToolContext:
-    """Runs tool calls for one conversation."""
+    """Runs tool calls for one conversation.
+
+    A call flows one way: a surface (surfaces/) names the tool and its arguments, ``call`` parses
+    them and keeps the call's deadline, progress and error replies, and the conversation's sessions
+    run it (``ConversationSessions.run_tool``, session/conversation.py), down to the tool's handler
+    and the driver.
+    """
 
     def __init__(self, webhand: Webhand, conversation_id: str) -> None:
         self.webhand = webhand
@@ -124,14 +129,23 @@ class ToolContext:
         """This conversation's own folder (``files.folder``), where its screenshots, PDFs and downloads go."""
         return self.webhand.sessions.files_of(self.conversation_id)
 
-    async def call(self, name: str, arguments: dict[str, Any] | None = None, caller: Caller = NO_CALLER) -> ToolResult:
+    @cached_property
+    def sessions(self) -> ConversationSessions:
+        """This conversation's sessions: where its calls run."""
+        return ConversationSessions(self.webhand.sessions, self.conversation_id)
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None, caller: Caller = NO_CALLER, *,
+                   called_as: str | None = None) -> ToolResult:
         """Run one tool call. Never raises for anything the model sent: failures become error replies.
-        ``caller``: what the surface's client can do meanwhile (hear progress, answer its person)."""
+        ``caller``: what the surface's client can do meanwhile (hear progress, answer its person).
+        ``called_as``: the name the model used, when the surface read another design's tool name as
+        ``name`` (surfaces/exposure.py's ``by_name``): the reply names the tool as the model called it."""
         settings = self.webhand.settings
-        response = Response(settings, name, self.files, caller)
+        reply_name = called_as or name
+        response = Response(settings, reply_name, self.files, caller)
         if caller.progress is None:
             return await self._call(name, arguments, response)
-        async with ProgressTicker(caller.progress, f"{name} running") as ticker:
+        async with ProgressTicker(caller.progress, f"{reply_name} running") as ticker:
             response.ticker = ticker
             return await self._call(name, arguments, response)
 
@@ -147,58 +161,32 @@ class ToolContext:
             try:
                 async with asyncio.timeout(timeout) as deadline:
                     with call_deadline.counting(deadline):  # a browser launch on the way is not counted
-                        await self._run(tool, args, response, own_timeout)
+                        await self.sessions.run_tool(tool, args, response, timeout=own_timeout,
+                                                     thumbnail=self.webhand.dashboard_watched())
             except TimeoutError:
-                raise ActionTimeout(f"{name} did not finish within {timeout:g} s.",
+                raise ActionTimeout(f"{response.tool} did not finish within {timeout:g} s.",
                                     "The page may be hung: call browser_snapshot, or browser_close to start over.") from None
         except WebhandError as error:
             response.fail(error)
         except Exception as error:  # noqa: BLE001 - a bug must not take the server down
-            log.exception("tool %s failed unexpectedly", name)
-            response.fail(WebhandError(f"{name} failed unexpectedly: {type(error).__name__}: {error}.",
+            log.exception("tool %s failed unexpectedly", response.tool)
+            response.fail(WebhandError(f"{response.tool} failed unexpectedly: {type(error).__name__}: {error}.",
                                        "This is a webhand bug; the session is still usable. Try again or call browser_close."))
         return response.result()
 
-    @staticmethod
-    async def _run_on(session: Any, tool: "Tool", args: Any, response: Response) -> None:
-        """Run a page tool; a viewport given with the call (``viewport_width``/``viewport_height``,
-        the Python/Playwright design's form) is set on the tab first."""
-        width, height = getattr(args, "viewport_width", None), getattr(args, "viewport_height", None)
-        if width or height:
-            tab = await session.tab()
-            now = session.settings.viewport
-            await tab.set_viewport(width or now.width, height or now.height)
-            response.add(f"Viewport is now {width or now.width}x{height or now.height}.")
-        await tool.run(session, args, response)
-
     def _tool(self, name: str, arguments: dict[str, Any] | None) -> "tuple[Tool, dict[str, Any] | None]":
-        """The served tool of that name, or of another design's name for it (``OTHER_TOOL_NAMES``,
-        with the arguments that name implies)."""
+        """The served tool of that name. Surfaces pass webhand's names (they read other designs'
+        names themselves, ``surfaces/exposure.by_name``); a Python caller may still name another
+        design's tool, read here by the same function (``other_designs.our_call``)."""
         tool = self.webhand.tools.get(name)
         if tool is None:
-            from webhand.tools.definition import OTHER_TOOL_NAMES
+            from webhand.tools.other_designs import our_call
 
-            ours, implied = OTHER_TOOL_NAMES.get(name, ("", {}))
-            if ours in self.webhand.tools:
-                given = arguments if isinstance(arguments, dict) else {}
-                return self.webhand.tools[ours], {**given, **implied} if implied else arguments
+            ours, arguments = our_call(name, arguments, self.webhand.tools)
+            tool = self.webhand.tools.get(ours)
         if tool is None:
             from webhand.tools import CATALOG
 
             known = "not enabled here" if name in CATALOG else "unknown"
             raise UnknownTool(f"Tool {name!r} is {known}.", "Available tools: " + ", ".join(sorted(self.webhand.tools)) + ".")
         return tool, arguments
-
-    async def _run(self, tool: "Tool", args: Any, response: Response, timeout: float) -> None:
-        if tool.manages_sessions:
-            await tool.run(ConversationSessions(self.webhand.sessions, self.conversation_id), args, response)
-            return
-        if not tool.needs_session:
-            await tool.run(self.webhand.settings, args, response)
-            return
-        sessions = ConversationSessions(self.webhand.sessions, self.conversation_id)
-        # Recorded in the session's history there, once for every surface.
-        record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}),
-                            thumbnail=self.webhand.dashboard_watched())
-        await sessions.run(getattr(args, "session", None), lambda session: self._run_on(session, tool, args, response),
-                           response, during_dialog=tool.during_dialog, timeout=timeout, record=record)

@@ -97,19 +97,21 @@ def exposed_tools(tools: Iterable[Tool], style: str = "multi") -> list[ExposedTo
 
 def by_name(exposed: dict[str, ExposedTool], name: str) -> ExposedTool | None:
     """The exposed tool a call names: its own name, or another design's name for a served catalog
-    tool (``OTHER_TOOL_NAMES``: ``navigate_page``, ``browser_evaluate`` ...), which the host reads
-    as webhand's tool. Such names are answered, never listed."""
+    tool (``OTHER_TOOL_NAMES``: ``navigate_page``, ``browser_evaluate`` ...), read here, once, as
+    webhand's tool with the arguments that name implies (``other_designs.our_call``). Such names
+    are answered, never listed. Every surface that takes a model's tool name asks here."""
     tool = exposed.get(name)
     if tool is not None:
         return tool
-    from webhand.tools.definition import OTHER_TOOL_NAMES  # loaded with the catalog: a call needs it anyway
+    from webhand.tools.other_designs import our_call  # loaded with the catalog: a call needs it anyway
 
-    ours = OTHER_TOOL_NAMES.get(name, ("", {}))[0]
+    ours, _ = our_call(name, None, exposed)
     if ours not in exposed:  # the single style serves `browser` only: other names are not its form
         return None
 
-    async def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
-        return await context.call(name, arguments)
+    async def run(context: ToolContext, arguments: dict[str, Any], caller: Caller = NO_CALLER) -> ToolResult:
+        tool_name, tool_arguments = our_call(name, arguments, exposed)
+        return await context.call(tool_name, tool_arguments, caller, called_as=name)
 
     return ExposedTool(name, exposed[ours].description, exposed[ours].input_schema, exposed[ours].output_schema,
                        exposed[ours].read_only, exposed[ours].destructive, run)

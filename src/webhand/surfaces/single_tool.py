@@ -58,7 +58,7 @@ SHARED_ACT_KINDS: dict[str, tuple[str, dict[str, Any], str]] = {
 #: Element actions called by their own name (``{action: "click"}``), as other designs call them,
 #: instead of ``act`` + ``act_kind``: accepted, not listed in the schema (one form for the model).
 #: The other designs' argument names (``element_ref``, ``script`` ...) are read by every catalog
-#: tool itself (``OTHER_NAMES`` in tools/definition.py).
+#: tool itself (``OTHER_NAMES`` in tools/other_designs.py).
 DIRECT_ACT_KINDS: dict[str, str] = {"fill": "type", "press": "press_key", "select": "select_option",
                                     "scroll_to": "scroll_into_view"}
 

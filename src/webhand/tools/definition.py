@@ -1,17 +1,16 @@
 """What a tool is: a name, a description for the model, an input model, flags and a handler.
 
-A tool module declares tools with the ``@tool`` decorator; the input model is taken from the
-handler's ``args`` annotation. Every surface is generated from these definitions.
+A tool module declares tools with the ``@tool`` decorator. The handler's annotations state the
+rest: its first parameter's type is the tool's kind (what it runs on, ``KINDS``) and its ``args``
+annotation the input model. Every surface is generated from these definitions.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
-import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, ClassVar, get_origin, get_type_hints
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -20,8 +19,34 @@ from webhand.config import Settings
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument, WebhandError
 from webhand.response import Response
+from webhand.session.conversation import ConversationSessions, ToolKind
+from webhand.session.session import Session
+from webhand.tools.other_designs import read_other_forms
 
 Handler = Callable[[Any, Any, Response], Awaitable[None]]
+
+#: A tool's kind, by the type of its handler's first parameter: what the handler runs on.
+KINDS: dict[type, ToolKind] = {
+    Session: "page",  # a page tool runs on one of the conversation's sessions (``args.session``)
+    ConversationSessions: "sessions",  # a sessions tool manages the conversation's sessions
+    Settings: "plain",  # a plain tool needs no browser (reading an image from disk)
+}
+
+
+def kind_of(handler: Handler) -> ToolKind:
+    """The kind the handler's first parameter states (``KINDS``); anything else is refused, since
+    the host would not know what to run it on."""
+    first = next(iter(inspect.signature(handler).parameters.values()), None)
+    annotation = first.annotation if first is not None else inspect.Parameter.empty
+    if isinstance(annotation, str):  # ``from __future__ import annotations``: a name in the handler's module
+        annotation = getattr(handler, "__globals__", {}).get(annotation, annotation)
+    kind = KINDS.get(annotation) if isinstance(annotation, type) else None
+    if kind is None:
+        shown = "none" if annotation is inspect.Parameter.empty else getattr(annotation, "__name__", str(annotation))
+        raise TypeError(f"{getattr(handler, '__name__', handler)}: annotate the first parameter with what the tool "
+                        f"runs on: Session (a page tool), ConversationSessions (a sessions tool) or Settings (a plain "
+                        f"tool), not {shown}")
+    return kind
 
 #: Capability groups a host can switch on. ``core`` is on by default.
 CAPABILITIES = {
@@ -46,117 +71,9 @@ CAPABILITIES = {
 }
 
 
-#: The other designs' names for webhand's arguments -> webhand's names, the first one the tool
-#: has. Models and integrators copy calls from those designs (Playwright MCP, Chrome DevTools MCP,
-#: browser-use, Playwright's Python API); each refusal costs a turn. They are accepted by every
-#: tool that has the field, and never shown in a schema (one name per argument for the model).
-#: camelCase forms of our snake_case names (``fullPage``, ``textGone``) need no entry here.
-OTHER_NAMES: dict[str, tuple[str, ...]] = {
-    "element_ref": ("ref",),
-    "uid": ("ref",),  # Chrome DevTools MCP
-    "script": ("expression",),
-    "await": ("await_promise",),
-    "target_id": ("index",),
-    "pageIdx": ("index",),  # Chrome DevTools MCP's select_page / close_page
-    "session_name": ("session", "name"),  # a page tool's session; browser_session_create's name
-    "viewport_width": ("width",),
-    "viewport_height": ("height",),
-    "actions": ("steps",),
-    "static": ("include_static",),
-    "value": ("text",),  # Chrome DevTools MCP's fill {uid, value}
-    "dblClick": ("double_click",),
-    "pageSize": ("limit",),
-}
-
-#: The other designs' tool names -> (webhand's tool, arguments the name implies). A call by one
-#: of these names runs webhand's tool; tools/list shows only webhand's names.
-OTHER_TOOL_NAMES: dict[str, tuple[str, dict[str, Any]]] = {
-    # Playwright MCP (its other tools have webhand's names)
-    "browser_evaluate": ("browser_eval", {}),
-    "browser_navigate_back": ("browser_back", {}),
-    "browser_navigate_forward": ("browser_forward", {}),
-    "browser_console_messages": ("browser_recent_console_logs", {}),
-    "browser_file_upload": ("browser_upload_file", {}),
-    # Chrome DevTools MCP
-    "navigate_page": ("browser_navigate", {}),
-    "new_page": ("browser_tabs", {"action": "open"}),
-    "list_pages": ("browser_tabs", {"action": "list"}),
-    "select_page": ("browser_tabs", {"action": "focus"}),
-    "close_page": ("browser_tabs", {"action": "close"}),
-    "take_snapshot": ("browser_snapshot", {}),
-    "take_screenshot": ("browser_take_screenshot", {}),
-    "click": ("browser_click", {}),
-    "hover": ("browser_hover", {}),
-    "fill": ("browser_type", {}),
-    "press_key": ("browser_press_key", {}),
-    "evaluate_script": ("browser_eval", {}),
-    "list_console_messages": ("browser_recent_console_logs", {}),
-    "list_network_requests": ("browser_network_requests", {}),
-    "resize_page": ("browser_resize", {}),
-}
-
-#: Arguments of other designs that webhand has no use for: accepted and left out. ``element`` is
-#: Playwright MCP's human-readable description of the element a ``ref`` names (for permission
-#: prompts); ``filename`` asks for a file name, where webhand names its files itself and the reply
-#: says where each one went.
-UNUSED_ARGUMENTS: dict[str, str] = {
-    "element": "",
-    "filename": "`filename` is not used: webhand names the files it saves itself (the reply says where).",
-    "filePath": "`filePath` is not used: webhand names the files it saves itself (the reply says where).",
-    "includeSnapshot": "`includeSnapshot` is not used: the reply says what the action changed; call "
-                       "browser_snapshot for the page's refs.",
-}
-
-#: ``target`` (Playwright MCP) is a ref from a snapshot or a selector: which one, by its form.
-_REF_FORM = re.compile(r"(?:f\d+)?e\d+")
-_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
-
-
-def _read_other_forms(model: type[BaseModel], data: Any, notes: list[str] | None) -> Any:
-    """The arguments as webhand names them: other designs' names renamed (a name the model has
-    itself is never touched), ``target`` split into ref or selector, a list given as a JSON string
-    decoded, unused arguments of other designs dropped (with a note when that matters)."""
-    if not isinstance(data, dict):
-        return data
-    fields = model.model_fields
-    names: dict[str, tuple[str, ...]] = {**OTHER_NAMES, **getattr(model, "other_names", {})}
-    unused = {**UNUSED_ARGUMENTS, **getattr(model, "unused_arguments", {})}
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        # A name the model has is its own, unless it is a hidden field standing in for the other
-        # name elsewhere (``viewport_width`` is browser_resize's ``width``).
-        if not isinstance(key, str) or (key in fields and not (
-                fields[key].exclude and any(n in fields for n in names.get(key, ())))):
-            out[key] = value
-            continue
-        if key == "target" and "ref" in fields and isinstance(value, str):
-            ours: str | None = "ref" if _REF_FORM.fullmatch(value.strip()) else "selector"
-        else:
-            snake = _CAMEL_HUMP.sub(lambda m: "_" + m.group(1).lower(), key)
-            candidates = names.get(key, ()) + ((snake,) if snake != key else ())
-            ours = next((name for name in candidates if name in fields), None)
-        if ours is not None and (ours in data or ours in out):
-            raise ValueError(f"`{key}` and `{ours}` name the same argument; give one")
-        if ours is not None:
-            out[ours] = value
-        elif key in unused:
-            if unused[key] and notes is not None:
-                notes.append(unused[key])
-        else:
-            out[key] = value  # refused below as unknown, or as two names of one argument
-    for name, value in out.items():
-        if isinstance(value, str) and name in fields and get_origin(fields[name].annotation) is list \
-                and value.lstrip().startswith("["):
-            try:
-                out[name] = json.loads(value)
-            except ValueError:
-                pass  # refused by the field's own check, which says what it wants
-    return out
-
-
 class ToolArgs(BaseModel):
     """Base of every input model: unknown fields are refused, so typos fail loudly; the other
-    designs' names and forms of an argument (``OTHER_NAMES``) are read as webhand's own."""
+    designs' names and forms of an argument (other_designs.py) are read as webhand's own."""
 
     model_config = ConfigDict(extra="forbid")
     #: A model's own other names, over ``OTHER_NAMES`` (e.g. a step's ``type`` for ``action``).
@@ -174,7 +91,7 @@ class ToolArgs(BaseModel):
     @classmethod
     def _other_forms(cls, data: Any, info: ValidationInfo) -> Any:
         notes = info.context.get("notes") if isinstance(info.context, dict) else None
-        return _read_other_forms(cls, data, notes)
+        return read_other_forms(cls, data, notes)
 
     @property
     def reading_notes(self) -> list[str]:
@@ -210,17 +127,19 @@ class Tool:
     capability: str = "core"
     read_only: bool = False
     destructive: bool = False
-    needs_session: bool = True
     enabled: Callable[[Settings], bool] | None = None
     #: Shape of ``Response.data(...)`` on success, when the tool promises one (MCP outputSchema).
     output_model: type[BaseModel] | None = None
     #: Runs while a JavaScript dialog is open (every other page tool is refused until it is answered).
     during_dialog: bool = False
-    #: The handler gets the conversation's ``ConversationSessions`` instead of a session.
-    manages_sessions: bool = False
     #: Tools whose last successful call before this one a replay must run again, even when they
     #: change nothing themselves (a coordinate click is measured on the last screenshot): exports keep them.
     needs_before: tuple[str, ...] = ()
+    #: What the handler runs on, read from its first parameter's annotation (``kind_of``).
+    kind: ToolKind = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", kind_of(self.handle))
 
     async def run(self, target: Any, args: ToolArgs, response: Response) -> None:
         """Run the handler on ``target`` (a session, the conversation's sessions or the settings),
@@ -301,10 +220,10 @@ _REGISTRY: dict[str, Tool] = {}
 
 
 def tool(name: str, *, capability: str = "core", read_only: bool = False, destructive: bool = False,
-         needs_session: bool = True, enabled: Callable[[Settings], bool] | None = None,
-         during_dialog: bool = False, manages_sessions: bool = False,
+         enabled: Callable[[Settings], bool] | None = None, during_dialog: bool = False,
          output: type[BaseModel] | None = None, needs_before: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
-    """Declare a tool. The docstring's first paragraph is the model-facing description."""
+    """Declare a tool. The docstring's first paragraph is the model-facing description; the
+    handler's first parameter's type is the tool's kind (``KINDS``), its ``args`` type the input model."""
 
     def register(handler: Handler) -> Handler:
         hints = get_type_hints(handler)
@@ -317,8 +236,7 @@ def tool(name: str, *, capability: str = "core", read_only: bool = False, destru
             raise ValueError(f"tool {name}: unknown capability {capability}")
         description = inspect.cleandoc(handler.__doc__ or "").split("\n\n")[0].replace("\n", " ")
         _REGISTRY[name] = Tool(name, description, model, handler, capability, read_only, destructive,
-                               needs_session, enabled, output,
-                               during_dialog=during_dialog, manages_sessions=manages_sessions,
+                               enabled=enabled, output_model=output, during_dialog=during_dialog,
                                needs_before=needs_before)
         return handler
 

@@ -34,7 +34,7 @@ class FetchArgs(ToolArgs):
     timeout: Timeout = None
 
 
-@tool("web_fetch", capability="fetch", read_only=True, manages_sessions=True)
+@tool("web_fetch", capability="fetch", read_only=True)
 async def web_fetch(sessions: ConversationSessions, args: FetchArgs, response: Response) -> None:
     """Read a URL over plain HTTP, without the browser: its main text as Markdown with title and links. Much cheaper than browser_navigate for documentation and articles; falls back to the browser when the page needs it."""
     settings = sessions.settings

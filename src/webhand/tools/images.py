@@ -16,7 +16,7 @@ class ReadImageArgs(ToolArgs):
     timeout: Timeout = None
 
 
-@tool("read_image", capability="files", read_only=True, needs_session=False)
+@tool("read_image", capability="files", read_only=True)
 async def read_image(settings: Settings, args: ReadImageArgs, response: Response) -> None:
     """Show an image file from disk (e.g. a saved screenshot), downscaled for you."""
     path = response.files.confine(args.path)

@@ -53,7 +53,7 @@ class SessionCreateArgs(ToolArgs):
     timeout: Timeout = None
 
 
-@tool("browser_session_create", capability="sessions", manages_sessions=True)
+@tool("browser_session_create", capability="sessions")
 async def session_create(sessions: ConversationSessions, args: SessionCreateArgs, response: Response) -> None:
     """Start a named browser session with its own cookies, storage and tabs."""
     timeout = args.timeout or sessions.settings.timeout
@@ -117,7 +117,7 @@ def _on_profile(session: Session) -> str:
     return f" on profile {session.profile!r}" if session.profile else ""
 
 
-@tool("browser_session_list", capability="sessions", read_only=True, manages_sessions=True)
+@tool("browser_session_list", capability="sessions", read_only=True)
 async def session_list(sessions: ConversationSessions, args: ToolArgs, response: Response) -> None:
     """List this conversation's browser sessions: status, page, tabs, actions, created and last used."""
     infos = sorted(sessions.list(), key=lambda i: (i.name != "default", i.name))
@@ -149,7 +149,7 @@ def _session_label(name: str) -> str:
     return "the default session" if name == "default" else f"session {name}"
 
 
-@tool("browser_session_history", capability="sessions", read_only=True, manages_sessions=True)
+@tool("browser_session_history", capability="sessions", read_only=True)
 async def session_history(sessions: ConversationSessions, args: SessionHistoryArgs, response: Response) -> None:
     """The session's most recent tool calls: tool, arguments (secrets masked), outcome, duration, URLs."""
     session = sessions.find(args.name)
@@ -186,7 +186,7 @@ class SessionDestroyArgs(ToolArgs):
     name: str = Field(description="Name of the session to close ('default' for the unnamed one).")
 
 
-@tool("browser_session_destroy", capability="sessions", destructive=True, manages_sessions=True)
+@tool("browser_session_destroy", capability="sessions", destructive=True)
 async def session_destroy(sessions: ConversationSessions, args: SessionDestroyArgs, response: Response) -> None:
     """Close a named browser session: its pages, cookies and storage are gone."""
     if not await sessions.destroy(args.name):

@@ -128,7 +128,7 @@ def steps_of(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         tool = CATALOG[entry["tool"]]
         if entry["outcome"] != "ok":
             continue
-        if tool.read_only or tool.manages_sessions or not tool.needs_session or tool.name in _LEFT_OUT \
+        if tool.read_only or tool.kind != "page" or tool.name in _LEFT_OUT \
                 or entry.get("unchanged"):
             last_call[tool.name] = (number, entry)
             continue
