@@ -1,4 +1,4 @@
-"""What a tool is: a name, a description for the model, an input model, flags and a handler.
+"""What a tool is: a name, a description for the model, an input model, its kind and a handler.
 
 A tool module declares tools with the ``@tool`` decorator. The handler's annotations state the
 rest: its first parameter's type is the tool's kind (what it runs on, ``KINDS``) and its ``args``
