@@ -96,7 +96,9 @@ class ServiceWorkerRegistry:
 
 
 class ServiceWorkerActions:
-    """A tab's ``service_workers`` and ``service_worker_action`` (``driver.Tab``)."""
+    """A tab's ``service_workers`` component (``driver.ServiceWorkers``) on Chromium."""
+
+    reach: str | None = None  # the browser's registry (ServiceWorker domain): all of them
 
     def __init__(self, channel: CdpChannel, registry: Callable[[], Awaitable[ServiceWorkerRegistry]],
                  console: ConsoleJavaScript, url: Callable[[], str]) -> None:
@@ -106,7 +108,7 @@ class ServiceWorkerActions:
         self._url = url
         self._target_id = ""
 
-    async def service_workers(self) -> list[ServiceWorkerRegistration]:
+    async def registrations(self) -> list[ServiceWorkerRegistration]:
         registry = await self._registry()
         listing = registry.listing(await self._target())
         if listing and not any(r.controls_page for r in listing):
@@ -143,7 +145,7 @@ class ServiceWorkerActions:
         return [replace(r, controls_page=True) if r.scope == scope
                 and any(v.state == "active" and v.script_url == script for v in r.versions) else r for r in listing]
 
-    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
+    async def act(self, action: str, scope: str, *, timeout: float) -> None:
         registry = await self._registry()
         if not any(r.scope == scope for r in registry.listing()):
             raise InvalidArgument(f"No service worker is registered for the scope {scope}.",

@@ -13,7 +13,6 @@ import asyncio
 import base64
 import re
 from collections import deque
-from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from webhand.engine import form_fields, settle
@@ -25,10 +24,11 @@ from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.liveness import Liveness
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
 from webhand.engine.bidi.page_requests import announced
+from webhand.engine.bidi.performance import NoPerformanceCounters
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.bidi.point_input import PointInput
 from webhand.engine.bidi.realms import WorkerScripts
-from webhand.engine.driver import (ConsoleEntry, InputEvent, MouseButton, NavigationResult, ScreencastFrame, SettleCaps,
+from webhand.engine.driver import (ConsoleEntry, MouseButton, NavigationResult, SettleCaps,
                                    TabEvents, WaitCondition, WaitUntil)
 from webhand.engine.net_errors import net_failure
 from webhand.engine.pointer import ACTIONABLE, AT_PRESS, LABEL, PICK_OPTION, not_actionable, press_refused
@@ -357,8 +357,6 @@ _HTML5_DRAGGABLE = """function () {
 class BidiTab:
     """One tab: a top-level browsing context of the session's user context."""
 
-    service_worker_reach: str | None = service_workers.REACH
-
     def __init__(self, context: TabOwner, context_id: str, index: int, url: str = "about:blank") -> None:
         self.context = context
         self.connection: BidiConnection = context.connection
@@ -388,7 +386,12 @@ class BidiTab:
         self._untagged: deque[tuple[ConsoleEntry, str, str]] = deque(maxlen=_UNTAGGED_KEPT)
         # The browsing contexts (the tab's, its frames') whose document has had input from webhand.
         self._interacted: set[str] = set()
-        self.liveness = Liveness(self.tracker, lambda: self._navigations_started, lambda: self._closed)  # liveness.py
+        # Its components (engine/driver.py), each in a module of its own here.
+        self.console = javascript.BidiConsole(self)
+        self.liveness = Liveness(self, self.tracker, lambda: self._navigations_started, lambda: self._closed)
+        self.live_view = screen_capture.BidiLiveView(self, self.point_input)
+        self.service_workers = service_workers.BidiServiceWorkers(self)
+        self.performance = NoPerformanceCounters()
 
     @property
     def events(self) -> TabEvents:
@@ -593,10 +596,6 @@ class BidiTab:
     def url(self) -> str:
         return self._url
 
-    @property
-    def crashed(self) -> bool:
-        return self.liveness.crashed
-
     async def title(self) -> str:
         return str(await self.call("() => document.title", [], doing="Reading the title", timeout=10) or "")
 
@@ -642,9 +641,6 @@ class BidiTab:
                 "context": self.context_id, "origin": "document" if full_page else "viewport",
                 "format": {"type": "image/png"}})
         return base64.b64decode(shot["data"])
-
-    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        return await javascript.evaluate(self, expression, await_promise=await_promise, timeout=timeout)
 
     async def frames(self) -> list[BidiFrame]:
         """The tab's frames, parents before children; a frame keeps its key while it lives."""
@@ -724,16 +720,6 @@ class BidiTab:
         except WebhandError:
             pass
         self.context.tab_closed(self)
-
-    async def end(self) -> None:
-        await self.close()
-
-    async def ping(self) -> str | None:
-        await self.call("() => true", [], doing="Pinging the page", timeout=3600)
-        return None
-
-    async def stop_loading(self) -> None:
-        await self.evaluate("window.stop()", await_promise=False, timeout=10)
 
     async def bring_to_front(self) -> None:
         async with guarded("Bringing a tab to the front", 10):
@@ -831,30 +817,6 @@ class BidiTab:
         async with guarded(doing, timeout):
             await self.connection.send("input.setFiles", {"context": element.context_id, "element": element.node,
                                                           "files": paths})
-
-    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
-        return await screen_capture.thumbnail(self, width=width, timeout=timeout)
-
-    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int, max_height: int,
-                               quality: int) -> screen_capture.CapturedScreencast:
-        """Frames this driver captures itself: BiDi has no screencast (screen_capture.py)."""
-        return screen_capture.CapturedScreencast(self, on_frame, max_width=max_width, max_height=max_height,
-                                                 quality=quality)
-
-    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        await self.point_input.dispatch(event, timeout)
-
-    async def service_workers(self) -> list[Any]:
-        return await service_workers.registrations(self)
-
-    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        await service_workers.act(self, action, scope, timeout=timeout)
-
-    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
-        raise NotOnFirefox("Chromium's performance counters (browser_performance)",
-                           'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for them.',
-                           lacking="WebDriver BiDi has no counters command (nothing like CDP's Performance.getMetrics), "
-                                   "and Firefox's page APIs report no layout shifts (CLS), long tasks or JS heap size")
 
 
 def _headers(response: dict[str, Any]) -> dict[str, str]:

@@ -18,6 +18,7 @@ from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import DESCRIBE
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameState, FrameTree
+from webhand.engine.cdp.liveness import Liveness
 from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SELECT
 from webhand.engine.pointer import ACTIONABLE as CHECK, AT_PRESS, CENTRE, LABEL, PICK_OPTION, SCROLL_INTO_VIEW, press_refused
 from webhand.engine.pointer import not_actionable as _not_actionable
@@ -34,9 +35,7 @@ class ElementTab(Protocol):
     connection: CdpConnection
     session_id: str
     frame_tree: FrameTree
-
-    @property
-    def crashed(self) -> bool: ...
+    liveness: Liveness  # whether the page crashed
 
     async def next_event(self, cap: float) -> None: ...
 
@@ -57,7 +56,7 @@ class CdpElement:
                 "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": True},
                 session_id=self.session_id))
         except PageGone:
-            raise CdpClosed("Target crashed" if self.tab.crashed else "Target closed") from None
+            raise CdpClosed("Target crashed" if self.tab.liveness.crashed else "Target closed") from None
         details = reply.get("exceptionDetails")
         if details:
             what = (details.get("exception") or {}).get("description") or details.get("text") or "Error"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from webhand.engine import settle
@@ -29,9 +29,9 @@ from webhand.engine.cdp.network import CdpNetworkLog
 from webhand.engine.cdp.waits import wait_for
 from webhand.engine.cdp.workers import TabWorkers
 from webhand.engine.devtools import PerformanceCounters
-from webhand.engine.driver import (InputEvent, NavigationResult, ScreencastFrame, ServiceWorkerRegistration, SettleCaps,
+from webhand.engine.driver import (NavigationResult, SettleCaps,
                                    TabEvents, WaitCondition, WaitUntil)
-from webhand.engine.live_view import LiveView, ChannelScreencast
+from webhand.engine.live_view import LiveView
 from webhand.engine.console_javascript import ConsoleJavaScript
 from webhand.engine.net_errors import net_failure
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
@@ -70,8 +70,6 @@ class TabContext(Protocol):
 
 
 class CdpTab:
-    service_worker_reach: str | None = None  # the browser's registry (ServiceWorker domain): all of them
-
     def __init__(self, context: TabContext, connection: CdpConnection, target_id: str, session_id: str,
                  index: int, events: TabEvents, policy: OriginPolicy | None) -> None:
         self._context = context
@@ -100,8 +98,8 @@ class CdpTab:
         self.channel = CdpSessionChannel(connection, session_id, target_id)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel)
-        self.service_worker_actions = ServiceWorkerActions(self.channel, self.workers.registry, self.console,
-                                                           lambda: self.url)
+        self.service_workers = ServiceWorkerActions(self.channel, self.workers.registry, self.console,
+                                                    lambda: self.url)
         self.performance = PerformanceCounters(self.channel)
 
     # set-up ------------------------------------------------------------------------------------
@@ -272,10 +270,6 @@ class CdpTab:
     @property
     def closed(self) -> bool:
         return self.liveness.closed
-
-    @property
-    def crashed(self) -> bool:
-        return self.liveness.crashed
 
     async def title(self) -> str:
         try:
@@ -523,7 +517,7 @@ class CdpTab:
 
     # frames and refs (frames.py) -------------------------------------------------------------
     async def frames(self) -> list[CdpFrame]:
-        return [CdpFrame(self.frame_tree, state, lambda: self.crashed) for state in self.frame_tree.ordered()]
+        return [CdpFrame(self.frame_tree, state, lambda: self.liveness.crashed) for state in self.frame_tree.ordered()]
 
     async def resolve(self, ref: str, *, timeout: float) -> CdpElement:
         """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
@@ -536,40 +530,6 @@ class CdpTab:
     async def query(self, selector: str, *, timeout: float) -> CdpElement:
         state, object_id = await self.frame_tree.find_selector(selector, timeout=timeout)
         return CdpElement(self, state, object_id, selector)
-
-    # liveness (liveness.py) ------------------------------------------------------------------
-    async def ping(self) -> str | None:
-        return await self.liveness.ping()
-
-    async def stop_loading(self) -> None:
-        await self.liveness.stop_loading()
-
-    async def end(self) -> None:
-        await self.liveness.end()
-
-    # the shared components (engine/console_javascript.py, live_view.py, service_workers.py, devtools.py)
-    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        return await self.console.evaluate(expression, await_promise=await_promise, timeout=timeout)
-
-    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
-        return await self.live_view.thumbnail(width=width, timeout=timeout)
-
-    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
-                               max_height: int, quality: int) -> ChannelScreencast:
-        return await self.live_view.start_screencast(on_frame, max_width=max_width, max_height=max_height,
-                                                     quality=quality)
-
-    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        await self.live_view.dispatch_input(event, timeout=timeout)
-
-    async def service_workers(self) -> list[ServiceWorkerRegistration]:
-        return await self.service_worker_actions.service_workers()
-
-    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        await self.service_worker_actions.service_worker_action(action, scope, timeout=timeout)
-
-    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
-        return await self.performance.read(timeout=timeout)
 
 
 __all__ = ["CdpTab"]
