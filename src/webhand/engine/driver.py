@@ -1,11 +1,12 @@
 """The Driver interface: the only view of a browser that sessions, tools and page code get.
 
-Two drivers implement it: raw CDP (``engine/cdp/``, the default) and Playwright (``engine/pw/``).
-The CDP work both do the same way is written once, on a ``CdpChannel`` (``engine/channel.py``);
-a new driver implements these Protocols without touching a tool. Objects are layered the way a
+Three drivers implement it: raw CDP (``engine/cdp/``, the default), Playwright (``engine/pw/``) and
+Firefox over WebDriver BiDi (``engine/bidi/``). The CDP work the two Chromium drivers do the same
+way is written once, on a ``CdpChannel`` (``engine/channel.py``); a new driver implements these
+Protocols without touching a tool. Objects are layered the way a
 browser is:
 
-    Engine ─► BrowserHandle (one Chromium) ─► Context (one session's cookies, storage, tabs)
+    Engine ─► BrowserHandle (one browser)  ─► Context (one session's cookies, storage, tabs)
                                                 └─► Tab (one page) ─► Frame ─► Element (one ref'd node)
 
 Every method that can block takes a timeout in seconds and raises a ``webhand.errors`` type,
@@ -577,7 +578,7 @@ class BrowserExtension:
 
 
 class BrowserHandle(Protocol):
-    """One Chromium as a driver holds it (not the public ``webhand.api.Browser``)."""
+    """One browser (a Chromium or a Firefox) as a driver holds it (not the public ``webhand.api.Browser``)."""
 
     pid: int | None  # None when webhand did not launch it (connected over CDP): never killed then
 

@@ -1,4 +1,4 @@
-"""Where a pointer action lands, the same for both drivers: the element scrolled into view inside
+"""Where a pointer action lands, the same for the three drivers: the element scrolled into view inside
 every box that clips it, what sits at the point a click goes to, and what an error about it says.
 
 A click goes to the centre of the element's first box. Before that point is hit-tested, it must

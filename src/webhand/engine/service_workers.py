@@ -1,9 +1,10 @@
-"""browser_service_workers below the tools, the same on both drivers: the registrations of a
+"""browser_service_workers below the tools, the same on both Chromium drivers (raw CDP, Playwright;
+Firefox over BiDi lists the page's own, engine/bidi/service_workers.py): the registrations of a
 session as the browser reports them over CDP (the ServiceWorker domain of a tab's session), and
 the actions on one (unregister, update, skip waiting), which return once the browser reports the
 change.
 
-Each driver's tab owns a ``ServiceWorkerActions``, made with its ``CdpChannel``, how it reaches
+Each Chromium driver's tab owns a ``ServiceWorkerActions`` (its ``service_workers`` component), made with its ``CdpChannel``, how it reaches
 its registry (the raw driver enables the domain the first time a tool asks, Playwright with the
 tab), its console (``evaluate``) and its URL.
 """

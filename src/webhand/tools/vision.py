@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
-from webhand.engine.cdp.keyboard import LAYOUT, MODIFIER_BITS, parse_chord
+from webhand.engine.keys import LAYOUT, MODIFIER_BITS, parse_chord
 from webhand.engine.driver import InputEvent, MouseButton, Tab
 from webhand.durations import Timeout
 from webhand.errors import ElementNotActionable, InvalidArgument

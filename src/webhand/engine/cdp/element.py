@@ -13,7 +13,7 @@ import base64
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from webhand.engine import form_fields
+from webhand.engine import form_fields, keys
 from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import DESCRIBE
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
@@ -131,7 +131,7 @@ class CdpElement:
         x, y = ready["x"], ready["y"]
         bits = 0
         for name in modifiers or []:
-            bits |= keyboard.MODIFIER_BITS.get(keyboard._ALIASES.get(name, name), 0)
+            bits |= keys.MODIFIER_BITS.get(keys.ALIASES.get(name, name), 0)
         async with guarded(doing, timeout):
             await self._mouse("mouseMoved", x, y, modifiers=bits)
             # The page may swap what is under the pointer as it arrives: press only on the element.
@@ -172,7 +172,7 @@ class CdpElement:
             await keyboard.type_text(self.tab.connection, self.tab.session_id, text, delay_ms / 1000)
 
     async def press(self, key: str, *, timeout: float) -> None:
-        keyboard.parse_chord(key)  # an unknown key is refused before anything happens
+        keys.parse_chord(key)  # an unknown key is refused before anything happens
         await self.focus(timeout=timeout)
         async with guarded(f"Pressing {key} on {self.ref}", timeout):
             await keyboard.press(self.tab.connection, self.tab.session_id, key)

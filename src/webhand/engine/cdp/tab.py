@@ -17,7 +17,7 @@ import base64
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from webhand.engine import settle
+from webhand.engine import keys, settle
 from webhand.engine.cdp import keyboard, stealth
 from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
@@ -94,7 +94,7 @@ class CdpTab:
                                       events, download_announced=context.announce_download,
                                       window_opened=context.announce_tab)
         self.workers = TabWorkers(connection, session_id, index, events, self.sessions)
-        # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
+        # The CDP work both Chromium drivers do alike, written once on the tab's session (engine/channel.py).
         self.channel = CdpSessionChannel(connection, session_id, target_id)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel)
@@ -496,7 +496,7 @@ class CdpTab:
 
     # keys -------------------------------------------------------------------------------------
     async def press(self, key: str, *, timeout: float) -> None:
-        keyboard.parse_chord(key)
+        keys.parse_chord(key)
         try:
             async with guarded(f"Pressing {key}", timeout):
                 await keyboard.press(self.connection, self.session_id, key)

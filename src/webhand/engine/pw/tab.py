@@ -75,7 +75,7 @@ class PlaywrightTab:
         self.cdp_session = TabCdpSession(self._session, network_conditions, response_sources=response_sources,
                                          no_document=self._tracker.belongs_to_no_document)
         self.network_log = PlaywrightNetworkLog(page, events, index, self.cdp_session.claim_source)
-        # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
+        # The CDP work both Chromium drivers do alike, written once on the tab's session (engine/channel.py).
         self.channel = PlaywrightChannel(page, self._session)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel, viewport_of(page))
