@@ -4,7 +4,6 @@ in-view centre, pressed, released; keys)."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from typing import Any, Protocol
 
@@ -13,8 +12,8 @@ from webhand.engine.bidi import values
 from webhand.engine.bidi.connection import BidiConnection, guarded
 from webhand.engine.driver import MouseButton
 from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SELECT
-from webhand.engine.pointer import ACTIONABLE, AT_PRESS, LABEL, PICK_OPTION, not_actionable, press_refused
-from webhand.errors import ActionTimeout, EvaluationFailed, NotOnFirefox, RefNotFound, WebhandError
+from webhand.engine.pointer import ACTIONABLE, AT_PRESS, LABEL, PICK_OPTION, press_refused, until_ready
+from webhand.errors import EvaluationFailed, NotOnFirefox, RefNotFound, WebhandError
 
 SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 _BUTTONS = {"left": 0, "middle": 1, "right": 2}
@@ -65,26 +64,16 @@ class BidiElement:
             raise
 
     async def _until_ready(self, doing: str, timeout: float, function: str, *args: Any) -> dict[str, Any]:
-        """Run ``function`` on the element until it no longer says to wait (each animation frame),
-        capped; its last reason to wait, or its refusal, goes into the error (pointer.not_actionable)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        last: dict[str, Any] = {}
-        while (remaining := deadline - loop.time()) > 0:
-            try:
-                last = await self._call(function, *args, timeout=remaining, doing=doing) or {}
-            except ActionTimeout:
-                break
-            if "error" in last:
-                raise not_actionable(doing, last)
-            if "wait" not in last:
-                return last
-            try:
-                await self.tab.call("() => new Promise(r => requestAnimationFrame(() => r(true)))", [], doing=doing,
-                                    timeout=max(0.01, deadline - loop.time()), context=self.context_id)
-            except ActionTimeout:
-                break
-        raise not_actionable(doing, last, timeout)
+        """Run ``function`` on the element until it no longer says to wait, each animation frame
+        (pointer.until_ready)."""
+        async def attempt(remaining: float) -> dict[str, Any]:
+            return await self._call(function, *args, timeout=remaining, doing=doing) or {}
+
+        async def next_frame(left: float) -> None:
+            await self.tab.call("() => new Promise(r => requestAnimationFrame(() => r(true)))", [], doing=doing,
+                                timeout=max(0.01, left), context=self.context_id)
+
+        return await until_ready(doing, timeout, attempt, next_frame)
 
     async def click(self, *, button: MouseButton = "left", click_count: int = 1, modifiers: list[str] | None = None,
                     timeout: float) -> None:

@@ -20,10 +20,10 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnect
 from webhand.engine.cdp.frames import FrameState, FrameTree
 from webhand.engine.cdp.liveness import Liveness
 from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SELECT
-from webhand.engine.pointer import ACTIONABLE as CHECK, AT_PRESS, CENTRE, LABEL, PICK_OPTION, SCROLL_INTO_VIEW, press_refused
+from webhand.engine.pointer import ACTIONABLE as CHECK, AT_PRESS, CENTRE, LABEL, PICK_OPTION, SCROLL_INTO_VIEW, press_refused, until_ready
 from webhand.engine.pointer import not_actionable as _not_actionable
 from webhand.engine.settle import PageGone
-from webhand.errors import ActionTimeout, WebhandError
+from webhand.errors import WebhandError
 
 _BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
@@ -64,26 +64,13 @@ class CdpElement:
         return reply["result"].get("value") if by_value else reply["result"]
 
     async def _until_ready(self, doing: str, timeout: float, attempt: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-        """Make attempts until one no longer says to wait, retrying on page events up to
-        ``timeout``; the last reason to wait goes into the error."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        last: dict[str, Any] = {}
-        while True:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                break
-            try:
-                async with guarded(doing, remaining):
-                    last = await attempt()
-            except ActionTimeout:
-                break
-            if "error" in last:
-                raise _not_actionable(doing, last)
-            if "wait" not in last:
-                return last
-            await self.tab.next_event(min(0.1, max(0.0, deadline - loop.time())))
-        raise _not_actionable(doing, last, timeout)
+        """Make attempts until one no longer says to wait, retrying on page events (pointer.until_ready)."""
+        async def capped(remaining: float) -> dict[str, Any]:
+            async with guarded(doing, remaining):
+                return await attempt()
+
+        return await until_ready(doing, timeout, capped,
+                                 lambda left: self.tab.next_event(min(0.1, max(0.0, left))))
 
     async def _ready(self, doing: str, timeout: float, *, enabled: bool = True, pointer: bool = True,
                      option_click: bool = False) -> dict[str, Any]:
