@@ -1,4 +1,4 @@
-"""One page over raw CDP: its session(s), navigation and history, screenshots, JavaScript.
+"""One page over raw CDP: its session(s), navigation and history, screenshots, keys.
 
 The tab's page is a flattened session on the browser's connection; each out-of-process iframe
 (and worker) attaches as a session of its own (``Target.setAutoAttach`` with flatten), paused
@@ -6,8 +6,11 @@ until its listeners and domains are set up, so no early event is missed.
 
 The tab owns its collaborators, each given what it needs when the tab is made: the frame tree,
 which also resolves refs (frames.py); the request tracker of the settle rules (engine/settle.py);
-the page's events (events.py) and network log (network.py); its liveness (liveness.py); its
-workers (workers.py). The tab keeps the Driver's methods, most of them handing on to those.
+the page's events (events.py) and network log (network.py); its workers (workers.py). Its
+components (engine/driver.py), which callers reach as attributes: ``liveness`` (liveness.py), and
+the ones written once for both Chromium drivers on the tab's CDP session: ``console``
+(engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
+(engine/service_workers.py), ``performance`` (engine/devtools.py).
 """
 
 from __future__ import annotations
