@@ -3,8 +3,7 @@
 Three drivers implement it: raw CDP (``engine/cdp/``, the default), Playwright (``engine/pw/``) and
 Firefox over WebDriver BiDi (``engine/bidi/``). The CDP work the two Chromium drivers do the same
 way is written once, on a ``CdpChannel`` (``engine/channel.py``); a new driver implements these
-Protocols without touching a tool. Objects are layered the way a
-browser is:
+Protocols without touching a tool. Objects are layered the way a browser is:
 
     Engine ─► BrowserHandle (one browser)  ─► Context (one session's cookies, storage, tabs)
                                                 └─► Tab (one page) ─► Frame ─► Element (one ref'd node)
