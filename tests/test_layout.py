@@ -225,10 +225,14 @@ def driver_imports(package: Path = PACKAGE) -> list[str]:
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
                 if isinstance(node, ast.Import):
                     names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and not node.level:
-                    names = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    base = node.module or ""
+                    if node.level:  # relative: from the module's own package up
+                        package_parts = path.relative_to(src).parent.parts
+                        base = ".".join([*package_parts[:len(package_parts) - node.level + 1], *([base] if base else [])])
+                    names = [base] + [f"{base}.{alias.name}" for alias in node.names]
                 else:
-                    continue  # a relative import stays inside tools/ or page/
+                    continue
                 if any(name == folder or name.startswith(folder + ".") for name in names for folder in DRIVER_FOLDERS):
                     found.append(f"{path.relative_to(src)}:{node.lineno}")
     return found
