@@ -29,11 +29,11 @@ async def tab_of(webhand, tools) -> Tab:
 async def evaluate(tab: Tab, function: str, arg: Any = None) -> Any:
     """``function`` (JavaScript source of a function) called with ``arg`` in the page's main world.
 
-    Goes through the tab's console runner (``Tab.evaluate``, as browser_eval does), so the value
+    Goes through the tab's console runner (``tab.console.evaluate``, as browser_eval does), so the value
     comes back JSON-able and a promise is awaited; ``arg`` is passed as a JSON literal.
     """
     call = f"({function})({json.dumps(arg)})" if arg is not None else f"({function})()"
-    return await tab.evaluate(call, await_promise=True, timeout=TIMEOUT)
+    return await tab.console.evaluate(call, await_promise=True, timeout=TIMEOUT)
 
 
 async def click(tab: Tab, selector: str) -> None:

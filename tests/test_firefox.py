@@ -135,7 +135,7 @@ async def test_navigate_snapshot_click_and_type(firefox: BidiBrowser, site) -> N
         after = await take_snapshot(tab)
         assert 'status "recorded Ada Lovelace"' in after.text or "recorded Ada Lovelace" in after.text, after.text
         # The page saw a real pointer and real keys: the input's value came through key events.
-        assert await tab.evaluate("document.getElementById('name').value", await_promise=False, timeout=10) == "Ada Lovelace"
+        assert await tab.console.evaluate("document.getElementById('name').value", await_promise=False, timeout=10) == "Ada Lovelace"
         await heard.until(lambda: any(e.text == "recorded click" for e in heard.console))
         assert [e.level for e in heard.console if e.text == "recorded click"] == ["warning"]
     finally:
@@ -148,7 +148,7 @@ async def test_the_page_cannot_reach_the_agent(firefox: BidiBrowser, site) -> No
     try:
         await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
         await take_snapshot(tab)
-        assert await tab.evaluate("typeof window.__webhand", await_promise=False, timeout=10) == "undefined"
+        assert await tab.console.evaluate("typeof window.__webhand", await_promise=False, timeout=10) == "undefined"
     finally:
         await context.close()
 
@@ -222,11 +222,11 @@ async def test_two_sessions_do_not_share_cookies(firefox: BidiBrowser, site) -> 
     try:
         for tab in (first_tab, second_tab):
             await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
-        await first_tab.evaluate("document.cookie = 'who=first; path=/'", await_promise=False, timeout=10)
+        await first_tab.console.evaluate("document.cookie = 'who=first; path=/'", await_promise=False, timeout=10)
         await first_tab.web_storage("local", "set", "who", "first", timeout=10)
         assert [c.name for c in await first.cookies()] == ["who"]
         assert await second.cookies() == []
-        assert await second_tab.evaluate("document.cookie", await_promise=False, timeout=10) == ""
+        assert await second_tab.console.evaluate("document.cookie", await_promise=False, timeout=10) == ""
         assert await second_tab.web_storage("local", "get", timeout=10) == {}
     finally:
         await first.close()
@@ -237,7 +237,7 @@ async def test_what_firefox_cannot_do_says_why(firefox: BidiBrowser) -> None:
     context, tab = await _tab(firefox, Heard())
     try:
         with pytest.raises(NotOnFirefox, match="not available on Firefox: WebDriver BiDi has no counters command"):
-            await tab.performance_metrics(timeout=5)
+            await tab.performance.read(timeout=5)
         with pytest.raises(NotOnFirefox, match="WebDriver BiDi emulates only being offline"):
             await context.set_network_conditions(NetworkConditions(latency_ms=100))
     finally:
@@ -249,7 +249,7 @@ async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
     try:
         assert await tab.go_back(timeout=10) is None  # a new tab has nothing to go back to
         await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
-        await tab.evaluate("setTimeout(() => document.body.append('arrived later'), 300)", await_promise=False, timeout=10)
+        await tab.console.evaluate("setTimeout(() => document.body.append('arrived later'), 300)", await_promise=False, timeout=10)
         assert "done" in await tab.wait_for(WaitCondition("text", "arrived later"), timeout=10)
         with pytest.raises(ActionTimeout, match="never shown"):
             await tab.wait_for(WaitCondition("text", "never shown"), timeout=0.5)
@@ -319,11 +319,11 @@ async def test_sessions_of_the_tools_are_isolated(host: Webhand, site) -> None:
         firefox = await host.sessions._shared_browser()
         contexts = list(firefox.contexts.values())
         assert len({c.user_context for c in contexts}) == len(contexts) >= 2
-        await contexts[0].tabs[0].evaluate("document.cookie = 'who=first; path=/'", await_promise=False, timeout=10)
+        await contexts[0].tabs[0].console.evaluate("document.cookie = 'who=first; path=/'", await_promise=False, timeout=10)
         assert [c.name for c in await contexts[0].cookies()] == ["who"]
         for other in contexts[1:]:
             assert await other.cookies() == []
-            assert await other.tabs[0].evaluate("document.cookie", await_promise=False, timeout=10) == ""
+            assert await other.tabs[0].console.evaluate("document.cookie", await_promise=False, timeout=10) == ""
     finally:
         await host.end_conversation("firefox-first")
         await host.end_conversation("firefox-second")
@@ -337,7 +337,7 @@ async def test_files_are_given_to_a_file_input(firefox: BidiBrowser, site, tmp_p
     try:
         await tab.navigate(site.url("tabs_files/upload.html"), wait_until="load", timeout=30)
         await tab.set_input_files(await tab.query("#files", timeout=10), [str(first), str(second)], timeout=10)
-        names = await tab.evaluate("[...document.getElementById('files').files].map(f => f.name)",
+        names = await tab.console.evaluate("[...document.getElementById('files').files].map(f => f.name)",
                                    await_promise=False, timeout=10)
         assert names == ["a.txt", "b.txt"]
         with pytest.raises(WebhandError, match="not an <input type=file>"):
@@ -356,7 +356,7 @@ async def test_options_and_boxes(firefox: BidiBrowser, site) -> None:
             await color.select_option(["Purple"], timeout=10)
         await (await tab.query("#terms", timeout=10)).set_checked(True, timeout=10)
         await (await tab.query("#newsletter", timeout=10)).set_checked(False, timeout=10)
-        state = await tab.evaluate("document.getElementById('state').textContent", await_promise=False, timeout=10)
+        state = await tab.console.evaluate("document.getElementById('state').textContent", await_promise=False, timeout=10)
         assert "color=g" in state and "terms=on" in state and "newsletter=off" in state, state
     finally:
         await context.close()
@@ -460,7 +460,7 @@ async def test_an_html5_drag_is_refused_with_the_reason_not_reported_as_done(fir
         card, bin_ = await tab.query("#card", timeout=5), await tab.query("#bin", timeout=5)
         with pytest.raises(NotOnFirefox, match="not available on Firefox: an HTML5 drag"):
             await card.drag_to(bin_, timeout=5)
-        assert await tab.evaluate("document.querySelector('#status').textContent", await_promise=False,
+        assert await tab.console.evaluate("document.querySelector('#status').textContent", await_promise=False,
                                   timeout=5) == "not dropped"  # the page's own word before any drop
     finally:
         await context.close()
@@ -473,13 +473,13 @@ async def test_service_workers_are_the_page_origins_and_skip_waiting_says_why_no
     try:
         await tab.navigate(site.url("pwa/index.html"), wait_until="load", timeout=30)
         async with asyncio.timeout(15):
-            while not (listed := await tab.service_workers()) or [v.state for v in listed[0].versions] != ["active"]:
+            while not (listed := await tab.service_workers.registrations()) or [v.state for v in listed[0].versions] != ["active"]:
                 await asyncio.sleep(0.1)  # the worker installs, then activates
         assert [v.running for v in listed[0].versions] == ["running"]
-        assert tab.service_worker_reach is not None and "this page's origin only" in tab.service_worker_reach
+        assert tab.service_workers.reach is not None and "this page's origin only" in tab.service_workers.reach
         with pytest.raises(NotOnFirefox, match="BiDi cannot run code in a service worker"):
-            await tab.service_worker_action("skip_waiting", listed[0].scope, timeout=5)
-        await tab.service_worker_action("unregister", listed[0].scope, timeout=10)
-        assert await tab.service_workers() == []
+            await tab.service_workers.act("skip_waiting", listed[0].scope, timeout=5)
+        await tab.service_workers.act("unregister", listed[0].scope, timeout=10)
+        assert await tab.service_workers.registrations() == []
     finally:
         await context.close()

@@ -11,7 +11,9 @@ logs nothing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 
 def abandon(work: asyncio.Future[object], *, cancel: bool = True) -> None:
@@ -35,3 +37,28 @@ async def answers_within(work: Awaitable[object], timeout: float) -> bool:
         abandon(task)
         return False
     return not task.cancelled() and task.exception() is None
+
+
+class Connection(Protocol):
+    """A driver's connection to its browser as far as its drop is concerned (cdp/connection.py's
+    ``CdpConnection``, bidi/connection.py's ``BidiConnection``): set closed, then calls ``on_close``."""
+
+    closed: bool
+    on_close: list[Callable[[], None]]
+
+
+async def dropped_within(connection: Connection, timeout: float) -> bool:
+    """Whether ``connection`` drops within ``timeout`` (already dropped: at once). What a driver's
+    ``BrowserHandle.wait_disconnected`` answers (a page may report its close before the browser does)."""
+    dropped = asyncio.Event()
+    if connection.closed:
+        return True
+    connection.on_close.append(dropped.set)
+    try:
+        await asyncio.wait_for(dropped.wait(), timeout)
+    except (TimeoutError, asyncio.TimeoutError):
+        pass
+    finally:
+        with contextlib.suppress(ValueError):
+            connection.on_close.remove(dropped.set)
+    return dropped.is_set() or connection.closed

@@ -1,4 +1,4 @@
-"""The driver seam: one CDP session of a page, as the code written once for every driver sees it.
+"""The driver seam: one CDP session of a page, as the code written once for both Chromium drivers sees it.
 
 Much of what a tab does is the same CDP work whatever drives the browser: the live view
 (``live_view.py``), the model's JavaScript run like a DevTools console (``console_javascript.py``),
@@ -11,7 +11,8 @@ That code is written once against ``CdpChannel``; each driver hands its tabs a c
 A channel sends a command, listens to an event, and turns what its driver raises into a webhand
 error: nothing else, so that a new way of reaching Chromium (a browser extension's bridge) plugs
 in by writing one small class. A driver whose browser speaks no CDP at all (WebDriver BiDi)
-implements the ``driver.Tab`` methods these components serve itself.
+implements these components of a tab (``driver.LiveView``, ``driver.JavaScriptConsole``, ...)
+itself (engine/bidi/).
 """
 
 from __future__ import annotations

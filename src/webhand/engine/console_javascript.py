@@ -19,7 +19,7 @@ from webhand.errors import ActionTimeout, EvaluationFailed
 
 
 class ConsoleJavaScript:
-    """A tab's console: ``evaluate`` is ``Tab.evaluate``."""
+    """A Chromium tab's ``console`` component (``driver.JavaScriptConsole``), on either Chromium driver."""
 
     def __init__(self, channel: CdpChannel) -> None:
         self.channel = channel

@@ -13,7 +13,7 @@ _DOING = "Reading the performance counters"
 
 
 class PerformanceCounters:
-    """A tab's ``performance_metrics`` (``driver.Tab``).
+    """A Chromium tab's ``performance`` component (``driver.Performance``).
 
     ``enabled``: the future of the tab's own start when that enabled the Performance domain (its
     layout and script counters add up from then: Playwright's tab does so); None sends

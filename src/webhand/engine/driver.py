@@ -1,11 +1,11 @@
 """The Driver interface: the only view of a browser that sessions, tools and page code get.
 
-Two drivers implement it: raw CDP (``engine/cdp/``, the default) and Playwright (``engine/pw/``).
-The CDP work both do the same way is written once, on a ``CdpChannel`` (``engine/channel.py``);
-a new driver implements these Protocols without touching a tool. Objects are layered the way a
-browser is:
+Three drivers implement it: raw CDP (``engine/cdp/``, the default), Playwright (``engine/pw/``) and
+Firefox over WebDriver BiDi (``engine/bidi/``). The CDP work the two Chromium drivers do the same
+way is written once, on a ``CdpChannel`` (``engine/channel.py``); a new driver implements these
+Protocols without touching a tool. Objects are layered the way a browser is:
 
-    Engine ─► BrowserHandle (one Chromium) ─► Context (one session's cookies, storage, tabs)
+    Engine ─► BrowserHandle (one browser)  ─► Context (one session's cookies, storage, tabs)
                                                 └─► Tab (one page) ─► Frame ─► Element (one ref'd node)
 
 Every method that can block takes a timeout in seconds and raises a ``webhand.errors`` type,
@@ -366,12 +366,106 @@ class Frame(Protocol):
         ...
 
 
+# The components of a Tab ---------------------------------------------------------------------------
+# Parts of a tab reached as its typed attributes. The things only a few callers use (the hang test,
+# the dashboard's live view, service workers, Chromium's counters, the model's JavaScript) are
+# components, each a small Protocol here that every driver (raw CDP, Playwright, Firefox over
+# WebDriver BiDi) implements with a class of its own or one the Chromium drivers share:
+#
+#     tab.liveness         crash, hang test, stopping a navigation, ending the page (session/recovery.py)
+#     tab.live_view        thumbnail, screencast and a person's input (surfaces/dashboard/, tools/vision.py)
+#     tab.service_workers  the session's registrations and what can be done to them (browser_service_workers)
+#     tab.performance      Chromium's performance counters (browser_performance)
+#     tab.console          the model's JavaScript, run as a DevTools console would (browser_eval)
+#
+# Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, refs, input,
+# settling), and each driver's component is called directly, not forwarded by its tab.
+
+
+class Liveness(Protocol):
+    """Whether the tab's page still lives, and the ways to test, stop and end it."""
+
+    @property
+    def crashed(self) -> bool:
+        """The page's renderer crashed or was killed: nothing on this tab will work again."""
+        ...
+
+    async def ping(self) -> str | None:
+        """Return None once the page's renderer answers a trivial request; never returns while its
+        main thread is stuck (e.g. in ``while (true) {}``): the caller caps it, and that is the hang
+        test. While the main frame waits for a server's response, the browser holds every message
+        to the page, so silence proves nothing: then it returns that navigation's URL at once."""
+        ...
+
+    async def stop_loading(self) -> None:
+        """Stop the tab's navigation, as the browser's Stop button does (works while it waits for a server)."""
+        ...
+
+    async def end(self) -> None:
+        """Close the tab from the browser side, without asking the page: works on a hung or crashed
+        page, and the browser ends a renderer that no tab uses any more."""
+        ...
+
+
+class LiveView(Protocol):
+    """The dashboard's view of the tab (surfaces/dashboard/): what a person watching sees, and how they act."""
+
+    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
+        """A small JPEG of the viewport, ``width`` pixels wide."""
+        ...
+
+    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
+                               max_height: int, quality: int) -> Screencast:
+        """Stream the viewport as JPEG frames; the browser sends one when the page paints."""
+        ...
+
+    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
+        """Send one mouse or keyboard event to the page at a viewport point, as the browser's own
+        input would: a person's in the dashboard, or a coordinate action's (tools/vision.py)."""
+        ...
+
+
+class ServiceWorkers(Protocol):
+    """The service worker registrations of the tab's session (browser_service_workers)."""
+
+    #: What ``registrations`` lists when it is less than the session's registrations (said in the
+    #: reply), or None: the browser's registry, all of them.
+    reach: str | None
+
+    async def registrations(self) -> list[ServiceWorkerRegistration]:
+        """The service worker registrations the browser knows for this session."""
+        ...
+
+    async def act(self, action: Literal["unregister", "update", "skip_waiting"], scope: str, *, timeout: float) -> None:
+        """Unregister, update or skip waiting the registration of ``scope``; returns once the browser
+        reports the change (capped by ``timeout``)."""
+        ...
+
+
+class Performance(Protocol):
+    """Chromium's own counters for the page (CDP Performance.getMetrics; browser_performance)."""
+
+    async def read(self, *, timeout: float) -> dict[str, float]: ...
+
+
+class JavaScriptConsole(Protocol):
+    """The tab's console: the model's JavaScript (browser_eval)."""
+
+    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
+        """Run ``expression`` the way a DevTools console would; return a JSON-able value."""
+        ...
+
+
 class Tab(Protocol):
+    """One page. What only a few callers use is a component, a typed attribute (the Protocols above)."""
+
+    liveness: Liveness
+    live_view: LiveView
+    service_workers: ServiceWorkers
+    performance: Performance
+    console: JavaScriptConsole
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
-    #: What ``service_workers`` lists when it is less than the session's registrations (said in the
-    #: reply), or None: the browser's registry, all of them.
-    service_worker_reach: str | None
 
     @property
     def url(self) -> str: ...
@@ -385,7 +479,6 @@ class Tab(Protocol):
         """Prepare what the first call on this tab would otherwise pay for (a reserve tab)."""
         ...
     async def screenshot(self, *, full_page: bool, timeout: float) -> bytes: ...
-    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any: ...
     async def frames(self) -> list[Frame]: ...
     async def resolve(self, ref: str, *, timeout: float) -> Element: ...
     async def stable_selector(self, ref: str, *, timeout: float) -> str:
@@ -401,23 +494,6 @@ class Tab(Protocol):
     async def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
-    @property
-    def crashed(self) -> bool:
-        """The page's renderer crashed or was killed: nothing on this tab will work again."""
-        ...
-    async def ping(self) -> str | None:
-        """Return None once the page's renderer answers a trivial request; never returns while its
-        main thread is stuck (e.g. in ``while (true) {}``): the caller caps it, and that is the hang
-        test. While the main frame waits for a server's response, the browser holds every message
-        to the page, so silence proves nothing: then it returns that navigation's URL at once."""
-        ...
-    async def stop_loading(self) -> None:
-        """Stop the tab's navigation, as the browser's Stop button does (works while it waits for a server)."""
-        ...
-    async def end(self) -> None:
-        """Close the tab from the browser side, without asking the page: works on a hung or crashed
-        page, and the browser ends a renderer that no tab uses any more."""
-        ...
     async def bring_to_front(self) -> None: ...
     async def pdf(self, *, timeout: float) -> bytes: ...
     async def set_input_files(self, element: Element, paths: list[str], *, timeout: float) -> None: ...
@@ -440,29 +516,6 @@ class Tab(Protocol):
         ...
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         """Wait until ``condition`` holds; returns a short description; ``ActionTimeout`` if it never does."""
-        ...
-    # The dashboard (surfaces/dashboard/): what a person watching sees, and how they act.
-    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
-        """A small JPEG of the viewport, ``width`` pixels wide."""
-        ...
-    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
-                               max_height: int, quality: int) -> "Screencast":
-        """Stream the viewport as JPEG frames; the browser sends one when the page paints."""
-        ...
-    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        """Send one mouse or keyboard event to the page at a viewport point, as the browser's own
-        input would: a person's in the dashboard, or a coordinate action's (tools/vision.py)."""
-        ...
-    async def service_workers(self) -> list[ServiceWorkerRegistration]:
-        """The service worker registrations the browser knows for this session."""
-        ...
-    async def service_worker_action(self, action: Literal["unregister", "update", "skip_waiting"], scope: str,
-                                    *, timeout: float) -> None:
-        """Unregister, update or skip waiting the registration of ``scope``; returns once the browser
-        reports the change (capped by ``timeout``)."""
-        ...
-    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
-        """Chromium's own counters for the page (CDP Performance.getMetrics)."""
         ...
 
 
@@ -524,7 +577,7 @@ class BrowserExtension:
 
 
 class BrowserHandle(Protocol):
-    """One Chromium as a driver holds it (not the public ``webhand.api.Browser``)."""
+    """One browser (a Chromium or a Firefox) as a driver holds it (not the public ``webhand.api.Browser``)."""
 
     pid: int | None  # None when webhand did not launch it (connected over CDP): never killed then
 

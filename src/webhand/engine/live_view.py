@@ -1,5 +1,5 @@
-"""What the dashboard needs of a tab, the same on every driver: thumbnails, a screencast of the
-viewport, a person's input.
+"""What the dashboard needs of a tab, the same on both Chromium drivers (the Firefox driver's is
+engine/bidi/screen_capture.py): thumbnails, a screencast of the viewport, a person's input.
 
 The screencast runs on a second session attached to the same page (``CdpChannel.fork``), so its
 frame events and acknowledgements never queue behind the agent's calls on the tab's session.
@@ -23,7 +23,7 @@ Viewport = Callable[[], Awaitable[tuple[float, float, float, float]]]
 
 
 class LiveView:
-    """A tab's ``thumbnail``, ``start_screencast`` and ``dispatch_input`` (``driver.Tab``).
+    """A Chromium tab's ``live_view`` component (``driver.LiveView``).
 
     ``viewport``: where the tab's viewport is; None asks the page (``Page.getLayoutMetrics``,
     scrolled position included). Playwright knows the size it set and passes it, saving the round trip.

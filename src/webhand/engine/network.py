@@ -1,4 +1,4 @@
-"""What both drivers' network tools share: how many requests a tab keeps, where a response came
+"""What the three drivers' network tools share: how many requests a tab keeps, where a response came
 from (as CDP's ``Network.responseReceived`` tells), the typed errors of reading a logged request
 later (unknown id, no response, the browser dropped it, too slow), and network emulation as CDP's
 ``Network.emulateNetworkConditions`` takes it."""

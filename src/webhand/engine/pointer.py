@@ -1,4 +1,4 @@
-"""Where a pointer action lands, the same for both drivers: the element scrolled into view inside
+"""Where a pointer action lands, the same for the three drivers: the element scrolled into view inside
 every box that clips it, what sits at the point a click goes to, and what an error about it says.
 
 A click goes to the centre of the element's first box. Before that point is hit-tested, it must
@@ -22,8 +22,10 @@ click it lets through, or something else (look at it in a snapshot, or use keys)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from webhand.engine.js import compose, source
@@ -150,5 +152,30 @@ def not_actionable(doing: str, state: dict[str, Any], timeout: float | None = No
     seconds = f" within {timeout:g} s" if timeout else ""
     return ActionTimeout(f"{doing} did not finish{seconds}.",
                          "Call browser_snapshot to see the page, then retry with a larger timeout or another element.")
+
+
+async def until_ready(doing: str, timeout: float, attempt: Callable[[float], Awaitable[dict[str, Any]]],
+                      pause: Callable[[float], Awaitable[None]]) -> dict[str, Any]:
+    """Ask the page script whether the element is ready (``attempt``, given the seconds left) until
+    it no longer says to wait, pausing between asks (``pause``: until a page event, an animation
+    frame), capped by ``timeout``; its refusal, or its last reason to wait, is the error
+    (``not_actionable``). An ``ActionTimeout`` from either ends the wait as the cap does."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    last: dict[str, Any] = {}
+    while (remaining := deadline - loop.time()) > 0:
+        try:
+            last = await attempt(remaining)
+        except ActionTimeout:
+            break
+        if "error" in last:
+            raise not_actionable(doing, last)
+        if "wait" not in last:
+            return last
+        try:
+            await pause(deadline - loop.time())
+        except ActionTimeout:
+            break
+    raise not_actionable(doing, last, timeout)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -171,3 +172,30 @@ def rewrite_refusal(policy: OriginRules | None, refusals: RefusalLog | None, met
     if reason and refusals is not None:
         refusals.add(method, rewritten, f"a route rewrote {url} to it; {reason}")
     return reason
+
+
+@dataclass(frozen=True)
+class RouteRewrite:
+    """What a ``continue`` route changes in a request, in each driver's own command: None leaves
+    that part as the request has it."""
+
+    url: str | None
+    method: str | None
+    headers: dict[str, str] | None  # the request's headers with the route's set over them
+    post_data: str | None
+
+    def url_and_method(self) -> dict[str, str]:
+        """The new URL and method as CDP's ``Fetch.continueRequest`` and BiDi's
+        ``network.continueRequest`` both name them (``url``, ``method``), those that change."""
+        return {name: value for name, value in (("url", self.url), ("method", self.method)) if value}
+
+
+def route_rewrite(rule: RouteRule, policy: OriginRules | None, refusals: RefusalLog | None, method: str, url: str,
+                  headers: dict[str, str]) -> RouteRewrite | None:
+    """The changes a ``continue`` route makes to a request (``method url`` with ``headers``), or
+    None when the policy refuses the URL it rewrites to (``rewrite_refusal``: logged as any other)."""
+    rewritten = rule.rewritten_url(url)
+    if rewrite_refusal(policy, refusals, method, url, rewritten):
+        return None
+    return RouteRewrite(rewritten if rewritten != url else None, rule.method,
+                        rule.request_headers(headers) if rule.headers else None, rule.post_data)

@@ -1,9 +1,10 @@
-"""browser_service_workers below the tools, the same on both drivers: the registrations of a
+"""browser_service_workers below the tools, the same on both Chromium drivers (raw CDP, Playwright;
+Firefox over BiDi lists the page's own, engine/bidi/service_workers.py): the registrations of a
 session as the browser reports them over CDP (the ServiceWorker domain of a tab's session), and
 the actions on one (unregister, update, skip waiting), which return once the browser reports the
 change.
 
-Each driver's tab owns a ``ServiceWorkerActions``, made with its ``CdpChannel``, how it reaches
+Each Chromium driver's tab owns a ``ServiceWorkerActions`` (its ``service_workers`` component), made with its ``CdpChannel``, how it reaches
 its registry (the raw driver enables the domain the first time a tool asks, Playwright with the
 tab), its console (``evaluate``) and its URL.
 """
@@ -96,7 +97,9 @@ class ServiceWorkerRegistry:
 
 
 class ServiceWorkerActions:
-    """A tab's ``service_workers`` and ``service_worker_action`` (``driver.Tab``)."""
+    """A tab's ``service_workers`` component (``driver.ServiceWorkers``) on Chromium."""
+
+    reach: str | None = None  # the browser's registry (ServiceWorker domain): all of them
 
     def __init__(self, channel: CdpChannel, registry: Callable[[], Awaitable[ServiceWorkerRegistry]],
                  console: ConsoleJavaScript, url: Callable[[], str]) -> None:
@@ -106,7 +109,7 @@ class ServiceWorkerActions:
         self._url = url
         self._target_id = ""
 
-    async def service_workers(self) -> list[ServiceWorkerRegistration]:
+    async def registrations(self) -> list[ServiceWorkerRegistration]:
         registry = await self._registry()
         listing = registry.listing(await self._target())
         if listing and not any(r.controls_page for r in listing):
@@ -143,7 +146,7 @@ class ServiceWorkerActions:
         return [replace(r, controls_page=True) if r.scope == scope
                 and any(v.state == "active" and v.script_url == script for v in r.versions) else r for r in listing]
 
-    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
+    async def act(self, action: str, scope: str, *, timeout: float) -> None:
         registry = await self._registry()
         if not any(r.scope == scope for r in registry.listing()):
             raise InvalidArgument(f"No service worker is registered for the scope {scope}.",

@@ -258,7 +258,7 @@ class RequestTracker:
 
 
 class SettleWatch:
-    """The ``driver.ActionWatch`` both drivers hand out: follows one action's effects through the
+    """The ``driver.ActionWatch`` every driver hands out (Playwright's under its own name): follows one action's effects through the
     tab's ``RequestTracker`` (named apart from the Protocol it implements)."""
 
     def __init__(self, tracker: RequestTracker, caps: SettleCaps) -> None:

@@ -1,7 +1,8 @@
 """``stealth = true``: hide the usual signs of an automated headless Chromium.
 
-The same for both drivers: each installs ``script`` in every page and frame, and the user agent
-and ``headers()`` on every request (``engine/pw/stealth.py``, ``engine/cdp/stealth.py``).
+The same for both Chromium drivers (raw CDP, Playwright; the Firefox driver refuses the setting,
+config.py): each installs ``script`` in every page and frame, and the user agent and ``headers()``
+on every request (``engine/pw/stealth.py``, ``engine/cdp/stealth.py``).
 
 The evasions are playwright-stealth's (PyPI, maintained, each one a small script of its own)
 rather than a list of our own. What webhand adds is what a script cannot do, and consistency:

@@ -1,5 +1,5 @@
 """URL globs as browser_route takes them (``**/api/user``, ``https://example.com/*.png``), with the
-meaning Playwright gives them, so that a route matches the same requests on either driver.
+meaning Playwright gives them, so that a route matches the same requests on every driver.
 
 A port of Playwright's ``globToRegexPattern`` (packages/isomorphic/urlMatch.ts, 1.5x): ``*`` is any
 run of characters but ``/``; ``**`` any run at all (``**/`` also matches nothing); ``{a,b}`` either;

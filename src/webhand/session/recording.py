@@ -71,10 +71,10 @@ async def _targets(session: Session, refs: list[str], response: Response) -> dic
 
 async def _thumbnail(session: Session) -> str | None:
     tab = session.active_tab
-    if tab is None or tab.closed or tab.crashed:
+    if tab is None or tab.closed or tab.liveness.crashed:
         return None
     try:
-        jpeg = await tab.thumbnail(width=THUMBNAIL_WIDTH, timeout=_BOOKKEEPING_CAP_SECONDS)
+        jpeg = await tab.live_view.thumbnail(width=THUMBNAIL_WIDTH, timeout=_BOOKKEEPING_CAP_SECONDS)
     except (WebhandError, asyncio.TimeoutError):
         return None
     path = session.history.spill_file.parent / "thumbnails" / f"{session.history.spill_file.stem}-{session.history.count}.jpg"

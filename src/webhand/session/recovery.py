@@ -7,9 +7,9 @@
 - **Hung.** A page stuck in ``while (true) {}`` holds its renderer's main thread, so every call
   on it would wait for its whole timeout, call after call. A tool that is about to run out of
   time (or already has) therefore checks whether its page still answers a trivial request
-  (``Tab.ping``). A page silent for ``hang_window`` is hung: webhand ends it from the browser side
+  (``tab.liveness.ping``). A page silent for ``hang_window`` is hung: webhand ends it from the browser side
   (Chromium then ends its renderer) and says so, within the tool's own timeout plus
-  ``_VERDICT_GRACE_SECONDS`` and the tenth of a second ``Tab.end`` may wait. Other sessions never wait
+  ``_VERDICT_GRACE_SECONDS`` and the tenth of a second ``tab.liveness.end`` may wait. Other sessions never wait
   for it. The next call opens a fresh tab.
 - **Stalled.** While a tab's navigation waits for a server that does not answer, the browser
   holds every message to the page, so every call on it would wait too. A tool that runs out of
@@ -97,9 +97,9 @@ async def watch(task: asyncio.Future[None], interrupt: asyncio.Future[None], cur
     if interrupt.done() or (task.done() and not _ended_by_timeout(task)):
         return ANSWERING
     tab = current_tab()
-    if tab is None or tab.closed or tab.crashed:
+    if tab is None or tab.closed or tab.liveness.crashed:
         return ANSWERING
-    probe = asyncio.ensure_future(tab.ping())
+    probe = asyncio.ensure_future(tab.liveness.ping())
     place = asyncio.ensure_future(check_place(window)) if check_place is not None else None
     silent_until = loop.time() + window + _VERDICT_GRACE_SECONDS
     try:
@@ -117,7 +117,7 @@ async def watch(task: asyncio.Future[None], interrupt: asyncio.Future[None], cur
     if interrupt.done():
         return ANSWERING  # the place was found gone as the window ended
     # A JavaScript dialog also keeps a page from answering; Session.run handles that one.
-    if dialog_open() or tab.closed or tab.crashed:
+    if dialog_open() or tab.closed or tab.liveness.crashed:
         return ANSWERING
     if probe.done():
         return Verdict("stalled", tab, probe.result() or "")
@@ -129,7 +129,7 @@ async def stop_stalled(tab: Tab, url: str, timeout: float) -> str:
     line for the reply."""
     waiting = f"Tab {tab.index} was still waiting for {shorten(url)} to answer after {timeout:g} s"
     try:
-        await tab.stop_loading()
+        await tab.liveness.stop_loading()
     except WebhandError as error:
         return f"{waiting}; stopping that navigation failed ({error.message}): call browser_navigate to leave it."
     return (f"{waiting}: webhand stopped that navigation (like the browser's Stop button), so the tab stays usable "
@@ -149,7 +149,7 @@ async def stop_cancelled(tab: Tab | None, tool: str) -> str:
         return f"{said}; it had no tab open."
     try:
         async with asyncio.timeout(CANCEL_CLEANUP_SECONDS):
-            await tab.stop_loading()
+            await tab.liveness.stop_loading()
     except Exception as error:  # noqa: BLE001 - a clean-up nobody awaits yet: its failure is told, never raised
         why = (error.message if isinstance(error, WebhandError) else
                f"no answer within {CANCEL_CLEANUP_SECONDS:g} s" if isinstance(error, TimeoutError) else type(error).__name__)
@@ -164,7 +164,7 @@ async def replace(session: Recovering, tab: Tab) -> bool:
     tab opens a fresh one (opening it here would cost the time this call may no longer have).
     Returns whether it was the active tab."""
     was_active = session.active_tab is tab
-    await tab.end()
+    await tab.liveness.end()
     if was_active:
         session.replace_active_tab()
     return was_active
@@ -185,7 +185,7 @@ async def replace_crashed(session: Recovering, *, active_crashed: bool = False,
     them: an operation said so before the crash event came); one line per tab for the reply."""
     lines = []
     for tab in list(session.context.tabs):
-        if not tab.closed and (tab.crashed or (active_crashed and tab is session.active_tab)):
+        if not tab.closed and (tab.liveness.crashed or (active_crashed and tab is session.active_tab)):
             url = tab.url
             active = await replace(session, tab)
             lines.append(_story(tab, url, "crashed, so webhand closed that tab", then if active else None))

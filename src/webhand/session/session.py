@@ -180,7 +180,7 @@ class Session:
         if self.closed:  # closed sessions leave the manager's list once their browser is gone
             return "closing"
         tab = self._active
-        if not self.browser.alive or (tab is not None and not tab.closed and tab.crashed):
+        if not self.browser.alive or (tab is not None and not tab.closed and tab.liveness.crashed):
             return "crashed"
         return "busy" if self.lock.locked() else "idle"
 

@@ -45,7 +45,7 @@ class TabVideo:
 
     async def start(self, timeout: float) -> None:
         self.screencast = await asyncio.wait_for(
-            self.tab.start_screencast(self._on_frame, max_width=MAX_SIDE, max_height=MAX_SIDE, quality=QUALITY), timeout)
+            self.tab.live_view.start_screencast(self._on_frame, max_width=MAX_SIDE, max_height=MAX_SIDE, quality=QUALITY), timeout)
 
     def _on_frame(self, frame: ScreencastFrame) -> None:
         at = max(0.0, time.time() - self.started)

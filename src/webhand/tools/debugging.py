@@ -52,19 +52,19 @@ async def service_workers(session: Session, args: ServiceWorkersArgs, response: 
     """List service worker registrations (scope, script, state: installing/waiting/active, running or not, which one
     controls this page); or unregister, update, skip waiting."""
     tab = await session.tab()
-    registrations = await tab.service_workers()
+    registrations = await tab.service_workers.registrations()
     timeout = args.timeout or session.settings.timeout
     if args.action != "list":
         scopes = _targets(args, registrations)
         for scope in scopes:
-            await tab.service_worker_action(args.action, scope, timeout=timeout)
+            await tab.service_workers.act(args.action, scope, timeout=timeout)
         done = {"unregister": "Unregistered", "update": "Checked for an update of",
                 "skip_waiting": "Activated the waiting worker of"}
         response.add(f"{done[args.action]} {', '.join(response.clip(s, 300) for s in scopes)}.")
         if args.action == "unregister":
             response.add("Pages it controls keep it until they are closed or reloaded.")
-        registrations = await tab.service_workers()
-    response.add(_describe(registrations, response, tab.service_worker_reach))
+        registrations = await tab.service_workers.registrations()
+    response.add(_describe(registrations, response, tab.service_workers.reach))
     response.data({"registrations": [{"scope": r.scope, "controls_page": r.controls_page,
                                       "versions": [v.__dict__ for v in r.versions]} for r in registrations]})
 
@@ -112,8 +112,8 @@ async def performance(session: Session, args: PerformanceArgs, response: Respons
     nodes, JS heap, layouts, script time)."""
     tab = await session.tab()
     timeout = args.timeout or session.settings.timeout
-    vitals = await tab.evaluate(_vitals_script(), await_promise=False, timeout=timeout)
-    counters = await tab.performance_metrics(timeout=timeout)
+    vitals = await tab.console.evaluate(_vitals_script(), await_promise=False, timeout=timeout)
+    counters = await tab.performance.read(timeout=timeout)
     navigation = vitals.get("navigation") or {}
 
     def ms(value: object) -> str:

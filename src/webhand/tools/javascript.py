@@ -37,7 +37,7 @@ async def evaluate(session: Session, args: EvalArgs, response: Response) -> None
         raise EvaluationDisabled("JavaScript evaluation is disabled by configuration (evaluate_enabled = false).",
                                  "Use browser_snapshot and the action tools instead.")
     tab = await session.tab()
-    value = await tab.evaluate(args.expression, await_promise=args.await_promise,
+    value = await tab.console.evaluate(args.expression, await_promise=args.await_promise,
                                timeout=args.timeout or session.settings.timeout)
     response.large(to_json_text(value), what="result", suffix=".json")
     response.data({"result": value})

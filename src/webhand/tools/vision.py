@@ -4,7 +4,7 @@ A point is given in pixels of the last screenshot the model was given of the tab
 annotated, viewport or full page): ``page/coordinates.py`` maps it back to the page exactly,
 whatever the downscaling, device scale and scroll offset were, and scrolls it into view when it is
 not on screen. Each action is sent as the browser's own mouse or keyboard input at that point
-(``Tab.dispatch_input``), and its reply says what was under the point (role, name and ref, as the
+(``tab.live_view.dispatch_input``), and its reply says what was under the point (role, name and ref, as the
 snapshot gives them) and then, like every action's, what it changed.
 
 Keys at whatever has focus are ``browser_press_key`` without a ref (core); typing there is
@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
-from webhand.engine.cdp.keyboard import LAYOUT, MODIFIER_BITS, parse_chord
+from webhand.engine.keys import LAYOUT, MODIFIER_BITS, parse_chord
 from webhand.engine.driver import InputEvent, MouseButton, Tab
 from webhand.durations import Timeout
 from webhand.errors import ElementNotActionable, InvalidArgument
@@ -116,7 +116,7 @@ def modifier_bits(modifiers: list[str]) -> int:
 
 async def mouse(timeout: float, tab: Tab, kind: str, point: PagePoint, *, button: MouseButton | Literal["none"] = "none",
                 clicks: int = 0, modifiers: int = 0, delta: tuple[float, float] = (0.0, 0.0)) -> None:
-    await tab.dispatch_input(InputEvent(kind, point.x, point.y, button, clicks, delta[0], delta[1],
+    await tab.live_view.dispatch_input(InputEvent(kind, point.x, point.y, button, clicks, delta[0], delta[1],
                                         modifiers=modifiers), timeout=timeout)
 
 
@@ -328,12 +328,12 @@ async def perform_press_key(session: Session, args: KeyHoldArgs) -> str:
     try:
         for down in held:
             bits |= MODIFIER_BITS.get(down.key, 0)
-            await tab.dispatch_input(InputEvent("keyDown", key=down.key, code=down.code,
+            await tab.live_view.dispatch_input(InputEvent("keyDown", key=down.key, code=down.code,
                                                 text=down.text if not bits & ~8 else "", modifiers=bits), timeout=timeout)
         await asyncio.sleep(args.seconds)  # the model asked for this hold
     finally:
         for up in reversed(held):
-            await tab.dispatch_input(InputEvent("keyUp", key=up.key, code=up.code, modifiers=bits), timeout=timeout)
+            await tab.live_view.dispatch_input(InputEvent("keyUp", key=up.key, code=up.code, modifiers=bits), timeout=timeout)
             bits &= ~MODIFIER_BITS.get(up.key, 0)
     return f"Held {args.key} for {args.seconds:g} s."
 

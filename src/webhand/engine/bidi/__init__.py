@@ -2,7 +2,7 @@
 Firefox itself (or connects to a ``ws://`` BiDi endpoint) and talks to it over one WebSocket
 with a thin, data-driven client (connection.py).
 
-    engine (here) ─► BidiBrowser ─► BidiContext (browser.py) ─► BidiTab ─► BidiElement (tab.py)
+    engine (here) ─► BidiBrowser ─► BidiContext (browser.py) ─► BidiTab (tab.py) ─► BidiElement (element.py)
 
 A first slice: navigation, the page agent in a sandbox realm, refs, click/type/press, screenshots,
 console, dialogs, cookies and user-context isolation; the origin policy, routes, the network log,

@@ -22,7 +22,7 @@ from webhand.engine.bidi.network import SessionNetwork
 from webhand.engine.bidi.policy import BidiPolicy
 from webhand.engine.bidi.realms import WorkerScripts
 from webhand.engine.bidi.tab import BidiTab
-from webhand.engine.capped import answers_within
+from webhand.engine.capped import answers_within, dropped_within
 from webhand.engine.chrome import PROFILE_CLOSE_GRACE_SECONDS
 from webhand.engine.driver import (CLOSE_TIMEOUT_SECONDS, BrowserExtension, Cookie, NetworkConditions, RequestDetail,
                                    RouteRule, TabEvents)
@@ -428,13 +428,7 @@ class BidiBrowser:
         self.connection.on_close.append(callback)
 
     async def wait_disconnected(self, timeout: float) -> bool:
-        dropped = asyncio.Event()
-        if self.connection.closed:
-            return True
-        self.connection.on_close.append(dropped.set)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(dropped.wait(), timeout)
-        return self.connection.closed
+        return await dropped_within(self.connection, timeout)
 
     async def extensions(self, timeout: float) -> list[BrowserExtension]:
         """The add-ons webhand installed at launch (extensions.py): BiDi has no way to list them."""

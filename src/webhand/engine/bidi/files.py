@@ -14,18 +14,15 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from webhand.engine.bidi.connection import BidiConnection, guarded
+from webhand.engine.announcements import Announcements
 from webhand.engine.downloads import store
 from webhand.engine.driver import Download, TabEvents
 from webhand.errors import WebhandError
 
-#: How long a response that announced a download (Content-Disposition: attachment) counts as one
-#: whose downloadWillBegin is still to come.
-_ANNOUNCEMENT_SECONDS = 5.0
 
 
 class SessionDownloads:
@@ -37,7 +34,7 @@ class SessionDownloads:
         self._staging = tempfile.mkdtemp(prefix="webhand-bidi-downloads-", dir=staging_parent)
         self._saving: dict[str, tuple[Download, asyncio.Future[None]]] = {}  # navigation id -> the download
         self._reserved: set[str] = set()
-        self._announced: list[float] = []
+        self._announced = Announcements()  # attachment responses whose downloadWillBegin is still to come
         self.begun = 0
 
     async def start(self) -> None:
@@ -48,17 +45,14 @@ class SessionDownloads:
 
     def announce(self) -> None:
         """A document response was a file (Content-Disposition: attachment): its download is coming."""
-        self._announced.append(time.monotonic())
+        self._announced.announce()
 
     def expecting(self) -> bool:
-        now = time.monotonic()
-        self._announced = [t for t in self._announced if now - t < _ANNOUNCEMENT_SECONDS]
-        return bool(self._announced)
+        return self._announced.expecting()
 
     def began(self, params: dict[str, Any], tab: int) -> None:
         self.begun += 1
-        if self._announced:
-            self._announced.pop(0)
+        self._announced.arrived()
         record = Download(params.get("url", ""), Path(params.get("suggestedFilename") or "").name or "download",
                           tab)
         saving: asyncio.Future[None] = asyncio.get_running_loop().create_future()

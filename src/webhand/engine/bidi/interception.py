@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, guarded
 from webhand.engine.driver import RouteRule
 from webhand.engine.net_errors import FIREFOX_CODES
-from webhand.engine.policy import refused_rewrite, rewrite_refusal
+from webhand.engine.policy import refused_rewrite, route_rewrite
 from webhand.engine.policy_proxy import REFUSED_HEADER
 from webhand.engine.url_glob import compiled
 from webhand.security.origins import OWN_ENDPOINTS
@@ -155,20 +155,16 @@ class Interception:
     def _rewritten(self, owner: Any, request: dict[str, Any], rule: RouteRule) -> dict[str, Any] | None:
         """``network.continueRequest``'s changes for a ``continue`` route, or None when the policy
         refuses the URL it rewrites to (logged as any other refusal)."""
-        url = rule.rewritten_url(request["url"])
         refusals = self._policy.log_for(owner) if self._policy is not None and owner is not None else None
-        if rewrite_refusal(self._policy, refusals, request["method"], request["url"], url):
+        original = {h["name"]: h["value"].get("value", "") for h in request.get("headers") or []}
+        rewrite = route_rewrite(rule, self._policy, refusals, request["method"], request["url"], original)
+        if rewrite is None:
             return None
-        changed: dict[str, Any] = {}
-        if url != request["url"]:
-            changed["url"] = url
-        if rule.method:
-            changed["method"] = rule.method
-        if rule.headers:
-            original = {h["name"]: h["value"].get("value", "") for h in request.get("headers") or []}
-            changed["headers"] = _headers(rule.request_headers(original))
-        if rule.post_data is not None:
-            changed["body"] = {"type": "string", "value": rule.post_data}
+        changed: dict[str, Any] = rewrite.url_and_method()
+        if rewrite.headers is not None:
+            changed["headers"] = _headers(rewrite.headers)
+        if rewrite.post_data is not None:
+            changed["body"] = {"type": "string", "value": rewrite.post_data}
         return changed
 
     def failure_text(self, params: dict[str, Any]) -> str:

@@ -31,6 +31,16 @@ class EvaluatingTab(Protocol):
     context_id: str
 
 
+class BidiConsole:
+    """A Firefox tab's ``console`` component (``driver.JavaScriptConsole``)."""
+
+    def __init__(self, tab: EvaluatingTab) -> None:
+        self._tab = tab
+
+    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
+        return await evaluate(self._tab, expression, await_promise=await_promise, timeout=timeout)
+
+
 async def evaluate(tab: EvaluatingTab, expression: str, *, await_promise: bool, timeout: float) -> Any:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

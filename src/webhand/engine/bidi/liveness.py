@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from webhand.engine.driver import JavaScriptConsole
 from webhand.errors import PageCrashed, WebhandError
 
 #: Firefox's crash page, which replaces a page whose content process died.
@@ -41,8 +42,22 @@ class Tracker(Protocol):
     async def until(self, condition: Callable[[], bool], seconds: float) -> bool: ...
 
 
+class LivenessTab(Protocol):
+    """What the hang test, stopping and ending need of the tab (tab.py's ``BidiTab``)."""
+
+    console: JavaScriptConsole
+
+    async def call(self, function: str, args: list[Any], *, doing: str, timeout: float) -> Any: ...
+
+    async def close(self) -> None: ...
+
+
 class Liveness:
-    def __init__(self, tracker: Tracker, navigations_started: Callable[[], int], closed: Callable[[], bool]) -> None:
+    """A Firefox tab's ``liveness`` component (``driver.Liveness``)."""
+
+    def __init__(self, tab: LivenessTab, tracker: Tracker, navigations_started: Callable[[], int],
+                 closed: Callable[[], bool]) -> None:
+        self._tab = tab
         self.crashed = False
         self._tracker = tracker
         self._navigations_started = navigations_started
@@ -85,3 +100,14 @@ class Liveness:
         if self.crashed:
             return PageCrashed(f"{doing} failed: the page crashed.", "Call the tool again: it runs in a fresh tab.")
         return error
+
+    # asked by webhand --------------------------------------------------------------------------
+    async def ping(self) -> str | None:
+        await self._tab.call("() => true", [], doing="Pinging the page", timeout=3600)
+        return None
+
+    async def stop_loading(self) -> None:
+        await self._tab.console.evaluate("window.stop()", await_promise=False, timeout=10)
+
+    async def end(self) -> None:
+        await self._tab.close()

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from webhand.engine.bidi.connection import BidiConnection, guarded
-from webhand.engine.driver import ScreencastFrame
+from webhand.engine.bidi.point_input import PointInput
+from webhand.engine.driver import InputEvent, ScreencastFrame
 from webhand.errors import WebhandError
 
 #: The shortest time between two captures' starts: at most this many frames a second (~3).
@@ -74,6 +75,26 @@ async def thumbnail(tab: CaptureTab, *, width: int, timeout: float) -> bytes:
     """A small JPEG of the viewport, ``width`` pixels wide (BiDi captures at full size: scaled here)."""
     jpeg = await _viewport_jpeg(tab, 50, "Taking a thumbnail", timeout)
     return await asyncio.to_thread(_fit, jpeg, width, 100_000, 50)
+
+
+class BidiLiveView:
+    """A Firefox tab's ``live_view`` component (``driver.LiveView``): captured frames, and a
+    person's input through the tab's ``PointInput`` (point_input.py)."""
+
+    def __init__(self, tab: CaptureTab, point_input: PointInput) -> None:
+        self._tab = tab
+        self._point_input = point_input
+
+    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
+        return await thumbnail(self._tab, width=width, timeout=timeout)
+
+    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int, max_height: int,
+                               quality: int) -> CapturedScreencast:
+        """Frames this driver captures itself: BiDi has no screencast."""
+        return CapturedScreencast(self._tab, on_frame, max_width=max_width, max_height=max_height, quality=quality)
+
+    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
+        await self._point_input.dispatch(event, timeout)
 
 
 class CapturedScreencast:

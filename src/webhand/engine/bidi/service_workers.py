@@ -61,6 +61,21 @@ class ServiceWorkerTab(Protocol):
                    sandbox: bool = True, context: str | None = None) -> Any: ...
 
 
+class BidiServiceWorkers:
+    """A Firefox tab's ``service_workers`` component (``driver.ServiceWorkers``): the page's own view."""
+
+    reach: str | None = REACH
+
+    def __init__(self, tab: ServiceWorkerTab) -> None:
+        self._tab = tab
+
+    async def registrations(self) -> list[ServiceWorkerRegistration]:
+        return await registrations(self._tab)
+
+    async def act(self, action: str, scope: str, *, timeout: float) -> None:
+        await act(self._tab, action, scope, timeout=timeout)
+
+
 async def _running_scripts(connection: BidiConnection, timeout: float) -> set[str]:
     async with guarded("Listing Firefox's running service workers", timeout):
         found = await connection.send("script.getRealms", {"type": "service-worker"})

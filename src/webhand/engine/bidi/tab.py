@@ -5,6 +5,10 @@ The page agent (page/snapshot.js) runs in a sandbox realm (``script.callFunction
 which BiDi hands back by ``sharedId``; later calls pass that id as ``this``. Input goes through
 ``input.performActions`` (a pointer moved to the element's box centre, pressed, released; keys).
 The settle rules are engine/settle.py's, fed with the tab's ``network`` events.
+
+One class per file, as in engine/cdp/: the tab here; its elements (element.py), frames (frames.py)
+and dialogs (dialogs.py); its components (engine/driver.py's ``liveness``, ``live_view``, ...) in
+liveness.py, screen_capture.py, service_workers.py, performance.py and javascript.py.
 """
 
 from __future__ import annotations
@@ -13,50 +17,37 @@ import asyncio
 import base64
 import re
 from collections import deque
-from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from webhand.engine import form_fields, settle
+from webhand.engine import settle
 from webhand.engine.bidi import console, javascript, screen_capture, service_workers, values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
+from webhand.engine.bidi.dialogs import BidiDialog
+from webhand.engine.bidi.element import SNAPSHOT_AGAIN, BidiElement
+from webhand.engine.bidi.frames import BidiFrame
 from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.liveness import Liveness
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
 from webhand.engine.bidi.page_requests import announced
+from webhand.engine.bidi.performance import NoPerformanceCounters
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.bidi.point_input import PointInput
 from webhand.engine.bidi.realms import WorkerScripts
-from webhand.engine.driver import (ConsoleEntry, InputEvent, MouseButton, NavigationResult, ScreencastFrame, SettleCaps,
-                                   TabEvents, WaitCondition, WaitUntil)
+from webhand.engine.driver import ConsoleEntry, NavigationResult, SettleCaps, TabEvents, WaitCondition, WaitUntil
 from webhand.engine.net_errors import net_failure
-from webhand.engine.pointer import ACTIONABLE, AT_PRESS, LABEL, PICK_OPTION, not_actionable, press_refused
 from webhand.engine.policy import RefusalLog
-from webhand.engine.page_scripts import (CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SCROLL, SELECT, SELECTOR_OF_REF,
-                                         WEB_STORAGE)
+from webhand.engine.page_scripts import SCROLL, SELECTOR_OF_REF, WEB_STORAGE
 from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
                             WebhandError)
 
 SANDBOX = "webhand"
-SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 _RESOLVE = "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'"
 _WAIT = {"load": "complete", "domcontentloaded": "interactive", "commit": "none", "networkidle": "complete"}
-_BUTTONS = {"left": 0, "middle": 1, "right": 2}
-_PAUSE = {"type": "pause"}
 _REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
-_FRAME_ELEMENTS = "[...document.querySelectorAll('iframe, frame')]"
-_FRAME_WINDOWS = f"() => {_FRAME_ELEMENTS}.map(f => f.contentWindow)"
 #: Recent console entries kept untagged in case a dedicated worker's realm is reported after them.
 _UNTAGGED_KEPT = 20
-
-#: Typing's watch of the page (its mutations but the typed field's own, the work its handlers schedule).
-_WATCH_TYPING = "() => { (" + settle.WATCH_DOM + ")(true); }"
-
-#: Fill's text, committed at once into the focused, selected field the way CDP's Input.insertText and
-#: Playwright's fill put it: one beforeinput/input of type insertText, no key events (a page that
-#: cancels keydown, as MiniWoB's spinner does, still gets the text). False: the field took none.
-_INSERT_TEXT = "function (text) { return this.ownerDocument.execCommand('insertText', false, text); }"
 
 
 class TabOwner(Protocol):
@@ -75,289 +66,8 @@ class TabOwner(Protocol):
     def note_origin(self, url: str) -> None: ...
 
 
-class BidiDialog:
-    """A user prompt Firefox reported (``browsingContext.userPromptOpened``)."""
-
-    def __init__(self, tab: "BidiTab", params: dict[str, Any]) -> None:
-        self._tab = tab
-        self.kind = params.get("type", "alert")
-        self.message = params.get("message", "")
-        self.default_value = params.get("defaultValue", "") or ""
-        self.tab = tab.index
-
-    async def accept(self, prompt_text: str | None, *, timeout: float) -> None:
-        params: dict[str, Any] = {"context": self._tab.context_id, "accept": True}
-        if prompt_text is not None and self.kind == "prompt":
-            params["userText"] = prompt_text
-        commits = self._tab.tracker.commits
-        async with guarded("Accepting the dialog", timeout):
-            await self._tab.connection.send("browsingContext.handleUserPrompt", params)
-        if self.kind == "beforeunload":
-            # Firefox answers before the page it lets go is replaced: the reply is about where the tab
-            # went, so the new document's commit is waited for (capped).
-            await self._tab.tracker.until(lambda: self._tab.tracker.commits > commits, timeout)
-
-    async def dismiss(self, *, timeout: float) -> None:
-        async with guarded("Dismissing the dialog", timeout):
-            await self._tab.connection.send("browsingContext.handleUserPrompt",
-                                            {"context": self._tab.context_id, "accept": False})
-
-
-class BidiFrame:
-    """One frame of a tab: a browsing context of its own in BiDi (the main frame is the tab's)."""
-
-    def __init__(self, tab: "BidiTab", context_id: str, key: str, parent: "BidiFrame | None") -> None:
-        self._tab = tab
-        self.context_id = context_id
-        self.key = key
-        self.parent = parent
-        self.parent_key: str | None = parent.key if parent is not None else None
-
-    async def evaluate(self, script: str, arg: Any = None) -> Any:
-        return await self._tab.call(script, [arg], doing="Running the page agent", timeout=30, context=self.context_id)
-
-    async def owner_marker(self, script: str) -> Any:
-        """Run ``script`` on this frame's iframe element, in the parent frame's sandbox: the parent's
-        frame elements' windows name their browsing contexts, which finds the one that holds us."""
-        if self.parent is None:
-            return None
-        try:
-            windows = await self._tab.call(_FRAME_WINDOWS, [], doing="Finding a frame's element", timeout=10,
-                                           context=self.parent.context_id)
-            index = next((i for i, w in enumerate(windows or [])
-                          if isinstance(w, dict) and (w.get("value") or {}).get("context") == self.context_id), None)
-            if index is None:
-                return None
-            return await self._tab.call(f"(i) => ({script})({_FRAME_ELEMENTS}[i])", [index],
-                                        doing="Reading a frame's element", timeout=10, context=self.parent.context_id)
-        except WebhandError:
-            return None
-
-
-class BidiElement:
-    """One node a ref named, held by its ``sharedId``."""
-
-    def __init__(self, tab: "BidiTab", ref: str, node: dict[str, Any], context_id: str) -> None:
-        self.tab = tab
-        self.ref = ref
-        self.node = {"sharedId": node["sharedId"]}
-        self.context_id = context_id  # the frame the node is in
-
-    async def _call(self, function: str, *args: Any, timeout: float, doing: str) -> Any:
-        try:
-            return await self.tab.call(function, list(args), this=self.node, doing=doing, timeout=timeout,
-                                       context=self.context_id)
-        except WebhandError as error:
-            if "no such node" in str(error).lower() or "stale" in str(error).lower():
-                raise RefNotFound(f"The element {self.ref} is gone from the page.", SNAPSHOT_AGAIN) from None
-            raise
-
-    async def _until_ready(self, doing: str, timeout: float, function: str, *args: Any) -> dict[str, Any]:
-        """Run ``function`` on the element until it no longer says to wait (each animation frame),
-        capped; its last reason to wait, or its refusal, goes into the error (pointer.not_actionable)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        last: dict[str, Any] = {}
-        while (remaining := deadline - loop.time()) > 0:
-            try:
-                last = await self._call(function, *args, timeout=remaining, doing=doing) or {}
-            except ActionTimeout:
-                break
-            if "error" in last:
-                raise not_actionable(doing, last)
-            if "wait" not in last:
-                return last
-            try:
-                await self.tab.call("() => new Promise(r => requestAnimationFrame(() => r(true)))", [], doing=doing,
-                                    timeout=max(0.01, deadline - loop.time()), context=self.context_id)
-            except ActionTimeout:
-                break
-        raise not_actionable(doing, last, timeout)
-
-    async def click(self, *, button: MouseButton = "left", click_count: int = 1, modifiers: list[str] | None = None,
-                    timeout: float) -> None:
-        doing = f"Clicking {self.ref}"
-        ready = await self._until_ready(doing, timeout, ACTIONABLE, True, True, button == "left")
-        if ready.get("dropdown"):  # an option of a drop-down: the browser draws those, and a click on one chooses it
-            await self._until_ready(doing, timeout, PICK_OPTION)
-            return dict(await self._call(LABEL, timeout=timeout, doing=doing) or {})
-        keys = [values.key_value(m) for m in modifiers or []]
-        mouse = {"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}}
-        # The move first (the keys held from it on: each tick of the key source pairs with one of
-        # the pointer's), then a look at what is under the pointer: the page may have swapped it as
-        # the pointer arrived (pointer.AT_PRESS). The pointer stays where it is between the two
-        # calls, and the press is at the same point.
-        actions: list[dict[str, Any]] = [{**mouse, "actions": [_PAUSE] * max(0, len(keys) - 1) + [self._move()]}]
-        if keys:
-            actions.insert(0, {"type": "key", "id": "keyboard", "actions": [{"type": "keyDown", "value": k} for k in keys]})
-        try:  # not released between the calls: a release would forget where the pointer is
-            await self.tab.perform(actions, doing, timeout, context=self.context_id, release=False)
-            landed = dict(await self._call(AT_PRESS, ready["x"], ready["y"], ready.get("label"), timeout=timeout,
-                                           doing=doing) or {})
-            if "label" not in landed:
-                raise press_refused(doing, landed)
-            pointer: list[dict[str, Any]] = []
-            for _ in range(click_count):
-                pointer += [{"type": "pointerDown", "button": _BUTTONS[button]}, {"type": "pointerUp", "button": _BUTTONS[button]}]
-            await self.tab.perform([{**mouse, "actions": pointer}], doing, timeout, context=self.context_id,
-                                   release=not keys)
-        finally:
-            if keys:
-                await self.tab.perform([{"type": "key", "id": "keyboard",
-                                         "actions": [{"type": "keyUp", "value": k} for k in reversed(keys)]}], doing, timeout)
-        return landed["label"]
-
-    def _move(self) -> dict[str, Any]:
-        """A pointer move to the element's in-view centre: BiDi finds it (in any frame, scrolled)."""
-        return {"type": "pointerMove", "x": 0, "y": 0, "origin": {"type": "element", "element": self.node}}
-
-    async def hover(self, *, timeout: float) -> None:
-        await self._until_ready(f"Hovering {self.ref}", timeout, ACTIONABLE, False, True, False)
-        await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
-                                 "actions": [self._move()]}], f"Hovering {self.ref}", timeout, context=self.context_id)
-
-    async def fill(self, text: str, *, timeout: float) -> None:
-        doing = f"Typing into {self.ref}"
-        await self._watch_typing(doing, timeout)
-        state = await self._until_ready(doing, timeout, FILL_PREPARE, text)
-        if state.get("done"):
-            return
-        if text and not self.tab.interacted(self.context_id):
-            await self._press_first(doing, timeout)
-            state = await self._until_ready(doing, timeout, FILL_PREPARE, text)  # the press placed the caret
-        if text and await self._call(_INSERT_TEXT, text, timeout=timeout, doing=doing):
-            return
-        actions = values.text_actions(text) if text else values.chord_actions("Delete")  # keys: no insertText here
-        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": actions}], doing, timeout,
-                               context=self.context_id)
-
-    async def _press_first(self, doing: str, timeout: float) -> None:
-        """A press on the field, before the first text committed into a document webhand gave no input
-        yet: execCommand is no user input, and Firefox asks before unload only once the user has
-        interacted with the page (a trusted key or pointer press; a modifier key is not one, nor
-        is BiDi's ``userActivation``, which a navigation already gives). It counts even when the page
-        cancels the press, which CDP's Input.insertText does too. Skipped when something covers the
-        field's centre: the press would land there, and the text goes in without it."""
-        spot = await self._call(ACTIONABLE, False, True, False, timeout=timeout, doing=doing) or {}
-        if "x" in spot:
-            await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
-                                     "actions": [self._move(), {"type": "pointerDown", "button": 0},
-                                                 {"type": "pointerUp", "button": 0}]}], doing, timeout,
-                                   context=self.context_id)
-
-    async def _watch_typing(self, doing: str, timeout: float) -> None:
-        """Start typing's watch (``settle.WATCH_DOM``) in the page's own realm, as FILL_PREPARE does
-        on Chromium. FILL_PREPARE runs in the sandbox here, where the watch it starts wraps only the
-        sandbox's view of the timers (an Xray's own properties), so a debounce the page's input
-        handler schedules went unseen and typing replied before the page's save ran."""
-        watch = self.tab.tracker.watch
-        if watch is not None:
-            await watch.begun()  # an action's watch sent before: ours replaces it, not the other way
-        try:
-            await self.tab.call(_WATCH_TYPING, [], doing=doing, timeout=timeout, sandbox=False, context=self.context_id)
-        except EvaluationFailed:
-            pass  # a page that broke it: its work goes unseen, the DOM-quiet window still holds
-
-    async def mask_text(self, masked: bool, *, timeout: float) -> None:
-        await self._call(f"function (on) {{ ({MASK_TEXT})(this)(on); }}", masked, timeout=timeout,
-                         doing=f"Masking the text of {self.ref}")
-
-    async def type(self, text: str, *, delay_ms: float, timeout: float) -> None:
-        await self.focus(timeout=timeout)
-        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": values.text_actions(text)}],
-                               f"Typing into {self.ref}", timeout + len(text) * delay_ms / 1000, context=self.context_id)
-
-    async def press(self, key: str, *, timeout: float) -> None:
-        await self.focus(timeout=timeout)
-        await self.tab.perform([{"type": "key", "id": "keyboard", "actions": values.chord_actions(key)}],
-                               f"Pressing {key} on {self.ref}", timeout, context=self.context_id)
-
-    async def focus(self, *, timeout: float) -> None:
-        await self._call("function () { this.focus(); }", timeout=timeout, doing=f"Focusing {self.ref}")
-
-    async def kind(self) -> str:
-        return str(await self._call(f"function () {{ return ({KIND})(this); }}", timeout=10, doing="Reading a field"))
-
-    async def field_text(self) -> dict[str, Any] | None:
-        return await self._call(f"function () {{ return ({FIELD_TEXT})(this); }}", timeout=10, doing="Reading a field")
-
-    async def origin(self) -> str:
-        return str(await self._call("function () { return this.ownerDocument.defaultView.origin; }", timeout=10,
-                                    doing="Reading an element's origin"))
-
-    async def describe(self) -> str:
-        return str(await self._call("function () { return this.tagName.toLowerCase(); }", timeout=10,
-                                    doing="Describing an element"))
-
-    async def scroll_into_view(self, *, timeout: float) -> None:
-        await self._call("function () { this.scrollIntoView({block: 'center', behavior: 'instant'}); }",
-                         timeout=timeout, doing=f"Scrolling {self.ref} into view")
-
-    async def screenshot(self, *, timeout: float) -> bytes:
-        async with guarded(f"Taking a screenshot of {self.ref}", timeout):
-            shot = await self.tab.connection.send("browsingContext.captureScreenshot", {
-                "context": self.tab.context_id, "clip": {"type": "element", "element": self.node}})
-        return base64.b64decode(shot["data"])
-
-    async def dispose(self) -> None:
-        """Nothing to release: a sharedId holds no handle in the browser."""
-
-    async def select_option(self, values: list[str], *, timeout: float) -> list[str]:
-        doing = f"Selecting in {self.ref}"
-        found = await self._call(f"function (wanted) {{ return ({OPTIONS})(this, wanted); }}", values,
-                                 timeout=timeout, doing=doing)
-        form_fields.refuse_options(self.ref, values, found)
-        await self._until_ready(doing, timeout, ACTIONABLE, True, False, False)
-        await self._call(SELECT, values, timeout=timeout, doing=doing)
-        return values
-
-    async def set_checked(self, checked: bool, *, timeout: float) -> None:
-        doing = f"{'Checking' if checked else 'Unchecking'} {self.ref}"
-
-        async def read() -> dict[str, Any]:
-            return dict(await self._call(CHECKED, timeout=timeout, doing=doing) or {})
-
-        await form_fields.set_checked(self.ref, checked, read, lambda: self.click(timeout=timeout))
-
-    async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
-        left, top = await self._call("function (x, y) { this.scrollBy(x, y); return [this.scrollLeft, this.scrollTop]; }",
-                                     x, y, timeout=timeout, doing=f"Scrolling inside {self.ref}")
-        return f"{self.ref} is scrolled to x={left:g}, y={top:g}."
-
-    async def drag_to(self, target: Any, *, timeout: float) -> None:
-        """Press on this element, move onto ``target`` in steps, release: Firefox runs an HTML5 drag
-        (dragstart, dragover, drop) from these pointer actions itself."""
-        if not isinstance(target, BidiElement) or target.context_id != self.context_id:
-            raise NotOnFirefox("Dragging onto an element of another frame")
-        doing = f"Dragging {self.ref} onto {target.ref}"
-        # An HTML5 drag (the element or an ancestor is draggable: links and images are by default)
-        # starts from pointer actions but Firefox never drops it (w3c/webdriver-bidi#487): refuse it
-        # rather than reply "Dragged" for a drop that did not happen. Drags made of pointer events work.
-        if await self._call(_HTML5_DRAGGABLE, timeout=timeout, doing=doing):
-            raise NotOnFirefox("Dragging an HTML5 draggable element", lacking="an HTML5 drag that WebDriver BiDi's "
-                               "pointer actions start is never dropped (w3c/webdriver-bidi#487)")
-        await self._until_ready(doing, timeout, ACTIONABLE, False, True, False)
-        await target._until_ready(doing, timeout, ACTIONABLE, False, False, False)
-        steps = [{"type": "pointerMove", "x": 0, "y": 0, "duration": 50,
-                  "origin": {"type": "element", "element": target.node}} for _ in range(2)]
-        await self.tab.perform([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
-                                 "actions": [self._move(), {"type": "pointerDown", "button": 0}, *steps,
-                                             {"type": "pointerUp", "button": 0}]}], doing, timeout, context=self.context_id)
-
-
-#: Whether a drag from this element is an HTML5 drag: it or an ancestor is draggable.
-_HTML5_DRAGGABLE = """function () {
-  for (let node = this; node && node.nodeType === 1; node = node.parentElement) {
-    if (node.draggable) return true;
-  }
-  return false;
-}"""
-
-
 class BidiTab:
     """One tab: a top-level browsing context of the session's user context."""
-
-    service_worker_reach: str | None = service_workers.REACH
 
     def __init__(self, context: TabOwner, context_id: str, index: int, url: str = "about:blank") -> None:
         self.context = context
@@ -388,7 +98,12 @@ class BidiTab:
         self._untagged: deque[tuple[ConsoleEntry, str, str]] = deque(maxlen=_UNTAGGED_KEPT)
         # The browsing contexts (the tab's, its frames') whose document has had input from webhand.
         self._interacted: set[str] = set()
-        self.liveness = Liveness(self.tracker, lambda: self._navigations_started, lambda: self._closed)  # liveness.py
+        # Its components (engine/driver.py), each in a module of its own here.
+        self.console = javascript.BidiConsole(self)
+        self.liveness = Liveness(self, self.tracker, lambda: self._navigations_started, lambda: self._closed)
+        self.live_view = screen_capture.BidiLiveView(self, self.point_input)
+        self.service_workers = service_workers.BidiServiceWorkers(self)
+        self.performance = NoPerformanceCounters()
 
     @property
     def events(self) -> TabEvents:
@@ -593,10 +308,6 @@ class BidiTab:
     def url(self) -> str:
         return self._url
 
-    @property
-    def crashed(self) -> bool:
-        return self.liveness.crashed
-
     async def title(self) -> str:
         return str(await self.call("() => document.title", [], doing="Reading the title", timeout=10) or "")
 
@@ -642,9 +353,6 @@ class BidiTab:
                 "context": self.context_id, "origin": "document" if full_page else "viewport",
                 "format": {"type": "image/png"}})
         return base64.b64decode(shot["data"])
-
-    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        return await javascript.evaluate(self, expression, await_promise=await_promise, timeout=timeout)
 
     async def frames(self) -> list[BidiFrame]:
         """The tab's frames, parents before children; a frame keeps its key while it lives."""
@@ -724,16 +432,6 @@ class BidiTab:
         except WebhandError:
             pass
         self.context.tab_closed(self)
-
-    async def end(self) -> None:
-        await self.close()
-
-    async def ping(self) -> str | None:
-        await self.call("() => true", [], doing="Pinging the page", timeout=3600)
-        return None
-
-    async def stop_loading(self) -> None:
-        await self.evaluate("window.stop()", await_promise=False, timeout=10)
 
     async def bring_to_front(self) -> None:
         async with guarded("Bringing a tab to the front", 10):
@@ -831,30 +529,6 @@ class BidiTab:
         async with guarded(doing, timeout):
             await self.connection.send("input.setFiles", {"context": element.context_id, "element": element.node,
                                                           "files": paths})
-
-    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
-        return await screen_capture.thumbnail(self, width=width, timeout=timeout)
-
-    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int, max_height: int,
-                               quality: int) -> screen_capture.CapturedScreencast:
-        """Frames this driver captures itself: BiDi has no screencast (screen_capture.py)."""
-        return screen_capture.CapturedScreencast(self, on_frame, max_width=max_width, max_height=max_height,
-                                                 quality=quality)
-
-    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        await self.point_input.dispatch(event, timeout)
-
-    async def service_workers(self) -> list[Any]:
-        return await service_workers.registrations(self)
-
-    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        await service_workers.act(self, action, scope, timeout=timeout)
-
-    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
-        raise NotOnFirefox("Chromium's performance counters (browser_performance)",
-                           'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for them.',
-                           lacking="WebDriver BiDi has no counters command (nothing like CDP's Performance.getMetrics), "
-                                   "and Firefox's page APIs report no layout shifts (CLS), long tasks or JS heap size")
 
 
 def _headers(response: dict[str, Any]) -> dict[str, str]:

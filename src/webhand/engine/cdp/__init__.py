@@ -12,14 +12,13 @@ this package (``connection.guarded`` turns them into webhand errors).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 from webhand.config import Settings
-from webhand.engine.capped import answers_within
+from webhand.engine.capped import answers_within, dropped_within
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.context import CdpContext
 from webhand.engine.cdp.policy import CdpPolicy
@@ -170,18 +169,7 @@ class CdpBrowser:
 
     async def wait_disconnected(self, timeout: float) -> bool:
         """Whether the connection drops within ``timeout`` (a page may report its close first)."""
-        dropped = asyncio.Event()
-        if self.connection.closed:
-            return True
-        self.connection.on_close.append(dropped.set)
-        try:
-            await asyncio.wait_for(dropped.wait(), timeout)
-        except (TimeoutError, asyncio.TimeoutError):
-            pass
-        finally:
-            with contextlib.suppress(ValueError):
-                self.connection.on_close.remove(dropped.set)
-        return dropped.is_set() or self.connection.closed
+        return await dropped_within(self.connection, timeout)
 
     async def ping(self, timeout: float) -> bool:
         """A round trip to the browser itself (not just an open socket), given up at ``timeout``."""

@@ -12,7 +12,6 @@ import asyncio
 import base64
 import shutil
 import tempfile
-import time
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarde
 from webhand.engine.cdp.routes import ContextNetwork
 from webhand.engine.cdp.tab import CdpTab
 from webhand.engine.cdp.workers import ContextWorkers
+from webhand.engine.announcements import Announcements
 from webhand.engine.downloads import store
 from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.network import RequestsInFull
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from webhand.engine.cdp.policy import CdpPolicy
     from webhand.engine.stealth import StealthProfile
 
-_ANNOUNCEMENT_SECONDS = 5.0
 # By index, not Object.entries: an item named like a Storage method ("key", "getItem", "length")
 # is not an own property of localStorage, so entries would leave it out.
 _READ_STORAGE = ("() => Array.from({length: localStorage.length}, (_, i) => localStorage.key(i))"
@@ -59,8 +58,8 @@ class CdpContext:
         self._waiting: dict[str, asyncio.Future[CdpTab]] = {}
         self._scratch: asyncio.Future[str] | None = None  # a page made only to reach an origin's storage
         self._create_lock = asyncio.Lock()
-        self._announced_downloads: list[float] = []
-        self._announced_tabs: list[float] = []
+        self._announced_downloads = Announcements()  # attachment responses whose download has not begun
+        self._announced_tabs = Announcements()  # windows pages asked for whose tabs do not exist yet
         self._downloads: dict[str, tuple[Download, asyncio.Future[None]]] = {}
         self.downloads_begun = 0
         # Inside a launched browser's user-data dir when there is one: what a killed server leaves
@@ -88,8 +87,7 @@ class CdpContext:
             return
         self._by_target[info["targetId"]] = tab
         self.tabs.append(tab)
-        if self._announced_tabs:
-            self._announced_tabs.pop(0)
+        self._announced_tabs.arrived()
         waiting = self._waiting.pop(info["targetId"], None)
         if waiting is not None and not waiting.done():
             waiting.set_result(tab)
@@ -158,21 +156,17 @@ class CdpContext:
 
     # announcements -----------------------------------------------------------------------------
     def announce_download(self) -> None:
-        self._announced_downloads.append(time.monotonic())
+        self._announced_downloads.announce()
 
     def announce_tab(self) -> None:
         """A page of the context asked for a new window (``Page.windowOpen``): its tab is coming."""
-        self._announced_tabs.append(time.monotonic())
+        self._announced_tabs.announce()
 
     def expecting_tab(self) -> bool:
-        now = time.monotonic()
-        self._announced_tabs = [t for t in self._announced_tabs if now - t < _ANNOUNCEMENT_SECONDS]
-        return bool(self._announced_tabs)
+        return self._announced_tabs.expecting()
 
     def expecting_download(self) -> bool:
-        now = time.monotonic()
-        self._announced_downloads = [t for t in self._announced_downloads if now - t < _ANNOUNCEMENT_SECONDS]
-        return bool(self._announced_downloads)
+        return self._announced_downloads.expecting()
 
     # downloads (Browser.setDownloadBehavior "allowAndName": saved under their guid, then moved) -----
     async def start_downloads(self) -> None:
@@ -182,8 +176,7 @@ class CdpContext:
 
     def download_began(self, params: dict[str, Any]) -> None:
         self.downloads_begun += 1
-        if self._announced_downloads:
-            self._announced_downloads.pop(0)
+        self._announced_downloads.arrived()
         tab = self.tab_of_frame(params.get("frameId", ""))
         record = Download(params["url"], Path(params.get("suggestedFilename") or "").name or "download",
                           tab.index if tab else 0)

@@ -13,16 +13,17 @@ import base64
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from webhand.engine import form_fields
+from webhand.engine import form_fields, keys
 from webhand.engine.cdp import keyboard
 from webhand.engine.cdp.actionability import DESCRIBE
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpClosed, CdpConnection, guarded
 from webhand.engine.cdp.frames import FrameState, FrameTree
+from webhand.engine.cdp.liveness import Liveness
 from webhand.engine.page_scripts import CHECKED, FIELD_TEXT, FILL_PREPARE, KIND, MASK_TEXT, OPTIONS, SELECT
-from webhand.engine.pointer import ACTIONABLE as CHECK, AT_PRESS, CENTRE, LABEL, PICK_OPTION, SCROLL_INTO_VIEW, press_refused
+from webhand.engine.pointer import ACTIONABLE as CHECK, AT_PRESS, CENTRE, LABEL, PICK_OPTION, SCROLL_INTO_VIEW, press_refused, until_ready
 from webhand.engine.pointer import not_actionable as _not_actionable
 from webhand.engine.settle import PageGone
-from webhand.errors import ActionTimeout, WebhandError
+from webhand.errors import WebhandError
 
 _BUTTONS = {"left": 1, "right": 2, "middle": 4}
 
@@ -34,9 +35,7 @@ class ElementTab(Protocol):
     connection: CdpConnection
     session_id: str
     frame_tree: FrameTree
-
-    @property
-    def crashed(self) -> bool: ...
+    liveness: Liveness  # whether the page crashed
 
     async def next_event(self, cap: float) -> None: ...
 
@@ -57,7 +56,7 @@ class CdpElement:
                 "arguments": [{"value": a} for a in args], "returnByValue": by_value, "awaitPromise": True},
                 session_id=self.session_id))
         except PageGone:
-            raise CdpClosed("Target crashed" if self.tab.crashed else "Target closed") from None
+            raise CdpClosed("Target crashed" if self.tab.liveness.crashed else "Target closed") from None
         details = reply.get("exceptionDetails")
         if details:
             what = (details.get("exception") or {}).get("description") or details.get("text") or "Error"
@@ -65,26 +64,13 @@ class CdpElement:
         return reply["result"].get("value") if by_value else reply["result"]
 
     async def _until_ready(self, doing: str, timeout: float, attempt: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-        """Make attempts until one no longer says to wait, retrying on page events up to
-        ``timeout``; the last reason to wait goes into the error."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        last: dict[str, Any] = {}
-        while True:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                break
-            try:
-                async with guarded(doing, remaining):
-                    last = await attempt()
-            except ActionTimeout:
-                break
-            if "error" in last:
-                raise _not_actionable(doing, last)
-            if "wait" not in last:
-                return last
-            await self.tab.next_event(min(0.1, max(0.0, deadline - loop.time())))
-        raise _not_actionable(doing, last, timeout)
+        """Make attempts until one no longer says to wait, retrying on page events (pointer.until_ready)."""
+        async def capped(remaining: float) -> dict[str, Any]:
+            async with guarded(doing, remaining):
+                return await attempt()
+
+        return await until_ready(doing, timeout, capped,
+                                 lambda left: self.tab.next_event(min(0.1, max(0.0, left))))
 
     async def _ready(self, doing: str, timeout: float, *, enabled: bool = True, pointer: bool = True,
                      option_click: bool = False) -> dict[str, Any]:
@@ -132,7 +118,7 @@ class CdpElement:
         x, y = ready["x"], ready["y"]
         bits = 0
         for name in modifiers or []:
-            bits |= keyboard.MODIFIER_BITS.get(keyboard._ALIASES.get(name, name), 0)
+            bits |= keys.MODIFIER_BITS.get(keys.ALIASES.get(name, name), 0)
         async with guarded(doing, timeout):
             await self._mouse("mouseMoved", x, y, modifiers=bits)
             # The page may swap what is under the pointer as it arrives: press only on the element.
@@ -173,7 +159,7 @@ class CdpElement:
             await keyboard.type_text(self.tab.connection, self.tab.session_id, text, delay_ms / 1000)
 
     async def press(self, key: str, *, timeout: float) -> None:
-        keyboard.parse_chord(key)  # an unknown key is refused before anything happens
+        keys.parse_chord(key)  # an unknown key is refused before anything happens
         await self.focus(timeout=timeout)
         async with guarded(f"Pressing {key} on {self.ref}", timeout):
             await keyboard.press(self.tab.connection, self.tab.session_id, key)

@@ -33,7 +33,7 @@ from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarde
 from webhand.engine.cdp.policy import POLICY_PATTERNS, at_request_stage
 from webhand.engine.driver import NetworkConditions, RouteRule
 from webhand.engine.network import emulation_params
-from webhand.engine.policy import refused_rewrite, rewrite_refusal
+from webhand.engine.policy import refused_rewrite, route_rewrite
 from webhand.engine.url_glob import compiled
 from webhand.security.origins import OWN_ENDPOINT_PATTERNS, OWN_ENDPOINTS
 
@@ -119,20 +119,16 @@ class Interception:
         """``Fetch.continueRequest``'s changes for a ``continue`` route, or None when the policy
         refuses the URL it rewrites to (Fetch does not pause the rewritten request again, so the
         policy is asked here; its refusal is logged as any other)."""
-        url = rule.rewritten_url(request["url"])
         refusals = self._rules.log_for(self._owner) if self._rules is not None else None
-        if rewrite_refusal(self._rules, refusals, request["method"], request["url"], url):
+        rewrite = route_rewrite(rule, self._rules, refusals, request["method"], request["url"],
+                                request.get("headers") or {})
+        if rewrite is None:
             return None
-        changed: dict[str, Any] = {}
-        if url != request["url"]:
-            changed["url"] = url
-        if rule.method:
-            changed["method"] = rule.method
-        if rule.headers:
-            headers = rule.request_headers(request.get("headers") or {})
-            changed["headers"] = [{"name": name, "value": value} for name, value in headers.items()]
-        if rule.post_data is not None:
-            changed["postData"] = base64.b64encode(rule.post_data.encode()).decode()
+        changed: dict[str, Any] = rewrite.url_and_method()
+        if rewrite.headers is not None:
+            changed["headers"] = [{"name": name, "value": value} for name, value in rewrite.headers.items()]
+        if rewrite.post_data is not None:
+            changed["postData"] = base64.b64encode(rewrite.post_data.encode()).decode()
         return changed
 
     def _own_endpoint(self, event: dict[str, Any]) -> bool:

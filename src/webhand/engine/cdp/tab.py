@@ -1,4 +1,4 @@
-"""One page over raw CDP: its session(s), navigation and history, screenshots, JavaScript.
+"""One page over raw CDP: its session(s), navigation and history, screenshots, keys.
 
 The tab's page is a flattened session on the browser's connection; each out-of-process iframe
 (and worker) attaches as a session of its own (``Target.setAutoAttach`` with flatten), paused
@@ -6,18 +6,21 @@ until its listeners and domains are set up, so no early event is missed.
 
 The tab owns its collaborators, each given what it needs when the tab is made: the frame tree,
 which also resolves refs (frames.py); the request tracker of the settle rules (engine/settle.py);
-the page's events (events.py) and network log (network.py); its liveness (liveness.py); its
-workers (workers.py). The tab keeps the Driver's methods, most of them handing on to those.
+the page's events (events.py) and network log (network.py); its workers (workers.py). Its
+components (engine/driver.py), which callers reach as attributes: ``liveness`` (liveness.py), and
+the ones written once for both Chromium drivers on the tab's CDP session: ``console``
+(engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
+(engine/service_workers.py), ``performance`` (engine/devtools.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from webhand.engine import settle
+from webhand.engine import keys, settle
 from webhand.engine.cdp import keyboard, stealth
 from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
@@ -29,9 +32,9 @@ from webhand.engine.cdp.network import CdpNetworkLog
 from webhand.engine.cdp.waits import wait_for
 from webhand.engine.cdp.workers import TabWorkers
 from webhand.engine.devtools import PerformanceCounters
-from webhand.engine.driver import (InputEvent, NavigationResult, ScreencastFrame, ServiceWorkerRegistration, SettleCaps,
+from webhand.engine.driver import (NavigationResult, SettleCaps,
                                    TabEvents, WaitCondition, WaitUntil)
-from webhand.engine.live_view import LiveView, ChannelScreencast
+from webhand.engine.live_view import LiveView
 from webhand.engine.console_javascript import ConsoleJavaScript
 from webhand.engine.net_errors import net_failure
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
@@ -70,8 +73,6 @@ class TabContext(Protocol):
 
 
 class CdpTab:
-    service_worker_reach: str | None = None  # the browser's registry (ServiceWorker domain): all of them
-
     def __init__(self, context: TabContext, connection: CdpConnection, target_id: str, session_id: str,
                  index: int, events: TabEvents, policy: OriginPolicy | None) -> None:
         self._context = context
@@ -96,12 +97,12 @@ class CdpTab:
                                       events, download_announced=context.announce_download,
                                       window_opened=context.announce_tab)
         self.workers = TabWorkers(connection, session_id, index, events, self.sessions)
-        # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
+        # The CDP work both Chromium drivers do alike, written once on the tab's session (engine/channel.py).
         self.channel = CdpSessionChannel(connection, session_id, target_id)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel)
-        self.service_worker_actions = ServiceWorkerActions(self.channel, self.workers.registry, self.console,
-                                                           lambda: self.url)
+        self.service_workers = ServiceWorkerActions(self.channel, self.workers.registry, self.console,
+                                                    lambda: self.url)
         self.performance = PerformanceCounters(self.channel)
 
     # set-up ------------------------------------------------------------------------------------
@@ -272,10 +273,6 @@ class CdpTab:
     @property
     def closed(self) -> bool:
         return self.liveness.closed
-
-    @property
-    def crashed(self) -> bool:
-        return self.liveness.crashed
 
     async def title(self) -> str:
         try:
@@ -502,7 +499,7 @@ class CdpTab:
 
     # keys -------------------------------------------------------------------------------------
     async def press(self, key: str, *, timeout: float) -> None:
-        keyboard.parse_chord(key)
+        keys.parse_chord(key)
         try:
             async with guarded(f"Pressing {key}", timeout):
                 await keyboard.press(self.connection, self.session_id, key)
@@ -523,7 +520,7 @@ class CdpTab:
 
     # frames and refs (frames.py) -------------------------------------------------------------
     async def frames(self) -> list[CdpFrame]:
-        return [CdpFrame(self.frame_tree, state, lambda: self.crashed) for state in self.frame_tree.ordered()]
+        return [CdpFrame(self.frame_tree, state, lambda: self.liveness.crashed) for state in self.frame_tree.ordered()]
 
     async def resolve(self, ref: str, *, timeout: float) -> CdpElement:
         """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
@@ -536,40 +533,6 @@ class CdpTab:
     async def query(self, selector: str, *, timeout: float) -> CdpElement:
         state, object_id = await self.frame_tree.find_selector(selector, timeout=timeout)
         return CdpElement(self, state, object_id, selector)
-
-    # liveness (liveness.py) ------------------------------------------------------------------
-    async def ping(self) -> str | None:
-        return await self.liveness.ping()
-
-    async def stop_loading(self) -> None:
-        await self.liveness.stop_loading()
-
-    async def end(self) -> None:
-        await self.liveness.end()
-
-    # the shared components (engine/console_javascript.py, live_view.py, service_workers.py, devtools.py)
-    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        return await self.console.evaluate(expression, await_promise=await_promise, timeout=timeout)
-
-    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
-        return await self.live_view.thumbnail(width=width, timeout=timeout)
-
-    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
-                               max_height: int, quality: int) -> ChannelScreencast:
-        return await self.live_view.start_screencast(on_frame, max_width=max_width, max_height=max_height,
-                                                     quality=quality)
-
-    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        await self.live_view.dispatch_input(event, timeout=timeout)
-
-    async def service_workers(self) -> list[ServiceWorkerRegistration]:
-        return await self.service_worker_actions.service_workers()
-
-    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        await self.service_worker_actions.service_worker_action(action, scope, timeout=timeout)
-
-    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
-        return await self.performance.read(timeout=timeout)
 
 
 __all__ = ["CdpTab"]

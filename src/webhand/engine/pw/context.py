@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 from playwright.async_api import Response as PWResponse
 
+from webhand.engine.announcements import Announcements
 from webhand.engine.downloads import free_path, keep_private
 from webhand.engine.driver import CLOSE_TIMEOUT_SECONDS, Cookie, Download, NetworkConditions, RequestDetail, RouteRule, TabEvents
 from webhand.engine.network import RequestsInFull
@@ -30,9 +30,6 @@ from webhand.errors import ActionTimeout
 
 #: Longest a download may take to save before it is reported as failed.
 _DOWNLOAD_CAP_SECONDS = 600.0
-#: How long an "attachment" response (or a request for a new window) is expected to be followed by
-#: its download (or its tab); an announcement never followed is forgotten after that.
-_ANNOUNCEMENT_SECONDS = 5.0
 
 
 class PlaywrightContext:
@@ -53,8 +50,8 @@ class PlaywrightContext:
         self._opened = 0
         self.downloads_dir = Path(downloads_dir) if downloads_dir else None
         self._reserved_names: set[str] = set()
-        self._announced_downloads: list[float] = []  # when attachment responses came whose download event has not
-        self._announced_tabs: list[float] = []  # when pages asked for new windows whose tabs do not exist yet
+        self._announced_downloads = Announcements()  # attachment responses whose download event has not come
+        self._announced_tabs = Announcements()  # windows pages asked for whose tabs do not exist yet
         # For the debugging tools: network emulation, the mocks of browser_route, and console
         # messages of every source (pages and their workers, service workers, shared workers).
         self.network_conditions = NetworkConditions()
@@ -81,9 +78,8 @@ class PlaywrightContext:
         self.tabs.append(tab)
         page.on("close", lambda _: self.tabs.remove(tab) if tab in self.tabs else None)
         page.on("download", lambda download: self._on_download(download, tab))
-        tab.on_window_open = lambda: self._announced_tabs.append(time.monotonic())
-        if self._announced_tabs:
-            self._announced_tabs.pop(0)
+        tab.on_window_open = self._announced_tabs.announce
+        self._announced_tabs.arrived()
         if self.events.tab_opened:
             self.events.tab_opened(tab)
         page.on("response", self._on_response)
@@ -118,23 +114,16 @@ class PlaywrightContext:
         # moment later. Counting it lets an action wait for that event instead of missing it.
         if response.request.is_navigation_request() and \
                 (response.headers.get("content-disposition") or "").lower().startswith("attachment"):
-            self._announced_downloads.append(time.monotonic())
+            self._announced_downloads.announce()
 
     def expecting_tab(self) -> bool:
-        now = time.monotonic()
-        self._announced_tabs = [t for t in self._announced_tabs if now - t < _ANNOUNCEMENT_SECONDS]
-        return bool(self._announced_tabs)
+        return self._announced_tabs.expecting()
 
     def expecting_download(self) -> bool:
-        # An announcement the browser never followed with a download (it can decide otherwise)
-        # is forgotten after a few seconds, so it cannot make every later action wait.
-        now = time.monotonic()
-        self._announced_downloads = [t for t in self._announced_downloads if now - t < _ANNOUNCEMENT_SECONDS]
-        return bool(self._announced_downloads)
+        return self._announced_downloads.expecting()
 
     def _on_download(self, download: PWDownload, tab: PlaywrightTab) -> None:
-        if self._announced_downloads:
-            self._announced_downloads.pop(0)
+        self._announced_downloads.arrived()
         record = Download(download.url, Path(download.suggested_filename).name or "download", tab.index)
         saving = asyncio.ensure_future(self._save(download, record))
         if self.events.download:

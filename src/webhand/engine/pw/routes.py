@@ -15,7 +15,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Route
 
 from webhand.engine.driver import RouteRule
-from webhand.engine.policy import refused_rewrite, rewrite_refusal
+from webhand.engine.policy import refused_rewrite, route_rewrite
 from webhand.engine.pw.errors import translated
 from webhand.engine.pw.policy import PlaywrightRequestPolicy
 
@@ -58,14 +58,13 @@ class PlaywrightRoutes:
         """Send the request on, changed. Playwright's routes are not asked again about the new URL,
         so the policy is asked here (and logs its refusal as any other)."""
         request = route.request
-        url = rule.rewritten_url(request.url)
         refusals = self._policy.log_for(self._context) if self._policy is not None else None
-        if rewrite_refusal(self._policy, refusals, request.method, request.url, url):
+        rewrite = route_rewrite(rule, self._policy, refusals, request.method, request.url,
+                                await request.all_headers() if rule.headers else {})
+        if rewrite is None:
             await route.abort("blockedbyclient")
             return
-        await route.continue_(url=url if url != request.url else None, method=rule.method,
-                              headers=rule.request_headers(await request.all_headers()) if rule.headers else None,
-                              post_data=rule.post_data)
+        await route.continue_(url=rewrite.url, method=rewrite.method, headers=rewrite.headers, post_data=rewrite.post_data)
 
     async def remove(self, pattern: str | None) -> list[RouteRule]:
         removed = [r for r in self.rules if pattern is None or r.pattern == pattern]

@@ -10,8 +10,10 @@ A tab owns its collaborators, each made in ``__init__`` with what it needs:
 - ``liveness`` (liveness.py): crash, hang test, stopping a navigation, ending the page;
 - ``cdp_session`` (cdp_session.py): what the tab's own CDP session learns; ``network_log`` (network.py).
 
-Evaluating (javascript.py), thumbnails, screencast and a person's input (live.py), service workers
-and performance counters (tab_debugging.py) are still bases of the class.
+Its components (engine/driver.py), reached as attributes by their callers: ``liveness``, and
+the ones written once for both Chromium drivers on the tab's CDP session: ``console``
+(engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
+(engine/service_workers.py), ``performance`` (engine/devtools.py).
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ from playwright.async_api import Page as PWPage
 
 from webhand.engine.console_javascript import ConsoleJavaScript
 from webhand.engine.devtools import PerformanceCounters
-from webhand.engine.driver import (InputEvent, NavigationResult, NetworkConditions, ScreencastFrame, ServiceWorkerRegistration,
-                                   SettleCaps, TabEvents, WaitCondition, WaitUntil)
-from webhand.engine.live_view import LiveView, ChannelScreencast
+from webhand.engine.driver import (NavigationResult, NetworkConditions, SettleCaps, TabEvents, WaitCondition, WaitUntil)
+from webhand.engine.live_view import LiveView
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
 from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
 from webhand.engine.pw.channel import PlaywrightChannel, viewport_of
@@ -51,8 +52,6 @@ _ERROR_PAGE_CAP_SECONDS = 5.0
 
 
 class PlaywrightTab:
-    service_worker_reach: str | None = None  # the browser's registry (ServiceWorker domain): all of them
-
     def __init__(self, page: PWPage, index: int, events: TabEvents, policy: PlaywrightRequestPolicy | None = None,
                  network_conditions: Callable[[], NetworkConditions] | None = None, *,
                  response_sources: bool = True) -> None:
@@ -76,13 +75,13 @@ class PlaywrightTab:
         self.cdp_session = TabCdpSession(self._session, network_conditions, response_sources=response_sources,
                                          no_document=self._tracker.belongs_to_no_document)
         self.network_log = PlaywrightNetworkLog(page, events, index, self.cdp_session.claim_source)
-        # The CDP work both drivers do alike, written once on the tab's session (engine/channel.py).
+        # The CDP work both Chromium drivers do alike, written once on the tab's session (engine/channel.py).
         self.channel = PlaywrightChannel(page, self._session)
         self.console = ConsoleJavaScript(self.channel)
         self.live_view = LiveView(self.channel, viewport_of(page))
         self._device_scale = 1.0  # set by set_viewport, over the context's own
-        self.service_worker_actions = ServiceWorkerActions(self.channel, self.cdp_session.service_worker_registry,
-                                                           self.console, lambda: self.url)
+        self.service_workers = ServiceWorkerActions(self.channel, self.cdp_session.service_worker_registry,
+                                                    self.console, lambda: self.url)
         self.performance = PerformanceCounters(self.channel, enabled=self.cdp_session.ready)
 
     async def _watch_window_open(self) -> None:
@@ -317,44 +316,6 @@ class PlaywrightTab:
 
     async def query(self, selector: str, *, timeout: float) -> PlaywrightElement:
         return await self.frame_tree.query(selector, timeout=timeout)
-
-    # liveness (liveness.py) -------------------------------------------------------------------
-    @property
-    def crashed(self) -> bool:
-        return self.liveness.crashed
-
-    async def ping(self) -> str | None:
-        return await self.liveness.ping()
-
-    async def stop_loading(self) -> None:
-        await self.liveness.stop_loading()
-
-    async def end(self) -> None:
-        await self.liveness.end()
-
-    # the shared components (engine/console_javascript.py, live_view.py, service_workers.py, devtools.py)
-    async def evaluate(self, expression: str, *, await_promise: bool, timeout: float) -> Any:
-        return await self.console.evaluate(expression, await_promise=await_promise, timeout=timeout)
-
-    async def thumbnail(self, *, width: int, timeout: float) -> bytes:
-        return await self.live_view.thumbnail(width=width, timeout=timeout)
-
-    async def start_screencast(self, on_frame: Callable[[ScreencastFrame], None], *, max_width: int,
-                               max_height: int, quality: int) -> ChannelScreencast:
-        return await self.live_view.start_screencast(on_frame, max_width=max_width, max_height=max_height,
-                                                     quality=quality)
-
-    async def dispatch_input(self, event: InputEvent, *, timeout: float) -> None:
-        await self.live_view.dispatch_input(event, timeout=timeout)
-
-    async def service_workers(self) -> list[ServiceWorkerRegistration]:
-        return await self.service_worker_actions.service_workers()
-
-    async def service_worker_action(self, action: str, scope: str, *, timeout: float) -> None:
-        await self.service_worker_actions.service_worker_action(action, scope, timeout=timeout)
-
-    async def performance_metrics(self, *, timeout: float) -> dict[str, float]:
-        return await self.performance.read(timeout=timeout)
 
     # CDP ----------------------------------------------------------------------------------------
     async def _session(self) -> CDPSession:

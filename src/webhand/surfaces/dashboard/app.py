@@ -266,7 +266,7 @@ class Dashboard:
     @staticmethod
     async def _send_inputs(tab: Tab, inputs: list[InputEvent]) -> None:
         for event in inputs:
-            await tab.dispatch_input(event, timeout=_INPUT_TIMEOUT)
+            await tab.live_view.dispatch_input(event, timeout=_INPUT_TIMEOUT)
 
     @on_open_session
     async def dialog(self, request: Request, session: Session) -> Response:

@@ -60,10 +60,10 @@ class DashboardLiveView:
             if not self.viewers or (tab is self._tab and self._screencast is not None):
                 return
             await self._stop_screencast()
-            if tab is None or tab.closed or tab.crashed:
+            if tab is None or tab.closed or tab.liveness.crashed:
                 return
             try:
-                self._screencast = await tab.start_screencast(self._on_frame, max_width=MAX_WIDTH,
+                self._screencast = await tab.live_view.start_screencast(self._on_frame, max_width=MAX_WIDTH,
                                                               max_height=MAX_HEIGHT, quality=QUALITY)
                 self._tab = tab
             except WebhandError as error:
