@@ -20,7 +20,7 @@ import pytest
 
 from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Settings, Webhand
-from webhand.engine.chrome import RegistryEntry, _registry_dir, find_chromium, launch_flags, reap_orphans
+from webhand.engine.launch.chrome import RegistryEntry, _registry_dir, find_chromium, launch_flags, reap_orphans
 
 
 def _processes(pids: list[int]) -> list[psutil.Process]:

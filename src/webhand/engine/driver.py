@@ -573,7 +573,7 @@ class Engine(Protocol):
         ...
     def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
         """Take a browser launched before this engine existed, from a plan equal to ``launch_plan()``
-        (``engine/launch_memo.py``): the next ``launch`` uses it."""
+        (``engine/launch/launch_memo.py``): the next ``launch`` uses it."""
         ...
     async def launch(self, *, profile_dir: str | None = None) -> BrowserHandle:
         """A browser launched here: with a fresh temporary user-data dir, or on ``profile_dir`` (a

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from webhand.config import Settings, Viewport
-from webhand.engine.chrome import reap_orphans
+from webhand.engine.launch.chrome import reap_orphans
 from webhand.engine.driver import BrowserHandle, Context, Engine, TabEvents
 from webhand.engine.pool import Placement
 from webhand.errors import (ConfigError, InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound,

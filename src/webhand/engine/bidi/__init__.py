@@ -24,7 +24,7 @@ from webhand.engine.bidi.browser import BidiBrowser
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection
 from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
 from webhand.engine.bidi.policy import POLICY_PREFERENCES, BidiPolicy
-from webhand.engine.chrome import LaunchedBrowsers
+from webhand.engine.launch.chrome import LaunchedBrowsers
 from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed, NotOnFirefox, WebhandError
 

@@ -27,9 +27,9 @@ from webhand.engine.cdp.relay import ExtensionRelay, RelayClient, refused
 from webhand.engine.cdp.shared_tabs import SharedTabsContext
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
-from webhand.engine.chrome import ChromeProcess
+from webhand.engine.launch.chrome import ChromeProcess
 from webhand.engine.driver import BrowserExtension, TabEvents
-from webhand.engine.local_launch import LocalLauncher
+from webhand.engine.launch.local_launch import LocalLauncher
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pool import redacted_url
@@ -257,7 +257,7 @@ class CdpEngine:
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))
         self.relay: ExtensionRelay | None = None  # the extension bridge's server, once asked for
 
-    # the browsers launched on this machine (engine/local_launch.py) ------------------------------
+    # the browsers launched on this machine (engine/launch/local_launch.py) ------------------------------
     @property
     def browser_spawned(self) -> asyncio.Event:
         return self.local.spawned

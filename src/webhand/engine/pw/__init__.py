@@ -1,6 +1,6 @@
 """The Driver on Playwright: webhand launches Chromium itself and attaches over CDP.
 
-Launching ourselves (``engine/chrome.py``) is what gives us the pid, the process group and the
+Launching ourselves (``engine/launch/chrome.py``) is what gives us the pid, the process group and the
 registry; Playwright brings the well-tested actionability checks, frames and events.
 Playwright exceptions never leave this package (``errors.py`` translates them).
 
@@ -23,9 +23,9 @@ from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
 from webhand.engine.capped import abandon, answers_within
-from webhand.engine.chrome import ChromeProcess, discard_launch
+from webhand.engine.launch.chrome import ChromeProcess, discard_launch
 from webhand.engine.driver import BrowserExtension, TabEvents
-from webhand.engine.local_launch import LocalLauncher
+from webhand.engine.launch.local_launch import LocalLauncher
 from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
@@ -189,7 +189,7 @@ class PlaywrightEngine:
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))  # the host may change it
         self._driver_start: asyncio.Future[Playwright] | None = None
 
-    # the browsers launched on this machine (engine/local_launch.py) ------------------------------
+    # the browsers launched on this machine (engine/launch/local_launch.py) ------------------------------
     @property
     def browser_spawned(self) -> asyncio.Event:
         return self.local.spawned

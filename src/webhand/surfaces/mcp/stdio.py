@@ -28,9 +28,9 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from webhand.engine import launch_memo
-from webhand.engine.chrome import ChromeProcess, discard_launch
-from webhand.engine.launch_memo import Plan
+from webhand.engine.launch import launch_memo
+from webhand.engine.launch.chrome import ChromeProcess, discard_launch
+from webhand.engine.launch.launch_memo import Plan
 from webhand.errors import WebhandError
 from webhand.surfaces.exposure import served_tools
 from webhand.surfaces.mcp.early import EarlyServer
@@ -118,7 +118,7 @@ async def _stop_dashboard(starting: asyncio.Task[DashboardServer | None]) -> Non
 
 async def _launch_remembered(memo_key: str | None) -> tuple[Plan, asyncio.Future[ChromeProcess]] | None:
     """Launch the browser the last server started the same way launched, before the settings load
-    (``engine/launch_memo.py``); returns once its process exists, or its launch failed."""
+    (``engine/launch/launch_memo.py``); returns once its process exists, or its launch failed."""
     plan = launch_memo.recall(memo_key) if memo_key else None
     if plan is None:
         return None

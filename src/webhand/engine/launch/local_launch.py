@@ -1,5 +1,5 @@
 """How both drivers launch the browsers they run locally: one started ahead (``prelaunch``), one
-launched before the engine existed (a stdio server's remembered launch, ``engine/launch_memo.py``),
+launched before the engine existed (a stdio server's remembered launch, ``engine/launch/launch_memo.py``),
 and the launch itself, from the settings' plan (``chrome.launch_plan``)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from webhand.engine.chrome import ChromeProcess, LaunchedBrowsers, discard_launch, launch_plan
+from webhand.engine.launch.chrome import ChromeProcess, LaunchedBrowsers, discard_launch, launch_plan
 
 if TYPE_CHECKING:
     from webhand.config import Settings
