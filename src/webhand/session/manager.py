@@ -203,7 +203,7 @@ class SessionManager:
     def launch_plan(self) -> dict[str, Any] | None:
         """How the next browser webhand launches ahead is launched; None when it launches none ahead:
         sessions go where a pool (or ``cdp_url``) says, or each default session runs on a profile,
-        whose browser is launched on demand (``engine/launch_memo.py``)."""
+        whose browser is launched on demand (``engine/launch/launch_memo.py``)."""
         return self.engine.launch_plan() if self._reserve_wanted() else None
 
     def _reserve_wanted(self) -> bool:
@@ -528,10 +528,6 @@ class SessionManager:
                                      session.history.count, session.public_id, session.profile,
                                      session.control.describe()))
         return infos
-
-    def endpoint_of(self, conversation_id: str, name: str | None = None) -> str | None:
-        """The pool endpoint an open session runs on (None without a pool)."""
-        return placing.endpoint_name(self._sessions.get(SessionKey(conversation_id, _validate_name(name))))
 
     def browser_pids(self) -> list[int]:
         """Pids of every browser this manager launched and still owns (sessions, reserve, shared)."""
