@@ -125,7 +125,7 @@ def config_origin(args: argparse.Namespace) -> dict[str, str]:
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     if args.port is None:
-        from webhand.surfaces.mcp.wire import StdioWire
+        from webhand.surfaces.mcp.startup.wire import StdioWire
 
         # Own the client's pipe now: `initialize` is answered while the settings, the browser and
         # the catalog load (surfaces/mcp/stdio.py tells the order).

@@ -33,8 +33,8 @@ from webhand.engine.launch.chrome import ChromeProcess, discard_launch
 from webhand.engine.launch.launch_memo import Plan
 from webhand.errors import WebhandError
 from webhand.surfaces.exposure import served_tools
-from webhand.surfaces.mcp.early import EarlyServer
-from webhand.surfaces.mcp.wire import SdkInput, SdkOutput, StdioWire
+from webhand.surfaces.mcp.startup.early import EarlyServer
+from webhand.surfaces.mcp.startup.wire import SdkInput, SdkOutput, StdioWire
 
 if TYPE_CHECKING:  # both load after the remembered browser is launched: they are most of the start-up's CPU
     from webhand.config import Settings
