@@ -28,11 +28,11 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from webhand.config import Settings, Viewport
 from webhand.engine.launch.chrome import reap_orphans
 from webhand.engine.driver import BrowserHandle, Context, Engine, TabEvents
+from webhand.engine.launch.local_launch import Launcher
 from webhand.engine.pool import Placement
 from webhand.errors import (ConfigError, InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound,
                             WebhandError, shorten)
@@ -183,8 +183,8 @@ class SessionManager:
 
     async def _boot_up(self) -> None:
         """Reap browsers a dead webhand left behind, start the driver, the idle reaper and the reserve."""
-        if self.settings.warm_reserve:
-            self.prelaunch()
+        if self.settings.warm_reserve and (launcher := self.launcher) is not None:
+            launcher.prelaunch()
         # Reaping only touches browsers whose owner is dead, so the driver can start beside it.
         reaped, _ = await asyncio.gather(asyncio.to_thread(reap_orphans), self.engine.start())
         if reaped:
@@ -194,34 +194,20 @@ class SessionManager:
         self._reaper = asyncio.create_task(self._reap_idle(), name="webhand-idle-reaper")
         self._refill_reserve()
 
-    def prelaunch(self) -> None:
-        """Start the browser the next session will need now, beside the driver's start-up (a
-        browser webhand launches: with a pool, or ``cdp_url``, the pool says where sessions go)."""
-        if self._reserve_wanted() and not self._stopping:
-            self.engine.prelaunch()
-
-    def launch_plan(self) -> dict[str, Any] | None:
-        """How the next browser webhand launches ahead is launched; None when it launches none ahead:
-        sessions go where a pool (or ``cdp_url``) says, or each default session runs on a profile,
-        whose browser is launched on demand (``engine/launch/launch_memo.py``)."""
-        return self.engine.launch_plan() if self._reserve_wanted() else None
+    @property
+    def launcher(self) -> Launcher | None:
+        """The launcher of the browser the next session takes, for a cold start (``prelaunch`` it
+        beside the driver's start-up, adopt one a stdio server launched from memory, wait for its
+        process): None when webhand launches none ahead, because sessions go where a pool (or
+        ``cdp_url``) says, or each default session runs on a profile, whose browser is launched on
+        demand on the profile's folder (``engine/launch/launch_memo.py``), or because it is shutting
+        down."""
+        return self.engine.launcher if self._reserve_wanted() and not self._stopping else None
 
     def _reserve_wanted(self) -> bool:
         """Whether a browser is launched ahead of need: not for a pool (it places sessions), nor when
         every default session runs on a profile (its browser is launched on the profile's folder)."""
         return self.pool is None and self.settings.profile is None
-
-    def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
-        """The next browser is ``starting``, launched from a plan equal to ``launch_plan()``."""
-        self.engine.adopt_prelaunched(starting)
-
-    async def browser_spawned(self) -> None:
-        """Once the browser ``prelaunch`` started has its process (or could not start one; capped by
-        the launch timeout): from then on CPU-bound start-up work, such as an import, no longer
-        delays the browser's own boot, which runs on another core."""
-        if self._reserve_wanted() and not self._stopping:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.engine.browser_spawned.wait(), self.settings.launch_timeout)
 
     async def shutdown_all(self) -> None:
         """Close every session and every browser webhand started, within the ``timeout`` cap

@@ -65,7 +65,8 @@ async def serve(load_settings: Callable[[], Settings], wire: StdioWire, *, style
         _close_on_signals(webhand)
         webhand.open_soon(conversation_id)
         context = webhand.context(conversation_id)
-        await webhand.sessions.browser_spawned()
+        if (launcher := webhand.sessions.launcher) is not None:
+            await launcher.until_spawned()
         exposed = served_tools(lambda: webhand.tools.values(), style)
         await asyncio.to_thread(wire.wait_opening)  # a client sends `initialize` at once
         early = EarlyServer(wire, context, exposed)
@@ -133,13 +134,14 @@ async def _launch_remembered(memo_key: str | None) -> tuple[Plan, asyncio.Future
 async def _confirm_launch(webhand: Webhand, memo_key: str | None, guess: tuple[Plan, asyncio.Future[ChromeProcess]] | None) -> None:
     """Keep the browser launched from memory when the settings launch it the same way; else end it.
     Remember how these settings launch, for the next start."""
+    launcher = webhand.sessions.launcher  # None: no browser is launched ahead, so none is remembered
     try:
-        plan = webhand.sessions.launch_plan()
+        plan = launcher.plan() if launcher is not None else None
     except WebhandError:  # no Chromium found, say: the session's launch reports it
         plan = None
     if guess is not None:
-        if guess[0] == plan:
-            webhand.sessions.adopt_prelaunched(guess[1])
+        if launcher is not None and guess[0] == plan:
+            launcher.adopt_prelaunched(guess[1])
         else:
             log.info("the browser launched as last time does not fit the settings now: launching it again")
             await discard_launch(guess[1])
