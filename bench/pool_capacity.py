@@ -34,6 +34,7 @@ from pages import PageServer
 
 from remote_engines import PlaywrightServer
 from webhand import Settings, Webhand
+from webhand.session.placing import endpoint_name
 
 
 def _pss_mb(server: PlaywrightServer) -> float:
@@ -92,7 +93,7 @@ async def recovery(pages: PageServer, folder: Path) -> list[float]:
             contexts = [wh.context(f"r{i}") for i in range(6)]
             for context in contexts:
                 await context.call("browser_navigate", {"url": pages.url("/login")})
-            lost = [c for c in contexts if wh.sessions.endpoint_of(c.conversation_id) == "pw1"]
+            lost = [c for c in contexts if endpoint_name(wh.sessions.find(c.conversation_id)) == "pw1"]
             servers[0].kill()
             killed = time.perf_counter()
             times = []

@@ -46,7 +46,7 @@ def find_chrome(given: str | None) -> str:
     for path in ("/usr/lib/chromium/chromium", os.environ.get("WEBHAND_CHROME", "")):
         if path and Path(path).exists():
             return path
-    from webhand.engine.chrome import find_chromium
+    from webhand.engine.launch.chrome import find_chromium
 
     return find_chromium()
 

@@ -44,7 +44,7 @@ def browser_pss_mb(server_pid: int) -> tuple[float, int]:
 
 async def one_run(command: list[str], url: str, first_start: bool = False) -> dict[str, float]:
     env = {**os.environ, "WEBHAND_OUTPUT_DIR": tempfile.mkdtemp(prefix="cold-start-")}
-    if first_start:  # no launch memo from an earlier start (engine/launch_memo.py)
+    if first_start:  # no launch memo from an earlier start (engine/launch/launch_memo.py)
         env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="cold-start-cache-")
     before = {p.pid for p in psutil.Process().children()}
     started = time.perf_counter()

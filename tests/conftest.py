@@ -22,7 +22,7 @@ from webhand import Webhand
 from webhand.engine.bidi.firefox import find_firefox
 from webhand.errors import WebhandError
 
-# The servers the tests start remember their browser's launch (engine/launch_memo.py) in the user's
+# The servers the tests start remember their browser's launch (engine/launch/launch_memo.py) in the user's
 # cache: keep that out of the home directory of whoever runs the tests.
 os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="webhand-tests-cache-"))
 

@@ -26,7 +26,7 @@ import psutil
 import pytest
 
 from webhand import Settings
-from webhand.engine.chrome import _registry_dir
+from webhand.engine.launch.chrome import _registry_dir
 
 PAGES = Path(__file__).parent / "pages"
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import playwright
 import psutil
 
-from webhand.engine.chrome import find_chromium, launch_flags
+from webhand.engine.launch.chrome import find_chromium, launch_flags
 
 _DRIVER = Path(playwright.__file__).parent / "driver"
 

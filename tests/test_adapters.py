@@ -26,7 +26,7 @@ from pydantic_ai import BinaryContent, Tool, ToolFailed
 from webhand.adapters.langchain import langchain_tools
 from webhand.adapters.openai_agents import openai_agents_tools
 from webhand.adapters.pydantic_ai import pydantic_ai_tools
-from webhand.engine.chrome import _registry_dir
+from webhand.engine.launch.chrome import _registry_dir
 from webhand.surfaces.exposure import exposed_tools
 
 pytestmark = pytest.mark.one_driver("the frameworks' own tool objects around the tool calls;"

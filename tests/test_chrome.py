@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from webhand.config import Settings
-from webhand.engine import chrome, chromium_binary
+from webhand.engine.launch import chrome, chromium_binary
 from webhand.errors import BrowserNotFound, ConfigError
 
 

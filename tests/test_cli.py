@@ -70,7 +70,7 @@ def test_doctor_launches_chromium_and_reports_a_bad_binary(tmp_path):
     healthy = cli("doctor")
     assert "Chromium found" in healthy.stdout and "All checks passed." in healthy.stdout
     # Which build runs, and why: the headless shell wherever it is installed (CI installs it).
-    from webhand.engine.chromium_binary import find_headless_shell
+    from webhand.engine.launch.chromium_binary import find_headless_shell
 
     shell = find_headless_shell()
     assert (f"Chromium found: {shell} " if shell else "full browser: the headless shell is not installed") \

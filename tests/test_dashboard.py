@@ -22,7 +22,7 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
-from webhand.engine.chrome import find_chromium
+from webhand.engine.launch.chrome import find_chromium
 from webhand.errors import ConfigError
 from webhand.surfaces.cli.export import load_entries, steps_of
 from webhand.surfaces.dashboard import DashboardServer, dashboard_app

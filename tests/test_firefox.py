@@ -270,7 +270,7 @@ async def test_an_origin_policy_on_a_firefox_webhand_did_not_launch_is_refused_n
     engine = BidiEngine(Settings(driver="firefox").model_copy(update={"blocked_origins": ["https://example.com"]}))
     with pytest.raises(NotOnFirefox, match="origin policy"):
         await engine.connect("ws://127.0.0.1:9/session", kind="bidi", timeout=5)
-    assert engine.launched.kill_now() == []  # nothing was spawned
+    assert engine.launcher.launched.kill_now() == []  # nothing was spawned
 
 
 async def test_a_frame_is_walked_and_its_refs_act(firefox: BidiBrowser, site) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
-from webhand.engine.chrome import _registry_dir, reap_orphans
+from webhand.engine.launch.chrome import _registry_dir, reap_orphans
 from webhand.session import call_deadline
 
 if not (shutil.which("firefox-esr") or shutil.which("firefox")):

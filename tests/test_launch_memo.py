@@ -1,5 +1,5 @@
 """A stdio server started as the last one was launches that one's browser before its settings load
-(engine/launch_memo.py), and keeps it only when the settings launch it the same way."""
+(engine/launch/launch_memo.py), and keeps it only when the settings launch it the same way."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from helpers import browsers_of_child_processes, wait_until_gone_async
 from test_mcp_handshake import held_import_script, initialize, read_message, running_server, stop
-from webhand.engine import launch_memo
+from webhand.engine.launch import launch_memo
 
 PLAN = {"executable": "/usr/lib/chromium/chromium", "headless": True, "width": 1280, "height": 720,
         "extra_args": [], "timeout": 30.0, "preferences": None, "extensions": []}

@@ -20,7 +20,7 @@ import pytest
 
 from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Settings, Webhand
-from webhand.engine.chrome import RegistryEntry, _registry_dir, find_chromium, launch_flags, reap_orphans
+from webhand.engine.launch.chrome import RegistryEntry, _registry_dir, find_chromium, launch_flags, reap_orphans
 
 
 def _processes(pids: list[int]) -> list[psutil.Process]:
@@ -116,7 +116,8 @@ async def test_closing_webhand_with_a_frozen_browser_returns_and_kills_it(tmp_pa
 async def test_a_call_still_opening_its_session_at_close_gets_an_error_reply(process_settings, site):
     wh = await Webhand(process_settings).start()
     call = asyncio.create_task(wh.context("late").call("browser_navigate", {"url": site.url("login.html")}))
-    await wh.sessions.browser_spawned()  # its browser is launching: the session is still opening
+    assert wh.sessions.launcher is not None
+    await wh.sessions.launcher.until_spawned()  # its browser is launching: the session is still opening
     await wh.close()
     reply = await call  # a reply, never a cancellation out of ToolContext.call
     assert reply.is_error and "shutting down" in reply.text, reply.text

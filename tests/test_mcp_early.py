@@ -1,6 +1,6 @@
 """`webhand mcp` over stdio serves the first `tools/list` and `tools/call` before the MCP SDK is
-loaded (surfaces/mcp/early.py), with the SDK's own answers, and hands every other line, and the
-session, to the SDK (surfaces/mcp/wire.py)."""
+loaded (surfaces/mcp/startup/early.py), with the SDK's own answers, and hands every other line, and the
+session, to the SDK (surfaces/mcp/startup/wire.py)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from helpers import browsers_of_child_processes, wait_until_gone_async
 from webhand import Settings, Webhand
 from webhand.response import ImageBlock, ToolResult
 from webhand.surfaces.exposure import ExposedTool, served_tools
-from webhand.surfaces.mcp.early import EarlyServer
+from webhand.surfaces.mcp.startup.early import EarlyServer
 from webhand.surfaces.mcp.server import build_server
 from webhand.surfaces.mcp.tool_json import call_result
-from webhand.surfaces.mcp.wire import StdioWire
+from webhand.surfaces.mcp.startup.wire import StdioWire
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 

@@ -1,4 +1,4 @@
-"""`webhand mcp` over stdio answers `initialize` before the MCP SDK loads (surfaces/mcp/handshake.py),
+"""`webhand mcp` over stdio answers `initialize` before the MCP SDK loads (surfaces/mcp/startup/handshake.py),
 and the SDK, which still owns the session, never answers it a second time (surfaces/stdio_replay.py)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from mcp_types import version as sdk_versions
 
 from helpers import browsers_of_child_processes, wait_until_gone_async
 from webhand import Settings, Webhand
-from webhand.surfaces.mcp.handshake import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, early_answer
+from webhand.surfaces.mcp.startup.handshake import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, early_answer
 from webhand.surfaces.mcp.server import build_server
 
 CLIENT = {"capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}

@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from helpers import wait_until_gone_async
-from webhand.engine.chrome import _registry_dir
+from webhand.engine.launch.chrome import _registry_dir
 
 READY_TIMEOUT = 60.0
 

@@ -93,7 +93,7 @@ async def test_sigterm_stops_the_server_and_its_browsers(tmp_path, site):
 
 def _browsers_launched_by(pid: int) -> list[int]:
     """Browser pids that the process ``pid`` registered (one entry per browser it launched)."""
-    from webhand.engine.chrome import _registry_dir
+    from webhand.engine.launch.chrome import _registry_dir
 
     pids = []
     for file in _registry_dir().glob("*.json"):

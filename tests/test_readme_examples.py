@@ -31,7 +31,7 @@ import pytest
 
 from helpers import Cli, wait_until_gone
 from webhand.config import load_settings
-from webhand.engine.chromium_binary import SHELL_CPU_SHARE
+from webhand.engine.launch.chromium_binary import SHELL_CPU_SHARE
 from webhand.security import secret_store
 from webhand.surfaces.cli.demo import next_steps, serve_demo_site
 

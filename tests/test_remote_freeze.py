@@ -22,6 +22,7 @@ from helpers import settings_for_tests
 from remote_engines import DebuggingChrome, PlaywrightServer, SilentProxy, StandIn
 from webhand import Webhand
 from webhand.session.manager import make_engine
+from webhand.session.placing import endpoint_name
 
 HEALTH_INTERVAL = 1.0
 ENDPOINT_TIMEOUT = 2.0
@@ -104,7 +105,7 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
             replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"set-cookie?kept{i}=yes")})
                                              for i, c in enumerate(contexts)))
             assert all(not r.is_error for r in replies), [r.text for r in replies if r.is_error]
-            on_east = [c for c in contexts if wh.sessions.endpoint_of(c.conversation_id) == "east"]
+            on_east = [c for c in contexts if endpoint_name(wh.sessions.find(c.conversation_id)) == "east"]
             on_west = [c for c in contexts if c not in on_east]
             assert len(on_east) == len(on_west) == 2
 
@@ -143,7 +144,7 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
             kept = await asyncio.gather(*(c.call("browser_cookies", {"action": "list"}) for c in on_west))
             for context, reply in zip(on_east, again):
                 assert not reply.is_error and "east" not in reply.text, reply.text
-                assert wh.sessions.endpoint_of(context.conversation_id) == "west"
+                assert endpoint_name(wh.sessions.find(context.conversation_id)) == "west"
             for context, reply in zip(on_west, kept):
                 assert not reply.is_error and f"kept{contexts.index(context)}" in reply.text, reply.text
                 assert "east" not in reply.text and "lost" not in reply.text

@@ -15,6 +15,7 @@ import pytest
 from helpers import settings_for_tests
 from remote_engines import PlaywrightServer
 from webhand import Webhand
+from webhand.session.placing import endpoint_name
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ async def test_twenty_sessions_spread_over_three_endpoints_within_capacity(tmp_p
         replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"login.html?n={i}")})
                                          for i, c in enumerate(contexts)))
         assert all(not r.is_error for r in replies), [r.text for r in replies if r.is_error]
-        placed = Counter(wh.sessions.endpoint_of(c.conversation_id) for c in contexts)
+        placed = Counter(endpoint_name(wh.sessions.find(c.conversation_id)) for c in contexts)
         assert sorted(placed) == ["pw1", "pw2", "pw3"]
         assert max(placed.values()) <= 7 and sum(placed.values()) == 20
         assert {row["endpoint"]: row["sessions"] for row in wh.sessions.pool.status()} == placed
@@ -76,7 +77,7 @@ async def test_sessions_of_a_killed_endpoint_start_afresh_elsewhere_and_the_othe
             replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"login.html?kept={i}")})
                                              for i, c in enumerate(contexts)))
             assert all(not r.is_error for r in replies), [r.text for r in replies if r.is_error]
-            on_doomed = [c for c in contexts if wh.sessions.endpoint_of(c.conversation_id) == "pw1"]
+            on_doomed = [c for c in contexts if endpoint_name(wh.sessions.find(c.conversation_id)) == "pw1"]
             elsewhere = [c for c in contexts if c not in on_doomed]
             assert len(on_doomed) == 2
 
@@ -90,7 +91,7 @@ async def test_sessions_of_a_killed_endpoint_start_afresh_elsewhere_and_the_othe
                     replies.append(await context.call("browser_navigate", {"url": site.url("login.html")}))
                 assert not replies[-1].is_error, replies[-1].text
                 assert sum("endpoint 'pw1' of this session was lost" in r.text for r in replies) == 1
-                assert wh.sessions.endpoint_of(context.conversation_id) in {"pw2", "pw3"}
+                assert endpoint_name(wh.sessions.find(context.conversation_id)) in {"pw2", "pw3"}
                 again = await context.call("browser_snapshot", {})
                 assert "was lost" not in again.text and "Sign in" in again.text
             print(f"recovered {len(on_doomed)} sessions {time.monotonic() - killed:.2f} s after the kill")
@@ -113,7 +114,7 @@ async def test_a_call_running_when_its_endpoint_dies_says_so_and_the_next_call_r
         async with Webhand(settings) as wh:
             tools = wh.context("busy")
             assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
-            assert wh.sessions.endpoint_of("busy") == "pw1"
+            assert endpoint_name(wh.sessions.find("busy")) == "pw1"
             running = asyncio.ensure_future(tools.call("browser_navigate", {"url": site.url("slow?ms=8000")}))
             deadline = time.monotonic() + 10
             while not site.received_paths("/slow"):  # the call is under way (polled, capped)
@@ -128,7 +129,7 @@ async def test_a_call_running_when_its_endpoint_dies_says_so_and_the_next_call_r
                 reply.text
             after = await tools.call("browser_navigate", {"url": site.url("login.html")})
             assert not after.is_error and "lost" not in after.text, after.text
-            assert wh.sessions.endpoint_of("busy") == "pw2"
+            assert endpoint_name(wh.sessions.find("busy")) == "pw2"
     finally:
         doomed.kill()
 
@@ -185,7 +186,7 @@ async def test_a_pool_mixes_local_launching_and_a_remote_endpoint(tmp_path_facto
     async with Webhand(settings_for_tests(tmp_path_factory, pool=pool)) as wh:
         for name in ("one", "two"):
             assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
-        assert {wh.sessions.endpoint_of("one"), wh.sessions.endpoint_of("two")} == {"pw1", "here"}
+        assert {endpoint_name(wh.sessions.find("one")), endpoint_name(wh.sessions.find("two"))} == {"pw1", "here"}
         assert len(wh.sessions.browser_pids()) == 1  # the local one, launched here, owned here
 
 
@@ -195,7 +196,7 @@ async def test_labels_pin_sessions_to_the_endpoints_that_carry_them(tmp_path_fac
     async with Webhand(settings_for_tests(tmp_path_factory, pool=pool, pool_labels=["gpu"])) as wh:
         for name in ("a", "b", "c"):
             assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
-            assert wh.sessions.endpoint_of(name) == "pw3"
+            assert endpoint_name(wh.sessions.find(name)) == "pw3"
 
 
 async def test_closing_webhand_disconnects_and_leaves_remote_browsers_running(tmp_path_factory, servers, site):

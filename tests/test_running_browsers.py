@@ -1,4 +1,4 @@
-"""Finding running browsers (engine/running_browsers.py, `webhand browsers`, `webhand doctor`): a
+"""Finding running browsers (engine/launch/running_browsers.py, `webhand browsers`, `webhand doctor`): a
 Chromium started here with a debugging port in a profile under a temporary home is found and can
 be attached; what a DevToolsActivePort file or a profile folder may hold that is wrong or hostile
 is explained, never followed out of the home folder, never waited on."""
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import short_temp_dir
-from webhand.engine.running_browsers import examine, find_running_browsers
+from webhand.engine.launch.running_browsers import examine, find_running_browsers
 
 CHROMIUM = "/usr/lib/chromium/chromium"
 ROOT = Path(__file__).resolve().parent.parent

@@ -75,15 +75,15 @@ async def _mcp(bench: Run, reps: int) -> dict[str, Any]:
 async def _wait_for_reserve(wh: Any, timeout: float = 15.0) -> None:
     """Wait until the manager's warm reserve (a browser, or a context) is ready.
 
-    webhand has no public "reserve ready" signal; the bench peeks at the manager's reserve task,
-    and falls back to a fixed pause if that private name changes."""
+    webhand has no public "reserve ready" signal; the bench peeks at the reserve's task
+    (session/warm_reserve.py), and falls back to a fixed pause if that name changes."""
     deadline = measure.now() + timeout
-    reserve = getattr(wh.sessions, "_reserve", "missing")
+    reserve = getattr(getattr(wh.sessions, "reserve", None), "task", "missing")
     if reserve == "missing":
         await asyncio.sleep(3.0)
         return
     while measure.now() < deadline:
-        reserve = getattr(wh.sessions, "_reserve", None)
+        reserve = getattr(wh.sessions.reserve, "task", None)
         if reserve is not None and reserve.done():
             break
         await asyncio.sleep(0.05)

@@ -22,7 +22,7 @@ _EXPORTS = {
     "ToolResult": "webhand.response", "CATALOG": "webhand.tools", "Tool": "webhand.tools",
     "Browser": "webhand.api", "ToolCallFailed": "webhand.api", "open_browser": "webhand.api",
     "ToolDispatcher": "webhand.surfaces.schemas", "definitions": "webhand.surfaces.schemas",
-    "adopt_orphans": "webhand.engine.subreaper",
+    "adopt_orphans": "webhand.engine.launch.subreaper",
 }
 
 __all__ = ["CATALOG", "Browser", "ImageBlock", "Settings", "Tool", "ToolCallFailed", "ToolContext", "ToolDispatcher",

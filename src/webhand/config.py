@@ -222,7 +222,7 @@ class Settings(BaseModel):
     # The Chrome the person runs, through webhand's extension (engine/cdp/relay.py)
     extension_bridge: bool = Field(False, description="Drive the tabs a person shares from the Chrome they run, through webhand's browser extension (`webhand extension path`), instead of launching a browser. Raw CDP driver only.")
     extension_port: int = Field(47311, ge=1, le=65535, description="The port on 127.0.0.1 where webhand's relay waits for the extension (the same as in the extension's popup).")
-    # Extensions loaded into the browsers webhand launches (engine/chrome.py)
+    # Extensions loaded into the browsers webhand launches (engine/launch/chrome.py)
     extensions: list[Path] = Field(default_factory=list, description="Unpacked extensions (folders with a manifest.json) loaded into every browser webhand launches; process isolation only, not with a remote browser.")
 
     @field_validator("timeout", "action_timeout", "launch_timeout", "idle_timeout", "idle_check_interval",
@@ -342,7 +342,7 @@ class Settings(BaseModel):
 
     def needs_full_chromium(self) -> str | None:
         """Why these settings need the full Chromium rather than its headless shell
-        (engine/chromium_binary.py), or None when the shell serves them."""
+        (engine/launch/chromium_binary.py), or None when the shell serves them."""
         if not self.headless:
             return "headless = false: the headless shell cannot show a window"
         if self.extensions:

@@ -89,7 +89,8 @@ class Webhand:
         """Start opening the conversation's default session now, in the background. A stdio server
         knows its one conversation when it starts, so its browser launches while the client is
         still initializing. A failure is left to the first call, which opens it again and says why."""
-        self.sessions.prelaunch()
+        if (launcher := self.sessions.launcher) is not None:
+            launcher.prelaunch()  # beside the driver's start-up
         task = asyncio.create_task(self.sessions.get_or_create(conversation_id), name="webhand-open-soon")
         self._opening.add(task)
         task.add_done_callback(self._opened)

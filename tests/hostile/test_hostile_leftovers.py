@@ -29,8 +29,8 @@ import pytest
 
 from helpers import settings_for_tests, wait_until_gone_async
 from webhand import Webhand
-from webhand.engine.chrome import _registry_dir
-from webhand.engine.chromium_binary import is_headless_shell
+from webhand.engine.launch.chrome import _registry_dir
+from webhand.engine.launch.chromium_binary import is_headless_shell
 
 #: ending -> (browsers started, user-data dirs left, singleton folders left, other things left in TMPDIR)
 OUTCOMES: dict[str, tuple[int, int, int, int]] = {}

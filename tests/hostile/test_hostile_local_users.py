@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from webhand import Settings
-from webhand.engine import launch_memo
+from webhand.engine.launch import launch_memo
 from webhand.errors import FileNotWritable
 from webhand.security.locations import runtime_dir
 from webhand.conversation_files import ConversationFiles

@@ -14,12 +14,14 @@ never a driver library's own exception.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from webhand.engine.launch.local_launch import Launcher
 
 #: How long closing a context may wait for the browser's answer. Disposing a context takes well under
 #: a second; a browser silent this long is frozen or gone, and the session's close goes on without
@@ -613,21 +615,11 @@ class Engine(Protocol):
     #: Whether tabs ask the browser where each response came from (cache, service worker, prefetch).
     #: It costs a stream of CDP events per request, so it is on only when the network tools are served.
     response_sources: bool
-    @property
-    def browser_spawned(self) -> asyncio.Event:
-        """Set once a launch has spawned its Chromium process (or failed to), before the browser boots."""
+    #: The browsers it launches on this machine, and its cold start (a browser started ahead of
+    #: need, or adopted from before the driver existed): ``engine/launch/local_launch.py``.
+    launcher: Launcher
 
     async def start(self) -> None: ...
-    def prelaunch(self) -> None:
-        """Start a local browser process now, in the background, for the next ``launch`` to take:
-        it boots while the driver starts and the host imports the rest of itself."""
-    def launch_plan(self) -> dict[str, Any]:
-        """How ``launch`` starts a local browser, as data (``chrome.launch_plan``)."""
-        ...
-    def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
-        """Take a browser launched before this engine existed, from a plan equal to ``launch_plan()``
-        (``engine/launch_memo.py``): the next ``launch`` uses it."""
-        ...
     async def launch(self, *, profile_dir: str | None = None) -> BrowserHandle:
         """A browser launched here: with a fresh temporary user-data dir, or on ``profile_dir`` (a
         named profile's folder, kept on close; its session drives the browser's default context,

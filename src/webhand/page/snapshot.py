@@ -322,9 +322,3 @@ async def viewport(tab: Tab, *, layout: bool = False) -> dict[str, Any]:
     return await main.evaluate("() => ({scroll_x: scrollX, scroll_y: scrollY, width: innerWidth, "
                                "height: innerHeight, device_scale: devicePixelRatio, "
                                f"content_width: document.documentElement.scrollWidth{extra}}})")
-
-
-def validate_mode(mode: str) -> Mode:
-    if mode not in ("page", "interactive", "full"):
-        raise InvalidArgument(f"mode must be 'page', 'interactive' or 'full', not {mode!r}.", "Call again with one of them.")
-    return mode  # type: ignore[return-value]

@@ -1,4 +1,5 @@
-"""SessionManager: get_or_create, named sessions, limits, warm reserve, idle reaper, shutdown.
+"""SessionManager: get_or_create, named sessions, limits, shutdown; its collaborators keep the warm
+reserve (session/warm_reserve.py) and close idle sessions (session/idle.py).
 
 Isolation modes:
 - ``process`` (default): each session has its own Chromium. One browser, with its context and a
@@ -22,24 +23,23 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import logging
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from webhand.config import Settings, Viewport
-from webhand.engine.chrome import reap_orphans
-from webhand.engine.driver import BrowserHandle, Context, Engine, TabEvents
-from webhand.engine.pool import Placement
+from webhand.engine.driver import BrowserHandle, Engine, TabEvents
+from webhand.engine.launch.chrome import reap_orphans
+from webhand.engine.launch.local_launch import Launcher
 from webhand.errors import (ConfigError, InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound,
-                            WebhandError, shorten)
+                            shorten)
 from webhand.security.masking import Masker
 from webhand.session import call_deadline, placing
+from webhand.session.idle import IdleReaper
 from webhand.session.profiles import ProfileLock, may_open
 from webhand.session.storage_state import read_storage_state, write_storage_state
+from webhand.session.warm_reserve import Prepared, WarmReserve
 from webhand.conversation_files import ConversationFiles
 from webhand.session.session import Session, SessionKey
 from webhand.session.shutdown import Steps, within_cap
@@ -47,22 +47,6 @@ from webhand.session.shutdown import Steps, within_cap
 log = logging.getLogger("webhand.sessions")
 
 _STATE_HINT = "Fix the file storage_state names (or remove the setting); it must be the JSON browser_storage_state saves."
-
-#: How many idle-closed sessions are remembered, to tell their next call what happened.
-_IDLE_NOTICES_KEPT = 1000
-
-
-@dataclass
-class _Prepared:
-    """A browser context with one blank tab, ready to become a session."""
-
-    browser: BrowserHandle
-    context: Context
-    events: TabEvents
-    owns_browser: bool
-    placement: Placement | None = None  # where the pool put it
-    profile: ProfileLock | None = None  # the named profile it runs on, held
-
 
 @dataclass(frozen=True)
 class SessionInfo:
@@ -122,15 +106,12 @@ class SessionManager:
         self._creating: dict[SessionKey, asyncio.Task[Session]] = {}
         self._shared: BrowserHandle | None = None  # context isolation
         self._shared_lock = asyncio.Lock()
-        self._reserve: asyncio.Task[_Prepared] | None = None
-        self._reaper: asyncio.Task[None] | None = None
+        # A context with a blank tab prepared ahead of need (session/warm_reserve.py).
+        self.reserve = WarmReserve(self._prepare, self._reserve_now, settings.timeout)
         self._boot: asyncio.Task[None] | None = None
-        self._refills: set[asyncio.Task[None]] = set()
         self._closing: set[asyncio.Task[None]] = set()  # sessions whose browser died, being cleaned up
         self._ending: set[Session] = set()  # sessions being closed on request (kill_session)
-        # Sessions the idle reaper closed, and what to tell the next call that reaches for them
-        # (oldest dropped first: a conversation that never comes back must not grow this forever).
-        self._closed_for_idleness: OrderedDict[SessionKey, str] = OrderedDict()
+        self.idle = IdleReaper(settings, self._sessions)  # closes idle sessions (session/idle.py)
         self._stopping = False
         self.dashboard_url: str | None = None  # where a dashboard serves these sessions (surfaces/dashboard/)
         #: How that dashboard links to one session, from its url and the session's public id: the
@@ -175,53 +156,36 @@ class SessionManager:
         await self.start()
         assert self._boot is not None
         await asyncio.shield(self._boot)
-        if reserve and self._refills:  # a refill waiting for a session's first call to end
-            await asyncio.gather(*self._refills, return_exceptions=True)
-        if reserve and self._reserve is not None:
-            with contextlib.suppress(Exception):  # a failed reserve is retried by the next session
-                await asyncio.shield(self._reserve)
+        if reserve:
+            await self.reserve.ready()
 
     async def _boot_up(self) -> None:
         """Reap browsers a dead webhand left behind, start the driver, the idle reaper and the reserve."""
-        if self.settings.warm_reserve:
-            self.prelaunch()
+        if self.settings.warm_reserve and (launcher := self.launcher) is not None:
+            launcher.prelaunch()
         # Reaping only touches browsers whose owner is dead, so the driver can start beside it.
         reaped, _ = await asyncio.gather(asyncio.to_thread(reap_orphans), self.engine.start())
         if reaped:
             log.info("killed %d browser processes left behind by an earlier webhand", len(reaped))
         if self.pool is not None:
             await self.pool.start()
-        self._reaper = asyncio.create_task(self._reap_idle(), name="webhand-idle-reaper")
-        self._refill_reserve()
+        self.idle.start()
+        self.reserve.refill()
 
-    def prelaunch(self) -> None:
-        """Start the browser the next session will need now, beside the driver's start-up (a
-        browser webhand launches: with a pool, or ``cdp_url``, the pool says where sessions go)."""
-        if self._reserve_wanted() and not self._stopping:
-            self.engine.prelaunch()
-
-    def launch_plan(self) -> dict[str, Any] | None:
-        """How the next browser webhand launches ahead is launched; None when it launches none ahead:
-        sessions go where a pool (or ``cdp_url``) says, or each default session runs on a profile,
-        whose browser is launched on demand (``engine/launch_memo.py``)."""
-        return self.engine.launch_plan() if self._reserve_wanted() else None
+    @property
+    def launcher(self) -> Launcher | None:
+        """The launcher of the browser the next session takes, for a cold start (``prelaunch`` it
+        beside the driver's start-up, adopt one a stdio server launched from memory, wait for its
+        process): None when webhand launches none ahead, because sessions go where a pool (or
+        ``cdp_url``) says, or each default session runs on a profile, whose browser is launched on
+        demand on the profile's folder (``engine/launch/launch_memo.py``), or because it is shutting
+        down."""
+        return self.engine.launcher if self._reserve_wanted() and not self._stopping else None
 
     def _reserve_wanted(self) -> bool:
         """Whether a browser is launched ahead of need: not for a pool (it places sessions), nor when
         every default session runs on a profile (its browser is launched on the profile's folder)."""
         return self.pool is None and self.settings.profile is None
-
-    def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
-        """The next browser is ``starting``, launched from a plan equal to ``launch_plan()``."""
-        self.engine.adopt_prelaunched(starting)
-
-    async def browser_spawned(self) -> None:
-        """Once the browser ``prelaunch`` started has its process (or could not start one; capped by
-        the launch timeout): from then on CPU-bound start-up work, such as an import, no longer
-        delays the browser's own boot, which runs on another core."""
-        if self._reserve_wanted() and not self._stopping:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.engine.browser_spawned.wait(), self.settings.launch_timeout)
 
     async def shutdown_all(self) -> None:
         """Close every session and every browser webhand started, within the ``timeout`` cap
@@ -252,10 +216,8 @@ class SessionManager:
     async def _close_everything(self, steps: Steps) -> None:
         if self._boot is not None:  # let a boot under way finish, so nothing half-started is left
             await steps.run("waiting for the start-up under way", self._boot)
-        if self._reaper:
-            self._reaper.cancel()
-        for refill in list(self._refills):
-            refill.cancel()
+        self.idle.stop()
+        self.reserve.stop_refilling()
         opening = list(self._creating.values())
         for task in opening:
             task.cancel()
@@ -266,7 +228,7 @@ class SessionManager:
         await steps.run(f"closing {len(sessions)} session{'' if len(sessions) == 1 else 's'}",
                         asyncio.gather(*(s.close() for s in sessions), *self._closing, *opening,
                                        return_exceptions=True))
-        await steps.run("closing the warm reserve", self._discard_reserve())
+        await steps.run("closing the warm reserve", self.reserve.discard())
         if self._shared is not None:
             shared, self._shared = self._shared, None
             await steps.run("closing the shared browser", shared.close())
@@ -306,7 +268,7 @@ class SessionManager:
                 and not self.settings.create_named_sessions_implicitly:
             # A typo (or a session just destroyed) must not silently start a fresh browser.
             names = sorted(k.name for k in self._sessions if k.conversation == conversation_id)
-            closed = self._closed_for_idleness.pop(key, None)  # told here: browser_session_create starts anew
+            closed = self.idle.take_notice(key)  # told here: browser_session_create starts anew
             why = f" {closed}" if closed else ""
             raise SessionNotFound(f"No session named {key.name!r} is open (open: {', '.join(names) or 'none'}).{why}",
                                   f"Start it with browser_session_create name={key.name!r}, or leave out `session` "
@@ -389,18 +351,18 @@ class SessionManager:
         if profile is not None:
             prepared = await self._prepare_on_profile(key, profile, viewport)
         else:
-            prepared = await self._prepare(viewport) if custom else await self._take_prepared()
+            prepared = await self._prepare(viewport) if custom else await self.reserve.take()
         if state is not None:
             try:
                 await prepared.context.set_storage_state(state, timeout=self.settings.timeout)
             except BaseException:
-                await self._close_prepared(prepared)
+                await prepared.close()
                 raise
         if self._stopping:
             # Shutdown cancelled this opening, but the cancellation can be lost on the way (Python
             # 3.11's asyncio.wait_for returns a result that arrives with it): registered now, the
             # session would come after shutdown cleared the list, and its browser would outlive it.
-            await self._close_prepared(prepared)
+            await prepared.close()
             raise _shutting_down()
         # The context was made before anyone asked for it (the warm reserve): it learns its
         # conversation's download folder only now.
@@ -414,14 +376,14 @@ class SessionManager:
             session.before_close.append(lambda: self._save_storage_state(session, state_file))
         if prepared.placement is not None and self.pool is not None:
             placing.adopt_placement(session, self.pool, prepared.placement)
-        closed = self._closed_for_idleness.pop(key, None)
+        closed = self.idle.take_notice(key)
         if closed is not None:
             session.notices.append(f"{closed} This call runs in a fresh browser session.")
         self._sessions[key] = session
         session.dashboard_link = lambda: self.link_to(session)
         session.on_closed.append(lambda: self._sessions.pop(key, None) if self._sessions.get(key) is session else None)
         if not custom and profile is None:
-            self._refill_after_first_call(session)
+            self.reserve.refill_after_first_call(session)
         return session
 
     async def _save_storage_state(self, session: Session, path: Path) -> None:
@@ -432,7 +394,7 @@ class SessionManager:
         state = Masker(self.settings.secrets_file).data(await session.context.storage_state())
         await asyncio.to_thread(write_storage_state, path, state)
 
-    async def _prepare_on_profile(self, key: SessionKey, profile: str, viewport: Viewport | None) -> _Prepared:
+    async def _prepare_on_profile(self, key: SessionKey, profile: str, viewport: Viewport | None) -> Prepared:
         """A browser of its own on the named profile, its default context with one tab; the
         profile's lock is held from before the launch until the session's browser exits."""
         if self.pool is not None:
@@ -456,24 +418,11 @@ class SessionManager:
         except BaseException:
             lock.release()
             raise
-        return _Prepared(browser, context, events, owns_browser=True, profile=lock)
-
-    def _refill_after_first_call(self, session: Session) -> None:
-        """Prepare the next reserve once this session's first call is done (capped by the call
-        timeout): launching it during that call would take the CPU the call needs (measured:
-        a warm first navigate took 230 ms with the refill running beside it, 93 ms without)."""
-        async def refill() -> None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(session.first_call_done.wait(), self.settings.timeout)
-            self._refill_reserve()
-
-        task = asyncio.create_task(refill(), name="webhand-reserve-refill")
-        self._refills.add(task)
-        task.add_done_callback(self._refills.discard)
+        return Prepared(browser, context, events, owns_browser=True, profile=lock)
 
     async def kill_session(self, conversation_id: str, name: str | None = None) -> bool:
         key = SessionKey(conversation_id, _validate_name(name))
-        self._closed_for_idleness.pop(key, None)  # closed on purpose: nothing left to tell
+        self.idle.take_notice(key)  # closed on purpose: nothing left to tell
         session = self._sessions.pop(key, None)
         if session is None:
             return False
@@ -491,8 +440,7 @@ class SessionManager:
         even one with the same id, gets a new folder and cannot reach them."""
         self._files.pop(conversation_id, None)
         keys = [k for k in self._sessions if k.conversation == conversation_id]
-        for key in [k for k in self._closed_for_idleness if k.conversation == conversation_id]:
-            del self._closed_for_idleness[key]  # the conversation ended: no next call to tell
+        self.idle.forget_conversation(conversation_id)
         for key in keys:
             await self.kill_session(key.conversation, key.name)
         return len(keys)
@@ -529,21 +477,16 @@ class SessionManager:
                                      session.control.describe()))
         return infos
 
-    def endpoint_of(self, conversation_id: str, name: str | None = None) -> str | None:
-        """The pool endpoint an open session runs on (None without a pool)."""
-        return placing.endpoint_name(self._sessions.get(SessionKey(conversation_id, _validate_name(name))))
-
     def browser_pids(self) -> list[int]:
         """Pids of every browser this manager launched and still owns (sessions, reserve, shared)."""
         pids = {s.browser.pid for s in self._sessions.values() if s.owns_browser and s.browser.pid}
-        if self._reserve is not None and self._reserve.done() and not self._reserve.cancelled() \
-                and self._reserve.exception() is None and self._reserve.result().browser.pid:
-            pids.add(self._reserve.result().browser.pid)  # type: ignore[arg-type]
+        if reserved := self.reserve.browser_pid():
+            pids.add(reserved)
         if self._shared is not None and self._shared.pid:
             pids.add(self._shared.pid)
         return sorted(pids)
 
-    # -- browsers and the reserve --------------------------------------------------------------
+    # -- browsers --------------------------------------------------------------
     async def _shared_browser(self) -> BrowserHandle:
         async with self._shared_lock:
             if self._shared is None or not self._shared.alive:
@@ -553,11 +496,11 @@ class SessionManager:
                     self._shared = await self.engine.launch()
             return self._shared
 
-    async def _prepare(self, viewport: Viewport | None = None) -> _Prepared:
+    async def _prepare(self, viewport: Viewport | None = None) -> Prepared:
         """A fresh context with one blank tab, in a new browser or the shared one, or where the pool says."""
         if self.pool is not None:
             placement, context, events = await placing.open_in_pool(self.pool, viewport or self.settings.viewport)
-            return _Prepared(placement.browser, context, events, placement.owns_browser, placement)
+            return Prepared(placement.browser, context, events, placement.owns_browser, placement)
         shared = self.settings.isolation == "context"
         if shared:
             browser = await self._shared_browser()
@@ -574,72 +517,8 @@ class SessionManager:
             if not shared:
                 await browser.close()
             raise
-        return _Prepared(browser, context, events, owns_browser=not shared)
+        return Prepared(browser, context, events, owns_browser=not shared)
 
-    def _refill_reserve(self) -> None:
-        if self.settings.warm_reserve and self._reserve_wanted() and not self._stopping and self._reserve is None:
-            self._reserve = asyncio.create_task(self._prepare(), name="webhand-warm-reserve")
-
-    async def _take_prepared(self) -> _Prepared:
-        reserve, self._reserve = self._reserve, None
-        prepared: _Prepared | None = None
-        if reserve is not None:
-            try:
-                with call_deadline.not_counted():  # a reserve still launching: its launch, not the call's time
-                    prepared = await reserve
-                if not prepared.browser.alive:
-                    await prepared.browser.close()
-                    prepared = None
-            except WebhandError:
-                prepared = None  # the reserve failed to launch: try once more below, and report that
-        if prepared is None:
-            prepared = await self._prepare()
-        return prepared
-
-    async def _discard_reserve(self) -> None:
-        reserve, self._reserve = self._reserve, None
-        if reserve is None:
-            return
-        if not reserve.done():
-            reserve.cancel()
-        try:
-            prepared = await reserve
-        except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it was never handed out
-            return
-        await self._close_prepared(prepared)
-
-    @staticmethod
-    async def _close_prepared(prepared: _Prepared) -> None:
-        try:
-            await prepared.context.close()
-            if prepared.owns_browser:
-                await prepared.browser.close()
-        finally:
-            if prepared.profile is not None:
-                prepared.profile.release()
-
-    # -- idle ----------------------------------------------------------------------------------
-    async def _reap_idle(self) -> None:
-        """Every ``idle_check_interval`` seconds, close sessions idle longer than ``idle_timeout``."""
-        while True:
-            await asyncio.sleep(self.settings.idle_check_interval)
-            for key, session in list(self._sessions.items()):
-                if session.lock.locked() or session.control.held or session.idle_for() < self.settings.idle_timeout:
-                    continue
-                log.info("closing %s of %s after %.0f s idle", key.name, key.conversation, session.idle_for())
-                self._remember_idle_close(key, session)
-                self._sessions.pop(key, None)
-                with contextlib.suppress(Exception):
-                    await session.close()
-
-    def _remember_idle_close(self, key: SessionKey, session: Session) -> None:
-        """Keep what the next call of this session must hear: it will land in a fresh browser."""
-        tab = session.active_tab
-        where = f" (its page was {shorten(tab.url)})" if tab is not None and not tab.closed and tab.url else ""
-        gone = (f"its pages{where} are closed; profile {session.profile!r} keeps its cookies and storage"
-                if session.profile else f"its pages{where}, cookies and storage are gone")
-        self._closed_for_idleness[key] = (
-            f"The browser session {key.name!r} was closed after {session.idle_for():.0f} s without a call "
-            f"(idle_timeout is {self.settings.idle_timeout:g} s): {gone}.")
-        while len(self._closed_for_idleness) > _IDLE_NOTICES_KEPT:
-            self._closed_for_idleness.popitem(last=False)
+    def _reserve_now(self) -> bool:
+        """Whether the warm reserve is kept now: asked for, wanted, and not shutting down."""
+        return self.settings.warm_reserve and self._reserve_wanted() and not self._stopping

@@ -2,7 +2,7 @@
 keeps, so that sign-ins survive sessions, servers and reboots.
 
 A profile ``NAME`` is the folder ``$XDG_DATA_HOME/webhand/profiles/NAME`` (0700, owner-checked
-like every private folder webhand keeps). A browser launched on it (engine/chrome.py and
+like every private folder webhand keeps). A browser launched on it (engine/launch/chrome.py and
 engine/bidi/firefox.py, ``profile_dir``) keeps it on close. One session uses a profile at a time:
 a browser keeps one process per profile folder, and two would corrupt its databases. The session holds the file
 ``webhand.lock`` inside the folder:

@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from webhand.engine.chrome import KILL_GRACE_SECONDS
+from webhand.engine.launch.chrome import KILL_GRACE_SECONDS
 from webhand.engine.driver import Engine
 
 log = logging.getLogger("webhand.sessions")

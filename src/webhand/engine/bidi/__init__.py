@@ -15,16 +15,13 @@ screenshots (screen_capture.py). What is not built yet raises
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from typing import Any
 
 from webhand.config import Settings
 from webhand.engine.bidi import extensions
 from webhand.engine.bidi.browser import BidiBrowser
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection
-from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
-from webhand.engine.bidi.policy import POLICY_PREFERENCES, BidiPolicy
-from webhand.engine.chrome import LaunchedBrowsers
+from webhand.engine.bidi.launcher import FirefoxLauncher
+from webhand.engine.bidi.policy import BidiPolicy
 from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed, NotOnFirefox, WebhandError
 
@@ -37,45 +34,11 @@ class BidiEngine:
         # Bodies are kept for browser_network_request only when the network tools are served.
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))
         self.version: str | None = None
-        self.launched = LaunchedBrowsers()
-        self._spawned = asyncio.Event()
-        self._early: asyncio.Future[FirefoxProcess] | None = None
         self.policy = BidiPolicy.from_settings(settings)
-
-    @property
-    def browser_spawned(self) -> asyncio.Event:
-        return self._spawned
+        self.launcher = FirefoxLauncher(settings, lambda: self.policy.active)  # browsers launched here (cold start too)
 
     async def start(self) -> None:
         """Nothing to start: no driver process."""
-
-    def launch_plan(self) -> dict[str, Any]:
-        settings = self.settings
-        # Firefox's remote agent navigates only to web pages (http, https, file, blob, about:blank)
-        # unless started with -remote-allow-system-access: the user's opt-in to the browser's own
-        # pages (about:support, about:buildconfig ...) is what starts it so.
-        system_access = ["--remote-allow-system-access"] if settings.allow_internal_pages else []
-        return {"browser": "firefox", "executable": find_firefox(settings.firefox_path), "headless": settings.headless,
-                "width": settings.viewport.width, "height": settings.viewport.height,
-                "extra_args": [*system_access, *settings.extra_args],
-                "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if self.policy.active else {}}
-
-    def prelaunch(self) -> None:
-        if self._early is None:
-            self._early = asyncio.ensure_future(self._start())
-
-    def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
-        """A browser launched before the engine existed is a Chromium (launch_memo.py): not ours to use."""
-        starting.cancel()
-
-    async def _start(self, profile_dir: str | None = None) -> FirefoxProcess:
-        plan = self.launch_plan()
-        firefox = await FirefoxProcess.start(plan["executable"], headless=plan["headless"], width=plan["width"],
-                                             height=plan["height"], extra_args=plan["extra_args"],
-                                             timeout=plan["timeout"], spawned=self._spawned,
-                                             preferences=plan["preferences"], profile_dir=profile_dir)
-        self.launched.add(firefox)
-        return firefox
 
     def _refuse_unenforced_policy(self) -> None:
         """A Firefox webhand did not launch cannot be held to the policy (its profile's preferences
@@ -85,13 +48,7 @@ class BidiEngine:
                                "Let webhand launch Firefox (remove the ws:// URL), or unset the origin rules.")
 
     async def launch(self, *, profile_dir: str | None = None) -> BidiBrowser:
-        if profile_dir is not None:
-            # A kept profile's browser is always launched now, on that folder (the one started
-            # ahead, if any, runs on a temporary profile and stays for the next session).
-            starting: asyncio.Future[FirefoxProcess] = asyncio.ensure_future(self._start(profile_dir))
-        else:
-            starting, self._early = self._early or asyncio.ensure_future(self._start()), None
-        firefox = await starting
+        firefox = await self.launcher.take(profile_dir)
         try:
             connection = await BidiConnection.open(firefox.ws_endpoint, timeout=self.settings.launch_timeout)
             browser = BidiBrowser(connection, firefox, self.policy, collect_bodies=self.response_sources)
@@ -131,11 +88,7 @@ class BidiEngine:
         return browser
 
     async def stop(self) -> None:
-        early, self._early = self._early, None
-        if early is not None:
-            early.cancel()
-            with contextlib.suppress(BaseException):
-                await (await early).close()
+        await self.launcher.discard_early()  # launched ahead for a session that never came
 
     def kill_now(self) -> list[int]:
-        return self.launched.kill_now()
+        return self.launcher.launched.kill_now()

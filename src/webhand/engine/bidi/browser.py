@@ -23,7 +23,7 @@ from webhand.engine.bidi.policy import BidiPolicy
 from webhand.engine.bidi.realms import WorkerScripts
 from webhand.engine.bidi.tab import BidiTab
 from webhand.engine.capped import answers_within, dropped_within
-from webhand.engine.chrome import PROFILE_CLOSE_GRACE_SECONDS
+from webhand.engine.launch.chrome import PROFILE_CLOSE_GRACE_SECONDS
 from webhand.engine.driver import (CLOSE_TIMEOUT_SECONDS, BrowserExtension, Cookie, NetworkConditions, RequestDetail,
                                    RouteRule, TabEvents)
 from webhand.engine.network import RequestsInFull

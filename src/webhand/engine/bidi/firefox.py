@@ -14,7 +14,7 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 
-from webhand.engine.chrome import ChromeProcess, _drain, _new_user_data_dir, spawn_registered
+from webhand.engine.launch.chrome import ChromeProcess, _drain, _new_user_data_dir, spawn_registered
 from webhand.errors import BrowserLaunchFailed, BrowserNotFound
 
 CANDIDATE_NAMES = ("firefox-esr", "firefox")

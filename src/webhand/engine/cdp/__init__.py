@@ -26,9 +26,9 @@ from webhand.engine.cdp.relay import ExtensionRelay, RelayClient, refused
 from webhand.engine.cdp.shared_tabs import SharedTabsContext
 from webhand.engine.cdp.stealth import StealthProfile
 from webhand.engine.cdp.workers import CONTEXT_WORKERS
-from webhand.engine.chrome import ChromeProcess
+from webhand.engine.launch.chrome import ChromeProcess
 from webhand.engine.driver import BrowserExtension, TabEvents
-from webhand.engine.local_launch import LocalLauncher
+from webhand.engine.launch.local_launch import LocalLauncher
 from webhand.engine.policy import RefusalLog
 from webhand.engine.policy_proxy import PolicyProxy
 from webhand.engine.pool import redacted_url
@@ -238,26 +238,12 @@ class CdpEngine:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.policy = CdpPolicy.from_settings(settings)
-        self.local = LocalLauncher(settings, lambda: self.policy.active)  # browsers launched here
+        self.launcher = LocalLauncher(settings, lambda: self.policy.active)  # browsers launched here (cold start too)
         self.version: str | None = None
         # Where each response came from is told by the Network events every tab listens to anyway
         # (network.py): nothing more to ask for. Kept for the host, which sets it for either driver.
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))
         self.relay: ExtensionRelay | None = None  # the extension bridge's server, once asked for
-
-    # the browsers launched on this machine (engine/local_launch.py) ------------------------------
-    @property
-    def browser_spawned(self) -> asyncio.Event:
-        return self.local.spawned
-
-    def prelaunch(self) -> None:
-        self.local.prelaunch()
-
-    def launch_plan(self) -> dict[str, Any]:
-        return self.local.plan()
-
-    def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
-        self.local.adopt_prelaunched(starting)
 
     async def start(self) -> None:
         """Nothing to start: no driver process."""
@@ -265,11 +251,11 @@ class CdpEngine:
     def kill_now(self) -> list[int]:
         """SIGKILL, by pid, the browsers this engine launched that nobody closed: shutdown's last
         resort when closing them overran its cap. Returns the pids."""
-        return self.local.launched.kill_now()
+        return self.launcher.launched.kill_now()
 
     async def launch(self, *, profile_dir: str | None = None) -> CdpBrowser:
         settings = self.settings
-        starting = self.local.take(profile_dir)
+        starting = self.launcher.take(profile_dir)
         chrome = await starting
         try:
             connection = await CdpConnection.open(chrome.ws_endpoint, timeout=settings.launch_timeout)
@@ -335,7 +321,7 @@ class CdpEngine:
     async def stop(self) -> None:
         """No driver process to stop (each browser closes its own connection); a browser launched
         ahead for a session that never came is ended; the extension relay stops listening."""
-        await self.local.discard_early()
+        await self.launcher.discard_early()
         if self.relay is not None:
             await self.relay.close()
 

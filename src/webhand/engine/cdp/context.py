@@ -63,7 +63,7 @@ class CdpContext:
         self._downloads: dict[str, tuple[Download, asyncio.Future[None]]] = {}
         self.downloads_begun = 0
         # Inside a launched browser's user-data dir when there is one: what a killed server leaves
-        # there goes with that dir (engine/chrome.py).
+        # there goes with that dir (engine/launch/chrome.py).
         self._staging = tempfile.mkdtemp(prefix="webhand-cdp-downloads-", dir=staging_parent)
         self._reserved_names: set[str] = set()
         self._origins: set[str] = set()

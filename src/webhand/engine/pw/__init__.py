@@ -1,6 +1,6 @@
 """The Driver on Playwright: webhand launches Chromium itself and attaches over CDP.
 
-Launching ourselves (``engine/chrome.py``) is what gives us the pid, the process group and the
+Launching ourselves (``engine/launch/chrome.py``) is what gives us the pid, the process group and the
 registry; Playwright brings the well-tested actionability checks, frames and events.
 Playwright exceptions never leave this package (``errors.py`` translates them).
 
@@ -23,9 +23,9 @@ from playwright.async_api import Playwright, async_playwright
 
 from webhand.config import Settings
 from webhand.engine.capped import abandon, answers_within
-from webhand.engine.chrome import ChromeProcess, discard_launch
+from webhand.engine.launch.chrome import ChromeProcess, discard_launch
 from webhand.engine.driver import BrowserExtension, TabEvents
-from webhand.engine.local_launch import LocalLauncher
+from webhand.engine.launch.local_launch import LocalLauncher
 from webhand.engine.pool import redacted_url
 from webhand.engine.pw.context import PlaywrightContext
 from webhand.engine.pw.errors import translated
@@ -185,23 +185,9 @@ class PlaywrightEngine:
         self._playwright: Playwright | None = None
         self._manager: Any = None
         self.policy = PlaywrightRequestPolicy.from_settings(settings)
-        self.local = LocalLauncher(settings, lambda: self.policy.active)  # browsers launched here
+        self.launcher = LocalLauncher(settings, lambda: self.policy.active)  # browsers launched here (cold start too)
         self.response_sources = bool({"network", "all"} & set(settings.capabilities))  # the host may change it
         self._driver_start: asyncio.Future[Playwright] | None = None
-
-    # the browsers launched on this machine (engine/local_launch.py) ------------------------------
-    @property
-    def browser_spawned(self) -> asyncio.Event:
-        return self.local.spawned
-
-    def prelaunch(self) -> None:
-        self.local.prelaunch()
-
-    def launch_plan(self) -> dict[str, Any]:
-        return self.local.plan()
-
-    def adopt_prelaunched(self, starting: asyncio.Future[ChromeProcess]) -> None:
-        self.local.adopt_prelaunched(starting)
 
     async def start(self) -> None:
         # One driver however many callers start it at once (the boot and an early launch).
@@ -213,7 +199,7 @@ class PlaywrightEngine:
     async def launch(self, *, profile_dir: str | None = None) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side
         # by side: a first launch waits for the slower of the two, not for their sum.
-        starting = self.local.take(profile_dir)
+        starting = self.launcher.take(profile_dir)
         try:
             await self.start()
         except BaseException:
@@ -259,7 +245,7 @@ class PlaywrightEngine:
                                  response_sources=self.response_sources)
 
     async def stop(self) -> None:
-        await self.local.discard_early()  # launched ahead for a session that never came
+        await self.launcher.discard_early()  # launched ahead for a session that never came
         if self._driver_start is not None and not self._driver_start.done():
             # The driver is mid-start: let it finish (capped) so that exiting ends its process.
             with contextlib.suppress(Exception):
@@ -275,7 +261,7 @@ class PlaywrightEngine:
         """SIGKILL, by pid, the browsers this engine launched that nobody closed, and the Node
         driver: shutdown's last resort when closing them overran its cap. Every Playwright call
         still waiting on either then fails at once. Returns the pids."""
-        pids = self.local.launched.kill_now()
+        pids = self.launcher.launched.kill_now()
         # Playwright keeps the driver's process private (its client's pipe transport); the version
         # is pinned in constraints.txt, and another layout finds nothing here (the driver then
         # exits by itself once its pipe closes).

@@ -26,7 +26,7 @@ from typing import Any
 from webhand import __version__
 from webhand.caller import NO_CALLER, Caller, ProgressSink
 from webhand.config import Settings
-from webhand.engine.subreaper import adopt_orphans
+from webhand.engine.launch.subreaper import adopt_orphans
 from webhand.errors import WebhandError
 from webhand.host import Webhand
 from webhand.security.locations import runtime_dir
@@ -306,7 +306,7 @@ def _setting(key: str, value: str) -> str:
 
 def run_daemon(settings: Settings, *, announce: bool = True, origin: dict[str, str] | None = None) -> int:
     """Run in the foreground (``webhand daemon run``); the CLI starts it detached."""
-    adopt_orphans()  # the daemon owns its process: reap the browsers' orphans (engine/subreaper.py)
+    adopt_orphans()  # the daemon owns its process: reap the browsers' orphans (engine/launch/subreaper.py)
     ready = None
     if announce:
         ready = os.fdopen(os.dup(sys.stdout.fileno()), "w")

@@ -87,7 +87,7 @@ async def _check_endpoints(settings: Settings, report: _Report) -> None:
 
 
 async def run_doctor(settings: Settings) -> int:
-    from webhand.engine.chromium_binary import choose_chromium
+    from webhand.engine.launch.chromium_binary import choose_chromium
     from webhand.host import Webhand
     from webhand.security.locations import private_folder, runtime_dir
 
@@ -166,7 +166,7 @@ async def run_doctor(settings: Settings) -> int:
         report.fail("launch and navigate", f"{type(error).__name__}: {error}. This is a webhand bug; please report it.")
 
     # Informational: a browser already running is not required, so none of this fails the doctor.
-    from webhand.engine.running_browsers import describe, find_running_browsers
+    from webhand.engine.launch.running_browsers import describe, find_running_browsers
 
     for line in describe(await asyncio.to_thread(find_running_browsers)):
         report.info("running browser", line)

@@ -125,22 +125,22 @@ def config_origin(args: argparse.Namespace) -> dict[str, str]:
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
     if args.port is None:
-        from webhand.surfaces.mcp.wire import StdioWire
+        from webhand.surfaces.mcp.startup.wire import StdioWire
 
         # Own the client's pipe now: `initialize` is answered while the settings, the browser and
         # the catalog load (surfaces/mcp/stdio.py tells the order).
         wire = StdioWire(args.tool_style).start()
-        from webhand.engine.subreaper import adopt_orphans
+        from webhand.engine.launch.subreaper import adopt_orphans
 
-        adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/subreaper.py)
-        from webhand.engine.launch_memo import memo_key
+        adopt_orphans()  # a server owns its process: reap the browsers' orphans (engine/launch/subreaper.py)
+        from webhand.engine.launch.launch_memo import memo_key
         from webhand.surfaces.mcp.stdio import serve
 
         started_as = {name: value for name, value in vars(args).items() if not callable(value)}
         _run(serve(lambda: _settings(args), wire, style=args.tool_style, dashboard=args.dashboard,
                    memo_key=memo_key([json.dumps(started_as, sort_keys=True)], os.getcwd(), dict(os.environ))))
         return 0
-    from webhand.engine.subreaper import adopt_orphans
+    from webhand.engine.launch.subreaper import adopt_orphans
 
     adopt_orphans()
     settings = _settings(args)
@@ -210,7 +210,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 def _cmd_browsers(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from webhand.engine.running_browsers import describe, find_running_browsers
+    from webhand.engine.launch.running_browsers import describe, find_running_browsers
 
     found = find_running_browsers()
     if args.json:

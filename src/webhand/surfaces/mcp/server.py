@@ -19,7 +19,7 @@ from webhand import __version__
 from webhand.caller import Caller
 from webhand.host import ToolContext, Webhand
 from webhand.surfaces.mcp import client_roots, resources
-from webhand.surfaces.mcp.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
+from webhand.surfaces.mcp.startup.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
 from webhand.surfaces.exposure import by_name
 from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
 

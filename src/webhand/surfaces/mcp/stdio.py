@@ -28,13 +28,13 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from webhand.engine import launch_memo
-from webhand.engine.chrome import ChromeProcess, discard_launch
-from webhand.engine.launch_memo import Plan
+from webhand.engine.launch import launch_memo
+from webhand.engine.launch.chrome import ChromeProcess, discard_launch
+from webhand.engine.launch.launch_memo import Plan
 from webhand.errors import WebhandError
 from webhand.surfaces.exposure import served_tools
-from webhand.surfaces.mcp.early import EarlyServer
-from webhand.surfaces.mcp.wire import SdkInput, SdkOutput, StdioWire
+from webhand.surfaces.mcp.startup.early import EarlyServer
+from webhand.surfaces.mcp.startup.wire import SdkInput, SdkOutput, StdioWire
 
 if TYPE_CHECKING:  # both load after the remembered browser is launched: they are most of the start-up's CPU
     from webhand.config import Settings
@@ -65,7 +65,8 @@ async def serve(load_settings: Callable[[], Settings], wire: StdioWire, *, style
         _close_on_signals(webhand)
         webhand.open_soon(conversation_id)
         context = webhand.context(conversation_id)
-        await webhand.sessions.browser_spawned()
+        if (launcher := webhand.sessions.launcher) is not None:
+            await launcher.until_spawned()
         exposed = served_tools(lambda: webhand.tools.values(), style)
         await asyncio.to_thread(wire.wait_opening)  # a client sends `initialize` at once
         early = EarlyServer(wire, context, exposed)
@@ -118,7 +119,7 @@ async def _stop_dashboard(starting: asyncio.Task[DashboardServer | None]) -> Non
 
 async def _launch_remembered(memo_key: str | None) -> tuple[Plan, asyncio.Future[ChromeProcess]] | None:
     """Launch the browser the last server started the same way launched, before the settings load
-    (``engine/launch_memo.py``); returns once its process exists, or its launch failed."""
+    (``engine/launch/launch_memo.py``); returns once its process exists, or its launch failed."""
     plan = launch_memo.recall(memo_key) if memo_key else None
     if plan is None:
         return None
@@ -133,13 +134,14 @@ async def _launch_remembered(memo_key: str | None) -> tuple[Plan, asyncio.Future
 async def _confirm_launch(webhand: Webhand, memo_key: str | None, guess: tuple[Plan, asyncio.Future[ChromeProcess]] | None) -> None:
     """Keep the browser launched from memory when the settings launch it the same way; else end it.
     Remember how these settings launch, for the next start."""
+    launcher = webhand.sessions.launcher  # None: no browser is launched ahead, so none is remembered
     try:
-        plan = webhand.sessions.launch_plan()
+        plan = launcher.plan() if launcher is not None else None
     except WebhandError:  # no Chromium found, say: the session's launch reports it
         plan = None
     if guess is not None:
-        if guess[0] == plan:
-            webhand.sessions.adopt_prelaunched(guess[1])
+        if launcher is not None and guess[0] == plan:
+            launcher.adopt_prelaunched(guess[1])
         else:
             log.info("the browser launched as last time does not fit the settings now: launching it again")
             await discard_launch(guess[1])

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 from websockets.exceptions import WebSocketException
 
-from webhand.engine.chromium_binary import choose_chromium, find_chromium, is_headless_shell  # noqa: F401 - find_chromium re-exported
+from webhand.engine.launch.chromium_binary import choose_chromium, find_chromium, is_headless_shell  # noqa: F401 - find_chromium re-exported
 from webhand.errors import BrowserLaunchFailed
 from webhand.security.locations import private_folder, runtime_dir
 

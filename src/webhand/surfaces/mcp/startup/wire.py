@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from webhand.surfaces.mcp.handshake import early_answer
+from webhand.surfaces.mcp.startup.handshake import early_answer
 from webhand.surfaces.mcp.jsonrpc_envelope import MAX_LINE_BYTES, check_line, oversized
 
 log = logging.getLogger("webhand.mcp")
@@ -233,5 +233,5 @@ class SdkOutput:
         self._answered = None
         if message.get("result") != sent:
             log.warning("webhand answered initialize early with %s, but the MCP SDK would have answered %s; "
-                        "update webhand/surfaces/mcp/handshake.py to match the installed SDK", sent, message)
+                        "update webhand/surfaces/mcp/startup/handshake.py to match the installed SDK", sent, message)
         return True

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
-from webhand.surfaces.mcp.wire import StdioWire
+from webhand.surfaces.mcp.startup.wire import StdioWire
 
 if TYPE_CHECKING:
     from webhand.host import ToolContext
