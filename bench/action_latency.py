@@ -1,6 +1,6 @@
 """Reply time of click, type and press_key on a local static page, waits for effects included.
 
-Each sample is one full tool call through ``ToolContext.call``: find the element, act, wait for
+Each sample is one full tool call through ``Conversation.call``: find the element, act, wait for
 the action's effects (navigation, requests, DOM quiet) and build the reply. The page changes its
 DOM on every action, so the DOM-quiet wait always has something to see.
 
@@ -69,7 +69,7 @@ async def measure(repeats: int = 30, warmup: int = 3, settings: Settings | None 
     results: dict[str, dict[str, float]] = {}
     try:
         async with Webhand(settings) as webhand:
-            tools = webhand.context("latency-bench")
+            tools = webhand.conversation("latency-bench")
             reply = await tools.call("browser_navigate", {"url": url})
             if reply.is_error:
                 raise RuntimeError(reply.text)

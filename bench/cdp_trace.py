@@ -54,7 +54,7 @@ def ref_of(snapshot: str, role: str, name: str) -> str:
 async def scenario(pages: PageServer) -> None:
     settings = Settings.from_sources({"warm_reserve": False, "isolation": "context", "driver": "cdp"}, env={})
     async with Webhand(settings, capabilities=["core", "tabs"]) as webhand:
-        tools = webhand.context("cdp-trace")
+        tools = webhand.conversation("cdp-trace")
 
         async def call(name: str, arguments: dict[str, object] | None = None) -> str:
             SENT.append((None, f"== {name}"))  # where each call's commands begin, for a readable diff

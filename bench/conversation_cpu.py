@@ -61,12 +61,12 @@ async def measure(driver: str, conversations: int, flavor: str, url: str, out: s
     else:
         base.update(driver=driver, chromium_flavor=flavor)
     async with Webhand(Settings.from_sources(base, env={})) as webhand:
-        warm = webhand.context("warm-up")
+        warm = webhand.conversation("warm-up")
         await warm.call("browser_navigate", {"url": url})
         await webhand.end_conversation("warm-up")
         before, python_before, started = _cpu_by_kind(), time.process_time(), time.monotonic()
         for number in range(conversations):
-            tools = webhand.context(f"c{number}")
+            tools = webhand.conversation(f"c{number}")
             reply = await tools.call("browser_navigate", {"url": url})
             assert not reply.is_error, reply.text
             await webhand.end_conversation(f"c{number}")

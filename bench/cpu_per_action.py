@@ -103,7 +103,7 @@ def _ref(text: str, role: str, name: str) -> str | None:
 
 
 async def _open(wh: Webhand, number: int, url: str) -> tuple[Any, dict[str, str | None]]:
-    tools = wh.context(f"cpu-{number}")
+    tools = wh.conversation(f"cpu-{number}")
     reply = await tools.call("browser_navigate", {"url": url})
     assert not reply.is_error, reply.text
     shot = (await tools.call("browser_snapshot", {})).text

@@ -114,7 +114,7 @@ async def main(seconds: float) -> None:
         async with Webhand(settings) as webhand:
             dashboard = DashboardServer(webhand, HttpOptions(port=0))
             base = await dashboard.start()
-            agent = webhand.context("bench")
+            agent = webhand.conversation("bench")
             await agent.call("browser_navigate", {"url": f"{site}/animated"})
             session = webhand.sessions.sessions()[0]
             live = f"{base}/dashboard/api/sessions/{session.public_id}/live"

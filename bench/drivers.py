@@ -51,7 +51,7 @@ async def main():
     settings = Settings.from_sources({"driver": sys.argv[1], "output_dir": sys.argv[4], "isolation": "process",
                                       "warm_reserve": False}, env={})
     async with Webhand(settings) as wh:
-        reply = await wh.context("cold").call("browser_navigate", {"url": sys.argv[2]})
+        reply = await wh.conversation("cold").call("browser_navigate", {"url": sys.argv[2]})
         assert not reply.is_error, reply.text
         print(time.time() - started, flush=True)
 asyncio.run(main())
@@ -105,7 +105,7 @@ async def actions(driver: str, pages: PageServer, rounds: int, messages: _Messag
     """Median reply times of click, type and press_key, snapshot of the 10k page, memory with one session."""
     result: dict[str, Any] = {}
     async with Webhand(_settings(driver)) as wh:
-        tools = wh.context("bench")
+        tools = wh.conversation("bench")
         reply = await tools.call("browser_navigate", {"url": pages.url("/todo")})
         assert not reply.is_error, reply.text
         times: dict[str, list[float]] = {"click": [], "type": [], "press_key": []}
@@ -152,7 +152,7 @@ async def concurrency(driver: str, pages: PageServer, sessions: int) -> dict[str
 
         async def agent(number: int) -> None:
             nonlocal failures
-            tools = wh.context(f"agent-{number}")
+            tools = wh.conversation(f"agent-{number}")
             for name, arguments in (("browser_navigate", {"url": pages.url("/todo")}),
                                     ("browser_type", {"selector": "#new", "text": f"agent {number}"}),
                                     ("browser_click", {"selector": "#add"}), ("browser_snapshot", {})):
@@ -177,7 +177,7 @@ from webhand import Settings, Webhand
 async def main():
     s = Settings.from_sources({{"driver": "playwright", "isolation": "context", "warm_reserve": False}}, env={{}})
     async with Webhand(s) as wh:
-        t = wh.context("m")
+        t = wh.conversation("m")
         await t.call("browser_navigate", {{"url": {url!r}}})
         for step, name, arguments in (("click", "browser_click", {{"selector": "#add"}}),
                                       ("type", "browser_type", {{"selector": "#new", "text": "Ada Lovelace"}}),

@@ -64,7 +64,7 @@ async def measure(site: CorpusSite, pages: list[str], rounds: int, chrome: str) 
     settings = Settings.from_sources({"executable_path": chrome, "capabilities": ["all"], "warm_reserve": False,
                                       "output_dir": tempfile.mkdtemp(prefix="webhand-bench-")}, env={})
     async with Webhand(settings) as webhand:
-        tools = webhand.context("bench-fetch")
+        tools = webhand.conversation("bench-fetch")
         await tools.call("browser_navigate", {"url": site.pydoc("index.html")})  # launch and warm, untimed
         await tools.call("web_fetch", {"url": site.pydoc("index.html")})  # trafilatura's first import, untimed
         samples: dict[str, dict[str, list]] = {page: {"fetch": [], "browser": []} for page in pages}

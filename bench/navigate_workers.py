@@ -34,7 +34,7 @@ async def measure(driver: str, base: str, repeats: int) -> tuple[list[float], st
     settings = {"output_dir": tempfile.mkdtemp(prefix="webhand-bench-"), "isolation": "context", "capabilities": ["all"]}
     settings.update({"browser": "firefox"} if driver == "firefox" else {"driver": driver})
     async with Webhand(Settings.from_sources(settings, env={})) as webhand:
-        tools = webhand.context("bench")
+        tools = webhand.conversation("bench")
         await tools.call("browser_navigate", {"url": "about:blank"})  # the browser's start is not the figure
         times, reply = [], ""
         for number in range(repeats):

@@ -44,7 +44,7 @@ async def _median_ms(url: str, repeats: int, **policy: object) -> float:
                                       "warm_reserve": False, **policy}, env={})
     samples = []
     async with Webhand(settings) as webhand:
-        tools = webhand.context("policy-overhead")
+        tools = webhand.conversation("policy-overhead")
         for number in range(repeats + 3):
             start = time.perf_counter()
             reply = await tools.call("browser_navigate", {"url": f"{url}?{number}"})

@@ -59,7 +59,7 @@ async def one_size(size: int, rounds: int, pages: PageServer, folder: Path) -> d
     try:
         idle = _pss_mb(server)
         async with Webhand(_settings(str(folder / "out"), [server], size)) as wh:
-            contexts = [wh.context(f"s{i}") for i in range(size)]
+            contexts = [wh.conversation(f"s{i}") for i in range(size)]
             opened = await asyncio.gather(*(c.call("browser_navigate", {"url": pages.url("/login")}) for c in contexts))
             failed = sum(reply.is_error for reply in opened)
             latencies: list[float] = []
@@ -90,7 +90,7 @@ async def recovery(pages: PageServer, folder: Path) -> list[float]:
     servers = [PlaywrightServer(folder) for _ in range(3)]
     try:
         async with Webhand(_settings(str(folder / "out"), servers, 4, health_interval=1)) as wh:
-            contexts = [wh.context(f"r{i}") for i in range(6)]
+            contexts = [wh.conversation(f"r{i}") for i in range(6)]
             for context in contexts:
                 await context.call("browser_navigate", {"url": pages.url("/login")})
             lost = [c for c in contexts if endpoint_name(wh.sessions.find(c.conversation_id)) == "pw1"]

@@ -42,7 +42,7 @@ async def measure(capabilities: list[str], repeats: int, port: int) -> tuple[flo
     settings = Settings.from_sources({"output_dir": tempfile.mkdtemp(), "isolation": "context", "warm_reserve": False,
                                       "capabilities": capabilities}, env={})
     async with Webhand(settings) as webhand:
-        tools = webhand.context("bench")
+        tools = webhand.conversation("bench")
         await tools.call("browser_navigate", {"url": f"http://127.0.0.1:{port}/page"})
         walls, cpu = [], time.process_time()
         for number in range(repeats):

@@ -25,7 +25,7 @@ async def main() -> None:
     with PageServer() as pages:
         settings = Settings.from_sources({"warm_reserve": False, "isolation": "context"}, env={})
         async with Webhand(settings) as webhand:
-            tools = webhand.context("snapshot-ab")
+            tools = webhand.conversation("snapshot-ab")
             for path in ("/login", "/todo"):
                 await tools.call("browser_navigate", {"url": pages.url(path)})
                 for tool, arguments in STEPS:

@@ -114,7 +114,7 @@ class _Bench:
                                           "warm_reserve": False, "snapshot_max_chars": 10_000_000,
                                           "driver": "playwright"}, env={})  # compares with Playwright's aria_snapshot
         self.webhand = await Webhand(settings).start()
-        self.tools = self.webhand.context("bench")
+        self.tools = self.webhand.conversation("bench")
         return self
 
     async def __aexit__(self, *_: object) -> None:

@@ -25,7 +25,7 @@ async def first_call(url: str, isolation: str, warm: bool) -> float:
         if warm:
             await wh.sessions.ready(reserve=True)  # the reserve is ready, as it is for any conversation after the first second
         started = time.perf_counter()
-        reply = await wh.context("new").call("browser_navigate", {"url": url})
+        reply = await wh.conversation("new").call("browser_navigate", {"url": url})
         elapsed = time.perf_counter() - started
         assert not reply.is_error, reply.text
         return elapsed * 1000
@@ -35,7 +35,7 @@ async def page_calls(url: str, runs: int) -> dict[str, float]:
     settings = Settings.from_sources({"output_dir": tempfile.mkdtemp()})
     times: dict[str, list[float]] = {"navigate": [], "snapshot": [], "click": []}
     async with Webhand(settings) as wh:
-        tools = wh.context("demo")
+        tools = wh.conversation("demo")
         for _ in range(runs):
             for name, call in (("navigate", ("browser_navigate", {"url": url})), ("snapshot", ("browser_snapshot", {}))):
                 started = time.perf_counter()

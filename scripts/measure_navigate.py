@@ -24,7 +24,7 @@ async def main(driver: str, load_quiet_ms: int) -> None:
         settings = Settings(output_dir=tempfile.mkdtemp(), isolation="context", warm_reserve=False,
                             load_quiet_ms=load_quiet_ms, **chosen)
         async with Webhand(settings) as webhand:
-            tools = webhand.context("measure")
+            tools = webhand.conversation("measure")
             await tools.call("browser_navigate", {"url": url})
             times = []
             for number in range(8):

@@ -373,7 +373,7 @@ async def run(args: argparse.Namespace) -> int:
                     for task in tasks:
                         settings = load_settings(flags={"driver": driver, "output_dir": str(folder / "out")})
                         async with Webhand(settings, capabilities=["all"]) as webhand:
-                            agent = Agent(webhand.context(f"trial-{task.__name__}"), task.__name__)
+                            agent = Agent(webhand.conversation(f"trial-{task.__name__}"), task.__name__)
                             try:
                                 await task(agent, app, venv, folder)
                             except LookupError as missing:

@@ -266,8 +266,8 @@ async def webhand(shared_webhands: SharedWebhands, driver: str) -> Webhand:
 
 @pytest.fixture
 async def tools(webhand: Webhand) -> AsyncIterator[object]:
-    """A fresh conversation's ToolContext; its sessions are closed when the test ends."""
-    context = webhand.context(f"test-{uuid.uuid4().hex[:10]}")
+    """A fresh conversation's Conversation; its sessions are closed when the test ends."""
+    context = webhand.conversation(f"test-{uuid.uuid4().hex[:10]}")
     yield context
     await webhand.end_conversation(context.conversation_id)
 

@@ -1,8 +1,8 @@
 """Agent-framework adapters: each framework's own tool objects, invoked directly (no model) on a local page.
 
-Each test builds the tools for one conversation (the ``tools`` fixture's ToolContext), signs in on
+Each test builds the tools for one conversation (the ``tools`` fixture's Conversation), signs in on
 login.html through them the way a framework would call them, and checks the framework's own forms
-of an error and of an image. The conversation's ToolContext then sees the same page: the tools
+of an error and of an image. The conversation's Conversation then sees the same page: the tools
 are bound to it.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from agents import FunctionTool, ToolOutputImage, ToolOutputText
-from agents.tool_context import ToolContext as AgentsToolContext
+from agents.tool_context import Conversation as AgentsToolContext
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 from pydantic_ai import BinaryContent, Tool, ToolFailed

@@ -50,7 +50,7 @@ async def test_open_browser_calls_tools_as_methods_and_closes_its_browser(tmp_pa
 
 async def test_the_host_side_hands_its_model_definitions_and_a_dispatcher(webhand, site):  # noqa: F811
     """`webhand` here is the fixture (a running Webhand), as a host holds one."""
-    context = webhand.context("host-side")
+    context = webhand.conversation("host-side")
     try:
         dispatcher = ToolDispatcher(context, "anthropic")
         names = {d["name"] for d in dispatcher.definitions()}
@@ -68,7 +68,7 @@ _NEVER_CLOSES = textwrap.dedent("""
     from webhand import Settings, Webhand
     async def main():
         webhand = await Webhand(Settings.from_sources({"output_dir": sys.argv[2], "isolation": "process"})).start()
-        await webhand.context("c").call("browser_navigate", {"url": sys.argv[1]})
+        await webhand.conversation("c").call("browser_navigate", {"url": sys.argv[1]})
         await webhand.sessions.ready(reserve=True)
         print("ready", flush=True)
         sys.stdin.readline()  # the test finds this program's browsers, then lets it end
@@ -122,3 +122,13 @@ def test_leaving_without_close_is_silent_and_leaves_no_browser(tmp_path, site, p
             program.wait(timeout=10)
     assert program.returncode == 0 and stderr == ""
     assert wait_until_gone(browsers) == []
+
+
+def test_the_old_public_names_of_a_conversation_still_work() -> None:
+    """Issue 39's vocabulary: ``Conversation`` (``Webhand.conversation``) is the word; ``ToolContext``
+    and ``Webhand.context``, the names hosts were written against, stay as aliases."""
+    import webhand
+    from webhand import Conversation, ToolContext, Webhand
+
+    assert ToolContext is Conversation and Webhand.context is Webhand.conversation
+    assert {"Conversation", "ToolContext"} <= set(webhand.__all__)

@@ -18,7 +18,7 @@ async def _until(condition, cap: float = 15.0) -> None:
 
 
 async def test_a_cancelled_navigation_is_stopped_and_the_next_reply_says_where_the_page_is(webhand, site):
-    context = webhand.context(f"cancel-{uuid.uuid4().hex[:10]}")
+    context = webhand.conversation(f"cancel-{uuid.uuid4().hex[:10]}")
     mark = f"n={uuid.uuid4().hex[:8]}"
     slow = f"slow?ms=1500&body=%3Ctitle%3ESlow%20page%3C/title%3E&{mark}"
     try:

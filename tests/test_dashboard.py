@@ -61,7 +61,7 @@ async def dashboard(watched) -> AsyncIterator[str]:
 
 @pytest.fixture
 async def agent(watched):
-    context = watched.context(f"agent-{uuid.uuid4().hex[:8]}")
+    context = watched.conversation(f"agent-{uuid.uuid4().hex[:8]}")
     yield context
     await watched.end_conversation(context.conversation_id)
 
@@ -302,7 +302,7 @@ async def test_the_dashboard_reads_well_at_any_width_and_watching_leaves_the_ses
     laptop's 1280x720 or a phone-like 600x900, the history shows sizes, the network is a table."""
     from helpers import ref_of
 
-    other = watched.context(f"agent-{uuid.uuid4().hex[:8]}")
+    other = watched.conversation(f"agent-{uuid.uuid4().hex[:8]}")
     try:
         await agent.call("browser_navigate", {"url": site.url("network.html")})
         page = (await agent.call("browser_snapshot", {})).text
@@ -470,7 +470,7 @@ async def test_the_dashboard_opens_on_something_and_holds_from_360_to_1440_px(wa
         name = viewer.locator("tr.session td").first
         assert await name.get_attribute("title") == agent.conversation_id  # cut with "…", whole on hover
 
-    other = watched.context(f"agent-{uuid.uuid4().hex[:8]}")
+    other = watched.conversation(f"agent-{uuid.uuid4().hex[:8]}")
     try:
         await other.call("browser_navigate", {"url": site.url("actions/form.html")})
         second = await viewer.context.new_page()

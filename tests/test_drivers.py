@@ -11,7 +11,7 @@ import pytest
 from helpers import settings_for_tests
 from webhand import Webhand
 from webhand.config import Settings
-from webhand.session.manager import make_engine
+from webhand.session.manager import make_driver
 
 
 def test_the_cdp_driver_runs_without_importing_playwright():
@@ -29,8 +29,8 @@ def test_a_cdp_session_never_loads_cdp_uses_typed_libraries(tmp_path, site):
               "from webhand import Settings, Webhand\n"
               "async def main():\n"
               "    async with Webhand(Settings(driver='cdp', warm_reserve=False)) as wh:\n"
-              f"        reply = await wh.context('t').call('browser_navigate', {{'url': {site.url('login.html')!r}}})\n"
-              "        clicked = await wh.context('t').call('browser_snapshot', {})\n"
+              f"        reply = await wh.conversation('t').call('browser_navigate', {{'url': {site.url('login.html')!r}}})\n"
+              "        clicked = await wh.conversation('t').call('browser_snapshot', {})\n"
               "        print(reply.is_error or clicked.is_error, [m for m in sys.modules if m.startswith('cdp_use.cdp')])\n"
               "asyncio.run(main())\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
@@ -39,8 +39,8 @@ def test_a_cdp_session_never_loads_cdp_uses_typed_libraries(tmp_path, site):
 
 
 def test_the_driver_setting_chooses_the_engine():
-    assert type(make_engine(Settings(driver="playwright"))).__name__ == "PlaywrightEngine"
-    assert type(make_engine(Settings())).__name__ == "CdpEngine"
+    assert type(make_driver(Settings(driver="playwright"))).__name__ == "PlaywrightDriver"
+    assert type(make_driver(Settings())).__name__ == "CdpDriver"
 
 
 @pytest.mark.parametrize(("settings", "chosen"), [
@@ -64,6 +64,6 @@ async def test_the_cdp_driver_sends_uncompressed_frames_to_a_browser_on_this_mac
     # permessage-deflate on a loopback socket only costs CPU at both ends, for every command.
     settings = settings_for_tests(tmp_path_factory, driver="cdp", warm_reserve=False)
     async with Webhand(settings) as wh:
-        assert not (await wh.context("c").call("browser_navigate", {"url": site.url("login.html")})).is_error
+        assert not (await wh.conversation("c").call("browser_navigate", {"url": site.url("login.html")})).is_error
         browser = wh.sessions.find("c", None).browser
         assert browser.connection.client.ws.protocol.extensions == []

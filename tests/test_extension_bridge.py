@@ -46,7 +46,7 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site, caplog
     chrome, port, token, settings = bridge
     caplog.set_level(logging.INFO, logger="webhand")
     async with Webhand(settings) as webhand:
-        context = webhand.context("bridge")
+        context = webhand.conversation("bridge")
         # The extension connects when the relay listens (it retries); the first call waits for it.
         reply = None
         for _ in range(60):
@@ -84,7 +84,7 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site, caplog
         attempt = await context.call("browser_eval", {"expression": script})
         assert attempt.data["result"] == "refused", attempt.text
         # The extension itself refuses a tab that is not shared, whatever webhand's side asks.
-        link = webhand.sessions.engine.relay.link
+        link = webhand.sessions.driver.relay.link
         for forged in ({"type": "attach", "tabId": 987654321},
                        {"type": "command", "tabId": 987654321, "method": "Page.navigate", "params": {"url": "about:blank"}},
                        {"type": "activate", "tabId": 987654321}):
@@ -107,7 +107,7 @@ async def test_webhand_drives_a_shared_tab_and_nothing_else(bridge, site, caplog
     # A new webhand on the same port: the extension, whose connection closed, reconnects by itself
     # and the tab is still shared, with what the first webhand did in it.
     async with Webhand(settings) as webhand:
-        again = await first_reply(webhand.context("bridge-again"), "browser_text", {})
+        again = await first_reply(webhand.conversation("bridge-again"), "browser_text", {})
         assert "pressed 1" in again.text, again.text
     assert chrome.poll() is None
 
@@ -165,7 +165,7 @@ async def test_a_listener_in_webhand_s_place_learns_nothing_and_drives_nothing(b
 
     # The same extension then connects to the real relay, which proves itself, and is driven.
     async with Webhand(settings) as webhand:
-        reply = await first_reply(webhand.context("after-the-listener"), "browser_text", {})
+        reply = await first_reply(webhand.conversation("after-the-listener"), "browser_text", {})
         assert not reply.is_error and "pressed" in reply.text, reply.text
 
 
@@ -204,8 +204,8 @@ async def test_a_go_between_on_the_extensions_port_cannot_pass_the_handshake_to_
         # The extension saw the relay's challenge and closed: it never sent its proof, and the
         # webhand behind the go-between has no extension.
         assert not any('"auth"' in frame for frame in extension_frames), extension_frames
-        assert webhand.sessions.engine.relay.link is None
-        reply = await webhand.context("behind-a-go-between").call("browser_text", {})
+        assert webhand.sessions.driver.relay.link is None
+        reply = await webhand.conversation("behind-a-go-between").call("browser_text", {})
         assert reply.is_error, reply.text
     assert chrome.poll() is None
 
@@ -217,9 +217,9 @@ async def test_a_shared_tab_that_leaves_the_web_is_lost_and_the_next_call_says_s
     once and stops sharing it; webhand's next call says what happened and what to do."""
     chrome, port, token, settings = bridge
     async with Webhand(settings) as webhand:
-        context = webhand.context("leaves-the-web")
+        context = webhand.conversation("leaves-the-web")
         await first_reply(context, "browser_text", {})
-        link = webhand.sessions.engine.relay.link
+        link = webhand.sessions.driver.relay.link
         tab_id = next(iter(link.shared))
         await context.call("browser_eval", {"expression": f"setTimeout(() => location.href = "
                                                           f"'{EXTENSION_ORIGIN}/popup.html', 0); 1"})

@@ -22,7 +22,7 @@ async def test_an_extension_runs_in_the_page_and_is_listed(tmp_path_factory, sit
                                   capabilities=["all"], warm_reserve=False)
     before = {p.pid for p in own_browser_processes()}  # the worker's shared browsers stay; this host's must go
     async with Webhand(settings) as webhand:
-        context = webhand.context("extensions")
+        context = webhand.conversation("extensions")
         opened = await context.call("browser_navigate", {"url": site.url("/")})
         assert not opened.is_error, opened.text
         marked = await context.call("browser_eval", {

@@ -20,12 +20,12 @@ from helpers import (own_browser_processes, own_registry_entries, processes_in_g
                      wait_until_gone)
 from webhand import Webhand
 from webhand.config import Settings
-from webhand.engine.bidi import BidiBrowser, BidiEngine
+from webhand.engine.bidi import BidiBrowser, FirefoxDriver
 from webhand.engine.bidi.page_requests import ANNOUNCE_CAP, IN_FLIGHT, announced, known_in_flight
 from webhand.engine.driver import ConsoleEntry, Dialog, NetworkConditions, TabEvents, WaitCondition
 from webhand.errors import ActionTimeout, InvalidArgument, NavigationFailed, NotOnFirefox, WebhandError
 from webhand.page.snapshot import take_snapshot
-from webhand.session.manager import make_engine
+from webhand.session.manager import make_driver
 
 if not (shutil.which("firefox-esr") or shutil.which("firefox")):
     pytest.skip("no Firefox installed (firefox-esr or firefox on PATH): run scripts/ensure-firefox",
@@ -98,7 +98,7 @@ def test_the_settings_choose_the_firefox_driver(tmp_path) -> None:
 
     settings = load_settings(env={"WEBHAND_DRIVER": "firefox"}, cwd=tmp_path)
     assert settings.driver == "firefox" and settings.browser == "firefox"
-    assert isinstance(make_engine(settings), BidiEngine)
+    assert isinstance(make_driver(settings), FirefoxDriver)
     assert load_settings(env={"WEBHAND_DRIVER": "firefox"}, flags={"driver": "cdp"}, cwd=tmp_path).driver == "cdp"
     assert load_settings(flags={"driver": "playwright"}, cwd=tmp_path).browser == "chromium"
 
@@ -110,7 +110,7 @@ def test_the_old_browser_key_still_picks_firefox_with_a_deprecation_line(tmp_pat
 
     with caplog.at_level("WARNING", logger="webhand"):
         settings = load_settings(env={"WEBHAND_BROWSER": "firefox"}, cwd=tmp_path)
-    assert settings.driver == "firefox" and isinstance(make_engine(settings), BidiEngine)
+    assert settings.driver == "firefox" and isinstance(make_driver(settings), FirefoxDriver)
     assert any('browser = "firefox" is deprecated; write driver = "firefox"' in r.getMessage() for r in caplog.records)
     assert load_settings(env={"WEBHAND_BROWSER": "firefox"}, flags={"browser": "chromium"}, cwd=tmp_path).driver == "cdp"
     config = tmp_path / "webhand.toml"
@@ -267,10 +267,10 @@ async def test_an_origin_policy_on_a_firefox_webhand_did_not_launch_is_refused_n
     a ws:// URL cannot be held to it: refused before connecting, also for settings that skipped
     validation (``model_copy``)."""
     assert Settings(driver="firefox", allowed_origins=["https://example.com"]).allowed_origins
-    engine = BidiEngine(Settings(driver="firefox").model_copy(update={"blocked_origins": ["https://example.com"]}))
+    driver = FirefoxDriver(Settings(driver="firefox").model_copy(update={"blocked_origins": ["https://example.com"]}))
     with pytest.raises(NotOnFirefox, match="origin policy"):
-        await engine.connect("ws://127.0.0.1:9/session", kind="bidi", timeout=5)
-    assert engine.launcher.launched.kill_now() == []  # nothing was spawned
+        await driver.connect("ws://127.0.0.1:9/session", kind="bidi", timeout=5)
+    assert driver.launcher.launched.kill_now() == []  # nothing was spawned
 
 
 async def test_a_frame_is_walked_and_its_refs_act(firefox: BidiBrowser, site) -> None:
@@ -291,7 +291,7 @@ async def test_a_frame_is_walked_and_its_refs_act(firefox: BidiBrowser, site) ->
 
 async def test_the_tools_drive_firefox(host: Webhand, site) -> None:
     """The same tools, on every surface, over the Firefox driver: a session's first calls."""
-    session = host.context("firefox-tools")
+    session = host.conversation("firefox-tools")
     try:
         opened = await session.call("browser_navigate", {"url": site.url("firefox/core.html")})
         assert not opened.is_error and "Title: Firefox core" in opened.text, opened.text
@@ -312,7 +312,7 @@ async def test_the_tools_drive_firefox(host: Webhand, site) -> None:
 
 
 async def test_sessions_of_the_tools_are_isolated(host: Webhand, site) -> None:
-    first, second = host.context("firefox-first"), host.context("firefox-second")
+    first, second = host.conversation("firefox-first"), host.conversation("firefox-second")
     try:
         for session in (first, second):
             assert not (await session.call("browser_navigate", {"url": site.url("firefox/core.html")})).is_error

@@ -135,7 +135,7 @@ async def test_a_crashed_firefox_is_reported_and_replaced(tmp_path_factory, site
                                   max_sessions=3, capabilities=["core"], launch_timeout=120)
     groups: list[psutil.Process] = []
     async with Webhand(settings) as wh:
-        tools = wh.context("crash")
+        tools = wh.conversation("crash")
         first = await tools.call("browser_navigate", {"url": site.url("firefox/core.html")})
         assert not first.is_error, first.text
         [pid] = wh.sessions.browser_pids()

@@ -50,7 +50,7 @@ async def test_read_image_reads_a_heic_photo(tools):
 async def test_image_limits_come_from_the_settings(tmp_path_factory):
     async with Webhand(settings_for_tests(tmp_path_factory, image_max_side=200, image_max_pixels=20_000,
                                           warm_reserve=False)) as webhand:
-        tools = webhand.context(f"images-{uuid.uuid4().hex[:8]}")
+        tools = webhand.conversation(f"images-{uuid.uuid4().hex[:8]}")
         tools.files.folder.mkdir(parents=True, exist_ok=True)
         path = tools.files.folder / "wide.png"
         Image.new("RGB", (800, 400), (0, 90, 200)).save(path)

@@ -61,7 +61,7 @@ async def test_eval_can_be_disabled_by_config(tmp_path_factory, site, driver):
     settings = settings_for_tests(tmp_path_factory, evaluate_enabled=False, warm_reserve=False, driver=driver)
     async with Webhand(settings) as wh:
         assert "browser_eval" not in wh.tools
-        reply = await wh.context("c").call("browser_eval", {"expression": "1"})
+        reply = await wh.conversation("c").call("browser_eval", {"expression": "1"})
         assert reply.is_error and "not enabled" in reply.text
 
 

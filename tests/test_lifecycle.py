@@ -52,7 +52,7 @@ def process_settings(tmp_path_factory: pytest.TempPathFactory, driver: str) -> S
 
 async def test_closing_a_session_kills_its_browser_group(process_settings, site):
     async with Webhand(process_settings) as wh:
-        tools = wh.context("conv")
+        tools = wh.conversation("conv")
         assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
         [pid] = wh.sessions.browser_pids()
         group = _group(pid)
@@ -67,7 +67,7 @@ async def test_idle_sessions_are_closed_with_their_browser(tmp_path_factory, sit
     settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", warm_reserve=False,
                              idle_timeout=0.5, idle_check_interval=0.1)
     async with Webhand(settings) as wh:
-        tools = wh.context("idle")
+        tools = wh.conversation("idle")
         await tools.call("browser_navigate", {"url": site.url("login.html")})
         [pid] = wh.sessions.browser_pids()
         group = _group(pid)
@@ -81,7 +81,7 @@ async def test_idle_sessions_are_closed_with_their_browser(tmp_path_factory, sit
 async def test_shutdown_all_leaves_no_browser(process_settings, site):
     wh = await Webhand(process_settings.model_copy(update={"warm_reserve": True})).start()
     for conversation in ("a", "b"):
-        await wh.context(conversation).call("browser_navigate", {"url": site.url("login.html")})
+        await wh.conversation(conversation).call("browser_navigate", {"url": site.url("login.html")})
     pids = wh.sessions.browser_pids()
     assert len(pids) >= 2
     groups = [p for pid in pids for p in _group(pid)]
@@ -95,7 +95,7 @@ async def test_closing_webhand_with_a_frozen_browser_returns_and_kills_it(tmp_pa
     context waits for an answer that never comes, and webhand kills the browser by pid instead."""
     settings = settings_for_tests(tmp_path_factory, driver=driver, isolation="process", warm_reserve=False, timeout=3)
     wh = await Webhand(settings).start()
-    tools = wh.context("frozen")
+    tools = wh.conversation("frozen")
     assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
     [pid] = wh.sessions.browser_pids()
     group = _group(pid)
@@ -115,11 +115,11 @@ async def test_closing_webhand_with_a_frozen_browser_returns_and_kills_it(tmp_pa
 
 async def test_a_call_still_opening_its_session_at_close_gets_an_error_reply(process_settings, site):
     wh = await Webhand(process_settings).start()
-    call = asyncio.create_task(wh.context("late").call("browser_navigate", {"url": site.url("login.html")}))
+    call = asyncio.create_task(wh.conversation("late").call("browser_navigate", {"url": site.url("login.html")}))
     assert wh.sessions.launcher is not None
     await wh.sessions.launcher.until_spawned()  # its browser is launching: the session is still opening
     await wh.close()
-    reply = await call  # a reply, never a cancellation out of ToolContext.call
+    reply = await call  # a reply, never a cancellation out of Conversation.call
     assert reply.is_error and "shutting down" in reply.text, reply.text
     assert wh.sessions.browser_pids() == []
 
@@ -128,7 +128,7 @@ async def test_two_conversations_do_not_share_cookies_or_storage(tmp_path_factor
     for isolation in ("process", "context"):
         settings = settings_for_tests(tmp_path_factory, driver=driver, isolation=isolation, warm_reserve=False)
         async with Webhand(settings) as wh:
-            alice, bob = wh.context("alice"), wh.context("bob")
+            alice, bob = wh.conversation("alice"), wh.conversation("bob")
             await alice.call("browser_navigate", {"url": site.url("set-cookie?team=alice")})
             await alice.call("browser_eval", {"expression": "localStorage.setItem('who', 'alice')"})
             await bob.call("browser_navigate", {"url": site.url("login.html")})
@@ -161,7 +161,7 @@ async def test_calls_on_one_session_are_serialized(tools, site):
 async def test_calls_on_different_sessions_run_in_parallel(webhand, site):
     import asyncio
 
-    first, second = webhand.context("parallel-a"), webhand.context("parallel-b")
+    first, second = webhand.conversation("parallel-a"), webhand.conversation("parallel-b")
     for tools in (first, second):
         await tools.call("browser_navigate", {"url": site.url("login.html")})
     finished: list[str] = []
@@ -183,8 +183,8 @@ async def test_calls_on_different_sessions_run_in_parallel(webhand, site):
 async def test_max_sessions_is_a_clear_error(process_settings, site):
     async with Webhand(process_settings) as wh:
         for name in ("one", "two", "three"):
-            assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
-        reply = await wh.context("four").call("browser_navigate", {"url": site.url("login.html")})
+            assert not (await wh.conversation(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
+        reply = await wh.conversation("four").call("browser_navigate", {"url": site.url("login.html")})
         assert reply.is_error
         assert "3 browser sessions are open" in reply.text and "browser_close" in reply.text
 
@@ -194,7 +194,7 @@ async def test_warm_reserve_hands_out_a_launched_browser(tmp_path_factory, site,
     async with Webhand(settings) as wh:
         await wh.sessions.ready(reserve=True)  # the reserve launched without any call asking for it
         [reserved] = wh.sessions.browser_pids()
-        await wh.context("first").call("browser_navigate", {"url": site.url("login.html")})
+        await wh.conversation("first").call("browser_navigate", {"url": site.url("login.html")})
         assert reserved in [info.browser_pid for info in wh.sessions.list()]
         await wh.sessions.ready(reserve=True)  # and a new one is prepared for the next conversation
         assert len(wh.sessions.browser_pids()) == 2
@@ -202,7 +202,7 @@ async def test_warm_reserve_hands_out_a_launched_browser(tmp_path_factory, site,
 
 async def test_a_crashed_browser_is_replaced_and_the_model_is_told(process_settings, site):
     async with Webhand(process_settings) as wh:
-        tools = wh.context("crash")
+        tools = wh.conversation("crash")
         await tools.call("browser_navigate", {"url": site.url("login.html")})
         [pid] = wh.sessions.browser_pids()
         os.killpg(pid, signal.SIGKILL)  # a browser webhand started, killed by its pid
@@ -226,9 +226,9 @@ async def test_connecting_over_cdp_never_kills_that_browser(tmp_path, tmp_path_f
                 break
         settings = settings_for_tests(tmp_path_factory, driver=driver, cdp_url=endpoint, warm_reserve=False)
         async with Webhand(settings) as wh:
-            reply = await wh.context("cdp").call("browser_navigate", {"url": site.url("login.html")})
+            reply = await wh.conversation("cdp").call("browser_navigate", {"url": site.url("login.html")})
             assert "Sign in" in reply.text
-            await wh.context("cdp").call("browser_close", {})
+            await wh.conversation("cdp").call("browser_close", {})
         assert chrome.poll() is None, "webhand must not kill a browser it did not start"
     finally:
         os.killpg(chrome.pid, signal.SIGKILL)
@@ -245,7 +245,7 @@ _HOST = textwrap.dedent("""
     async def main():
         settings = Settings.from_sources({"output_dir": sys.argv[2], "isolation": "process"})
         wh = await Webhand(settings).start()
-        await wh.context("c").call("browser_navigate", {"url": sys.argv[1]})
+        await wh.conversation("c").call("browser_navigate", {"url": sys.argv[1]})
         await wh.sessions.ready(reserve=True)
         print(" ".join(map(str, wh.sessions.browser_pids())), flush=True)
         await asyncio.Event().wait()  # until killed

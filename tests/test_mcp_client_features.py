@@ -27,7 +27,7 @@ pytestmark = pytest.mark.one_driver("the MCP surface's client features do not de
 
 @pytest.fixture
 async def conversation(webhand) -> AsyncIterator[object]:
-    context = webhand.context(f"mcp-{uuid.uuid4().hex[:10]}")
+    context = webhand.conversation(f"mcp-{uuid.uuid4().hex[:10]}")
     yield context
     await webhand.end_conversation(context.conversation_id)
 
@@ -151,7 +151,7 @@ async def test_client_roots_narrow_the_folders_file_tools_may_use(webhand, conve
 # -- resource links ---------------------------------------------------------------------------
 
 async def test_a_screenshot_comes_with_a_resource_link_only_its_session_can_read(webhand, conversation, site):
-    other = webhand.context(f"mcp-other-{uuid.uuid4().hex[:6]}")
+    other = webhand.conversation(f"mcp-other-{uuid.uuid4().hex[:6]}")
     try:
         async with client(webhand, conversation) as mcp, client(webhand, other) as stranger:
             await mcp.call_tool("browser_navigate", {"url": site.url("login.html")})
@@ -172,7 +172,7 @@ async def test_a_screenshot_comes_with_a_resource_link_only_its_session_can_read
 async def test_resources_read_refuses_every_path_outside_the_sessions_own_folder(webhand, conversation, tmp_path):
     own = conversation.files.folder
     conversation.files.write(own / "files" / "kept.txt", b"kept")
-    other = webhand.context("mcp-hostile-other")
+    other = webhand.conversation("mcp-hostile-other")
     other.files.write(other.files.folder / "files" / "theirs.txt", b"theirs")
     outside = tmp_path / "secret.txt"
     outside.write_text("secret")

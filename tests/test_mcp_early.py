@@ -84,7 +84,7 @@ async def test_a_client_that_pipelines_its_whole_start_gets_one_answer_per_reque
 async def sdk_answers(style: str, *messages: dict, exposed: Callable[[], dict[str, ExposedTool]] | None = None) -> list[dict]:
     """What the SDK's own server (webhand's, as served) writes back, after an ``initialize``."""
     webhand = Webhand(Settings())
-    server = build_server(webhand, lambda _ctx: webhand.context("sdk"), style=style, exposed=exposed)
+    server = build_server(webhand, lambda _ctx: webhand.conversation("sdk"), style=style, exposed=exposed)
     to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](8)
     server_writes, from_server = anyio.create_memory_object_stream[SessionMessage](8)
     replies = []
@@ -114,7 +114,7 @@ class EarlyOnPipes:
         self.wire = StdioWire(style, stdin_fd=server_in, stdout_fd=server_out).start()
         webhand = Webhand(Settings())
         exposed = (lambda: tools) if tools is not None else served_tools(lambda: webhand.tools.values(), style)
-        self.server = EarlyServer(self.wire, webhand.context("early"), exposed)
+        self.server = EarlyServer(self.wire, webhand.conversation("early"), exposed)
         self._reader = os.fdopen(self._client_in, "rb")
         self.write(initialize(0))
         assert self.wire.wait_opening(30) and json.loads(self._reader.readline())["id"] == 0

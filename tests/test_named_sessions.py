@@ -44,7 +44,7 @@ async def test_two_named_sessions_do_not_share_cookies_or_pages(tools, site):
 
 async def test_sessions_of_another_conversation_are_not_listed(tools, webhand, site):
     await tools.call("browser_session_create", {"name": "mine"})
-    other = webhand.context("test-named-other")
+    other = webhand.conversation("test-named-other")
     try:
         listed = await other.call("browser_session_list", {})
         assert "mine" not in listed.text and "No browser sessions are open" in listed.text

@@ -187,7 +187,7 @@ async def test_a_route_never_opens_an_origin_the_policy_blocks(tmp_path_factory,
     settings = settings_for_tests(tmp_path_factory, blocked_origins=[other_site.origin], warm_reserve=False,
                                   driver=driver)
     async with Webhand(settings) as wh:
-        tools = wh.context("route-policy")
+        tools = wh.conversation("route-policy")
         ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
         ok(await tools.call("browser_route", {"pattern": f"{other_site.origin}/**", "content_type": "text/html",
                                               "body": "<title>Mocked</title>mocked"}))
@@ -203,7 +203,7 @@ async def test_a_route_the_page_could_read_across_origins_still_cannot_answer_fo
     settings = settings_for_tests(tmp_path_factory, blocked_origins=[other_site.origin], warm_reserve=False,
                                   driver=driver)
     async with Webhand(settings) as wh:
-        tools = wh.context("route-policy-cors")
+        tools = wh.conversation("route-policy-cors")
         ok(await tools.call("browser_navigate", {"url": site.url("network.html")}))
         # With this header the page could read the mock (CORS would not stop it): only the policy can.
         ok(await tools.call("browser_route", {"pattern": f"{other_site.origin}/**", "body": "mocked",
@@ -362,7 +362,7 @@ async def test_a_rewrite_never_reaches_an_origin_the_policy_blocks(tmp_path_fact
     fill = {"blocked": other_site.origin, "blocked_host": host, "blocked_port": host.rsplit(":", 1)[1],
             "site": site.origin}
     async with Webhand(settings) as wh:
-        tools = wh.context("route-rewrite-policy")
+        tools = wh.conversation("route-rewrite-policy")
         ok(await tools.call("browser_navigate", {"url": site.url("route/echo.html")}))
         for what, fields, refusal in REWRITE_ATTEMPTS:
             arguments = {"pattern": "**/echo?from=page", "action": "continue",

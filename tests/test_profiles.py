@@ -38,14 +38,14 @@ async def test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session
                                   profile="work")
     page = site.url("login.html")
     async with Webhand(settings) as webhand:
-        first = webhand.context("first")
+        first = webhand.conversation("first")
         ok(await first.call("browser_navigate", {"url": page}))
         ok(await first.call("browser_eval", {"expression": "document.cookie = 'kept=yes; max-age=86400; path=/'; "
                                                             "localStorage.setItem('kept', 'local'); 1"}))
         listing = ok(await first.call("browser_session_list", {}))
         assert "profile 'work'" in listing
         assert [s["profile"] for s in sessions_list(webhand) if s["conversation"] == "first"] == ["work"]  # dashboard
-        refused = await webhand.context("second").call("browser_navigate", {"url": page})
+        refused = await webhand.conversation("second").call("browser_navigate", {"url": page})
         assert refused.is_error
         assert f"Profile 'work' is in use by pid {os.getpid()}" in refused.text
         assert "conversation first, session 'default'" in refused.text
@@ -63,7 +63,7 @@ async def test_profile_keeps_sign_ins_across_restarts_and_is_held_by_one_session
             (folder / lock).unlink(missing_ok=True)
             os.symlink(holder, folder / lock)
         async with Webhand(settings) as webhand:
-            again = webhand.context(f"restart-{restart}")
+            again = webhand.conversation(f"restart-{restart}")
             ok(await again.call("browser_navigate", {"url": page}))
             kept = ok(await again.call("browser_eval", {"expression": "document.cookie + ' ' + localStorage.getItem('kept')"}))
             assert "kept=yes local" in kept
@@ -232,7 +232,7 @@ async def test_storage_state_signs_every_new_session_in_and_is_saved_back(driver
     settings = settings_for_tests(tmp_path_factory, driver=driver, warm_reserve=False, secrets_file=str(secrets),
                                   storage_state=str(state_file), save_storage_state=True)
     async with Webhand(settings) as webhand:
-        conversation = webhand.context("member")
+        conversation = webhand.conversation("member")
         assert "Title: Members" in ok(await conversation.call("browser_navigate", {"url": site.url("members")}))
         ok(await conversation.call("browser_session_create", {"name": "second"}))
         assert "Title: Members" in ok(await conversation.call("browser_navigate", {"url": site.url("members"),
@@ -272,7 +272,7 @@ async def test_a_bad_storage_state_file_is_refused_saying_what_to_fix(make, said
         make(state_file)
     settings = settings_for_tests(tmp_path_factory, driver=driver, warm_reserve=False, storage_state=str(state_file))
     async with Webhand(settings) as webhand:
-        reply = await webhand.context("c").call("browser_navigate", {"url": "about:blank"})
+        reply = await webhand.conversation("c").call("browser_navigate", {"url": "about:blank"})
     assert reply.is_error and said in reply.text and "storage_state" in reply.text
 
 

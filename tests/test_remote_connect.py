@@ -50,7 +50,7 @@ async def test_headers_reach_the_endpoint(kind, request, tmp_path_factory, site,
         settings = settings_for_tests(tmp_path_factory, **{key: url},
                                       remote_headers={"Authorization": "Bearer ${WEBHAND_TEST_KEY}"})
         async with Webhand(settings) as wh:
-            reply = await wh.context("h").call("browser_navigate", {"url": site.url("login.html")})
+            reply = await wh.conversation("h").call("browser_navigate", {"url": site.url("login.html")})
         assert not reply.is_error, reply.text
         assert proxy.accepted >= 1 and proxy.refused == 0
     finally:
@@ -67,7 +67,7 @@ async def test_a_wrong_header_is_refused_with_an_error_that_names_the_endpoint_b
             {"kind": "playwright", "url": url, "headers": {"Authorization": "Bearer wrong-key-x"}, "retries": 1,
              "retry_delay": 0.1, "timeout": 10}], "queue_timeout": 0})
         async with Webhand(settings) as wh:
-            reply = await wh.context("h").call("browser_navigate", {"url": site.url("login.html")})
+            reply = await wh.conversation("h").call("browser_navigate", {"url": site.url("login.html")})
         assert reply.is_error
         assert f"127.0.0.1:{proxy.port}" in reply.text and "401" in reply.text
         assert "wrong-key-x" not in reply.text and "query-secret" not in reply.text
@@ -80,7 +80,7 @@ async def test_attaching_to_a_users_chrome_sees_its_open_tab_and_cookie_and_leav
         tmp_path_factory, chrome, site):
     settings = settings_for_tests(tmp_path_factory, cdp_url=chrome.http_url, attach_to_existing_context=True)
     async with Webhand(settings) as wh:
-        tools = wh.context("mine")
+        tools = wh.conversation("mine")
         tabs = await tools.call("browser_tabs", {"action": "list"})
         assert "set-cookie?remembered=yes" in tabs.text, tabs.text
         cookies = await tools.call("browser_cookies", {"action": "list"})

@@ -21,7 +21,7 @@ import pytest
 from helpers import settings_for_tests
 from remote_engines import DebuggingChrome, PlaywrightServer, SilentProxy, StandIn
 from webhand import Webhand
-from webhand.session.manager import make_engine
+from webhand.session.manager import make_driver
 from webhand.session.placing import endpoint_name
 
 HEALTH_INTERVAL = 1.0
@@ -100,7 +100,7 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
         settings = settings_for_tests(tmp_path_factory, driver=driver_name, timeout=CALL_TIMEOUT,
                                       pool={"endpoints": endpoints, "health_interval": HEALTH_INTERVAL})
         async with Webhand(settings) as wh:
-            contexts = [wh.context(f"s{i}") for i in range(4)]
+            contexts = [wh.conversation(f"s{i}") for i in range(4)]
             # Placed before any await, in turn: the pool alternates east and west.
             replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"set-cookie?kept{i}=yes")})
                                              for i, c in enumerate(contexts)))
@@ -161,7 +161,7 @@ async def test_an_endpoint_that_stops_answering_is_drained_in_time_and_named(
 async def test_a_health_check_returns_at_its_cap_and_leaves_no_request_behind(driver_name, tmp_path, tmp_path_factory):
     frozen = DebuggingChrome(tmp_path / "profile")
     try:
-        engine = make_engine(settings_for_tests(tmp_path_factory, driver=driver_name))
+        engine = make_driver(settings_for_tests(tmp_path_factory, driver=driver_name))
         await engine.start()
         try:
             browser = await engine.connect(frozen.ws_url, kind="cdp", timeout=10)
@@ -193,7 +193,7 @@ async def test_a_hung_page_on_an_endpoint_that_answers_is_still_the_pages_fault(
     settings = settings_for_tests(tmp_path_factory, driver=driver_name, timeout=6,
                                   pool={"endpoints": [endpoint], "health_interval": HEALTH_INTERVAL})
     async with Webhand(settings) as wh:
-        tools = wh.context("hangs")
+        tools = wh.conversation("hangs")
         assert not (await tools.call("browser_navigate", {"url": site.url("recovery/form.html")})).is_error
         reply = await tools.call("browser_click", {"selector": "button"})  # its handler never returns
         assert reply.is_error and "stopped responding" in reply.text, reply.text

@@ -53,7 +53,7 @@ async def test_twenty_sessions_spread_over_three_endpoints_within_capacity(tmp_p
     # Twenty contexts opening at once on a loaded CI machine: a cap that does not cut them short.
     settings = settings_for_tests(tmp_path_factory, timeout=60, pool=pool_of(servers, capacity=7))
     async with Webhand(settings) as wh:
-        contexts = [wh.context(f"c{i}") for i in range(20)]
+        contexts = [wh.conversation(f"c{i}") for i in range(20)]
         replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"login.html?n={i}")})
                                          for i, c in enumerate(contexts)))
         assert all(not r.is_error for r in replies), [r.text for r in replies if r.is_error]
@@ -73,7 +73,7 @@ async def test_sessions_of_a_killed_endpoint_start_afresh_elsewhere_and_the_othe
         settings = settings_for_tests(tmp_path_factory, pool=pool_of([doomed, *others], capacity=4,
                                                                      health_interval=0.5))
         async with Webhand(settings) as wh:
-            contexts = [wh.context(f"k{i}") for i in range(6)]
+            contexts = [wh.conversation(f"k{i}") for i in range(6)]
             replies = await asyncio.gather(*(c.call("browser_navigate", {"url": site.url(f"login.html?kept={i}")})
                                              for i, c in enumerate(contexts)))
             assert all(not r.is_error for r in replies), [r.text for r in replies if r.is_error]
@@ -112,7 +112,7 @@ async def test_a_call_running_when_its_endpoint_dies_says_so_and_the_next_call_r
     try:
         settings = settings_for_tests(tmp_path_factory, pool=pool_of([doomed, servers[0]], capacity=1))
         async with Webhand(settings) as wh:
-            tools = wh.context("busy")
+            tools = wh.conversation("busy")
             assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
             assert endpoint_name(wh.sessions.find("busy")) == "pw1"
             running = asyncio.ensure_future(tools.call("browser_navigate", {"url": site.url("slow?ms=8000")}))
@@ -141,11 +141,11 @@ async def test_a_lost_endpoint_takes_sessions_again_once_it_answers(tmp_path_fac
     settings = settings_for_tests(tmp_path_factory, timeout=60, pool=pool)  # a restart under load takes a while
     try:
         async with Webhand(settings) as wh:
-            assert not (await wh.context("a").call("browser_navigate", {"url": site.url("login.html")})).is_error
+            assert not (await wh.conversation("a").call("browser_navigate", {"url": site.url("login.html")})).is_error
             server.kill()
             server = PlaywrightServer(tmp_path, port=port)  # back on the same address
             # The new session waits in the queue until the health checks have reconnected.
-            reply = await wh.context("b").call("browser_navigate", {"url": site.url("login.html")})
+            reply = await wh.conversation("b").call("browser_navigate", {"url": site.url("login.html")})
             assert not reply.is_error, reply.text
             assert [row["healthy"] for row in wh.sessions.pool.status()] == [True]
     finally:
@@ -156,10 +156,10 @@ async def test_a_full_pool_queues_then_times_out_with_a_clear_error(tmp_path_fac
     settings = settings_for_tests(tmp_path_factory, pool=pool_of(servers[:1], capacity=1, queue_size=1,
                                                                 queue_timeout=1))
     async with Webhand(settings) as wh:
-        assert not (await wh.context("first").call("browser_navigate", {"url": site.url("login.html")})).is_error
-        waiting = asyncio.ensure_future(wh.context("second").call("browser_navigate", {"url": site.url("login.html")}))
+        assert not (await wh.conversation("first").call("browser_navigate", {"url": site.url("login.html")})).is_error
+        waiting = asyncio.ensure_future(wh.conversation("second").call("browser_navigate", {"url": site.url("login.html")}))
         await queued(wh, 1)
-        refused = await wh.context("third").call("browser_navigate", {"url": site.url("login.html")})
+        refused = await wh.conversation("third").call("browser_navigate", {"url": site.url("login.html")})
         assert refused.is_error
         assert "pool is full" in refused.text and "already wait (queue_size 1)" in refused.text
         timed_out = await waiting
@@ -171,8 +171,8 @@ async def test_a_full_pool_queues_then_times_out_with_a_clear_error(tmp_path_fac
 async def test_a_queued_session_gets_the_place_freed_and_says_how_long_it_waited(tmp_path_factory, servers, site):
     settings = settings_for_tests(tmp_path_factory, pool=pool_of(servers[:1], capacity=1, queue_timeout=30))
     async with Webhand(settings) as wh:
-        assert not (await wh.context("first").call("browser_navigate", {"url": site.url("login.html")})).is_error
-        waiting = asyncio.ensure_future(wh.context("second").call("browser_navigate", {"url": site.url("login.html")}))
+        assert not (await wh.conversation("first").call("browser_navigate", {"url": site.url("login.html")})).is_error
+        waiting = asyncio.ensure_future(wh.conversation("second").call("browser_navigate", {"url": site.url("login.html")}))
         await queued(wh, 1)
         await wh.end_conversation("first")
         reply = await waiting
@@ -185,7 +185,7 @@ async def test_a_pool_mixes_local_launching_and_a_remote_endpoint(tmp_path_facto
     pool["endpoints"].append({"name": "here", "kind": "local", "capacity": 1})  # type: ignore[union-attr]
     async with Webhand(settings_for_tests(tmp_path_factory, pool=pool)) as wh:
         for name in ("one", "two"):
-            assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
+            assert not (await wh.conversation(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
         assert {endpoint_name(wh.sessions.find("one")), endpoint_name(wh.sessions.find("two"))} == {"pw1", "here"}
         assert len(wh.sessions.browser_pids()) == 1  # the local one, launched here, owned here
 
@@ -195,7 +195,7 @@ async def test_labels_pin_sessions_to_the_endpoints_that_carry_them(tmp_path_fac
     pool["endpoints"][2]["labels"] = ["gpu"]  # type: ignore[index]
     async with Webhand(settings_for_tests(tmp_path_factory, pool=pool, pool_labels=["gpu"])) as wh:
         for name in ("a", "b", "c"):
-            assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
+            assert not (await wh.conversation(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
             assert endpoint_name(wh.sessions.find(name)) == "pw3"
 
 
@@ -203,7 +203,7 @@ async def test_closing_webhand_disconnects_and_leaves_remote_browsers_running(tm
     browsers = [p for server in servers for p in psutil.Process(server.pid).children()]  # each server's Chromium
     async with Webhand(settings_for_tests(tmp_path_factory, pool=pool_of(servers, capacity=2))) as wh:
         for name in ("a", "b", "c"):
-            assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
+            assert not (await wh.conversation(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
         connections = [e.browser for e in wh.sessions.pool.endpoints]
     assert all(not c.alive for c in connections)  # disconnected
     assert all(server.alive() for server in servers)  # not killed: webhand did not start them

@@ -170,7 +170,7 @@ async def test_a_reply_is_withheld_when_the_secrets_file_can_no_longer_be_read(t
     (folder / "secrets.env").write_text(f"PASSWORD={SECRET}\n")
     settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False)
     async with Webhand(settings) as wh:
-        tools = wh.context("vanishing-secrets")
+        tools = wh.conversation("vanishing-secrets")
         assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
         (folder / "secrets.env").unlink()  # the page's text can no longer be checked for secrets
         reply = await tools.call("browser_snapshot", {})

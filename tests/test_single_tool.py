@@ -48,7 +48,7 @@ def as_single_tool_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 async def test_the_single_tool_runs_the_same_scenario_as_the_separate_tools(webhand, tools, site):
     single = SingleTool(webhand.tools.values())
     multi_result = await sign_in(tools.call, site.url("login.html"))
-    other = webhand.context("single-tool-scenario")
+    other = webhand.conversation("single-tool-scenario")
     try:
         single_result = await sign_in(lambda name, args: single.call(other, as_single_tool_call(name, args)),
                                       site.url("login.html"))

@@ -193,7 +193,7 @@ async def secret_tools(tmp_path_factory, site, driver):
     settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False,
                                   driver=driver)
     async with Webhand(settings) as webhand:
-        yield webhand.context("diff-secrets")
+        yield webhand.conversation("diff-secrets")
 
 
 @pytest.mark.not_on_firefox("the secrets file is a setting above the Driver (a Webhand of its own, a Firefox start); typing and the diff on Firefox are the shared-fixture tests")

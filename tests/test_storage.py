@@ -79,7 +79,7 @@ async def test_storage_state_saved_in_a_shared_root_logs_in_another_conversation
     assert not saved.is_error, saved.text
     assert "1 cookie and the storage of 1 origin" in saved.text and state_file.is_file()
 
-    other = webhand.context(f"test-other-{uuid.uuid4().hex[:8]}")
+    other = webhand.conversation(f"test-other-{uuid.uuid4().hex[:8]}")
     try:
         await other.call("browser_navigate", {"url": site.url("tabs_files/account.html")})
         assert "Not logged in" in await _js(other, "document.getElementById('who').textContent")

@@ -74,7 +74,7 @@ CASES = [
 @pytest.fixture(scope="module")
 async def vision(webhand) -> AsyncIterator[object]:
     """One conversation for the module's tests: their pages are loaded again as each needs."""
-    context = webhand.context(f"test-vision-{uuid.uuid4().hex[:8]}")
+    context = webhand.conversation(f"test-vision-{uuid.uuid4().hex[:8]}")
     yield context
     await webhand.end_conversation(context.conversation_id)
 

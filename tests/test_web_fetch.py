@@ -77,7 +77,7 @@ async def test_without_fallback_the_reply_says_the_page_needed_the_browser(webha
 
 
 async def test_a_redirect_to_a_blocked_origin_is_refused_before_it_is_requested(limited, site, other_site):
-    tools = limited.context(f"fetch-{uuid.uuid4().hex[:8]}")
+    tools = limited.conversation(f"fetch-{uuid.uuid4().hex[:8]}")
     target = other_site.url(f"fetch/doc.html?hop={uuid.uuid4().hex}")
     reply = await tools.call("web_fetch", {"url": site.url(f"redirect?to={target}")})
     assert reply.is_error and "refused by the blocked_origins rule" in reply.text and "a redirect from" in reply.text
@@ -87,26 +87,26 @@ async def test_a_redirect_to_a_blocked_origin_is_refused_before_it_is_requested(
 
 
 async def test_a_body_past_the_size_cap_is_cut(limited, site):
-    tools = limited.context(f"fetch-{uuid.uuid4().hex[:8]}")
+    tools = limited.conversation(f"fetch-{uuid.uuid4().hex[:8]}")
     long_page = "<title>Long</title><p>" + "All work and no play. " * 400 + "</p>"  # 8.8 kB
     reply = ok(await tools.call("web_fetch", {"url": site.url(f"slow?ms=0&body={quote(long_page)}")}))
     assert "2,048 bytes, cut at fetch_max_bytes" in reply
 
 
 async def test_a_slow_server_is_given_up_on_at_the_timeout(limited, site):
-    tools = limited.context(f"fetch-{uuid.uuid4().hex[:8]}")
+    tools = limited.conversation(f"fetch-{uuid.uuid4().hex[:8]}")
     reply = await tools.call("web_fetch", {"url": site.url("slow?ms=4000"), "timeout": "1s"})
     assert reply.is_error and "did not finish within 1 s" in reply.text
 
 
 async def test_a_url_that_is_not_http_is_refused(limited):
-    tools = limited.context(f"fetch-{uuid.uuid4().hex[:8]}")
+    tools = limited.conversation(f"fetch-{uuid.uuid4().hex[:8]}")
     reply = await tools.call("web_fetch", {"url": "file:///etc/passwd"})
     assert reply.is_error and "http:// and https:// URLs only" in reply.text
 
 
 async def test_a_redirect_to_a_url_no_client_can_open_is_a_failed_fetch(limited, site):
-    tools = limited.context(f"fetch-{uuid.uuid4().hex[:8]}")
+    tools = limited.conversation(f"fetch-{uuid.uuid4().hex[:8]}")
     for location in ("http://127.0.0.1:99999/", "http://[::1", "http://a%00b/"):
         reply = await tools.call("web_fetch", {"url": site.url(f"redirect?to={quote(location)}")})
         assert reply.is_error and "Error: " in reply.text and "unexpected" not in reply.text, reply.text
@@ -117,7 +117,7 @@ async def test_a_closed_webhand_leaves_no_converting_worker(tmp_path_factory, si
     settings = settings_for_tests(tmp_path_factory, warm_reserve=False)
     async with Webhand(settings) as webhand:
         for _ in range(2):  # the second conversion leaves a spare started ahead
-            ok(await webhand.context(f"worker-{uuid.uuid4().hex[:6]}").call("web_fetch",
+            ok(await webhand.conversation(f"worker-{uuid.uuid4().hex[:6]}").call("web_fetch",
                                                                           {"url": site.url("fetch/doc.html")}))
         # The spare is started as the second conversion ends; on a loaded machine give it a moment to show.
         spare = converting_workers(os.getpid())

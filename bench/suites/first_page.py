@@ -105,7 +105,7 @@ async def _api_case(bench: Run, name: str, reps: int, **settings: Any) -> dict[s
                 await _wait_for_reserve(wh)
             else:
                 await asyncio.sleep(0.3)
-            context = wh.context(f"first-{name}-{number}")
+            context = wh.conversation(f"first-{name}-{number}")
             started = measure.now()
             reply = await context.call("browser_navigate", {"url": url})
             elapsed = measure.ms(measure.now() - started)

@@ -25,7 +25,7 @@ async def _case(bench: Run, isolation: str, sessions: int, browser: str = "chrom
     errors: list[str] = []
     async with Webhand(config) as wh:
         for number in range(1, sessions + 1):
-            reply = await wh.context(f"mem-{isolation}-{number}").call("browser_navigate",
+            reply = await wh.conversation(f"mem-{isolation}-{number}").call("browser_navigate",
                                                                         {"url": bench.pages.url("/article")})
             if reply.is_error:
                 errors.append(reply.text[:160])

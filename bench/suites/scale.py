@@ -47,7 +47,7 @@ def _ref(text: str, role: str, name: str) -> str | None:
 
 class _Agent:
     def __init__(self, wh: Any, name: str, url: str, rng: random.Random) -> None:
-        self.context = wh.context(name)
+        self.context = wh.conversation(name)
         self.url = url
         self.rng = rng
         self.refs: dict[str, str | None] = {}

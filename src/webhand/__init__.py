@@ -3,7 +3,7 @@
     from webhand import Webhand
 
     async with Webhand() as wh:
-        tools = wh.context("conversation-42")
+        tools = wh.conversation("conversation-42")
         reply = await tools.call("browser_navigate", {"url": "http://127.0.0.1:8000"})
         print(reply.text)
 """
@@ -18,15 +18,15 @@ __version__ = "0.1.0"
 # tool catalog and pydantic models are imported, and the CLI's call to the daemon needs none of them.
 _EXPORTS = {
     "Settings": "webhand.config", "load_settings": "webhand.config", "WebhandError": "webhand.errors",
-    "ToolContext": "webhand.host", "Webhand": "webhand.host", "ImageBlock": "webhand.response",
+    "Conversation": "webhand.host", "ToolContext": "webhand.host", "Webhand": "webhand.host", "ImageBlock": "webhand.response",
     "ToolResult": "webhand.response", "CATALOG": "webhand.tools", "Tool": "webhand.tools",
     "Browser": "webhand.api", "ToolCallFailed": "webhand.api", "open_browser": "webhand.api",
     "ToolDispatcher": "webhand.surfaces.schemas", "definitions": "webhand.surfaces.schemas",
     "adopt_orphans": "webhand.engine.launch.subreaper",
 }
 
-__all__ = ["CATALOG", "Browser", "ImageBlock", "Settings", "Tool", "ToolCallFailed", "ToolContext", "ToolDispatcher",
-           "ToolResult", "Webhand", "WebhandError", "__version__", "adopt_orphans", "definitions", "load_settings",
+__all__ = ["CATALOG", "Browser", "Conversation", "ImageBlock", "Settings", "Tool", "ToolCallFailed", "ToolContext",
+           "ToolDispatcher", "ToolResult", "Webhand", "WebhandError", "__version__", "adopt_orphans", "definitions", "load_settings",
            "open_browser"]
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from webhand.config import Settings, load_settings
 from webhand.errors import WebhandError
-from webhand.host import ToolContext, Webhand
+from webhand.host import Conversation, Webhand
 from webhand.response import ToolResult
 from webhand.tools import Tool
 
@@ -43,7 +43,7 @@ def positional_fields(tool: Tool) -> list[str]:
 class Browser:
     """One conversation's browser; every served tool is an async method."""
 
-    def __init__(self, context: ToolContext) -> None:
+    def __init__(self, context: Conversation) -> None:
         self.context = context
 
     @property
@@ -115,7 +115,7 @@ async def open_browser(settings: Settings | None = None, *, capabilities: list[s
     elif overrides:
         settings = Settings.from_sources(settings.model_dump(), overrides, env={})
     async with Webhand(settings, capabilities=capabilities or ["all"]) as webhand:
-        browser = Browser(webhand.context(f"api-{uuid.uuid4().hex[:12]}"))
+        browser = Browser(webhand.conversation(f"api-{uuid.uuid4().hex[:12]}"))
         try:
             yield browser
         finally:

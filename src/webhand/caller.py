@@ -2,7 +2,7 @@
 question the call asks its person.
 
 A surface fills a ``Caller`` for each call from what its client declared (MCP: a progress token,
-the elicitation capability; the CLI: a terminal on stderr) and gives it to ``ToolContext.call``;
+the elicitation capability; the CLI: a terminal on stderr) and gives it to ``Conversation.call``;
 the call's ``Response`` carries it to the handler. A surface that offers nothing passes none, and
 every call behaves as before. Standard library only.
 """

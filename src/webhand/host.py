@@ -1,7 +1,7 @@
-"""The host side: one ``Webhand`` per process, one ``ToolContext`` per conversation.
+"""The host side: one ``Webhand`` per process, one ``Conversation`` per conversation.
 
 A host (an MCP server, the CLI daemon, an agent framework) creates a ``Webhand``, and for each
-conversation a ``ToolContext`` bound to that conversation's id. The model only ever sends a tool
+conversation a ``Conversation`` bound to that conversation's id. The model only ever sends a tool
 name and arguments; it can never choose the conversation, so it can never reach another
 conversation's browser.
 """
@@ -101,18 +101,21 @@ class Webhand:
             with contextlib.suppress(Exception):
                 task.exception()  # retrieved here: the first call reports the same failure
 
-    def context(self, conversation_id: str) -> "ToolContext":
-        """The tool context of one conversation; the id comes from the host, never the model."""
+    def conversation(self, conversation_id: str) -> "Conversation":
+        """One conversation, to run its tool calls; the id comes from the host, never the model."""
         if not conversation_id:
             raise ValueError("conversation_id must be a non-empty string")
-        return ToolContext(self, conversation_id)
+        return Conversation(self, conversation_id)
+
+    #: The old name of ``conversation`` (before issue 39's vocabulary), kept for hosts written against it.
+    context = conversation
 
     async def end_conversation(self, conversation_id: str) -> int:
         """Close every session of a conversation that ended; returns how many were closed."""
         return await self.sessions.kill_conversation(conversation_id)
 
 
-class ToolContext:
+class Conversation:
     """Runs tool calls for one conversation.
 
     A call flows one way: a surface (surfaces/) names the tool and its arguments, ``call`` parses
@@ -191,3 +194,7 @@ class ToolContext:
             known = "not enabled here" if name in CATALOG else "unknown"
             raise UnknownTool(f"Tool {name!r} is {known}.", "Available tools: " + ", ".join(sorted(self.webhand.tools)) + ".")
         return tool, arguments
+
+
+#: The old public name of ``Conversation`` (before issue 39's vocabulary), kept for hosts written against it.
+ToolContext = Conversation

@@ -128,7 +128,7 @@ class Response:
         self.tool = tool
         #: What the surface's client can do during this call (hear progress, answer its person).
         self.caller = caller
-        #: Reports the call's progress while it runs, when the client asked for it (``ToolContext.call``).
+        #: Reports the call's progress while it runs, when the client asked for it (``Conversation.call``).
         self.ticker: ProgressTicker | None = None
         #: The calling conversation's folders: where this reply's files go, and what its paths may reach.
         self.files = files or ConversationFiles(settings)

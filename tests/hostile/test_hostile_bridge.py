@@ -123,9 +123,9 @@ ROWS = [
 async def bridge(tmp_path_factory, site):
     with persons_browser(tmp_path_factory.mktemp("hostile-bridge"), site) as person:
         async with Webhand(person.settings) as webhand:
-            context = webhand.context("hostile-bridge")
+            context = webhand.conversation("hostile-bridge")
             await first_reply(context, "browser_snapshot", {})
-            link = webhand.sessions.engine.relay.link
+            link = webhand.sessions.driver.relay.link
             client = next(iter(link.clients))
             tab_id = next(iter(link.shared))
             yield Bridge(context, client, link, f"tab-{tab_id}", tab_id, site)

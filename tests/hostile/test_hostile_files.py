@@ -27,7 +27,7 @@ from PIL import Image
 
 from helpers import settings_for_tests
 from webhand import Settings, Webhand
-from webhand.host import ToolContext
+from webhand.host import Conversation
 
 # -- the world the attempts run in ---------------------------------------------------------------
 
@@ -36,7 +36,7 @@ from webhand.host import ToolContext
 class World:
     outside: Path       # a folder outside every root, holding canaries
     shared: Path        # the root the user shared (tests/helpers.py configures one)
-    victim: ToolContext  # another conversation, whose files the attacker knows the paths of
+    victim: Conversation  # another conversation, whose files the attacker knows the paths of
     victim_shot: Path
     victim_state: Path
     cwd: Path           # the working directory, for the webhand with default settings
@@ -70,7 +70,7 @@ async def world(webhand: Webhand, site, tmp_path_factory: pytest.TempPathFactory
     if not link.exists():
         link.symlink_to(outside, target_is_directory=True)
 
-    victim = webhand.context(f"victim-{uuid.uuid4().hex[:8]}")
+    victim = webhand.conversation(f"victim-{uuid.uuid4().hex[:8]}")
     await victim.call("browser_navigate", {"url": site.url("tabs_files/account.html")})
     await victim.call("browser_click", {"selector": "#login"})
     saved = await victim.call("browser_storage_state", {"action": "save", "path": "login.json"})
@@ -154,39 +154,39 @@ WRITE_ATTACKS: dict[str, tuple[Attack, str, Callable[[World, Path, str], Path | 
 # Each runs one attempt in the attacker's conversation and says whether anything leaked.
 
 
-async def _read_image(tools: ToolContext, path: str, site) -> tuple[object, bool]:
+async def _read_image(tools: Conversation, path: str, site) -> tuple[object, bool]:
     reply = await tools.call("read_image", {"path": path})
     return reply, bool(reply.images)
 
 
-async def _upload(tools: ToolContext, path: str, site) -> tuple[object, bool]:
+async def _upload(tools: Conversation, path: str, site) -> tuple[object, bool]:
     await tools.call("browser_navigate", {"url": site.url("tabs_files/upload.html")})
     reply = await tools.call("browser_upload_file", {"selector": "#files", "paths": [path]})
     page = await tools.call("browser_eval", {"expression": "document.getElementById('out').textContent"})
     return reply, "no files" not in page.text
 
 
-async def _has_stolen_cookie(tools: ToolContext, session: str | None = None) -> bool:
+async def _has_stolen_cookie(tools: Conversation, session: str | None = None) -> bool:
     cookies = (await tools.call("browser_cookies", {"session": session} if session else {})).text
     return "canary=leaked" in cookies or "session=ada-token" in cookies
 
 
-async def _load_state(tools: ToolContext, path: str, site) -> tuple[object, bool]:
+async def _load_state(tools: Conversation, path: str, site) -> tuple[object, bool]:
     reply = await tools.call("browser_storage_state", {"action": "load", "path": path})
     return reply, await _has_stolen_cookie(tools)
 
 
-async def _session_from_state(tools: ToolContext, path: str, site) -> tuple[object, bool]:
+async def _session_from_state(tools: Conversation, path: str, site) -> tuple[object, bool]:
     reply = await tools.call("browser_session_create", {"name": "thief", "storage_state": path})
     started = "thief" in (await tools.call("browser_session_list", {})).text
     return reply, started and await _has_stolen_cookie(tools, "thief")
 
 
-async def _save_state(tools: ToolContext, path: str, site) -> object:
+async def _save_state(tools: Conversation, path: str, site) -> object:
     return await tools.call("browser_storage_state", {"action": "save", "path": path})
 
 
-async def _pdf(tools: ToolContext, path: str, site) -> object:
+async def _pdf(tools: Conversation, path: str, site) -> object:
     return await tools.call("browser_pdf", {"path": path})
 
 
@@ -215,7 +215,7 @@ async def test_escape_attempt_is_refused(tool, kind, attack, world, webhand, def
     if attack == "working directory":  # the old default roots held the working directory
         host = default_webhand
         monkeypatch.chdir(world.cwd)
-    tools = host.context(f"attacker-{uuid.uuid4().hex[:8]}")
+    tools = host.conversation(f"attacker-{uuid.uuid4().hex[:8]}")
     tools.files.ensure()
     _plant_symlinks(tools.files.folder, world.outside)
     try:
@@ -249,7 +249,7 @@ async def test_escape_attempt_is_refused(tool, kind, attack, world, webhand, def
 
 
 async def test_each_conversation_writes_into_its_own_private_folder(webhand, site):
-    first, second = (webhand.context(f"own-folder-{uuid.uuid4().hex[:8]}") for _ in range(2))
+    first, second = (webhand.conversation(f"own-folder-{uuid.uuid4().hex[:8]}") for _ in range(2))
     try:
         shots = []
         for tools in (first, second):
@@ -272,13 +272,13 @@ async def test_each_conversation_writes_into_its_own_private_folder(webhand, sit
 
 async def test_an_ended_conversation_keeps_its_files_out_of_reach_of_the_next(webhand, site):
     conversation = f"ended-{uuid.uuid4().hex[:8]}"
-    tools = webhand.context(conversation)
+    tools = webhand.conversation(conversation)
     await tools.call("browser_navigate", {"url": site.url("tabs_files/account.html")})
     shot = (await tools.call("browser_take_screenshot", {})).images[0].path
     assert not (await tools.call("read_image", {"path": shot})).is_error, "its own files are in reach"
     await webhand.end_conversation(conversation)
 
-    again = webhand.context(conversation)  # a host may reuse an id: it still gets a new folder
+    again = webhand.conversation(conversation)  # a host may reuse an id: it still gets a new folder
     try:
         reply = await again.call("read_image", {"path": shot})
         assert reply.is_error and reply.data["error"] == "PolicyRefused", reply.text
@@ -292,7 +292,7 @@ async def test_a_root_that_holds_the_output_folder_does_not_open_other_conversat
     settings = Settings.from_sources({"capabilities": ["all"], "roots": [str(tmp_path)], "output_dir": str(tmp_path / "out")},
                                      env={})
     host = Webhand(settings)
-    owner, other = host.context("owner"), host.context("other")
+    owner, other = host.conversation("owner"), host.conversation("other")
     picture = owner.files.write(owner.files.screenshots / "shot.png", _png())
     (tmp_path / "shared.png").write_bytes(_png())
 

@@ -39,7 +39,7 @@ async def test_the_single_browser_tool_refuses_an_action_that_is_not_a_string(we
     from webhand.surfaces.single_tool import SingleTool
 
     browser = SingleTool(webhand.tools.values())
-    context = webhand.context("single-tool-junk")
+    context = webhand.conversation("single-tool-junk")
     for arguments in ({"action": ["navigate"]}, {"action": "act", "act_kind": {"click": True}}):
         reply = await browser.call(context, arguments)
         assert reply.is_error and "`action` and `act_kind` must be strings" in reply.text, reply.text

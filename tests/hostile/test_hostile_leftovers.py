@@ -120,7 +120,7 @@ async def test_a_closed_session_leaves_nothing(tmp_path_factory, site, engine, p
     browsers = []
     settings = settings_for_tests(tmp_path_factory, driver=engine, isolation="process", warm_reserve=False)
     async with Webhand(settings) as wh:
-        tools = wh.context("closed")
+        tools = wh.conversation("closed")
         for _ in range(2):
             assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
             browsers += _browser_paths(_registry_dir(), os.getpid(), seen)
@@ -134,7 +134,7 @@ async def test_an_idle_session_leaves_nothing(tmp_path_factory, site, private_tm
     settings = settings_for_tests(tmp_path_factory, isolation="process", warm_reserve=False, idle_timeout=0.5,
                                   idle_check_interval=0.1)
     async with Webhand(settings) as wh:
-        tools = wh.context("idle")
+        tools = wh.conversation("idle")
         assert not (await tools.call("browser_navigate", {"url": site.url("login.html")})).is_error
         browsers = _browser_paths(_registry_dir(), os.getpid(), seen)
         assert await _until(lambda: not wh.sessions.list("idle")), "the idle reaper closed the session"
@@ -147,7 +147,7 @@ async def test_closing_webhand_leaves_nothing(tmp_path_factory, site, private_tm
     settings = settings_for_tests(tmp_path_factory, isolation="context", warm_reserve=True)
     async with Webhand(settings) as wh:
         for name in ("one", "two"):
-            assert not (await wh.context(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
+            assert not (await wh.conversation(name).call("browser_navigate", {"url": site.url("login.html")})).is_error
         browsers = _browser_paths(_registry_dir(), os.getpid(), seen)
     _record("webhand closed", browsers, private_tmp)
 
@@ -161,7 +161,7 @@ async def main():
     settings = Settings.from_sources({"output_dir": sys.argv[1], "isolation": "process", "warm_reserve": False}, env={})
     async with Webhand(settings) as wh:
         for name in ("one", "two"):
-            reply = await wh.context(name).call("browser_navigate", {"url": sys.argv[2]})
+            reply = await wh.conversation(name).call("browser_navigate", {"url": sys.argv[2]})
             assert not reply.is_error, reply.text
         print("ready", flush=True)
         await asyncio.Event().wait()

@@ -27,7 +27,7 @@ async def test_the_call_after_an_idle_close_says_the_old_session_and_its_cookies
     settings = settings_for_tests(tmp_path_factory, warm_reserve=False, idle_timeout=0.5, idle_check_interval=0.1,
                                   driver=driver)
     async with Webhand(settings) as wh:
-        tools = wh.context("idle")
+        tools = wh.conversation("idle")
         page = site.url("set-cookie?user=ada")
         assert not (await tools.call("browser_navigate", {"url": page})).is_error
         assert await _until(lambda: not wh.sessions.list("idle")), "the idle reaper closed the session"
@@ -43,7 +43,7 @@ async def test_a_named_session_closed_for_idleness_is_refused_with_the_reason(tm
     settings = settings_for_tests(tmp_path_factory, warm_reserve=False, idle_timeout=0.5, idle_check_interval=0.1,
                                   driver=driver)
     async with Webhand(settings) as wh:
-        tools = wh.context("idle-named")
+        tools = wh.conversation("idle-named")
         assert not (await tools.call("browser_session_create", {"name": "admin"})).is_error
         assert not (await tools.call("browser_navigate", {"url": site.url("login.html"), "session": "admin"})).is_error
         assert await _until(lambda: not wh.sessions.list("idle-named")), "the idle reaper closed the session"

@@ -172,7 +172,7 @@ async def _run_row(webhand: Webhand, mode: str, row: Row, site: Any, other_site:
         target = (files / f"{marker}.html").as_uri()
     else:
         target = f"{row.scheme}://{row.host}:{other_site.port}/{marker}?q=secret"
-    tools = webhand.context(f"origins-{mode}-{marker}")
+    tools = webhand.conversation(f"origins-{mode}-{marker}")
     packets, connections = udp.packets, other_site.connections
 
     def counted() -> bool:

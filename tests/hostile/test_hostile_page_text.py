@@ -100,7 +100,7 @@ async def table(webhand, site) -> dict[tuple[str, str], str]:
     results = {}
 
     async def run_channel(channel: str) -> None:
-        tools = webhand.context(f"forge-{channel}-{uuid.uuid4().hex[:8]}")
+        tools = webhand.conversation(f"forge-{channel}-{uuid.uuid4().hex[:8]}")
         try:
             for name, payload in PAYLOADS.items():
                 results[(channel, name)] = judge(await _row(tools, site, channel, payload), payload)

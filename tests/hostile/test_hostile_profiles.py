@@ -37,7 +37,7 @@ async def test_the_model_opens_only_the_profiles_the_person_gave_its_agent(drive
                                   profile="work-crm", allowed_profiles=["shared"])
     profiles = data_home / "webhand" / "profiles"
     async with Webhand(settings) as webhand:
-        agent = webhand.context("agent")
+        agent = webhand.conversation("agent")
         failures = []
         for attempt, args, words in ROWS:
             reply = await agent.call("browser_session_create", args)

@@ -83,7 +83,7 @@ async def table(tmp_path_factory, site, driver) -> dict[tuple[str, str], str]:
     results: dict[tuple[str, str], str] = {}
     async with Webhand(settings) as wh:
         for encoding in ENCODINGS:
-            tools = wh.context(f"secret-table-{uuid.uuid4().hex[:8]}")
+            tools = wh.conversation(f"secret-table-{uuid.uuid4().hex[:8]}")
             try:
                 for channel, text in (await _channels(tools, site, encoding)).items():
                     results[(encoding, channel)] = judge(text)

@@ -99,7 +99,7 @@ async def test_internal_pages_are_refused_and_the_other_conversation_keeps_its_p
         isolation, tmp_path_factory, driver, site):
     settings = settings_for_tests(tmp_path_factory, driver=driver, isolation=isolation, warm_reserve=False)
     async with Webhand(settings) as webhand:
-        bystander, hostile = webhand.context("bystander"), webhand.context("hostile")
+        bystander, hostile = webhand.conversation("bystander"), webhand.conversation("hostile")
         page = site.url("login.html")
         assert not (await bystander.call("browser_navigate", {"url": page})).is_error
         table = []
@@ -122,7 +122,7 @@ async def test_internal_pages_open_when_the_user_opts_in(tmp_path_factory, drive
     settings = settings_for_tests(tmp_path_factory, driver=driver, allow_internal_pages=True, warm_reserve=False)
     page = OWN_PAGE[driver]
     async with Webhand(settings) as webhand:
-        reply = await webhand.context("opted-in").call("browser_navigate", {"url": page})
+        reply = await webhand.conversation("opted-in").call("browser_navigate", {"url": page})
         assert not reply.is_error and page in reply.text, reply.text
 
 
@@ -302,7 +302,7 @@ async def test_the_person_sees_the_models_reason_as_plain_bounded_text_with_webh
     before = sessions.dashboard_url, sessions.dashboard_link
     sessions.dashboard_url = "http://127.0.0.1:9/dashboard"
     sessions.dashboard_link = lambda url, sid: f"{url}/#session={sid}"
-    context = webhand.context(f"reasons-{uuid.uuid4().hex[:10]}")
+    context = webhand.conversation(f"reasons-{uuid.uuid4().hex[:10]}")
     asked: list[str] = []
 
     async def elicit(_context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -354,7 +354,7 @@ async def test_with_evaluate_disabled_a_mock_answers_only_with_types_no_browser_
     settings = settings_for_tests(tmp_path_factory, evaluate_enabled=False, warm_reserve=False, driver=driver)
     table = []
     async with Webhand(settings) as wh:
-        tools = wh.context("inert-mocks")
+        tools = wh.conversation("inert-mocks")
         assert not (await tools.call("browser_navigate", {"url": site.url("network.html")})).is_error
         for what, fields in ACTIVE_MOCKS:
             reply = await tools.call("browser_route", {"pattern": "**/mocked-page", **fields})
@@ -402,7 +402,7 @@ async def test_one_webhands_model_cannot_reach_another_webhands_endpoints(tmp_pa
         assert stat.S_IMODE(registered.stat().st_mode) == 0o600
         settings = settings_for_tests(tmp_path_factory, warm_reserve=False, driver=driver)
         async with Webhand(settings) as wh:  # webhand B: no origin rule, and no server of its own
-            tools = wh.context("another-webhand")
+            tools = wh.conversation("another-webhand")
 
             async def attempt(what: str, name: str, arguments: dict[str, Any], refused_as: str) -> None:
                 reply = await tools.call(name, arguments)

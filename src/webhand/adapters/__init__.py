@@ -2,13 +2,13 @@
 
     from webhand.adapters.langchain import langchain_tools
     async with webhand.open_browser() as browser:
-        tools = langchain_tools(browser)          # or a ToolContext from Webhand.context(conversation_id)
+        tools = langchain_tools(browser)          # or a Conversation from Webhand.context(conversation_id)
 
 One small module per framework (``openai_agents``, ``langchain``, ``pydantic_ai``), each importing
 its framework only when called: the base package never needs them (``pip install
 'webhand[langchain]'`` …). What they share is here: the served tools as a model sees them
 (``ToolDispatcher``: the same names, descriptions and schemas as every other surface), bound to
-one conversation when the tools are built, exactly as a ``ToolContext`` is, so the model can never
+one conversation when the tools are built, exactly as a ``Conversation`` is, so the model can never
 choose whose browser it drives.
 """
 
@@ -23,7 +23,7 @@ from webhand.errors import ConfigError
 
 if TYPE_CHECKING:
     from webhand.api import Browser
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
     from webhand.response import ToolResult
 
 
@@ -41,15 +41,15 @@ class BoundTool:
         return await self.dispatcher.call(self.name, arguments)
 
 
-def bound_tools(target: ToolContext | Browser, *, style: str = "multi") -> list[BoundTool]:
+def bound_tools(target: Conversation | Browser, *, style: str = "multi") -> list[BoundTool]:
     """The served tools of ``target``'s conversation, one by one (``multi``) or as the single
     ``browser`` tool (``single``)."""
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
     from webhand.surfaces.schemas import ToolDispatcher
 
     context = getattr(target, "context", target)
-    if not isinstance(context, ToolContext):
-        raise TypeError("Pass a webhand Browser (from open_browser) or a ToolContext (from Webhand.context), "
+    if not isinstance(context, Conversation):
+        raise TypeError("Pass a webhand Browser (from open_browser) or a Conversation (from Webhand.context), "
                         f"not {type(target).__name__}.")
     dispatcher = ToolDispatcher(context, style=style)
     return [BoundTool(t.name, t.description, t.input_schema, dispatcher)

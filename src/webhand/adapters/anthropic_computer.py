@@ -1,6 +1,6 @@
 """Anthropic's ``computer`` tool, served from a conversation's browser session (no SDK needed).
 
-    computer = AnthropicComputer(browser)                      # or a ToolContext
+    computer = AnthropicComputer(browser)                      # or a Conversation
     tools = [await computer.definition(), *other_tools]        # {"type": "computer_20250124", ...}
     ...                                                        # the model answers with tool_use blocks
     result = await computer.run(block["id"], block["input"])   # its tool_result block
@@ -29,7 +29,7 @@ from webhand.errors import InvalidArgument, WebhandError
 
 if TYPE_CHECKING:
     from webhand.api import Browser
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
 
 VERSIONS = {"computer_20250124": "computer-use-2025-01-24", "computer_20251124": "computer-use-2025-11-24"}
 #: One ``scroll_amount`` step ("click" of the wheel), in CSS pixels, as a wheel notch scrolls.
@@ -54,7 +54,7 @@ class AnthropicComputer:
 
     name = "computer"
 
-    def __init__(self, target: ToolContext | Browser, *, version: str = "computer_20250124",
+    def __init__(self, target: Conversation | Browser, *, version: str = "computer_20250124",
                  screenshot_after_action: bool = True) -> None:
         if version not in VERSIONS:
             raise ValueError(f"Unknown computer tool version {version!r}; use one of {', '.join(VERSIONS)}.")

@@ -2,7 +2,7 @@
 
 The vendors' computer-use tools (``anthropic_computer``, ``openai_computer``) are translations: a
 model's action becomes calls of webhand's own ``vision`` tools (and ``browser_take_screenshot``,
-``browser_press_key`` …) on the conversation's ``ToolContext``, so they run in the same session,
+``browser_press_key`` …) on the conversation's ``Conversation``, so they run in the same session,
 with the same history, locks and masking as every other call, and one agent can mix refs and
 pixels. No vendor SDK is needed: the tool definitions and results are the plain JSON the vendors'
 APIs take.
@@ -18,7 +18,7 @@ from webhand.errors import ConfigError, InvalidArgument
 
 if TYPE_CHECKING:
     from webhand.api import Browser
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
     from webhand.response import ToolResult
 
 #: The tools an adapter calls: the ``vision`` group, and the screenshot, keys, waits and history of core.
@@ -27,13 +27,13 @@ NEEDED = ("browser_take_screenshot", "browser_mouse_click_xy", "browser_mouse_mo
           "browser_key_hold", "browser_wait_for", "browser_zoom", "browser_back")
 
 
-def conversation(target: ToolContext | Browser) -> ToolContext:
-    """The ToolContext of ``target``, once it serves the tools the adapters translate into."""
-    from webhand.host import ToolContext
+def conversation(target: Conversation | Browser) -> Conversation:
+    """The Conversation of ``target``, once it serves the tools the adapters translate into."""
+    from webhand.host import Conversation
 
     context = getattr(target, "context", target)
-    if not isinstance(context, ToolContext):
-        raise TypeError("Pass a webhand Browser (from open_browser) or a ToolContext (from Webhand.context), "
+    if not isinstance(context, Conversation):
+        raise TypeError("Pass a webhand Browser (from open_browser) or a Conversation (from Webhand.context), "
                         f"not {type(target).__name__}.")
     missing = [name for name in NEEDED if name not in context.webhand.tools]
     if missing:
@@ -59,7 +59,7 @@ class ComputerResult:
 class Calls:
     """Tool calls of one action on the conversation: the texts join, the first error stops them."""
 
-    def __init__(self, context: ToolContext) -> None:
+    def __init__(self, context: Conversation) -> None:
         self.context = context
         self.replies: list[ToolResult] = []
 

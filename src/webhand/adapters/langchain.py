@@ -19,10 +19,10 @@ from webhand.adapters import BoundTool, bound_tools, require
 
 if TYPE_CHECKING:
     from webhand.api import Browser
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
 
 
-def langchain_tools(target: ToolContext | Browser, *, style: str = "multi") -> list[Any]:
+def langchain_tools(target: Conversation | Browser, *, style: str = "multi") -> list[Any]:
     """One ``langchain_core.tools.StructuredTool`` per served tool (or the single ``browser`` tool),
     bound to the conversation of ``target``."""
     tools = require("langchain_core.tools", "langchain")

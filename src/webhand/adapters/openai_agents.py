@@ -17,10 +17,10 @@ from webhand.adapters import BoundTool, bound_tools, data_url, require
 
 if TYPE_CHECKING:
     from webhand.api import Browser
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
 
 
-def openai_agents_tools(target: ToolContext | Browser, *, style: str = "multi") -> list[Any]:
+def openai_agents_tools(target: Conversation | Browser, *, style: str = "multi") -> list[Any]:
     """One ``agents.FunctionTool`` per served tool (or the single ``browser`` tool), bound to the
     conversation of ``target``."""
     agents = require("agents", "openai-agents")

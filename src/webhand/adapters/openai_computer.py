@@ -1,6 +1,6 @@
 """OpenAI's computer-use tool, served from a conversation's browser session (no SDK needed).
 
-    computer = OpenAIComputer(browser)                         # or a ToolContext
+    computer = OpenAIComputer(browser)                         # or a Conversation
     tools = [await computer.definition()]                      # {"type": "computer_use_preview", ...}
     ...                                                        # the model answers with computer_call items
     result = await computer.run(call)                          # the computer_call item, as a dict
@@ -27,7 +27,7 @@ from webhand.errors import InvalidArgument, WebhandError
 
 if TYPE_CHECKING:
     from webhand.api import Browser
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
 
 ACTIONS = ("click", "double_click", "drag", "keypress", "move", "screenshot", "scroll", "type", "wait")
 #: How long ``wait`` (which has no duration) waits: the pause of OpenAI's own sample code.
@@ -38,7 +38,7 @@ _BUTTONS = {"left": "left", "right": "right", "wheel": "middle"}
 class OpenAIComputer:
     """OpenAI's computer-use tool on one conversation's browser."""
 
-    def __init__(self, target: ToolContext | Browser, *, tool_type: str = "computer_use_preview") -> None:
+    def __init__(self, target: Conversation | Browser, *, tool_type: str = "computer_use_preview") -> None:
         self.context = conversation(target)
         self.tool_type = tool_type
 

@@ -17,10 +17,10 @@ from webhand.adapters import BoundTool, bound_tools, require
 
 if TYPE_CHECKING:
     from webhand.api import Browser
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
 
 
-def pydantic_ai_tools(target: ToolContext | Browser, *, style: str = "multi") -> list[Any]:
+def pydantic_ai_tools(target: Conversation | Browser, *, style: str = "multi") -> list[Any]:
     """One ``pydantic_ai.Tool`` per served tool (or the single ``browser`` tool), bound to the
     conversation of ``target``."""
     pydantic_ai = require("pydantic_ai", "pydantic-ai")

@@ -5,7 +5,7 @@ Firefox over WebDriver BiDi (``engine/bidi/``). The CDP work the two Chromium dr
 way is written once, on a ``CdpChannel`` (``engine/channel.py``); a new driver implements these
 Protocols without touching a tool. Objects are layered the way a browser is:
 
-    Engine ─► BrowserHandle (one browser)  ─► Context (one session's cookies, storage, tabs)
+    Driver ─► BrowserHandle (one browser)  ─► Context (one session's cookies, storage, tabs)
                                                 └─► Tab (one page) ─► Frame ─► Element (one ref'd node)
 
 Every method that can block takes a timeout in seconds and raises a ``webhand.errors`` type,
@@ -82,7 +82,7 @@ class SettleCaps:
     # instead of ``dom_quiet_ms`` (0: always the full window).
     dom_unchanged_ms: int = 0
     # The action was a page load the driver already waited for ("load" fired): the settle starts
-    # from there instead of with a DOM-quiet window (see settle.SettleWatch.settle).
+    # from there instead of with a DOM-quiet window (see settle.PageSettling.settle).
     page_load: bool = False
     # Seconds the work the action scheduled (short timers, animation frames, a WebSocket message's
     # answer: settle.WORK_HUB) is waited for, from the end of the action; 0 follows none.
@@ -115,7 +115,7 @@ class WaitCondition:
     value: str | float = ""
 
 
-class ActionWatch(Protocol):
+class Settling(Protocol):
     """Started before an action; ``settle`` waits for what the action set off (may be called again)."""
 
     def begin(self) -> None:
@@ -513,7 +513,7 @@ class Tab(Protocol):
         """Type ``text`` key by key into whatever has focus (the keyboard, not an element)."""
         ...
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str: ...
-    def watch(self, caps: SettleCaps) -> ActionWatch:
+    def settling(self, caps: SettleCaps) -> Settling:
         """Start recording what an action sets off: navigations, requests, DOM changes."""
         ...
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
@@ -611,7 +611,7 @@ class BrowserHandle(Protocol):
     def kill_now(self) -> None: ...
 
 
-class Engine(Protocol):
+class Driver(Protocol):
     #: Whether tabs ask the browser where each response came from (cache, service worker, prefetch).
     #: It costs a stream of CDP events per request, so it is on only when the network tools are served.
     response_sources: bool

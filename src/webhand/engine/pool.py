@@ -33,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from webhand.config import EndpointSettings, PoolSettings
 from webhand.engine.capped import answers_within
-from webhand.engine.driver import BrowserHandle, Engine
+from webhand.engine.driver import BrowserHandle, Driver
 from webhand.errors import BrowserLaunchFailed, ConfigError, PoolFull, WebhandError
 
 log = logging.getLogger("webhand.pool")
@@ -116,9 +116,9 @@ class Endpoint:
 
 
 class Pool:
-    def __init__(self, settings: PoolSettings, engine: Engine, *, labels: list[str] | None = None) -> None:
+    def __init__(self, settings: PoolSettings, driver: Driver, *, labels: list[str] | None = None) -> None:
         self.settings = settings
-        self.engine = engine
+        self.driver = driver
         self.labels = set(labels or [])
         names: set[str] = set()
         self.endpoints: list[Endpoint] = []
@@ -186,7 +186,7 @@ class Pool:
         endpoint.placed.add(placement)  # taken before any await: no other session can take this place
         if not endpoint.remote:
             try:
-                placement.browser = await self.engine.launch()
+                placement.browser = await self.driver.launch()
                 placement.owns_browser = True
             except BaseException:
                 self.release(placement)
@@ -242,7 +242,7 @@ class Pool:
         headers = expand_headers(config.headers, endpoint.name)
         for attempt in range(config.retries + 1):
             try:
-                browser = await self.engine.connect(config.url or "", kind=config.kind, headers=headers,
+                browser = await self.driver.connect(config.url or "", kind=config.kind, headers=headers,
                                                     timeout=config.timeout)
                 # Connecting can succeed where nothing answers (a Playwright server whose browser is
                 # frozen): the endpoint takes sessions only once its browser answers a round trip.

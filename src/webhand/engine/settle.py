@@ -5,14 +5,14 @@ response, finished, failed, main-frame commit, load) and gives it a ``PageProbe`
 small scripts below in the main frame. The rules are the same for every driver.
 
 A ``RequestTracker`` listens to one page for its whole life and keeps the set of requests in
-flight. An action starts a ``SettleWatch`` before it acts; the tracker forwards every event to
+flight. An action starts a ``PageSettling`` before it acts; the tracker forwards every event to
 the current watch, so the watch knows exactly which navigation and requests the action started.
 ``settle`` then waits, in rounds:
 
 1. the DOM to go quiet (a MutationObserver in the page resolves after ``dom_quiet_ms`` without a
    mutation, capped; sooner when a watch started before the action saw it change nothing, see
    ``DOM_QUIET``) and the work the action scheduled in the page (short timers, animation frames,
-   a WebSocket message's answer: ``WORK_HUB``, started by ``SettleWatch.begin``) to have run,
+   a WebSocket message's answer: ``WORK_HUB``, started by ``PageSettling.begin``) to have run,
    capped by ``SettleCaps.effects``. Those few milliseconds are also when the events of requests the action
    started reach us, so step 2 and 3 see them;
 2. a navigation the action started to commit and load (capped);
@@ -71,14 +71,14 @@ WORK_HUB = compose("work_hub.js", SHORT_MS=str(SHORT_MS), SOCKET_QUIET_MS=str(SO
 # Counts the document's mutations from the start of an action, and starts following the work the
 # action schedules (``WORK_HUB``; for ``track_ms`` ms, 0: none, as on a document a navigation just
 # brought). Typing runs it first, in the script that focuses the field (page_scripts.FILL_PREPARE);
-# other actions run it just before they act (``SettleWatch.begin``). Only the main frame's count is
+# other actions run it just before they act (``PageSettling.begin``). Only the main frame's count is
 # read: typing in a child frame waits the full window. With ``typing``, the typed field's own
 # change (a framework mirroring its value into the attribute, the text of a contenteditable) is
 # the action itself, not the page reacting to it, and is not counted. Non-enumerable: the page's
 # own code listing window's keys does not see it.
 WATCH_DOM = compose("watch_dom.js", WORK_HUB=WORK_HUB, TRACK_MS=str(TRACK_MS))
 
-#: Starts an action's watch in the page (``SettleWatch.begin``).
+#: Starts an action's watch in the page (``PageSettling.begin``).
 WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
 
 # Resolves once the document has gone ``quiet`` ms without a DOM mutation and the work the action
@@ -158,7 +158,7 @@ class RequestTracker:
         self.refusals = refusals
         self.inflight: set[TrackedRequest] = set()
         self.documents_awaited: set[TrackedRequest] = set()  # main-frame navigations with no response yet
-        self.watch: SettleWatch | None = None
+        self.settling: PageSettling | None = None
         self.activity = asyncio.Event()  # set on every event; waiters re-check their condition
         self.commits = 0  # main-frame documents committed so far (a navigation's, or an error page's)
         # Requests a second source said belong to no document (``belongs_to_no_document``) before
@@ -178,8 +178,8 @@ class RequestTracker:
             self.inflight.add(request)
         if request.main_navigation:
             self.documents_awaited.add(request)
-        if self.watch:
-            self.watch.started(request)
+        if self.settling:
+            self.settling.started(request)
         self.activity.set()
 
     def belongs_to_no_document(self, method: str, url: str) -> None:
@@ -190,8 +190,8 @@ class RequestTracker:
             if request.method == method and request.url == url:
                 request.awaited = False
                 self.inflight.discard(request)
-                if self.watch:
-                    self.watch.finished(request)
+                if self.settling:
+                    self.settling.finished(request)
                 self.activity.set()
                 return
         self._no_document.append((method, url))
@@ -199,36 +199,36 @@ class RequestTracker:
     def response(self, request: TrackedRequest, status: int, headers: dict[str, str]) -> None:
         self.documents_awaited.discard(request)
         self.activity.set()
-        if self.watch and status >= 400:
+        if self.settling and status >= 400:
             refused = self.policy.refused_response(request.url, headers) if self.policy else None
-            self.watch.failed(FailedRequest(request.method, request.url, refused or f"HTTP {status}",
+            self.settling.failed(FailedRequest(request.method, request.url, refused or f"HTTP {status}",
                                             request.resource_type == "document"))
 
     def finished(self, request: TrackedRequest) -> None:
         self._busy()
         self.inflight.discard(request)
         self.documents_awaited.discard(request)
-        if self.watch:
-            self.watch.finished(request)
+        if self.settling:
+            self.settling.finished(request)
         self.activity.set()
 
     def failed(self, request: TrackedRequest, reason: str) -> None:
         self._busy()
         self.inflight.discard(request)
         self.documents_awaited.discard(request)
-        if self.watch:
-            self.watch.finished(request)
+        if self.settling:
+            self.settling.finished(request)
             refusal = self.policy.refusal(request.url) if self.policy else None
             if refusal:
-                self.watch.failed(FailedRequest(request.method, request.url, refusal, request.resource_type == "document"))
+                self.settling.failed(FailedRequest(request.method, request.url, refusal, request.resource_type == "document"))
             elif "ERR_ABORTED" not in reason:  # cancelled by the page or by a navigation: not a failure
-                self.watch.failed(FailedRequest(request.method, request.url, reason, request.resource_type == "document"))
+                self.settling.failed(FailedRequest(request.method, request.url, reason, request.resource_type == "document"))
         self.activity.set()
 
     def main_committed(self) -> None:
         self.commits += 1
-        if self.watch:
-            self.watch.committed = True
+        if self.settling:
+            self.settling.committed = True
         self.activity.set()
 
     def frame_committed(self) -> None:
@@ -257,8 +257,8 @@ class RequestTracker:
         return True
 
 
-class SettleWatch:
-    """The ``driver.ActionWatch`` every driver hands out (Playwright's under its own name): follows one action's effects through the
+class PageSettling:
+    """The ``driver.Settling`` every driver hands out (Playwright's under its own name): follows one action's effects through the
     tab's ``RequestTracker`` (named apart from the Protocol it implements)."""
 
     def __init__(self, tracker: RequestTracker, caps: SettleCaps) -> None:
@@ -273,7 +273,7 @@ class SettleWatch:
         self.scheduled: list[str] = []  # longer timers the action set, still to run (not waited for)
         self.latest: TrackedRequest | None = None  # the last request the action's work started
         self._begun: asyncio.Future[None] | None = None  # the watch's start in the page (``begin``)
-        tracker.watch = self  # the newest action's watch gets the events
+        tracker.settling = self  # the newest action's watch gets the events
 
     def begin(self) -> None:
         """Start following the work the action schedules (``WATCH``), just before it acts. Sent, not

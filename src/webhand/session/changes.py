@@ -5,15 +5,15 @@ Tabs the page opened and what it did on its own (dialogs, downloads) are reporte
 by ``Session.run``, so they are not repeated here.
 
 The reply declares it, as Playwright MCP's ``response.setIncludeSnapshot()`` does: an action
-handler calls ``before = await watch_changes(session, response)`` before it acts (which starts
+handler calls ``before = await settle_changes(session, response)`` before it acts (which starts
 watching what the action sets off, and declares the report on the Response), then acts. Once the
 handler is done, its runner (``Tool.run``) has the report said (``Response.say_changes``): it
 waits for the action's effects by events (its navigation, its requests, the DOM going quiet; each
 capped, see Settings) and then says what changed. A batch calls ``settle`` between steps, and
-``begin`` before the next. browser_navigate declares ``watch_load``: the page it opened, the
+``begin`` before the next. browser_navigate declares ``settle_load``: the page it opened, the
 same wait for the page's loading and the same lines on failed requests.
 
-Actions name themselves (``watch_changes(action="click")``): then the watch follows, in the page,
+Actions name themselves (``settle_changes(action="click")``): then the watch follows, in the page,
 the work the action schedules (settle.WORK_HUB) and, when the page did not change, the reply says
 what the wait saw ("No change seen within 1 s of the click.") rather than only comparing snapshots.
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from webhand.engine.driver import ActionWatch, FailedRequest, NavigationResult, SettleCaps, Settled, Tab
+from webhand.engine.driver import Settling, FailedRequest, NavigationResult, SettleCaps, Settled, Tab
 from webhand.errors import WebhandError, shorten
 from webhand.page.diff import MAX_DIFF_LINES, diff_snapshots, one_document
 from webhand.page.snapshot import (Snapshot, add_snapshot, document_mark, lasting_options,
@@ -40,13 +40,13 @@ _MAX_REQUEST_LINES = 5
 
 
 @dataclass(frozen=True)
-class Observation:
+class BeforeAction:
     url: str
     # The title before the action, read while the action starts: its request goes out before the
     # action's, so it is the title from before, and nobody waits for its round trip meanwhile.
     title_read: asyncio.Future[str]
     console_seen: int
-    watch: ActionWatch | None = None
+    settling: Settling | None = None
     action: str | None = None  # what the action is called in the reply ("click"), when it names itself
     # The main document's mark before the action (``document_mark``), read while it starts, when
     # a diff will be wanted: an action that brought no new document never says "a new page".
@@ -67,12 +67,12 @@ def caps(session: Session, *, page_load: bool = False, typing: bool = False, eff
                       settings.effects_settle_cap if effects else 0.0)
 
 
-async def observe(session: Session, *, typing: bool = False, action: str | None = None,
-                  prepared: bool = False) -> Observation:
+async def begin_settle(session: Session, *, typing: bool = False, action: str | None = None,
+                  prepared: bool = False) -> BeforeAction:
     """What the page is before an action, and the start of the watch on what it sets off.
 
     ``action`` (the reply's word for it: "click") also follows the work it schedules in the page,
-    from here on (sent, not awaited, see ``ActionWatch.begin``; ``prepared``: the action starts that
+    from here on (sent, not awaited, see ``Settling.begin``; ``prepared``: the action starts that
     itself, as typing does)."""
     tab = await session.tab()
     title = asyncio.ensure_future(tab.title())
@@ -85,26 +85,26 @@ async def observe(session: Session, *, typing: bool = False, action: str | None 
             and not session.open_dialogs():
         document = asyncio.ensure_future(document_mark(tab))
         document.add_done_callback(lambda read: read.cancelled() or read.exception())
-    watch = tab.watch(caps(session, typing=typing, effects=action is not None))
+    watch = tab.settling(caps(session, typing=typing, effects=action is not None))
     if action is not None and not prepared:
         watch.begin()
-    return Observation(tab.url, title, session.console_seen, watch, action, document)
+    return BeforeAction(tab.url, title, session.console_seen, watch, action, document)
 
 
-async def watch_changes(session: Session, response: Response, *, typing: bool = False, action: str | None = None,
-                        prepared: bool = False, after_failure: bool = False) -> Observation:
-    """``observe`` before an action, and declare on ``response`` that its reply ends with what the
+async def settle_changes(session: Session, response: Response, *, typing: bool = False, action: str | None = None,
+                        prepared: bool = False, after_failure: bool = False) -> BeforeAction:
+    """``begin_settle`` before an action, and declare on ``response`` that its reply ends with what the
     action changed (``ActionChanges``). ``after_failure``: said even if the handler fails."""
-    before = await observe(session, typing=typing, action=action, prepared=prepared)
+    before = await begin_settle(session, typing=typing, action=action, prepared=prepared)
     response.report_changes(ActionChanges(session, before, after_failure))
     return before
 
 
 class ActionChanges:
-    """An action's report of changes, declared on its Response (``watch_changes``): the new URL or
+    """An action's report of changes, declared on its Response (``settle_changes``): the new URL or
     title, console errors, failed requests, work still pending, and the snapshot's changes."""
 
-    def __init__(self, session: Session, before: Observation, after_failure: bool = False) -> None:
+    def __init__(self, session: Session, before: BeforeAction, after_failure: bool = False) -> None:
         self.session = session
         self.before = before
         self.after_failure = after_failure
@@ -150,7 +150,7 @@ class ActionChanges:
         report_expected(expected, response)
 
 
-async def watch_load(session: Session, response: Response, *, settle_after: bool, same_document: bool = False) -> LoadChanges:
+async def settle_load(session: Session, response: Response, *, settle_after: bool, same_document: bool = False) -> LoadChanges:
     """Declare on ``response`` that browser_navigate's reply ends with the page it opened
     (``LoadChanges``); ``settle_after``: the navigation waits for "load", and the watch on the
     page's requests starts now, so that those of its loading are known. ``same_document``: the URL
@@ -158,10 +158,10 @@ async def watch_load(session: Session, response: Response, *, settle_after: bool
     its own, so the watch is an action's (the work the route change schedules, the DOM going quiet)."""
     tab = await session.tab()
     if same_document:
-        watch = tab.watch(caps(session, effects=True))
+        watch = tab.settling(caps(session, effects=True))
         watch.begin()
     else:
-        watch = tab.watch(caps(session, page_load=True)) if settle_after else None
+        watch = tab.settling(caps(session, page_load=True)) if settle_after else None
     changes = LoadChanges(tab, watch)
     response.report_changes(changes)
     return changes
@@ -173,16 +173,16 @@ class LoadChanges:
 
     after_failure = False
 
-    def __init__(self, tab: Tab, watch: ActionWatch | None) -> None:
+    def __init__(self, tab: Tab, watch: Settling | None) -> None:
         self.tab = tab  # the tab navigated
-        self.watch = watch  # None: the navigation's own wait is the whole wait, and it read the title
+        self.settling = watch  # None: the navigation's own wait is the whole wait, and it read the title
         self.opened: NavigationResult | None = None
 
     async def say(self, response: Response) -> None:
         result = self.opened
         if result is None:  # the handler never got a page from the navigation: nothing to say
             return
-        settled = await self.watch.settle() if self.watch is not None else None
+        settled = await self.settling.settle() if self.settling is not None else None
         tab = self.tab
         url, title = (tab.url, await tab.title()) if settled is not None else (result.url, result.title)  # scripts may change them
         response.add(f"Opened {response.page(url, URL_LIMIT, WHOLE_URL)}" + (f" (HTTP {result.status})" if result.status else ""))
@@ -205,9 +205,9 @@ def loaded(url: str, title: str, status: int | None) -> dict[str, Any]:
     return {"url": shorten(url, URL_LIMIT), "title": shorten(title, TITLE_LIMIT), "status": status}
 
 
-async def settle(before: Observation) -> Settled | None:
+async def settle(before: BeforeAction) -> Settled | None:
     """Wait for what the action set off; may be called again after the next step of a batch."""
-    return await before.watch.settle() if before.watch is not None else None
+    return await before.settling.settle() if before.settling is not None else None
 
 
 def _seconds(seconds: float) -> str:

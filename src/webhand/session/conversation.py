@@ -1,6 +1,6 @@
 """ConversationSessions: the sessions of one conversation, as its tools see them (manager.py holds all).
 
-``run_tool`` is where a host's tool call enters the session layer (host.py's ``ToolContext.call``
+``run_tool`` is where a host's tool call enters the session layer (host.py's ``Conversation.call``
 calls it once per call). From there the call reads top-down:
 
     run_tool                    the tool's kind says what it runs on (plain: the settings; sessions:

@@ -1,6 +1,6 @@
 """What a session did: one entry per tool call, bounded in memory, older entries spilled to a file.
 
-The host records every call that reaches a session (``host.ToolContext``), once for every surface.
+The host records every call that reaches a session (``host.Conversation``), once for every surface.
 An entry holds the tool, its arguments as the model sent them with secrets masked (by the
 masker every reply goes through, security/masking.py), the outcome, the duration, the time, and
 the URL of the active tab before and after. The dashboard's timeline, ``browser_session_history`` and

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from webhand.config import Settings, Viewport
-from webhand.engine.driver import BrowserHandle, Engine, TabEvents
+from webhand.engine.driver import BrowserHandle, Driver, TabEvents
 from webhand.engine.launch.chrome import reap_orphans
 from webhand.engine.launch.local_launch import Launcher
 from webhand.errors import (ConfigError, InvalidArgument, SessionClosed, SessionLimitReached, SessionNotFound,
@@ -65,19 +65,19 @@ class SessionInfo:
     control: str | None = None  # who holds control in the dashboard and since when (HumanControl.describe)
 
 
-def make_engine(settings: Settings) -> Engine:
+def make_driver(settings: Settings) -> Driver:
     """The driver the settings name (``driver``); each is imported only when chosen."""
     if settings.driver == "firefox":
-        from webhand.engine.bidi import BidiEngine
+        from webhand.engine.bidi import FirefoxDriver
 
-        return BidiEngine(settings)
+        return FirefoxDriver(settings)
     if settings.driver == "cdp":
-        from webhand.engine.cdp import CdpEngine
+        from webhand.engine.cdp import CdpDriver
 
-        return CdpEngine(settings)
-    from webhand.engine.pw import PlaywrightEngine
+        return CdpDriver(settings)
+    from webhand.engine.pw import PlaywrightDriver
 
-    return PlaywrightEngine(settings)
+    return PlaywrightDriver(settings)
 
 
 def _shutting_down() -> SessionClosed:
@@ -95,12 +95,12 @@ def _validate_name(name: str | None) -> str:
 
 
 class SessionManager:
-    def __init__(self, settings: Settings, engine: Engine | None = None) -> None:
-        if engine is None:
-            engine = make_engine(settings)
+    def __init__(self, settings: Settings, driver: Driver | None = None) -> None:
+        if driver is None:
+            driver = make_driver(settings)
         self.settings = settings
-        self.engine = engine
-        self.pool = placing.pool_for(settings, engine)
+        self.driver = driver
+        self.pool = placing.pool_for(settings, driver)
         self._sessions: dict[SessionKey, Session] = {}
         self._files: dict[str, ConversationFiles] = {}  # each conversation's own folder, chosen here, never by a model
         self._creating: dict[SessionKey, asyncio.Task[Session]] = {}
@@ -164,7 +164,7 @@ class SessionManager:
         if self.settings.warm_reserve and (launcher := self.launcher) is not None:
             launcher.prelaunch()
         # Reaping only touches browsers whose owner is dead, so the driver can start beside it.
-        reaped, _ = await asyncio.gather(asyncio.to_thread(reap_orphans), self.engine.start())
+        reaped, _ = await asyncio.gather(asyncio.to_thread(reap_orphans), self.driver.start())
         if reaped:
             log.info("killed %d browser processes left behind by an earlier webhand", len(reaped))
         if self.pool is not None:
@@ -180,7 +180,7 @@ class SessionManager:
         ``cdp_url``) says, or each default session runs on a profile, whose browser is launched on
         demand on the profile's folder (``engine/launch/launch_memo.py``), or because it is shutting
         down."""
-        return self.engine.launcher if self._reserve_wanted() and not self._stopping else None
+        return self.driver.launcher if self._reserve_wanted() and not self._stopping else None
 
     def _reserve_wanted(self) -> bool:
         """Whether a browser is launched ahead of need: not for a pool (it places sessions), nor when
@@ -203,7 +203,7 @@ class SessionManager:
         try:
             self._stopping = True
             try:
-                await within_cap(self._close_everything, self.engine, self.settings.timeout)
+                await within_cap(self._close_everything, self.driver, self.settings.timeout)
             finally:
                 self._boot = None
                 self._stopping = False
@@ -234,14 +234,14 @@ class SessionManager:
             await steps.run("closing the shared browser", shared.close())
         if self.pool is not None:
             await steps.run("disconnecting from the pool", self.pool.close())
-        await steps.run("stopping the driver", self.engine.stop())
+        await steps.run("stopping the driver", self.driver.stop())
 
     def _kill_at_exit(self) -> None:
         """When the interpreter exits without shutdown_all. A program that ran its own loop and
         left it open (``loop.run_until_complete`` without close()) gets a clean shutdown on that
         loop, whose tasks then end before Python destroys them (else: "Task was destroyed but it
         is pending!", "Event loop is closed" on its stderr). Then, last resort: SIGKILL what we
-        own (by pid: every browser the engine launched that was not closed, reserve included)."""
+        own (by pid: every browser the driver launched that was not closed, reserve included)."""
         loop = self._loop
         if loop is not None and not loop.is_closed() and not loop.is_running() \
                 and (self._boot is not None or self._sessions):
@@ -253,7 +253,7 @@ class SessionManager:
                 loop.run_until_complete(asyncio.wait_for(asyncio.gather(*left, return_exceptions=True), 5))
             except Exception as error:  # noqa: BLE001 - the kill below still ends every browser
                 log.debug("shutting down at exit failed: %r", error)
-        self.engine.kill_now()
+        self.driver.kill_now()
 
     # -- sessions ------------------------------------------------------------------------------
     async def get_or_create(self, conversation_id: str, name: str | None = None, *,
@@ -405,7 +405,7 @@ class SessionManager:
         lock = await asyncio.to_thread(ProfileLock.acquire, profile, purpose)
         try:
             with call_deadline.not_counted():  # the launch has launch_timeout, not the call's time
-                browser = await self.engine.launch(profile_dir=str(lock.folder))
+                browser = await self.driver.launch(profile_dir=str(lock.folder))
             events = TabEvents()
             size = viewport or self.settings.viewport
             try:
@@ -493,7 +493,7 @@ class SessionManager:
                 if self._shared is not None:
                     await self._shared.close()
                 with call_deadline.not_counted():  # the launch has launch_timeout, not the call's time
-                    self._shared = await self.engine.launch()
+                    self._shared = await self.driver.launch()
             return self._shared
 
     async def _prepare(self, viewport: Viewport | None = None) -> Prepared:
@@ -506,7 +506,7 @@ class SessionManager:
             browser = await self._shared_browser()
         else:
             with call_deadline.not_counted():  # the launch has launch_timeout, not the call's time
-                browser = await self.engine.launch()
+                browser = await self.driver.launch()
         events = TabEvents()
         viewport = viewport or self.settings.viewport
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from webhand.config import Settings, Viewport
-from webhand.engine.driver import Context, Engine, TabEvents
+from webhand.engine.driver import Context, Driver, TabEvents
 from webhand.engine.pool import DROPPED, Loss, Placement, Pool
 from webhand.errors import SessionClosed, WebhandError
 
@@ -60,10 +60,10 @@ def adopt_placement(session: Session, pool: Pool, placement: Placement) -> None:
         session.notices.append(f"This session waited {placement.waited:.1f} s for a free place in the browser pool.")
 
 
-def pool_for(settings: Settings, engine: Engine) -> Pool | None:
+def pool_for(settings: Settings, driver: Driver) -> Pool | None:
     """The pool sessions are placed on (None: launch here, the default, without a pool)."""
     pool = settings.effective_pool()
-    return Pool(pool, engine, labels=settings.pool_labels) if pool is not None else None
+    return Pool(pool, driver, labels=settings.pool_labels) if pool is not None else None
 
 
 def tell_replaced(lost: object, fresh: Session) -> None:

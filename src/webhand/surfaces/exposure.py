@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from webhand.caller import NO_CALLER, Caller
 
 if TYPE_CHECKING:  # the catalog is imported by whoever passes its tools: not before they are needed
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
     from webhand.response import ToolResult
     from webhand.tools import Tool
 
@@ -67,7 +67,7 @@ def without(schema: dict[str, Any], fields: set[str]) -> dict[str, Any]:
 
 
 def _catalog_tool(tool: Tool, hidden: set[str]) -> ExposedTool:
-    async def run(context: ToolContext, arguments: dict[str, Any], caller: Caller = NO_CALLER) -> ToolResult:
+    async def run(context: Conversation, arguments: dict[str, Any], caller: Caller = NO_CALLER) -> ToolResult:
         return await context.call(tool.name, arguments, caller)
 
     return ExposedTool(tool.name, tool.description, for_model(without(tool.input_schema(), hidden)), tool.output_schema(),
@@ -109,7 +109,7 @@ def by_name(exposed: dict[str, ExposedTool], name: str) -> ExposedTool | None:
     if ours not in exposed:  # the single style serves `browser` only: other names are not its form
         return None
 
-    async def run(context: ToolContext, arguments: dict[str, Any], caller: Caller = NO_CALLER) -> ToolResult:
+    async def run(context: Conversation, arguments: dict[str, Any], caller: Caller = NO_CALLER) -> ToolResult:
         tool_name, tool_arguments = our_call(name, arguments, exposed)
         return await context.call(tool_name, tool_arguments, caller, called_as=name)
 

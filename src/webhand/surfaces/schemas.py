@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from webhand.errors import ConfigError, shorten
-from webhand.host import ToolContext
+from webhand.host import Conversation
 from webhand.response import ToolResult
 from webhand.surfaces.exposure import ExposedTool, by_name, exposed_tools
 from webhand.tools import Tool
@@ -56,7 +56,7 @@ def _field(call: Any, name: str, default: Any = None) -> Any:
 class ToolDispatcher:
     """Runs a model's tool calls in one conversation and answers in the vendor's shape."""
 
-    def __init__(self, context: ToolContext, format: str = "openai", *, style: str = "multi") -> None:
+    def __init__(self, context: Conversation, format: str = "openai", *, style: str = "multi") -> None:
         _check_format(format)
         self.context = context
         self.format = format

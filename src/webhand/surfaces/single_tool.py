@@ -19,7 +19,7 @@ from typing import Any
 
 from webhand.caller import NO_CALLER, Caller
 from webhand.errors import InvalidArgument
-from webhand.host import ToolContext
+from webhand.host import Conversation
 from webhand.response import ToolResult
 from webhand.tools import Tool
 
@@ -236,7 +236,7 @@ class SingleTool:
                                   "Actions: " + ", ".join(self.actions) + "." + element)
         return route, {**{route.renames.get(k, k): v for k, v in given.items()}, **route.fixed}
 
-    async def call(self, context: ToolContext, arguments: dict[str, Any] | None, caller: Caller = NO_CALLER) -> ToolResult:
+    async def call(self, context: Conversation, arguments: dict[str, Any] | None, caller: Caller = NO_CALLER) -> ToolResult:
         if (arguments or {}).get("action") == "launch" and ("launch", None) not in self.routes \
                 and not (arguments or {}).get("name"):
             # The other design starts its browser with `launch`; here the first page call does.

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument, WebhandError
 from webhand.response import Response
-from webhand.session.changes import Observation, settle, watch_changes
+from webhand.session.changes import BeforeAction, settle, settle_changes
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, ToolArgs, tool
 from webhand.tools.definition import ElementArgs
@@ -30,14 +30,14 @@ ActionName = Literal["click", "type", "press_key", "hover", "focus", "select_opt
 async def run_steps(session: Session, response: Response, steps: list[tuple[str, ToolArgs, Perform]], noun: str) -> None:
     """Run ``steps`` (label, arguments, implementation) in order; on a failure, raise. The reply
     ends with what they changed, after a failure too (what the steps before it did)."""
-    before: Observation = await watch_changes(session, response, action="steps", after_failure=True)
+    before: BeforeAction = await settle_changes(session, response, action="steps", after_failure=True)
     total = len(steps)
     for number, (label, args, perform) in enumerate(steps, 1):
         response.waiting_for(f"step {number} of {total} ({label})")
         try:
-            if before.watch is not None:  # follow what this step schedules, as a single action would
-                before.watch.begin()
-                await before.watch.begun()  # a step may be a key press with no script before its input
+            if before.settling is not None:  # follow what this step schedules, as a single action would
+                before.settling.begin()
+                await before.settling.begun()  # a step may be a key press with no script before its input
             line = await perform(session, args)
             await settle(before)  # the next step acts on the page this one left
         except WebhandError as error:

@@ -16,7 +16,7 @@ from pydantic import Field
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.response import TITLE_LIMIT, URL_LIMIT, Response
-from webhand.session.changes import watch_changes
+from webhand.session.changes import settle_changes
 from webhand.session.session import Session, describe_dialog
 from webhand.tools.definition import PageArgs, tool
 
@@ -45,7 +45,7 @@ async def handle_dialog(session: Session, args: HandleDialogArgs, response: Resp
     # from before the answer. The watch's scripts run once the dialog is gone.
     watched = tab is not None and not tab.closed and tab is session.active_tab
     if watched:
-        await watch_changes(session, response, action="answer")
+        await settle_changes(session, response, action="answer")
     await session.answer_dialog(dialog, args.accept, args.prompt_text, timeout)
     what = {"alert": "Closed", "beforeunload": "Left the page:" if args.accept else "Stayed on the page:"}
     verb = what.get(dialog.kind, "Accepted" if args.accept else "Dismissed")

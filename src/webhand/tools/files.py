@@ -17,7 +17,7 @@ from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.conversation_files import require_file
 from webhand.response import URL_LIMIT, Response
-from webhand.session.changes import watch_changes
+from webhand.session.changes import settle_changes
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 
@@ -36,7 +36,7 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
         raise InvalidArgument("Give `ref` or `selector`, not both.", "Call again with one of them.")
     files = [_readable(path, response) for path in args.paths]
     timeout = args.timeout or session.settings.timeout
-    await watch_changes(session, response)
+    await settle_changes(session, response)
     if args.ref or args.selector:
         element = await session.element(args.ref, args.selector, args.timeout)
         try:

@@ -20,7 +20,7 @@ from webhand.durations import Timeout
 from webhand.engine.driver import Element
 from webhand.engine.pointer import spoken_label
 from webhand.response import Response
-from webhand.session.changes import watch_changes
+from webhand.session.changes import settle_changes
 from webhand.session.session import Session
 from webhand.tools.definition import ElementArgs, PageArgs, ToolArgs, tool
 
@@ -69,13 +69,13 @@ ACTION_WORDS = {"click": "click", "type": "typing", "press_key": "key press", "h
 async def act(session: Session, response: Response, perform: Perform, args: ToolArgs, *, typing: bool = False,
               prepared: bool = False) -> None:
     """Run one action and reply with what it did, then what it changed (``typing``, ``prepared``:
-    see ``observe``)."""
+    see ``begin_settle``)."""
     action = ACTION_WORDS.get(perform.__name__.removeprefix("perform_"))
-    before = await watch_changes(session, response, typing=typing, action=action, prepared=prepared)
-    if before.watch is not None and not (getattr(args, "ref", None) or getattr(args, "selector", None)):
+    before = await settle_changes(session, response, typing=typing, action=action, prepared=prepared)
+    if before.settling is not None and not (getattr(args, "ref", None) or getattr(args, "selector", None)):
         # A key press or scroll of the page runs no script of its own before its input, and its
         # key can reach the page before the watch's script (test_effects): wait for the watch.
-        await before.watch.begun()
+        await before.settling.begun()
     response.add(await perform(session, args))
 
 

@@ -14,7 +14,7 @@ from webhand.engine.driver import Tab
 from webhand.errors import NavigationFailed, shorten
 from webhand.security.origins import INTERNAL_SCHEMES
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
-from webhand.session.changes import loaded, watch_changes, watch_load
+from webhand.session.changes import loaded, settle_changes, settle_load
 from webhand.session.session import Session
 from webhand.tools.definition import PageArgs, tool
 from webhand.tools.waiting import WaitArgs, perform_wait
@@ -99,7 +99,7 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
     # are known; the page then counts as ready once they finished and no new one started for a while.
     response.waiting_for(f"the page at {response.page(args.url, 200)} to load")
     url = normalize_url(args.url)
-    opening = await watch_load(session, response, settle_after=args.wait_until == "load",
+    opening = await settle_load(session, response, settle_after=args.wait_until == "load",
                                same_document=_same_document(session.active_tab, url))
     result = await opening.tab.navigate(url, wait_until=args.wait_until,
                                         timeout=args.timeout or session.settings.timeout,
@@ -133,7 +133,7 @@ async def _history(session: Session, args: HistoryArgs, response: Response, step
     timeout = args.timeout or session.settings.timeout
     # Back and forward within a single-page app move in its history (same document): the app
     # re-renders on popstate, so the work that sets off is followed as an action's.
-    before = await watch_changes(session, response, action=None if step == "reload" else f"move {step}")
+    before = await settle_changes(session, response, action=None if step == "reload" else f"move {step}")
     if step == "reload":
         # A reload keeps the URL, so the reply tells a new title by comparing titles: the one from
         # before must be read before the reload starts. (Through Playwright the read, left to run

@@ -8,7 +8,7 @@ tests/test_design_calls.py replays each design's example calls.
 
 Two readings live here, each done in one place:
 - a call's tool name: ``our_call`` (every surface goes through it, via ``surfaces/exposure.by_name``
-  or ``ToolContext.call`` for a Python caller);
+  or ``Conversation.call`` for a Python caller);
 - its arguments: ``read_other_forms``, run by every input model (``ToolArgs`` in definition.py)
   before validation.
 """

@@ -25,10 +25,10 @@ from webhand.engine.bidi.policy import BidiPolicy
 from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed, NotOnFirefox, WebhandError
 
-__all__ = ["BidiBrowser", "BidiEngine"]
+__all__ = ["BidiBrowser", "FirefoxDriver"]
 
 
-class BidiEngine:
+class FirefoxDriver:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         # Bodies are kept for browser_network_request only when the network tools are served.

@@ -151,7 +151,7 @@ class BidiElement:
         on Chromium. FILL_PREPARE runs in the sandbox here, where the watch it starts wraps only the
         sandbox's view of the timers (an Xray's own properties), so a debounce the page's input
         handler schedules went unseen and typing replied before the page's save ran."""
-        watch = self.tab.tracker.watch
+        watch = self.tab.tracker.settling
         if watch is not None:
             await watch.begun()  # an action's watch sent before: ours replaces it, not the other way
         try:

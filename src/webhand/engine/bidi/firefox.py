@@ -129,7 +129,7 @@ def find_firefox(configured: str | None = None) -> str:
             return path
     raise BrowserNotFound("No Firefox was found (looked for firefox-esr and firefox on PATH).",
                               "Install it (Debian/Ubuntu: apt-get install firefox-esr, or scripts/ensure-firefox), "
-                              "set firefox_path, or use browser = \"chromium\".")
+                              "set firefox_path, or use driver = \"cdp\".")
 
 
 def _write_preferences(profile: str, extra: Mapping[str, object]) -> None:

@@ -76,7 +76,7 @@ class SessionNetwork:
         self.interception.check_route(rule)
         if rule.action == "continue" and rule.url:
             raise NotOnFirefox("A continue route that changes the URL",
-                               "Change the method, headers or body only, or use browser = \"chromium\".",
+                               "Change the method, headers or body only, or use driver = \"cdp\".",
                                lacking="Firefox 153 aborts a request whose URL network.continueRequest changes (the "
                                        "page sees an AbortError)")
         self.routes = [r for r in self.routes if r.pattern != rule.pattern] + [rule]
@@ -93,7 +93,7 @@ class SessionNetwork:
     async def set_conditions(self, conditions: NetworkConditions) -> None:
         if conditions.latency_ms or conditions.download_kbps or conditions.upload_kbps:
             raise NotOnFirefox("Latency and throughput emulation",
-                               "Use offline, or browser = \"chromium\" for latency and throughput.",
+                               "Use offline, or driver = \"cdp\" for latency and throughput.",
                                lacking="WebDriver BiDi emulates only being offline (emulation.setNetworkConditions)")
         emulated = {"type": "offline"} if conditions.offline else None
         async with guarded("Changing the network conditions", 30):

@@ -8,6 +8,6 @@ from webhand.errors import NotOnFirefox
 class NoPerformanceCounters:
     async def read(self, *, timeout: float) -> dict[str, float]:
         raise NotOnFirefox("Chromium's performance counters (browser_performance)",
-                           'Use browser = "chromium" (WEBHAND_BROWSER=chromium) for them.',
+                           'Use driver = "cdp" (WEBHAND_DRIVER=cdp) for them.',
                            lacking="WebDriver BiDi has no counters command (nothing like CDP's Performance.getMetrics), "
                                    "and Firefox's page APIs report no layout shifts (CLS), long tasks or JS heap size")

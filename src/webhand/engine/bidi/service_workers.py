@@ -122,6 +122,6 @@ def _skip_waiting(scope: str) -> None:
     answers ``script.evaluate`` in it with "no such frame: Realm with id … not found"."""
     raise NotOnFirefox(f"Activating the waiting worker of {scope} (skip_waiting)",
                        "Close or reload the pages the old worker controls (the waiting one then activates), "
-                       "or use browser = \"chromium\".",
+                       "or use driver = \"cdp\".",
                        lacking="BiDi cannot run code in a service worker (script.evaluate in its realm answers "
                                "\"Realm not found\"), and only the worker can call skipWaiting()")

@@ -253,10 +253,10 @@ class BidiTab:
         held: input at points, point_input.py). Firefox answers once the page has handled them,
         which it cannot while a dialog the input opened blocks the page: then the action is done
         when the dialog opens, and Firefox's answer comes (unread) after the dialog is answered."""
-        if self.tracker.watch is not None:
+        if self.tracker.settling is not None:
             # Firefox runs commands to different realms side by side, not in the order sent: the
             # action's watch (settle.WORK_HUB, in the page's realm) must be in place before the input.
-            await self.tracker.watch.begun()
+            await self.tracker.settling.begun()
         self._prompt.clear()
         async with guarded(doing, timeout):
             acting = asyncio.ensure_future(self.connection.send("input.performActions",
@@ -300,8 +300,8 @@ class BidiTab:
                 raise settle.PageGone() from error
             raise settle.DocumentReplaced() from error
 
-    def watch(self, caps: SettleCaps) -> settle.SettleWatch:
-        return settle.SettleWatch(self.tracker, caps)
+    def settling(self, caps: SettleCaps) -> settle.PageSettling:
+        return settle.PageSettling(self.tracker, caps)
 
     # the Tab interface ----------------------------------------------------------------------------
     @property

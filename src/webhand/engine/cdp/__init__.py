@@ -35,7 +35,7 @@ from webhand.engine.pool import redacted_url
 from webhand.errors import BrowserLaunchFailed
 from webhand.security.origins import OriginRules
 
-__all__ = ["CdpBrowser", "CdpEngine", "SharedTabsBrowser"]
+__all__ = ["CdpBrowser", "CdpDriver", "SharedTabsBrowser"]
 
 
 class CdpBrowser:
@@ -234,7 +234,7 @@ class SharedTabsBrowser(CdpBrowser):
         return context
 
 
-class CdpEngine:
+class CdpDriver:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.policy = CdpPolicy.from_settings(settings)

@@ -40,7 +40,7 @@ from webhand.engine.net_errors import net_failure
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
 from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
 from webhand.engine.service_workers import ServiceWorkerActions
-from webhand.engine.settle import DocumentReplaced, PageGone, SettleWatch
+from webhand.engine.settle import DocumentReplaced, PageGone, PageSettling
 from webhand.errors import ActionTimeout, NavigationFailed, PolicyRefused, WebhandError
 
 if TYPE_CHECKING:
@@ -425,8 +425,8 @@ class CdpTab:
             left, top, width, height = await self.frame_tree.evaluate(state, SCROLL, [x, y], timeout=timeout)
         return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
 
-    def watch(self, caps: SettleCaps) -> SettleWatch:
-        return SettleWatch(self.tracker, caps)
+    def settling(self, caps: SettleCaps) -> PageSettling:
+        return PageSettling(self.tracker, caps)
 
     # the page ------------------------------------------------------------------------------
     async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:

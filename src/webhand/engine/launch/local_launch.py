@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class Launcher(Protocol):
-    """What a driver's launcher (``Engine.launcher``) does for a cold start: launch the next browser
+    """What a driver's launcher (``Driver.launcher``) does for a cold start: launch the next browser
     ahead of need, say how it launches one, adopt one launched before the driver existed, and
     tell when the process of the browser being launched exists."""
 

@@ -34,7 +34,7 @@ from webhand.engine.pw.policy import PlaywrightRequestPolicy, RefusalLog
 from webhand.engine.pw.stealth import PlaywrightStealth
 from webhand.errors import ActionTimeout, BrowserLaunchFailed
 
-__all__ = ["PlaywrightBrowser", "PlaywrightEngine", "redacted_url"]
+__all__ = ["PlaywrightBrowser", "PlaywrightDriver", "redacted_url"]
 
 
 class PlaywrightBrowser:
@@ -179,7 +179,7 @@ def _first_line(error: Exception, url: str) -> str:
     return line.replace(url, redacted_url(url))
 
 
-class PlaywrightEngine:
+class PlaywrightDriver:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._playwright: Playwright | None = None

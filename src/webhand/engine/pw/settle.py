@@ -18,14 +18,14 @@ from playwright.async_api import Response as PWResponse
 from playwright.async_api import TimeoutError as PWTimeout
 
 from webhand.engine import settle
-from webhand.engine.settle import DocumentReplaced, PageGone, SettleWatch, TrackedRequest
+from webhand.engine.settle import DocumentReplaced, PageGone, PageSettling, TrackedRequest
 
 if TYPE_CHECKING:
     from webhand.engine.policy import OriginPolicy
 
-__all__ = ["PlaywrightActionWatch", "PlaywrightRequestTracker", "document_loaded"]
+__all__ = ["PlaywrightSettling", "PlaywrightRequestTracker", "document_loaded"]
 
-PlaywrightActionWatch = SettleWatch
+PlaywrightSettling = PageSettling
 
 
 class PlaywrightProbe:

@@ -41,7 +41,7 @@ from webhand.engine.pw.frames import PlaywrightFrame, PlaywrightFrameTree
 from webhand.engine.pw.liveness import PageLiveness
 from webhand.engine.pw.network import PlaywrightNetworkLog
 from webhand.engine.pw.policy import PlaywrightRequestPolicy
-from webhand.engine.pw.settle import PlaywrightActionWatch, PlaywrightRequestTracker, document_loaded
+from webhand.engine.pw.settle import PlaywrightSettling, PlaywrightRequestTracker, document_loaded
 from webhand.engine.pw.waits import wait_for_condition
 from webhand.errors import ActionTimeout, PolicyRefused, WebhandError
 from webhand.engine.service_workers import ServiceWorkerActions
@@ -298,8 +298,8 @@ class PlaywrightTab:
         return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
 
     # waiting ---------------------------------------------------------------------------------
-    def watch(self, caps: SettleCaps) -> PlaywrightActionWatch:
-        return PlaywrightActionWatch(self._tracker, caps)
+    def settling(self, caps: SettleCaps) -> PlaywrightSettling:
+        return PlaywrightSettling(self._tracker, caps)
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for_condition(self.page, self._tracker, condition, timeout)

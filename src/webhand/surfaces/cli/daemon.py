@@ -178,7 +178,7 @@ class Daemon:
             caller = dataclasses.replace(caller, session_name=str(session))
         if isinstance(cwd, str) and os.path.isabs(cwd):  # the command's folder: its files are the user's
             caller = dataclasses.replace(caller, working_folder=cwd)
-        result = await self.webhand.context(conversation_of(session)).call(tool, arguments, caller)
+        result = await self.webhand.conversation(conversation_of(session)).call(tool, arguments, caller)
         reply: dict[str, Any] = {"ok": True, "result": result_to_wire(result)}
         warning = settings_difference(self.running, asked if isinstance(asked, dict) else {})
         if warning:

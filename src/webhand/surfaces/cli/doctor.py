@@ -59,11 +59,11 @@ async def _binary_version(path: str) -> str:
 async def _check_endpoints(settings: Settings, report: _Report) -> None:
     """Connect to each remote endpoint once, with its headers and timeout, then disconnect."""
     from webhand.engine.pool import expand_headers, redacted_url
-    from webhand.session.manager import make_engine
+    from webhand.session.manager import make_driver
 
     pool = settings.effective_pool()
     assert pool is not None
-    engine = make_engine(settings)
+    driver = make_driver(settings)
     try:
         for endpoint in pool.endpoints:
             what = f"endpoint {endpoint.label}"
@@ -72,7 +72,7 @@ async def _check_endpoints(settings: Settings, report: _Report) -> None:
                 continue
             started = time.monotonic()
             try:
-                browser = await engine.connect(endpoint.url, kind=endpoint.kind, timeout=endpoint.timeout,
+                browser = await driver.connect(endpoint.url, kind=endpoint.kind, timeout=endpoint.timeout,
                                                headers=expand_headers(endpoint.headers, endpoint.label))
             except WebhandError as error:
                 report.fail(what, str(error))
@@ -83,7 +83,7 @@ async def _check_endpoints(settings: Settings, report: _Report) -> None:
                             f"connected in {time.monotonic() - started:.1f} s, capacity {endpoint.capacity}")
             await browser.close()  # only disconnects: webhand never kills a browser it did not start
     finally:
-        await engine.stop()
+        await driver.stop()
 
 
 async def run_doctor(settings: Settings) -> int:
@@ -150,7 +150,7 @@ async def run_doctor(settings: Settings) -> int:
     started = time.monotonic()
     try:
         async with Webhand(settings.model_copy(update={"warm_reserve": False})) as webhand:
-            context = webhand.context("doctor")
+            context = webhand.conversation("doctor")
             reply = await context.call("browser_navigate", {"url": "data:text/html,<title>webhand doctor</title>ok"})
             if reply.is_error:
                 report.fail("launch and navigate", reply.text)

@@ -13,8 +13,8 @@ import os
 import sys
 
 #: The environment the daemon needs to read a command line as this process would.
-_FORWARDED_ENV = ("WEBHAND_SESSION", "WEBHAND_AGENT", "WEBHAND_CONFIG", "WEBHAND_PROFILE", "WEBHAND_BROWSER",
-                  "WEBHAND_HEADLESS", "WEBHAND_STORAGE_STATE", "HOME", "XDG_CONFIG_HOME")
+_FORWARDED_ENV = ("WEBHAND_SESSION", "WEBHAND_AGENT", "WEBHAND_CONFIG", "WEBHAND_PROFILE", "WEBHAND_DRIVER",
+                  "WEBHAND_BROWSER", "WEBHAND_HEADLESS", "WEBHAND_STORAGE_STATE", "HOME", "XDG_CONFIG_HOME")
 #: The fast path bounds its wait by the longest timeout a config allows (600 s) plus a margin;
 #: the daemon ends each call at the call's own timeout.
 _LONGEST_WAIT_SECONDS = 630.0

@@ -102,7 +102,7 @@ async def _login(name: str, url: str | None, settings: Settings) -> int:
     settings = settings.model_copy(update={"profile": name, "headless": not visible, "warm_reserve": False,
                                            "storage_state": None, "save_storage_state": False})
     async with Webhand(settings) as webhand:
-        context = webhand.context(_CONVERSATION)
+        context = webhand.conversation(_CONVERSATION)
         opened = await context.call("browser_navigate", {"url": url}) if url else \
             await context.call("browser_session_create", {})
         if opened.is_error:

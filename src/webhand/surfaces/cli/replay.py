@@ -41,7 +41,7 @@ async def replay(steps: list[dict[str, Any]], settings: Settings) -> ReplayRepor
     from webhand.host import Webhand
 
     async with Webhand(settings, capabilities=["all"]) as webhand:
-        context = webhand.context(f"replay-{uuid.uuid4().hex[:12]}")
+        context = webhand.conversation(f"replay-{uuid.uuid4().hex[:12]}")
         for number, step in enumerate(steps, 1):
             result = await context.call(str(step.get("tool")), step.get("arguments") or {})
             expect = step.get("expect") or {}

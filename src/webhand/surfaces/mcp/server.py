@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from webhand import __version__
 from webhand.caller import Caller
-from webhand.host import ToolContext, Webhand
+from webhand.host import Conversation, Webhand
 from webhand.surfaces.mcp import client_roots, resources
 from webhand.surfaces.mcp.startup.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
 from webhand.surfaces.exposure import by_name
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from webhand.surfaces.exposure import ExposedTool
 
 #: Picks the conversation of one MCP request; raises MCPError when the request has none.
-ContextFor = Callable[[Any], ToolContext]
+ContextFor = Callable[[Any], Conversation]
 
 
 def mcp_tool(tool: ExposedTool) -> types.Tool:
@@ -36,7 +36,7 @@ def mcp_tool(tool: ExposedTool) -> types.Tool:
 
 def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "multi",
                  exposed: Callable[[], dict[str, ExposedTool]] | None = None) -> Server[Any]:
-    """An MCP server whose calls run in the ``ToolContext`` that ``context_for(ctx)`` picks.
+    """An MCP server whose calls run in the ``Conversation`` that ``context_for(ctx)`` picks.
     ``exposed``: the served tools by name, when they are shared with the early stdio server."""
     if exposed is None:
         from webhand.surfaces.exposure import served_tools
@@ -108,7 +108,7 @@ def caller_of(ctx: Any) -> Caller:
                   ask_person=ask_person if session.check_client_capability(_ELICITATION) else None)
 
 
-async def serve_stdio(webhand: Webhand, context: ToolContext, stdin: Any, stdout: Any, *, style: str = "multi",
+async def serve_stdio(webhand: Webhand, context: Conversation, stdin: Any, stdout: Any, *, style: str = "multi",
                       exposed: Callable[[], dict[str, ExposedTool]] | None = None) -> None:
     """Serve one conversation over stdio until the client closes the pipe. ``stdin``/``stdout``: the
     wire's lines and writer (``wire``), which webhand owns from the process's start."""

@@ -64,7 +64,7 @@ async def serve(load_settings: Callable[[], Settings], wire: StdioWire, *, style
     async with webhand:
         _close_on_signals(webhand)
         webhand.open_soon(conversation_id)
-        context = webhand.context(conversation_id)
+        context = webhand.conversation(conversation_id)
         if (launcher := webhand.sessions.launcher) is not None:
             await launcher.until_spawned()
         exposed = served_tools(lambda: webhand.tools.values(), style)

@@ -24,7 +24,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from webhand.config import Settings
-from webhand.host import ToolContext, Webhand
+from webhand.host import Conversation, Webhand
 from webhand.security.origins import OWN_ENDPOINTS
 from webhand.surfaces.dashboard import OPEN_PATHS, dashboard_mount
 from webhand.surfaces.http_security import (
@@ -61,10 +61,10 @@ def conversation_of(session_id: str) -> str:
     return f"mcp-{session_id}"
 
 
-def session_context_for(webhand: Webhand) -> Callable[[Any], ToolContext]:
+def session_context_for(webhand: Webhand) -> Callable[[Any], Conversation]:
     """Map an MCP request to the conversation of its MCP session, created on first use."""
 
-    def context_for(ctx: Any) -> ToolContext:
+    def context_for(ctx: Any) -> Conversation:
         # The SDK keeps per-connection state and teardown on the Connection; ServerRequestContext
         # does not expose it publicly in mcp 2.3 (pinned in constraints.txt), so reach it here only.
         connection = getattr(ctx.session, "_connection", None)
@@ -74,7 +74,7 @@ def session_context_for(webhand: Webhand) -> Callable[[Any], ToolContext]:
                 "the initialize handshake (protocol 2025-11-25) so the server assigns one."))
         context = connection.state.get("webhand_context")
         if context is None:
-            context = webhand.context(conversation_of(connection.session_id))
+            context = webhand.conversation(conversation_of(connection.session_id))
             connection.state["webhand_context"] = context
             # Unwound when the session ends for any reason: client DELETE, idle timeout, shutdown.
             connection.exit_stack.push_async_callback(webhand.end_conversation, context.conversation_id)

@@ -27,7 +27,7 @@ from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool
 from webhand.surfaces.mcp.startup.wire import StdioWire
 
 if TYPE_CHECKING:
-    from webhand.host import ToolContext
+    from webhand.host import Conversation
     from webhand.surfaces.exposure import ExposedTool
 
 log = logging.getLogger("webhand.mcp")
@@ -42,7 +42,7 @@ class Handover:
 
 
 class EarlyServer:
-    def __init__(self, wire: StdioWire, context: ToolContext, exposed: Callable[[], dict[str, ExposedTool]]) -> None:
+    def __init__(self, wire: StdioWire, context: Conversation, exposed: Callable[[], dict[str, ExposedTool]]) -> None:
         self._wire, self._context, self._exposed = wire, context, exposed
         self._calls: dict[int | str, asyncio.Task[None]] = {}
         #: Whether a tools/call may be served here: not when the call needs what only the SDK speaks
