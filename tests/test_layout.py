@@ -271,3 +271,21 @@ def protocol_members(name: str, package: Path = PACKAGE) -> list[str]:
 def test_the_tab_protocol_stays_narrow():
     members = protocol_members("Tab")
     assert len(members) <= TAB_MEMBERS_AT_MOST, f"the Tab Protocol has {len(members)} members: {members}"
+
+
+#: Most lines a module of src/webhand has before its docstring must say why it is one file
+#: ("Long because ..."): past this a reader no longer holds it in mind, so a long module is a choice,
+#: stated where the reader starts, never an accident. 500: the largest cohesive classes of the
+#: house (a driver's tab, the settle rules) sit just under or just over it.
+LINES_AT_MOST = 500
+
+
+def test_no_module_is_long_without_saying_why():
+    found = []
+    for name, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.count("\n") + 1
+        if lines > LINES_AT_MOST and "Long because" not in (ast.get_docstring(ast.parse(text)) or ""):
+            found.append(f"{path.relative_to(SRC)}: {lines} lines")
+    assert not found, (f"modules over {LINES_AT_MOST} lines whose docstring does not say why "
+                       "(\"Long because ...\"): split them by responsibility, or say why not:\n" + "\n".join(found))

@@ -25,6 +25,9 @@ After a page load (``SettleCaps.page_load``: the driver already waited for "load
 has no quiet window: step 3 waits for the loading's own requests, and the load window
 (``_until_request_or_idle``) watches, until the page's next frame and idle time, for a request the
 page starts as it mounts. Only when something was waited for does a quiet window follow.
+
+Long because the settle rules are one algorithm (the tracker, the rounds, the caps and the page
+probes they run) that every driver shares; its page scripts are in engine/js/.
 """
 
 from __future__ import annotations
