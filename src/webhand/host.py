@@ -4,6 +4,9 @@ A host (an MCP server, the CLI daemon, an agent framework) creates a ``Webhand``
 conversation a ``Conversation`` bound to that conversation's id. The model only ever sends a tool
 name and arguments; it can never choose the conversation, so it can never reach another
 conversation's browser.
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations
