@@ -46,7 +46,7 @@ class Webhand:
         self.sessions = SessionManager(self.settings)
         self._capabilities = capabilities
         if capabilities is not None:  # where responses came from is asked only when the network tools are served
-            self.sessions.engine.response_sources = bool({"network", "all"} & set(capabilities))
+            self.sessions.driver.response_sources = bool({"network", "all"} & set(capabilities))
         self._opening: set[asyncio.Task[Any]] = set()
         #: When a dashboard page last asked for anything (monotonic): while someone looks, each call's
         #: history entry gets a thumbnail of the page after it; nobody looking costs nothing.
