@@ -281,7 +281,7 @@ class PageSettling:
     def begin(self) -> None:
         """Start following the work the action schedules (``WATCH``), just before it acts. Sent, not
         awaited: the action's own scripts (the element's actionability check, the field's
-        preparation) and so its input go after it on the page's session; an action with no script
+        preparation) and so its input go after it on the page's CDP session; an action with no script
         before its input (a key press on the page) awaits ``begun`` first, since its key can reach
         the page before the script. Typing at once needs none: the script that prepares the field
         starts it. A page that cannot run it now (navigating, blocked by a
