@@ -116,7 +116,7 @@ async def run_doctor(settings: Settings) -> int:
         "picked: these settings need Playwright" if settings.needs_playwright() else "the default")
     what = "Firefox over WebDriver BiDi (engine/bidi/)" if settings.driver == "firefox" else \
         f"Chromium over {'raw CDP' if settings.driver == 'cdp' else 'Playwright'}"
-    report.info("driver", f"{settings.driver}: {what} ({how}; set driver in webhand.toml, WEBHAND_DRIVER or --driver)")
+    report.info("driver", f"{settings.driver} ({how}; set driver in webhand.toml, WEBHAND_DRIVER or --driver): {what}")
     pool = settings.effective_pool()
     if settings.driver == "firefox" and not settings.cdp_url:
         from webhand.engine.bidi.firefox import find_firefox
