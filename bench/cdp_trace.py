@@ -54,7 +54,8 @@ def ref_of(snapshot: str, role: str, name: str) -> str:
 async def scenario(pages: PageServer) -> None:
     settings = Settings.from_sources({"warm_reserve": False, "isolation": "context", "driver": "cdp"}, env={})
     async with Webhand(settings, capabilities=["core", "tabs"]) as webhand:
-        tools = webhand.conversation("cdp-trace")
+        # ``context``: the name before issue 39's vocabulary, so that the script runs on older trees too.
+        tools = (getattr(webhand, "conversation", None) or webhand.context)("cdp-trace")
 
         async def call(name: str, arguments: dict[str, object] | None = None) -> str:
             SENT.append((None, f"== {name}"))  # where each call's commands begin, for a readable diff
