@@ -48,7 +48,7 @@ class FirefoxDriver:
                                "Let webhand launch Firefox (remove the ws:// URL), or unset the origin rules.")
 
     async def launch(self, *, profile_dir: str | None = None) -> BidiBrowser:
-        firefox = await self.launcher.take(profile_dir)
+        firefox = await self.launcher.ahead.take(profile_dir)
         try:
             connection = await BidiConnection.open(firefox.ws_endpoint, timeout=self.settings.launch_timeout)
             browser = BidiBrowser(connection, firefox, self.policy, collect_bodies=self.response_sources)
@@ -88,7 +88,7 @@ class FirefoxDriver:
         return browser
 
     async def stop(self) -> None:
-        await self.launcher.discard_early()  # launched ahead for a session that never came
+        await self.launcher.ahead.discard()  # launched ahead for a session that never came
 
     def kill_now(self) -> list[int]:
         return self.launcher.launched.kill_now()

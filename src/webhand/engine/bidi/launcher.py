@@ -13,7 +13,7 @@ from webhand.config import Settings
 from webhand.engine.bidi.firefox import FirefoxProcess, find_firefox
 from webhand.engine.bidi.policy import POLICY_PREFERENCES
 from webhand.engine.launch.chrome import LaunchedBrowsers
-from webhand.engine.launch.local_launch import until_set
+from webhand.engine.launch.local_launch import StartedAhead, until_set
 
 
 class FirefoxLauncher:
@@ -24,7 +24,7 @@ class FirefoxLauncher:
         self._policy_active = policy_active
         self.launched = LaunchedBrowsers()  # what kill_now ends by pid
         self.spawned = asyncio.Event()  # set when a launch has its Firefox process
-        self._early: asyncio.Future[FirefoxProcess] | None = None
+        self.ahead = StartedAhead[FirefoxProcess](self._start, _discard)
 
     def plan(self) -> dict[str, Any]:
         settings = self.settings
@@ -38,8 +38,7 @@ class FirefoxLauncher:
                 "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if self._policy_active() else {}}
 
     def prelaunch(self) -> None:
-        if self._early is None:
-            self._early = asyncio.ensure_future(self._start())
+        self.ahead.start()
 
     def adopt_prelaunched(self, starting: asyncio.Future[Any]) -> None:
         """A browser launched before the driver existed is a Chromium (launch_memo.py): not ours to use."""
@@ -47,23 +46,6 @@ class FirefoxLauncher:
 
     async def until_spawned(self) -> None:
         await until_set(self.spawned, self.settings.launch_timeout)
-
-    def take(self, profile_dir: str | None = None) -> asyncio.Future[FirefoxProcess]:
-        """The browser started ahead, or a launch begun now: the caller owns it from here. A kept
-        profile's browser is always launched now, on that folder (the one started ahead, if any,
-        runs on a temporary profile and stays for the next session)."""
-        if profile_dir is not None:
-            return asyncio.ensure_future(self._start(profile_dir))
-        starting, self._early = self._early or asyncio.ensure_future(self._start()), None
-        return starting
-
-    async def discard_early(self) -> None:
-        """End a browser launched ahead for a session that never came."""
-        early, self._early = self._early, None
-        if early is not None:
-            early.cancel()
-            with contextlib.suppress(BaseException):
-                await (await early).close()
 
     async def _start(self, profile_dir: str | None = None) -> FirefoxProcess:
         plan = self.plan()
@@ -73,3 +55,10 @@ class FirefoxLauncher:
                                              preferences=plan["preferences"], profile_dir=profile_dir)
         self.launched.add(firefox)
         return firefox
+
+
+async def _discard(early: asyncio.Future[FirefoxProcess]) -> None:
+    """End a Firefox started ahead: its launch stopped if it is still starting, else the browser closed."""
+    early.cancel()
+    with contextlib.suppress(BaseException):
+        await (await early).close()

@@ -255,7 +255,7 @@ class CdpDriver:
 
     async def launch(self, *, profile_dir: str | None = None) -> CdpBrowser:
         settings = self.settings
-        starting = self.launcher.take(profile_dir)
+        starting = self.launcher.ahead.take(profile_dir)
         chrome = await starting
         try:
             connection = await CdpConnection.open(chrome.ws_endpoint, timeout=settings.launch_timeout)
@@ -321,7 +321,7 @@ class CdpDriver:
     async def stop(self) -> None:
         """No driver process to stop (each browser closes its own connection); a browser launched
         ahead for a session that never came is ended; the extension relay stops listening."""
-        await self.launcher.discard_early()
+        await self.launcher.ahead.discard()
         if self.relay is not None:
             await self.relay.close()
 

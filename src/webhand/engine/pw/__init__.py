@@ -199,7 +199,7 @@ class PlaywrightDriver:
     async def launch(self, *, profile_dir: str | None = None) -> PlaywrightBrowser:
         # Chromium (about 0.3 s to its DevTools endpoint) and the Node driver (about 0.4 s) boot side
         # by side: a first launch waits for the slower of the two, not for their sum.
-        starting = self.launcher.take(profile_dir)
+        starting = self.launcher.ahead.take(profile_dir)
         try:
             await self.start()
         except BaseException:
@@ -245,7 +245,7 @@ class PlaywrightDriver:
                                  response_sources=self.response_sources)
 
     async def stop(self) -> None:
-        await self.launcher.discard_early()  # launched ahead for a session that never came
+        await self.launcher.ahead.discard()  # launched ahead for a session that never came
         if self._driver_start is not None and not self._driver_start.done():
             # The driver is mid-start: let it finish (capped) so that exiting ends its process.
             with contextlib.suppress(Exception):
