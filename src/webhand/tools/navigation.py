@@ -103,7 +103,7 @@ async def navigate(session: Session, args: NavigateArgs, response: Response) -> 
                                same_document=_same_document(session.active_tab, url))
     result = await opening.tab.navigate(url, wait_until=args.wait_until,
                                         timeout=args.timeout or session.settings.timeout,
-                                        title=opening.watch is None)  # else read once the page settled
+                                        title=opening.settling is None)  # else read once the page settled
     if result.download:  # the URL was a file: the tab stays put and the download line follows
         response.report_changes(None)  # no page was opened: nothing to report
         response.add(f"{shorten(args.url, URL_LIMIT)} is a file download, not a page; the tab stays at "
