@@ -187,7 +187,7 @@ async def test_screenshot_is_a_png_of_the_viewport(firefox: BidiBrowser, site) -
     context, tab = await _tab(firefox, Heard(), width=640, height=480)
     try:
         await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
-        png = await tab.screenshot(full_page=False, timeout=30)
+        png = await tab.capture.screenshot(full_page=False, timeout=30)
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = struct.unpack(">II", png[16:24])
         assert (width, height) == (640, 480)

@@ -379,6 +379,8 @@ class Frame(Protocol):
 #     tab.service_workers  the session's registrations and what can be done to them (browser_service_workers)
 #     tab.performance      Chromium's performance counters (browser_performance)
 #     tab.console          the model's JavaScript, run as a DevTools console would (browser_eval)
+#     tab.keyboard         keys on whatever has focus (browser_press_key, browser_type without a ref)
+#     tab.capture          the page as a picture or a document: screenshot and PDF (browser_screenshot, browser_pdf)
 #
 # Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, refs, input,
 # settling), and each driver's component is called directly, not forwarded by its tab.
@@ -458,6 +460,29 @@ class JavaScriptConsole(Protocol):
         ...
 
 
+class Keyboard(Protocol):
+    """The tab's keyboard: keys sent to whatever has focus, not to an element (as Playwright's
+    ``page.keyboard``). One component, because pressing and typing share the driver's key events
+    and nothing else of the tab; an element's own ``press`` and ``type`` focus it first."""
+
+    async def press(self, key: str, *, timeout: float) -> None:
+        """Press a key (or chord like Control+A) on whatever has focus."""
+        ...
+
+    async def type_text(self, text: str, *, timeout: float) -> None:
+        """Type ``text`` key by key into whatever has focus (the keyboard, not an element)."""
+        ...
+
+
+class Capture(Protocol):
+    """The page rendered for keeping: a PNG screenshot, a PDF print. One component, because both
+    ask the browser to render the whole page (not to act on it) and need only its connection; the
+    dashboard's small live pictures are ``LiveView``'s."""
+
+    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes: ...
+    async def pdf(self, *, timeout: float) -> bytes: ...
+
+
 class Tab(Protocol):
     """One page. What only a few callers use is a component, a typed attribute (the Protocols above)."""
 
@@ -466,6 +491,8 @@ class Tab(Protocol):
     service_workers: ServiceWorkers
     performance: Performance
     console: JavaScriptConsole
+    keyboard: Keyboard
+    capture: Capture
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
 
@@ -480,7 +507,6 @@ class Tab(Protocol):
     async def warm_up(self) -> None:
         """Prepare what the first call on this tab would otherwise pay for (a reserve tab)."""
         ...
-    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes: ...
     async def frames(self) -> list[Frame]: ...
     async def resolve(self, ref: str, *, timeout: float) -> Element: ...
     async def stable_selector(self, ref: str, *, timeout: float) -> str:
@@ -497,7 +523,6 @@ class Tab(Protocol):
     @property
     def closed(self) -> bool: ...
     async def bring_to_front(self) -> None: ...
-    async def pdf(self, *, timeout: float) -> bytes: ...
     async def set_input_files(self, element: Element, paths: list[str], *, timeout: float) -> None: ...
     async def web_storage(self, area: Literal["local", "session"], operation: Literal["get", "set", "delete", "clear"],
                           key: str | None = None, value: str | None = None, *, timeout: float) -> dict[str, str]:
@@ -506,12 +531,6 @@ class Tab(Protocol):
     async def go_back(self, *, timeout: float) -> NavigationResult | None: ...
     async def go_forward(self, *, timeout: float) -> NavigationResult | None: ...
     async def reload(self, *, timeout: float) -> NavigationResult: ...
-    async def press(self, key: str, *, timeout: float) -> None:
-        """Press a key (or chord like Control+A) on whatever has focus."""
-        ...
-    async def type_text(self, text: str, *, timeout: float) -> None:
-        """Type ``text`` key by key into whatever has focus (the keyboard, not an element)."""
-        ...
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str: ...
     def settling(self, caps: SettleCaps) -> Settling:
         """Start recording what an action sets off: navigations, requests, DOM changes."""

@@ -102,7 +102,7 @@ async def pdf(session: Session, args: PdfArgs, response: Response) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
         target = response.files.pdfs / f"page-{stamp}.pdf"
     tab = await session.tab()
-    data = await tab.pdf(timeout=args.timeout or session.settings.timeout)
+    data = await tab.capture.pdf(timeout=args.timeout or session.settings.timeout)
     response.files.write(target, data)
     response.saved(target)
     response.add(f"Saved {response.page(tab.url, URL_LIMIT)} as PDF: {target} ({len(data):,} bytes)")

@@ -186,4 +186,4 @@ async def capture_png(session: Session, args: Any, timeout: float) -> bytes:
             return await element.screenshot(timeout=timeout)
         finally:
             await element.dispose()
-    return await (await session.tab()).screenshot(full_page=args.full_page, timeout=timeout)
+    return await (await session.tab()).capture.screenshot(full_page=args.full_page, timeout=timeout)

@@ -8,13 +8,12 @@ The settle rules are engine/settle.py's, fed with the tab's ``network`` events.
 
 One class per file, as in engine/cdp/: the tab here; its elements (element.py), frames (frames.py)
 and dialogs (dialogs.py); its components (engine/driver.py's ``liveness``, ``live_view``, ...) in
-liveness.py, screen_capture.py, service_workers.py, performance.py and javascript.py.
+liveness.py, screen_capture.py, service_workers.py, performance.py, javascript.py, keyboard.py and capture.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import re
 from collections import deque
 from typing import Any, Literal, Protocol
@@ -23,11 +22,13 @@ from webhand.engine import settle
 from webhand.engine.bidi import console, javascript, screen_capture, service_workers, values
 from webhand.engine.bidi.waits import wait_for
 from webhand.engine.waits import POLL
+from webhand.engine.bidi.capture import BidiCapture
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.dialogs import BidiDialog
 from webhand.engine.bidi.element import SNAPSHOT_AGAIN, BidiElement
 from webhand.engine.bidi.frames import BidiFrame
 from webhand.engine.bidi.files import SessionDownloads
+from webhand.engine.bidi.keyboard import BidiKeyboard
 from webhand.engine.bidi.liveness import Liveness
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
 from webhand.engine.bidi.page_requests import announced
@@ -104,6 +105,8 @@ class BidiTab:
         self.live_view = screen_capture.BidiLiveView(self, self.point_input)
         self.service_workers = service_workers.BidiServiceWorkers(self)
         self.performance = NoPerformanceCounters()
+        self.keyboard = BidiKeyboard(self.perform)
+        self.capture = BidiCapture(self.connection, context_id)
 
     @property
     def events(self) -> TabEvents:
@@ -347,13 +350,6 @@ class BidiTab:
     async def warm_up(self) -> None:
         """Nothing to prepare: the sandbox realm is made by the first call."""
 
-    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
-        async with guarded("Taking a screenshot", timeout):
-            shot = await self.connection.send("browsingContext.captureScreenshot", {
-                "context": self.context_id, "origin": "document" if full_page else "viewport",
-                "format": {"type": "image/png"}})
-        return base64.b64decode(shot["data"])
-
     async def frames(self) -> list[BidiFrame]:
         """The tab's frames, parents before children; a frame keeps its key while it lives."""
         async with guarded("Reading the tab's frames", 10):
@@ -497,24 +493,12 @@ class BidiTab:
         status = self._document_status.pop(result.get("navigation") or "", None)
         return NavigationResult(url=result.get("url", self._url), status=status, title=await self.title())
 
-    async def press(self, key: str, *, timeout: float) -> None:
-        await self.perform([{"type": "key", "id": "keyboard", "actions": values.chord_actions(key)}],
-                           f"Pressing {key}", timeout)
-
-    async def type_text(self, text: str, *, timeout: float) -> None:
-        await self.perform([{"type": "key", "id": "keyboard", "actions": values.text_actions(text)}], "Typing", timeout)
-
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         left, top, width, height = await self.call(SCROLL, [[x, y]], doing="Scrolling the page", timeout=timeout)
         return f"The page is scrolled to x={left}, y={top} (page size {width}x{height})."
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)
-
-    async def pdf(self, *, timeout: float) -> bytes:
-        async with guarded("Printing to PDF", timeout):
-            printed = await self.connection.send("browsingContext.print", {"context": self.context_id})
-        return base64.b64decode(printed["data"])
 
     async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
         """Give files to an <input type=file> directly (``input.setFiles``; no file chooser)."""

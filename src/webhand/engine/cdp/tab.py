@@ -1,4 +1,4 @@
-"""One page over raw CDP: its session(s), navigation and history, screenshots, keys.
+"""One page over raw CDP: its session(s), navigation and history, frames and refs.
 
 The tab's page is a flattened session on the browser's connection; each out-of-process iframe
 (and worker) attaches as a session of its own (``Target.setAutoAttach`` with flatten), paused
@@ -10,22 +10,24 @@ the page's events (events.py) and network log (network.py); its workers (workers
 components (engine/driver.py), which callers reach as attributes: ``liveness`` (liveness.py), and
 the ones written once for both Chromium drivers on the tab's CDP session: ``console``
 (engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
-(engine/service_workers.py), ``performance`` (engine/devtools.py).
+(engine/service_workers.py), ``performance`` (engine/devtools.py); and ``keyboard`` (keyboard.py) and
+``capture`` (capture.py), each on the page's CDP session.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from webhand.engine import keys, settle
-from webhand.engine.cdp import keyboard, stealth
+from webhand.engine import settle
+from webhand.engine.cdp import stealth
+from webhand.engine.cdp.capture import PageCapture
 from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.element import CdpElement
 from webhand.engine.cdp.events import CdpPageEvents
+from webhand.engine.cdp.keyboard import CdpKeyboard
 from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
 from webhand.engine.cdp.liveness import Liveness
 from webhand.engine.cdp.network import CdpNetworkLog
@@ -104,6 +106,8 @@ class CdpTab:
         self.service_workers = ServiceWorkerActions(self.channel, self.workers.registry, self.console,
                                                     lambda: self.url)
         self.performance = PerformanceCounters(self.channel)
+        self.keyboard = CdpKeyboard(connection, session_id)  # keyboard.py
+        self.capture = PageCapture(connection, session_id)  # capture.py
 
     # set-up ------------------------------------------------------------------------------------
     async def start(self, *, width: int, height: int) -> None:
@@ -429,17 +433,6 @@ class CdpTab:
         return PageSettling(self.tracker, caps)
 
     # the page ------------------------------------------------------------------------------
-    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
-        async with guarded("Taking a screenshot", timeout):
-            params: dict[str, Any] = {"format": "png"}
-            if full_page:
-                metrics = await self.connection.send.Page.getLayoutMetrics(session_id=self.session_id)
-                size = metrics["cssContentSize"]
-                params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": size["width"],
-                                                                "height": size["height"], "scale": 1})
-            shot = await self.connection.send.Page.captureScreenshot(params=params, session_id=self.session_id)  # type: ignore[arg-type]
-        return base64.b64decode(shot["data"])
-
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with guarded("Resizing the viewport", 30):
             await self.connection.send.Emulation.setDeviceMetricsOverride(params={
@@ -457,15 +450,6 @@ class CdpTab:
     async def bring_to_front(self) -> None:
         async with guarded("Switching tabs", 30):
             await self.connection.send.Page.bringToFront(session_id=self.session_id)
-
-    async def pdf(self, *, timeout: float) -> bytes:
-        try:
-            async with guarded("Printing the page to PDF", timeout):
-                printed = await self.connection.send.Page.printToPDF(params={"printBackground": True}, session_id=self.session_id)
-        except ActionTimeout:
-            raise ActionTimeout(f"Printing the page to PDF did not finish within {timeout:g} s.",
-                                "Retry with a larger timeout, or take a screenshot instead.") from None
-        return base64.b64decode(printed["data"])
 
     async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
         """Give files to an <input type=file> directly (no file chooser; works on hidden inputs too)."""
@@ -496,24 +480,6 @@ class CdpTab:
                 raise WebhandError(f"This page ({self.url}) has no {area}Storage (about:blank, data: and "
                                    "sandboxed pages have none).", "Navigate to a page of the site first.") from None
             raise
-
-    # keys -------------------------------------------------------------------------------------
-    async def press(self, key: str, *, timeout: float) -> None:
-        keys.parse_chord(key)
-        try:
-            async with guarded(f"Pressing {key}", timeout):
-                await keyboard.press(self.connection, self.session_id, key)
-        except ActionTimeout:
-            raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
-                                "The page may be busy: call browser_snapshot.") from None
-
-    async def type_text(self, text: str, *, timeout: float) -> None:
-        try:
-            async with guarded("Typing", timeout):
-                await keyboard.type_text(self.connection, self.session_id, text)
-        except ActionTimeout:
-            raise ActionTimeout(f"Typing did not finish within {timeout:g} s.",
-                                "The page may be busy: call browser_snapshot to see what was typed.") from None
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)

@@ -1,4 +1,4 @@
-"""One page: navigation and history, keys and scrolling, waiting, screenshots, storage.
+"""One page: navigation and history, scrolling, waiting, storage.
 
 A tab owns its collaborators, each made in ``__init__`` with what it needs:
 
@@ -13,7 +13,8 @@ A tab owns its collaborators, each made in ``__init__`` with what it needs:
 Its components (engine/driver.py), reached as attributes by their callers: ``liveness``, and
 the ones written once for both Chromium drivers on the tab's CDP session: ``console``
 (engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
-(engine/service_workers.py), ``performance`` (engine/devtools.py).
+(engine/service_workers.py), ``performance`` (engine/devtools.py); and ``keyboard`` (keyboard.py) and
+``capture`` (capture.py), on the Playwright page.
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ from webhand.engine.driver import (NavigationResult, NetworkConditions, SettleCa
 from webhand.engine.live_view import LiveView
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
 from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
+from webhand.engine.pw.capture import PageCapture
 from webhand.engine.pw.channel import PlaywrightChannel, viewport_of
 from webhand.engine.pw.cdp_session import TabCdpSession
 from webhand.engine.pw.element import PlaywrightElement
-from webhand.engine.pw.errors import navigation_error, translate, translated, unknown_key
+from webhand.engine.pw.errors import navigation_error, translate, translated
 from webhand.engine.pw.events import PlaywrightPageEvents
 from webhand.engine.pw.frames import PlaywrightFrame, PlaywrightFrameTree
+from webhand.engine.pw.keyboard import PlaywrightKeyboard
 from webhand.engine.pw.liveness import PageLiveness
 from webhand.engine.pw.network import PlaywrightNetworkLog
 from webhand.engine.pw.policy import PlaywrightRequestPolicy
@@ -83,6 +86,8 @@ class PlaywrightTab:
         self.service_workers = ServiceWorkerActions(self.channel, self.cdp_session.service_worker_registry,
                                                     self.console, lambda: self.url)
         self.performance = PerformanceCounters(self.channel, enabled=self.cdp_session.ready)
+        self.keyboard = PlaywrightKeyboard(page)  # keyboard.py
+        self.capture = PageCapture(page)  # capture.py
 
     async def _watch_window_open(self) -> None:
         try:
@@ -169,10 +174,6 @@ class PlaywrightTab:
         except PWError:
             pass  # a slow page still gets its reply; the reply says where the tab is
 
-    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
-        async with translated("Taking a screenshot", timeout):
-            return await self.page.screenshot(full_page=full_page, type="png", timeout=timeout * 1000)
-
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with translated("Resizing the viewport"):
             await self.page.set_viewport_size({"width": width, "height": height})
@@ -193,15 +194,6 @@ class PlaywrightTab:
     async def bring_to_front(self) -> None:
         async with translated("Switching tabs"):
             await self.page.bring_to_front()
-
-    async def pdf(self, *, timeout: float) -> bytes:
-        try:
-            return await asyncio.wait_for(self.page.pdf(print_background=True), timeout)
-        except asyncio.TimeoutError:
-            raise ActionTimeout(f"Printing the page to PDF did not finish within {timeout:g} s.",
-                                "Retry with a larger timeout, or take a screenshot instead.") from None
-        except PWError as error:
-            raise translate(error, "Printing the page to PDF", timeout) from None
 
     async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
         """Give files to an <input type=file> directly (no file chooser; works on hidden inputs too)."""
@@ -273,25 +265,7 @@ class PlaywrightTab:
         assert result is not None
         return result
 
-    # keys and scrolling ----------------------------------------------------------------------
-    async def press(self, key: str, *, timeout: float) -> None:
-        try:
-            await asyncio.wait_for(self.page.keyboard.press(key), timeout)
-        except asyncio.TimeoutError:
-            raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
-                                "The page may be busy: call browser_snapshot.") from None
-        except PWError as error:
-            raise unknown_key(key, error) or translate(error, f"Pressing {key}", timeout) from None
-
-    async def type_text(self, text: str, *, timeout: float) -> None:
-        try:
-            await asyncio.wait_for(self.page.keyboard.type(text), timeout)
-        except asyncio.TimeoutError:
-            raise ActionTimeout(f"Typing did not finish within {timeout:g} s.",
-                                "The page may be busy: call browser_snapshot to see what was typed.") from None
-        except PWError as error:
-            raise translate(error, "Typing", timeout) from None
-
+    # scrolling ----------------------------------------------------------------------------
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         async with translated("Scrolling the page", timeout):
             left, top, width, height = await asyncio.wait_for(self.page.evaluate(SCROLL, [x, y]), timeout)
