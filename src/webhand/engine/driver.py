@@ -381,6 +381,7 @@ class Frame(Protocol):
 #     tab.console          the model's JavaScript, run as a DevTools console would (browser_eval)
 #     tab.keyboard         keys on whatever has focus (browser_press_key, browser_type without a ref)
 #     tab.capture          the page as a picture or a document: screenshot and PDF (browser_screenshot, browser_pdf)
+#     tab.refs             the tab's frames, and its elements found by ref or CSS selector across them
 #
 # Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, refs, input,
 # settling), and each driver's component is called directly, not forwarded by its tab.
@@ -483,6 +484,24 @@ class Capture(Protocol):
     async def pdf(self, *, timeout: float) -> bytes: ...
 
 
+class Refs(Protocol):
+    """Finding the tab's elements: by the ref a snapshot gave one (``e12``, ``f1e3`` in frame f1), or
+    by a CSS selector, across the tab's frames. One component, because a ref names its frame, so
+    every driver finds elements in its frame tree (frames.py in each driver folder): this is that
+    tree's side callers use (the snapshot walks ``frames``; actions ``resolve`` their refs)."""
+
+    async def frames(self) -> list[Frame]: ...
+    async def resolve(self, ref: str, *, timeout: float) -> Element:
+        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
+        ...
+    async def stable_selector(self, ref: str, *, timeout: float) -> str:
+        """A CSS selector that finds ``ref``'s element again on a fresh load of its page (an id, a
+        unique attribute, else a path of :nth-of-type steps); "" when there is none or the ref is
+        gone. One page round trip: the history records it before every call that names a ref."""
+        ...
+    async def query(self, selector: str, *, timeout: float) -> Element: ...
+
+
 class Tab(Protocol):
     """One page. What only a few callers use is a component, a typed attribute (the Protocols above)."""
 
@@ -493,6 +512,7 @@ class Tab(Protocol):
     console: JavaScriptConsole
     keyboard: Keyboard
     capture: Capture
+    refs: Refs
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
 
@@ -507,14 +527,6 @@ class Tab(Protocol):
     async def warm_up(self) -> None:
         """Prepare what the first call on this tab would otherwise pay for (a reserve tab)."""
         ...
-    async def frames(self) -> list[Frame]: ...
-    async def resolve(self, ref: str, *, timeout: float) -> Element: ...
-    async def stable_selector(self, ref: str, *, timeout: float) -> str:
-        """A CSS selector that finds ``ref``'s element again on a fresh load of its page (an id, a
-        unique attribute, else a path of :nth-of-type steps); "" when there is none or the ref is
-        gone. One page round trip: the history records it before every call that names a ref."""
-        ...
-    async def query(self, selector: str, *, timeout: float) -> Element: ...
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         """Size the viewport in CSS pixels; ``device_scale`` device pixels per CSS pixel (a
         high-density screen: 2 or 3), which screenshots are taken in."""

@@ -115,7 +115,7 @@ async def say_masked(session: Session, response: Response) -> None:
     if tab.index not in session.secret_tabs:
         return
     count = 0
-    for frame in await tab.frames():
+    for frame in await tab.refs.frames():
         try:
             count += int(await frame.evaluate(MASKED_FIELDS) or 0)
         except WebhandError:

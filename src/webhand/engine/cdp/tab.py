@@ -11,7 +11,7 @@ components (engine/driver.py), which callers reach as attributes: ``liveness`` (
 the ones written once for both Chromium drivers on the tab's CDP session: ``console``
 (engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
 (engine/service_workers.py), ``performance`` (engine/devtools.py); and ``keyboard`` (keyboard.py) and
-``capture`` (capture.py), each on the page's CDP session.
+``capture`` (capture.py), each on the page's CDP session; ``refs`` (refs.py), on the frame tree.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from webhand.engine.cdp import stealth
 from webhand.engine.cdp.capture import PageCapture
 from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
-from webhand.engine.cdp.element import CdpElement
 from webhand.engine.cdp.events import CdpPageEvents
 from webhand.engine.cdp.keyboard import CdpKeyboard
-from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
+from webhand.engine.cdp.frames import FrameState, FrameTree
+from webhand.engine.cdp.refs import TabRefs
 from webhand.engine.cdp.liveness import Liveness
 from webhand.engine.cdp.network import CdpNetworkLog
 from webhand.engine.cdp.waits import wait_for
@@ -108,6 +108,7 @@ class CdpTab:
         self.performance = PerformanceCounters(self.channel)
         self.keyboard = CdpKeyboard(connection, session_id)  # keyboard.py
         self.capture = PageCapture(connection, session_id)  # capture.py
+        self.refs = TabRefs(self.frame_tree, self, lambda: self.liveness.crashed)  # refs.py
 
     # set-up ------------------------------------------------------------------------------------
     async def start(self, *, width: int, height: int) -> None:
@@ -483,22 +484,6 @@ class CdpTab:
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)
-
-    # frames and refs (frames.py) -------------------------------------------------------------
-    async def frames(self) -> list[CdpFrame]:
-        return [CdpFrame(self.frame_tree, state, lambda: self.liveness.crashed) for state in self.frame_tree.ordered()]
-
-    async def resolve(self, ref: str, *, timeout: float) -> CdpElement:
-        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
-        state, object_id = await self.frame_tree.find_ref(ref, timeout=timeout)
-        return CdpElement(self, state, object_id, ref)
-
-    async def stable_selector(self, ref: str, *, timeout: float) -> str:
-        return await self.frame_tree.stable_selector(ref, timeout=timeout)
-
-    async def query(self, selector: str, *, timeout: float) -> CdpElement:
-        state, object_id = await self.frame_tree.find_selector(selector, timeout=timeout)
-        return CdpElement(self, state, object_id, selector)
 
 
 __all__ = ["CdpTab"]

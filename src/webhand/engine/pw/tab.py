@@ -2,7 +2,7 @@
 
 A tab owns its collaborators, each made in ``__init__`` with what it needs:
 
-- ``frame_tree`` (frames.py): frames and refs, resolving a ref to its element, CSS queries;
+- ``refs`` (frames.py): the frame tree, the tab's ``refs`` component: frames, resolving a ref to its element, CSS queries;
 - ``page_events`` (events.py): the page's errors, dialogs and file choosers, handed to the session
   (its console messages are heard on the context, which knows workers from pages);
 - ``_tracker`` (settle.py): requests in flight and action watches; browser_wait_for's conditions
@@ -36,10 +36,9 @@ from webhand.engine.policy import before_navigation, navigation_refusal, refused
 from webhand.engine.pw.capture import PageCapture
 from webhand.engine.pw.channel import PlaywrightChannel, viewport_of
 from webhand.engine.pw.cdp_session import TabCdpSession
-from webhand.engine.pw.element import PlaywrightElement
 from webhand.engine.pw.errors import navigation_error, translate, translated
 from webhand.engine.pw.events import PlaywrightPageEvents
-from webhand.engine.pw.frames import PlaywrightFrame, PlaywrightFrameTree
+from webhand.engine.pw.frames import PlaywrightFrameTree
 from webhand.engine.pw.keyboard import PlaywrightKeyboard
 from webhand.engine.pw.liveness import PageLiveness
 from webhand.engine.pw.network import PlaywrightNetworkLog
@@ -63,7 +62,7 @@ class PlaywrightTab:
         self.next_ref: dict[str, int] = {}  # per frame key; keeps counting across documents
         self._cdp: asyncio.Future[CDPSession] | None = None
         self.page_events = PlaywrightPageEvents(page, events, index)
-        self.frame_tree = PlaywrightFrameTree(page, self._session)
+        self.refs = PlaywrightFrameTree(page, self._session)
         # Told the moment the page asks for a new window (window.open, target=_blank), before the
         # new tab exists: the context counts it so an action can wait for the tab (context.py).
         self.on_window_open: Any = None
@@ -277,19 +276,6 @@ class PlaywrightTab:
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for_condition(self.page, self._tracker, condition, timeout)
-
-    # frames and refs (frames.py) --------------------------------------------------------------
-    async def frames(self) -> list[PlaywrightFrame]:
-        return await self.frame_tree.frames()
-
-    async def resolve(self, ref: str, *, timeout: float) -> PlaywrightElement:
-        return await self.frame_tree.resolve(ref, timeout=timeout)
-
-    async def stable_selector(self, ref: str, *, timeout: float) -> str:
-        return await self.frame_tree.stable_selector(ref, timeout=timeout)
-
-    async def query(self, selector: str, *, timeout: float) -> PlaywrightElement:
-        return await self.frame_tree.query(selector, timeout=timeout)
 
     # CDP ----------------------------------------------------------------------------------------
     async def _session(self) -> CDPSession:
