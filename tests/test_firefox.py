@@ -336,12 +336,12 @@ async def test_files_are_given_to_a_file_input(firefox: BidiBrowser, site, tmp_p
     context, tab = await _tab(firefox, Heard())
     try:
         await tab.navigate(site.url("tabs_files/upload.html"), wait_until="load", timeout=30)
-        await tab.set_input_files(await tab.refs.query("#files", timeout=10), [str(first), str(second)], timeout=10)
+        await (await tab.refs.query("#files", timeout=10)).set_input_files([str(first), str(second)], timeout=10)
         names = await tab.console.evaluate("[...document.getElementById('files').files].map(f => f.name)",
                                    await_promise=False, timeout=10)
         assert names == ["a.txt", "b.txt"]
         with pytest.raises(WebhandError, match="not an <input type=file>"):
-            await tab.set_input_files(await tab.refs.query("body", timeout=10), [str(first)], timeout=10)
+            await (await tab.refs.query("body", timeout=10)).set_input_files([str(first)], timeout=10)
     finally:
         await context.close()
 

@@ -40,7 +40,7 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
     if args.ref or args.selector:
         element = await session.element(args.ref, args.selector, args.timeout)
         try:
-            await (await session.tab()).set_input_files(element, files, timeout=timeout)
+            await element.set_input_files(files, timeout=timeout)
         finally:
             await element.dispose()
         target = args.ref or args.selector

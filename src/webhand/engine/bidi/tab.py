@@ -24,7 +24,6 @@ from webhand.engine.bidi.waits import wait_for
 from webhand.engine.bidi.capture import BidiCapture
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.dialogs import BidiDialog
-from webhand.engine.bidi.element import BidiElement
 from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.keyboard import BidiKeyboard
 from webhand.engine.bidi.liveness import Liveness
@@ -39,7 +38,7 @@ from webhand.engine.driver import ConsoleEntry, NavigationResult, SettleCaps, Ta
 from webhand.engine.net_errors import net_failure
 from webhand.engine.policy import RefusalLog
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
-from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, WebhandError)
+from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, WebhandError)
 
 SANDBOX = "webhand"
 _WAIT = {"load": "complete", "domcontentloaded": "interactive", "commit": "none", "networkidle": "complete"}
@@ -433,20 +432,6 @@ class BidiTab:
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)
-
-    async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
-        """Give files to an <input type=file> directly (``input.setFiles``; no file chooser)."""
-        if not isinstance(element, BidiElement):
-            raise NotOnFirefox("Giving files to something that is not an element of this tab")
-        doing = f"Setting the files of {element.ref}"
-        kind = await element._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase()"
-                                   " : this.tagName.toLowerCase(); }", timeout=timeout, doing=doing)
-        if kind != "file":
-            raise WebhandError(f"{doing} failed: it is not an <input type=file> (it is {kind}).",
-                               "Call browser_snapshot and pick the file input.")
-        async with guarded(doing, timeout):
-            await self.connection.send("input.setFiles", {"context": element.context_id, "element": element.node,
-                                                          "files": paths})
 
 
 def _headers(response: dict[str, Any]) -> dict[str, str]:

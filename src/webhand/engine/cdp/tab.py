@@ -452,17 +452,6 @@ class CdpTab:
         async with guarded("Switching tabs", 30):
             await self.connection.send.Page.bringToFront(session_id=self.session_id)
 
-    async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
-        """Give files to an <input type=file> directly (no file chooser; works on hidden inputs too)."""
-        doing = f"Setting the files of {element.ref}"
-        async with guarded(doing, timeout):
-            kind = await element._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase() : this.tagName.toLowerCase(); }")
-            if kind != "file":
-                raise WebhandError(f"{doing} failed: Node is not an HTMLInputElement of type file.",
-                                   "Call browser_snapshot and pick the file input.")
-            await self.connection.send.DOM.setFileInputFiles(params={"files": paths, "objectId": element.object_id},
-                                                             session_id=element.session_id)
-
     async def web_storage(self, area: str, operation: str, key: str | None = None, value: str | None = None,
                           *, timeout: float) -> dict[str, str]:
         state = self.frame_tree.frames.get(self.frame_tree.main_id)

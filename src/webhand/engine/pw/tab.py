@@ -194,11 +194,6 @@ class PlaywrightTab:
         async with translated("Switching tabs"):
             await self.page.bring_to_front()
 
-    async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
-        """Give files to an <input type=file> directly (no file chooser; works on hidden inputs too)."""
-        async with translated(f"Setting the files of {element.ref}", timeout):
-            await element.handle.set_input_files(paths, timeout=timeout * 1000)
-
     async def web_storage(self, area: str, operation: str, key: str | None = None, value: str | None = None,
                           *, timeout: float) -> dict[str, str]:
         try:
