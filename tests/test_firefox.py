@@ -247,7 +247,7 @@ async def test_what_firefox_cannot_do_says_why(firefox: BidiBrowser) -> None:
 async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
     context, tab = await _tab(firefox, Heard())
     try:
-        assert await tab.go_back(timeout=10) is None  # a new tab has nothing to go back to
+        assert await tab.history.go_back(timeout=10) is None  # a new tab has nothing to go back to
         await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
         await tab.console.evaluate("setTimeout(() => document.body.append('arrived later'), 300)", await_promise=False, timeout=10)
         assert "done" in await tab.wait_for(WaitCondition("text", "arrived later"), timeout=10)
@@ -255,7 +255,7 @@ async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
             await tab.wait_for(WaitCondition("text", "never shown"), timeout=0.5)
         missing = await tab.navigate(site.url("firefox/missing.html"), wait_until="load", timeout=30)
         assert missing.status == 404
-        back = await tab.go_back(timeout=30)
+        back = await tab.history.go_back(timeout=30)
         assert back is not None and back.url == site.url("firefox/core.html") and back.title == "Firefox core"
     finally:
         await context.close()

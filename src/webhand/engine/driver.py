@@ -385,6 +385,7 @@ class Frame(Protocol):
 #     tab.keyboard         keys on whatever has focus (browser_press_key, browser_type without a ref)
 #     tab.capture          the page as a picture or a document: screenshot and PDF (browser_screenshot, browser_pdf)
 #     tab.refs             the tab's frames, and its elements found by ref or CSS selector across them
+#     tab.history          back, forward and reload (browser_back, browser_forward, browser_reload)
 #
 # Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, refs, input,
 # settling), and each driver's component is called directly, not forwarded by its tab.
@@ -505,6 +506,19 @@ class Refs(Protocol):
     async def query(self, selector: str, *, timeout: float) -> Element: ...
 
 
+class History(Protocol):
+    """The tab's session history: back, forward, reload. One component, because the three move the
+    tab by its history list (not to a URL the model gave, which is ``Tab.navigate``), and each
+    waits the same way for the entry's document: a page restored from the back/forward cache
+    fires no new "load"."""
+
+    async def go_back(self, *, timeout: float) -> NavigationResult | None:
+        """None when there is no entry that way."""
+        ...
+    async def go_forward(self, *, timeout: float) -> NavigationResult | None: ...
+    async def reload(self, *, timeout: float) -> NavigationResult: ...
+
+
 class Tab(Protocol):
     """One page. What only a few callers use is a component, a typed attribute (the Protocols above)."""
 
@@ -516,6 +530,7 @@ class Tab(Protocol):
     keyboard: Keyboard
     capture: Capture
     refs: Refs
+    history: History
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
 
@@ -542,9 +557,6 @@ class Tab(Protocol):
                           key: str | None = None, value: str | None = None, *, timeout: float) -> dict[str, str]:
         """Read or change localStorage/sessionStorage of the page's origin; returns the items after."""
         ...
-    async def go_back(self, *, timeout: float) -> NavigationResult | None: ...
-    async def go_forward(self, *, timeout: float) -> NavigationResult | None: ...
-    async def reload(self, *, timeout: float) -> NavigationResult: ...
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str: ...
     def settling(self, caps: SettleCaps) -> Settling:
         """Start recording what an action sets off: navigations, requests, DOM changes."""

@@ -8,8 +8,8 @@ The settle rules are engine/settle.py's, fed with the tab's ``network`` events.
 
 One class per file, as in engine/cdp/: the tab here; its elements (element.py), frames (frames.py)
 and dialogs (dialogs.py); its components (engine/driver.py's ``liveness``, ``live_view``, ...) in
-liveness.py, screen_capture.py, service_workers.py, performance.py, javascript.py, keyboard.py, capture.py
-and refs.py (frames and refs).
+liveness.py, screen_capture.py, service_workers.py, performance.py, javascript.py, keyboard.py, capture.py,
+refs.py (frames and refs) and history.py.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from webhand.engine.bidi.capture import BidiCapture
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.dialogs import BidiDialog
 from webhand.engine.bidi.files import SessionDownloads
+from webhand.engine.bidi.history import BidiHistory
 from webhand.engine.bidi.keyboard import BidiKeyboard
 from webhand.engine.bidi.liveness import Liveness
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
@@ -102,6 +103,7 @@ class BidiTab:
         self.keyboard = BidiKeyboard(self.perform)
         self.capture = BidiCapture(self.connection, context_id)
         self.refs = BidiRefs(self)
+        self.history = BidiHistory(self)
 
     @property
     def events(self) -> TabEvents:
@@ -377,54 +379,20 @@ class BidiTab:
                                    "sandboxed pages have none).", "Navigate to a page of the site first.") from None
             raise
 
-    async def _history(self, delta: int, timeout: float) -> NavigationResult | None:
-        """Back or forward; None when the history has no entry that way. Firefox answers before the
-        entry's document commits: the commit is waited for (a tab event), then its load."""
-        started, url_before = self._navigations_started, self._url
-        try:
-            async with guarded("Going through history", timeout):
-                await self.connection.send("browsingContext.traverseHistory", {"context": self.context_id, "delta": delta})
-        except WebhandError as error:
-            if "no such history entry" in str(error):
-                return None
-            raise
-        # A page restored from the back/forward cache sends navigationStarted and nothing after it
-        # (Firefox 153): the restore is done when the document at the new URL draws a frame.
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        going = f"Going {'back' if delta < 0 else 'forward'}"
-        if not await self.tracker.until(lambda: self._navigations_started > started or self._url != url_before, timeout):
-            raise ActionTimeout(f"{going} did not start within {timeout:g} s.", "Take a browser_snapshot to see the page.")
-        if self._navigations_started == started:
-            # An entry of the same document (a hash route, an app's pushState): it moved, nothing loads.
-            return NavigationResult(url=self._url, status=None, title=await self.title())
-        while True:
-            try:
-                href = await self.call("() => new Promise(r => requestAnimationFrame(() => r(location.href)))", [],
-                                       doing=going, timeout=max(0.1, deadline - loop.time()), sandbox=False)
-            except ActionTimeout:
-                raise
-            except WebhandError:
-                href = None  # the old document went away mid-call
-            if href == self._started_url:
-                break
-            if loop.time() >= deadline:
-                raise ActionTimeout(f"{going} did not finish within {timeout:g} s.", "Take a browser_snapshot to see the page.")
-        self._url = self._started_url
-        await self.wait_for_load(timeout=max(0.1, deadline - loop.time()))
-        return NavigationResult(url=self._url, status=None, title=await self.title())
+    # what history.py asks (its HistoryTab) ------------------------------------------------------
+    @property
+    def navigations_started(self) -> int:
+        return self._navigations_started
 
-    async def go_back(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history(-1, timeout)
+    @property
+    def started_url(self) -> str:
+        return self._started_url
 
-    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history(1, timeout)
+    def arrived(self, url: str) -> None:
+        self._url = url
 
-    async def reload(self, *, timeout: float) -> NavigationResult:
-        async with guarded("Reloading", timeout):
-            result = await self.connection.send("browsingContext.reload", {"context": self.context_id, "wait": "complete"})
-        status = self._document_status.pop(result.get("navigation") or "", None)
-        return NavigationResult(url=result.get("url", self._url), status=status, title=await self.title())
+    def document_status(self, navigation: str) -> int | None:
+        return self._document_status.pop(navigation, None)
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         left, top, width, height = await self.call(SCROLL, [[x, y]], doing="Scrolling the page", timeout=timeout)

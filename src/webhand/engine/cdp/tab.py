@@ -11,7 +11,8 @@ components (engine/driver.py), which callers reach as attributes: ``liveness`` (
 the ones written once for both Chromium drivers on the tab's CDP session: ``console``
 (engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
 (engine/service_workers.py), ``performance`` (engine/devtools.py); and ``keyboard`` (keyboard.py) and
-``capture`` (capture.py), each on the page's CDP session; ``refs`` (refs.py), on the frame tree.
+``capture`` (capture.py), each on the page's CDP session; ``refs`` (refs.py), on the frame tree;
+``history`` (history.py), back, forward and reload.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from webhand.engine.cdp.capture import PageCapture
 from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
 from webhand.engine.cdp.events import CdpPageEvents
+from webhand.engine.cdp.history import CdpHistory
 from webhand.engine.cdp.keyboard import CdpKeyboard
 from webhand.engine.cdp.frames import FrameState, FrameTree
 from webhand.engine.cdp.refs import TabRefs
@@ -109,6 +111,7 @@ class CdpTab:
         self.keyboard = CdpKeyboard(connection, session_id)  # keyboard.py
         self.capture = PageCapture(connection, session_id)  # capture.py
         self.refs = TabRefs(self.frame_tree, self, lambda: self.liveness.crashed)  # refs.py
+        self.history = CdpHistory(connection, session_id, self)  # history.py
 
     # set-up ------------------------------------------------------------------------------------
     async def start(self, *, width: int, height: int) -> None:
@@ -376,53 +379,14 @@ class CdpTab:
             except DocumentReplaced:
                 continue  # wait on the document that replaced it
 
-    # history and scrolling -----------------------------------------------------------------
-    async def _history(self, step: str, timeout: float) -> NavigationResult | None:
-        """Back, forward (by the history list) or reload; None when there is no entry that way.
-        Waits for the main frame to commit, then for its document to be complete (a page from the
-        back/forward cache fires no new "load")."""
-        url = self.url
-        commits = self.tracker.commits
-        doing = f"Navigation to going {step} from {url}"
-        async with guarded(doing, timeout):
-            if step == "reload":
-                await self.connection.send.Page.reload(session_id=self.session_id)
-            else:
-                history = await self.connection.send.Page.getNavigationHistory(session_id=self.session_id)
-                index = history["currentIndex"] + (-1 if step == "back" else 1)
-                if not 0 <= index < len(history["entries"]):
-                    return None
-                await self.connection.send.Page.navigateToHistoryEntry(params={"entryId": history["entries"][index]["id"]},
-                                                                       session_id=self.session_id)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        # An entry of the same document (a hash route, an app's pushState) commits nothing: its URL moves.
-        if not await self.tracker.until(lambda: self.tracker.commits > commits or self.url != url, timeout):
-            raise ActionTimeout(f"{doing} did not finish within {timeout:g} s.",
-                                "Retry with wait_until='domcontentloaded' or a larger timeout; browser_snapshot shows what loaded.")
-        if self.tracker.commits == commits:
-            return NavigationResult(self.url, None, await self.title())
-        try:
-            await settle.document_loaded(self, max(0.001, deadline - loop.time()))
-        except (settle.LoadTimeout, PageGone):
-            raise ActionTimeout(f"{doing} did not finish within {timeout:g} s.",
-                                "Retry with a larger timeout; browser_snapshot shows what loaded.") from None
-        status = None
+    # history (history.py) and scrolling -----------------------------------------------------------------
+    def main_document_status(self) -> int | None:
+        """The HTTP status of the main frame's current document, when its response was seen (taken:
+        history.py asks once per navigation)."""
         loader = self._main_loader
         if loader in self.page_events.document_responses:
-            status = self.page_events.document_responses.pop(loader)[0]
-        return NavigationResult(self.url, status, await self.title())
-
-    async def go_back(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history("back", timeout)
-
-    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history("forward", timeout)
-
-    async def reload(self, *, timeout: float) -> NavigationResult:
-        result = await self._history("reload", timeout)
-        assert result is not None
-        return result
+            return self.page_events.document_responses.pop(loader)[0]
+        return None
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         state = self.frame_tree.frames[self.frame_tree.main_id]

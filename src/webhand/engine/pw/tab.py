@@ -1,4 +1,4 @@
-"""One page: navigation and history, scrolling, waiting, storage.
+"""One page: navigation, scrolling, waiting, storage.
 
 A tab owns its collaborators, each made in ``__init__`` with what it needs:
 
@@ -14,7 +14,7 @@ Its components (engine/driver.py), reached as attributes by their callers: ``liv
 the ones written once for both Chromium drivers on the tab's CDP session: ``console``
 (engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
 (engine/service_workers.py), ``performance`` (engine/devtools.py); and ``keyboard`` (keyboard.py) and
-``capture`` (capture.py), on the Playwright page.
+``capture`` (capture.py), on the Playwright page; ``history`` (history.py), back, forward, reload.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from webhand.engine.pw.cdp_session import TabCdpSession
 from webhand.engine.pw.errors import navigation_error, translate, translated
 from webhand.engine.pw.events import PlaywrightPageEvents
 from webhand.engine.pw.frames import PlaywrightFrameTree
+from webhand.engine.pw.history import PlaywrightHistory
 from webhand.engine.pw.keyboard import PlaywrightKeyboard
 from webhand.engine.pw.liveness import PageLiveness
 from webhand.engine.pw.network import PlaywrightNetworkLog
@@ -87,6 +88,7 @@ class PlaywrightTab:
         self.performance = PerformanceCounters(self.channel, enabled=self.cdp_session.ready)
         self.keyboard = PlaywrightKeyboard(page)  # keyboard.py
         self.capture = PageCapture(page)  # capture.py
+        self.history = PlaywrightHistory(page, self._session, self._refused)  # history.py
 
     async def _watch_window_open(self) -> None:
         try:
@@ -216,48 +218,6 @@ class PlaywrightTab:
     def _refused(self, url: str, error: Exception) -> PolicyRefused | None:
         """The policy refusal behind a failed navigation (a refused redirect), if that is what it was."""
         return navigation_refusal(self._policy, url, str(error), self._tracker.refusals, self._refusals_before)
-
-    # history ---------------------------------------------------------------------------------
-    async def _history(self, step: str, timeout: float) -> NavigationResult | None:
-        """Back, forward (by the history list over CDP) or reload; None when there is no entry that way.
-
-        Playwright's go_back waits for a fresh "load", which a page restored from the
-        back/forward cache never fires; so we wait for the main frame to commit, then for the
-        document to be complete (see ``document_loaded``).
-        """
-        url, ms, status = self.page.url, timeout * 1000, None
-        try:
-            if step == "reload":
-                response = await self.page.reload(wait_until="commit", timeout=ms)
-                status = response.status if response else None
-            else:
-                session = await self._session()
-                history = await session.send("Page.getNavigationHistory")
-                index = history["currentIndex"] + (-1 if step == "back" else 1)
-                if not 0 <= index < len(history["entries"]):
-                    return None
-                async with self.page.expect_event("framenavigated", lambda frame: frame == self.page.main_frame, timeout=ms):
-                    await session.send("Page.navigateToHistoryEntry", {"entryId": history["entries"][index]["id"]})
-            await document_loaded(self.page, ms)
-        except PWError as error:
-            raise self._refused(url, error) or navigation_error(error, f"going {step} from {url}", timeout) from None
-        title = ""
-        try:
-            title = await self.page.title()
-        except PWError:
-            pass
-        return NavigationResult(self.page.url, status, title)
-
-    async def go_back(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history("back", timeout)
-
-    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history("forward", timeout)
-
-    async def reload(self, *, timeout: float) -> NavigationResult:
-        result = await self._history("reload", timeout)
-        assert result is not None
-        return result
 
     # scrolling ----------------------------------------------------------------------------
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
