@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 import scripted_model
 import webhand
 from webhand.adapters.langchain import langchain_tools
-from webhand.surfaces.cli.demo import serve_demo_site
+from webhand import serve_demo_site
 
 
 def scripted_model_turn(url: str, messages: list[BaseMessage]) -> AIMessage:

@@ -22,7 +22,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 import scripted_model
 import webhand
 from webhand.adapters.openai_agents import openai_agents_tools
-from webhand.surfaces.cli.demo import serve_demo_site
+from webhand import serve_demo_site
 
 
 class ScriptedModel(Model):

@@ -20,7 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 import scripted_model
 import webhand
 from webhand.adapters.pydantic_ai import pydantic_ai_tools
-from webhand.surfaces.cli.demo import serve_demo_site
+from webhand import serve_demo_site
 
 
 def scripted(url: str) -> FunctionModel:

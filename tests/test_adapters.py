@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from agents import FunctionTool, ToolOutputImage, ToolOutputText
-from agents.tool_context import Conversation as AgentsToolContext
+from agents.tool_context import ToolContext as AgentsToolContext
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 from pydantic_ai import BinaryContent, Tool, ToolFailed

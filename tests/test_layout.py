@@ -275,3 +275,49 @@ def protocol_members(name: str, package: Path = PACKAGE) -> list[str]:
 def test_the_tab_protocol_stays_narrow():
     members = protocol_members("Tab")
     assert len(members) <= TAB_MEMBERS_AT_MOST, f"the Tab Protocol has {len(members)} members: {members}"
+
+
+#: Most lines a module of src/webhand has before its docstring must say why it is one file
+#: ("Long because ..."): past this a reader no longer holds it in mind, so a long module is a choice,
+#: stated where the reader starts, never an accident. 500: the largest cohesive classes of the
+#: house (a driver's tab, the settle rules) sit just under or just over it.
+LINES_AT_MOST = 500
+
+
+def test_no_module_is_long_without_saying_why():
+    found = []
+    for name, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.count("\n") + 1
+        if lines > LINES_AT_MOST and "Long because" not in (ast.get_docstring(ast.parse(text)) or ""):
+            found.append(f"{path.relative_to(SRC)}: {lines} lines")
+    assert not found, (f"modules over {LINES_AT_MOST} lines whose docstring does not say why "
+                       "(\"Long because ...\"): split them by responsibility, or say why not:\n" + "\n".join(found))
+
+
+#: webhand's public API, as httpx's: the names ``webhand`` exports and the framework adapters.
+PUBLIC_MODULES = re.compile(r"webhand(\.adapters(\.\w+)?)?")
+
+
+def test_every_module_outside_the_public_api_says_it_is_private():
+    """The public API is what ``webhand/__init__.py`` exports (and ``webhand.adapters``); every other
+    package and top-level module says in its docstring that it is private, so a reader of any file
+    knows whether a user may import it."""
+    unmarked = []
+    for name, path in modules().items():
+        top = name.split(".")
+        if len(top) != 2 or PUBLIC_MODULES.fullmatch(name) or top[1] == "__main__":
+            continue  # nested modules belong to a package that says it
+        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        if not any(line.startswith("Private") for line in docstring.splitlines()):
+            unmarked.append(name)
+    assert not unmarked, f"modules of webhand's private part that do not say so: {unmarked}"
+
+
+def test_the_readme_and_the_examples_import_only_the_public_api():
+    root = SRC.parent
+    texts = {path: path.read_text(encoding="utf-8") for path in
+             [root / "README.md", *sorted((root / "examples").glob("*.py")), *sorted((root / "docs").rglob("*.md"))]}
+    found = [f"{path.relative_to(root)}: {module}" for path, text in texts.items()
+             for module in re.findall(r"(?:from|import) (webhand[\w.]*)", text) if not PUBLIC_MODULES.fullmatch(module)]
+    assert not found, "the README, docs and examples import private modules:\n" + "\n".join(found)

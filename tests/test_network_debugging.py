@@ -302,10 +302,10 @@ async def test_a_secret_in_a_binary_response_body_is_masked_in_the_saved_file(se
 
 def test_response_sources_are_asked_for_only_when_the_network_tools_are_served(tmp_path_factory, driver):
     settings = settings_for_tests(tmp_path_factory, capabilities=["core"], driver=driver)
-    assert Webhand(settings).sessions.engine.response_sources is False
-    assert Webhand(settings, capabilities=["core", "network"]).sessions.engine.response_sources is True
+    assert Webhand(settings).sessions.driver.response_sources is False
+    assert Webhand(settings, capabilities=["core", "network"]).sessions.driver.response_sources is True
     served_all = settings_for_tests(tmp_path_factory, driver=driver)
-    assert Webhand(served_all).sessions.engine.response_sources is True  # "all"
+    assert Webhand(served_all).sessions.driver.response_sources is True  # "all"
 
 
 # -- rewriting a request and letting it continue ------------------------------------------------

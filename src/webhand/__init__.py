@@ -14,7 +14,10 @@ import sys
 
 __version__ = "0.1.0"
 
-# The public names load on first use (PEP 562): `webhand mcp` must answer its client before the
+# The public API is these names and the framework adapters (``webhand.adapters.*``), as httpx's is
+# what its __init__ exports: every other module is private (each package's docstring says so, and
+# tests/test_layout.py checks that the README and examples import nothing else). The public names
+# load on first use (PEP 562): `webhand mcp` must answer its client before the
 # tool catalog and pydantic models are imported, and the CLI's call to the daemon needs none of them.
 _EXPORTS = {
     "Settings": "webhand.config", "load_settings": "webhand.config", "WebhandError": "webhand.errors",
@@ -22,12 +25,12 @@ _EXPORTS = {
     "ToolResult": "webhand.response", "CATALOG": "webhand.tools", "Tool": "webhand.tools",
     "Browser": "webhand.api", "ToolCallFailed": "webhand.api", "open_browser": "webhand.api",
     "ToolDispatcher": "webhand.surfaces.schemas", "definitions": "webhand.surfaces.schemas",
-    "adopt_orphans": "webhand.engine.launch.subreaper",
+    "adopt_orphans": "webhand.engine.launch.subreaper", "serve_demo_site": "webhand.surfaces.cli.demo",
 }
 
 __all__ = ["CATALOG", "Browser", "Conversation", "ImageBlock", "Settings", "Tool", "ToolCallFailed", "ToolContext",
            "ToolDispatcher", "ToolResult", "Webhand", "WebhandError", "__version__", "adopt_orphans", "definitions", "load_settings",
-           "open_browser"]
+           "open_browser", "serve_demo_site"]
 
 
 def __getattr__(name: str) -> object:

@@ -10,6 +10,9 @@
 Each method is a catalog tool (its name without ``browser_``); positional arguments fill the
 tool's required fields in order (and ``ref`` first where the tool targets an element). A failed
 call raises ``ToolCallFailed`` carrying the reply; ``call`` returns every reply as it is.
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ A surface fills a ``Caller`` for each call from what its client declared (MCP: a
 the elicitation capability; the CLI: a terminal on stderr) and gives it to ``Conversation.call``;
 the call's ``Response`` carries it to the handler. A surface that offers nothing passes none, and
 every call behaves as before. Standard library only.
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations

@@ -2,6 +2,13 @@
 
 This module owns the one ``Settings`` model every other module reads. Loading from a TOML
 file and per-agent profiles build on :func:`Settings.from_sources`.
+
+Long because ``Settings`` is one pydantic model: every key with its description (the README's
+settings table and ``webhand doctor`` read them) and the validators that refuse a combination no
+driver can honour, next to the keys they judge.
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ reach every file of the user), nor a folder inside the output folder. The host b
 folder (``SessionManager.files_of``); the model never chooses it.
 
 The files stay on disk when the conversation ends: they are the user's (a PDF, a download).
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations

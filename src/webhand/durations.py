@@ -2,6 +2,9 @@
 
 Other browser tools' configs and models send timeouts as strings with a unit; refusing those
 would break configs written for them for no gain. Everything inside webhand is seconds (float).
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Every failure a tool can meet is one of these. Each carries a message a model can act on:
 what failed, why, and what to call next. Surfaces render ``str(error)``; nothing else about
 an error reaches the model.
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ A host (an MCP server, the CLI daemon, an agent framework) creates a ``Webhand``
 conversation a ``Conversation`` bound to that conversation's id. The model only ever sends a tool
 name and arguments; it can never choose the conversation, so it can never reach another
 conversation's browser.
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ class Webhand:
         self.sessions = SessionManager(self.settings)
         self._capabilities = capabilities
         if capabilities is not None:  # where responses came from is asked only when the network tools are served
-            self.sessions.engine.response_sources = bool({"network", "all"} & set(capabilities))
+            self.sessions.driver.response_sources = bool({"network", "all"} & set(capabilities))
         self._opening: set[asyncio.Task[Any]] = set()
         #: When a dashboard page last asked for anything (monotonic): while someone looks, each call's
         #: history entry gets a thumbnail of the page after it; nobody looking costs nothing.

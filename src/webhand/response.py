@@ -3,6 +3,9 @@
 Handlers add short text lines, images, files and structured data; surfaces turn the finished
 ``ToolResult`` into MCP content, CLI output or a function-calling reply. Large text goes to a
 file and the reply gives its path and size instead.
+
+Private module: import its public names from ``webhand`` (``webhand.__all__``); the module's path may
+change in any release.
 """
 
 from __future__ import annotations

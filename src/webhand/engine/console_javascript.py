@@ -4,7 +4,7 @@ REPL mode gives top-level ``await`` and lets ``const`` be declared again in a la
 only awaits its own wrapper, though, so a promise the expression returns comes back as a
 promise: that one is awaited with ``Runtime.awaitPromise``, within the same timeout. Values
 come back JSON-able (DOM nodes as a short tag, cycles and functions named). The commands go on
-the tab's own session, through its ``CdpChannel``.
+the tab's own CDP session, through its ``CdpChannel``.
 """
 
 from __future__ import annotations

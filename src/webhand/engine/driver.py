@@ -10,6 +10,10 @@ Protocols without touching a tool. Objects are layered the way a browser is:
 
 Every method that can block takes a timeout in seconds and raises a ``webhand.errors`` type,
 never a driver library's own exception.
+
+Long because it is the whole seam in one place: every Protocol a driver implements and every
+record that crosses it (a console entry, a cookie, a request), so that a newcomer adding a driver
+reads one file, and no driver imports another's types.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What the dashboard needs of a tab, the same on both Chromium drivers (the Firefox driver's is
 engine/bidi/screen_capture.py): thumbnails, a screencast of the viewport, a person's input.
 
-The screencast runs on a second session attached to the same page (``CdpChannel.fork``), so its
-frame events and acknowledgements never queue behind the agent's calls on the tab's session.
+The screencast runs on a second CDP session attached to the same page (``CdpChannel.fork``), so its
+frame events and acknowledgements never queue behind the agent's calls on the tab's CDP session.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class LiveView:
 
 
 class ChannelScreencast:
-    """A running screencast (``driver.Screencast``): its own session, ended by ``stop``."""
+    """A running screencast (``driver.Screencast``): its own CDP session, ended by ``stop``."""
 
     def __init__(self, stream: CdpChannel, stop_listening: Callable[[], None]) -> None:
         self._stream = stream

@@ -1,6 +1,6 @@
 """browser_service_workers below the tools, the same on both Chromium drivers (raw CDP, Playwright;
 Firefox over BiDi lists the page's own, engine/bidi/service_workers.py): the registrations of a
-session as the browser reports them over CDP (the ServiceWorker domain of a tab's session), and
+session as the browser reports them over CDP (the ServiceWorker domain of a tab's CDP session), and
 the actions on one (unregister, update, skip waiting), which return once the browser reports the
 change.
 

@@ -6,11 +6,11 @@ small scripts below in the main frame. The rules are the same for every driver.
 
 A ``RequestTracker`` listens to one page for its whole life and keeps the set of requests in
 flight. An action starts a ``PageSettling`` before it acts; the tracker forwards every event to
-the current watch, so the watch knows exactly which navigation and requests the action started.
+the current settling, so the settling knows exactly which navigation and requests the action started.
 ``settle`` then waits, in rounds:
 
 1. the DOM to go quiet (a MutationObserver in the page resolves after ``dom_quiet_ms`` without a
-   mutation, capped; sooner when a watch started before the action saw it change nothing, see
+   mutation, capped; sooner when a settling started before the action saw it change nothing, see
    ``DOM_QUIET``) and the work the action scheduled in the page (short timers, animation frames,
    a WebSocket message's answer: ``WORK_HUB``, started by ``PageSettling.begin``) to have run,
    capped by ``SettleCaps.effects``. Those few milliseconds are also when the events of requests the action
@@ -23,8 +23,11 @@ DOM and may start more requests. On a static page that is one quiet window and n
 
 After a page load (``SettleCaps.page_load``: the driver already waited for "load") the first round
 has no quiet window: step 3 waits for the loading's own requests, and the load window
-(``_until_request_or_idle``) watches, until the page's next frame and idle time, for a request the
+(``_until_request_or_idle``) looks, until the page's next frame and idle time, for a request the
 page starts as it mounts. Only when something was waited for does a quiet window follow.
+
+Long because the settle rules are one algorithm (the tracker, the rounds, the caps and the page
+probes they run) that every driver shares; its page scripts are in engine/js/.
 """
 
 from __future__ import annotations
@@ -52,19 +55,19 @@ SHORT_MS = 500
 #: A WebSocket the action sent a message on is awaited until it has been quiet this long (ms) after a
 #: message: an answer may come in several (Streamlit: the run's start, then its output).
 SOCKET_QUIET_MS = 150
-#: How long a watch attributes new work to its action (ms): about the longest settle of a click.
+#: How long a settling attributes new work to its action (ms): about the longest settle of a click.
 TRACK_MS = 5000
 
 # The page's own scheduling, followed from the start of an action (installed once per document by
-# the first watch; see docs/settle.md). setTimeout/setInterval with a delay
-# of at most ``SHORT_MS``, requestAnimationFrame and WebSocket.send, called while a watch is live
+# the first settling; see docs/settle.md). setTimeout/setInterval with a delay
+# of at most ``SHORT_MS``, requestAnimationFrame and WebSocket.send, called while a settling is live
 # from code the action ran (an event handler, a task it queued) or from a callback of such work, are
 # the action's pending work until they run (a WebSocket: until it has been quiet ``SOCKET_QUIET_MS``
-# after a message). Work chained from callbacks scheduled outside a watch (an animation loop, a poll started earlier) is not the
+# after a message). Work chained from callbacks scheduled outside a settling (an animation loop, a poll started earlier) is not the
 # action's: each callback runs with the context it was scheduled in. Animation-frame chains count a
 # few frames deep only (beyond that it is an animation, not a step of work). The wrappers are
 # Proxies of the originals (their name, length and prototype stay); a page that replaces them is
-# wrapped again by the next watch; one that keeps a reference from before simply goes unseen.
+# wrapped again by the next settling; one that keeps a reference from before simply goes unseen.
 WORK_HUB = compose("work_hub.js", SHORT_MS=str(SHORT_MS), SOCKET_QUIET_MS=str(SOCKET_QUIET_MS))
 
 
@@ -78,17 +81,17 @@ WORK_HUB = compose("work_hub.js", SHORT_MS=str(SHORT_MS), SOCKET_QUIET_MS=str(SO
 # own code listing window's keys does not see it.
 WATCH_DOM = compose("watch_dom.js", WORK_HUB=WORK_HUB, TRACK_MS=str(TRACK_MS))
 
-#: Starts an action's watch in the page (``PageSettling.begin``).
+#: Starts an action's settling in the page (``PageSettling.begin``).
 WATCH = "(trackMs) => { (" + WATCH_DOM + ")(false, trackMs); }"
 
 # Resolves once the document has gone ``quiet`` ms without a DOM mutation and the work the action
 # scheduled (``WORK_HUB``) has run, or after ``cap`` ms (``work_cap`` ms while that work is still
-# pending). With ``unchanged`` > 0 and a watch that counted no mutation and holds no pending work,
+# pending). With ``unchanged`` > 0 and a settling that counted no mutation and holds no pending work,
 # it resolves sooner: once both the next animation frame and a task after it have run
 # (rAF-batched renderers draw then) and ``unchanged`` ms have passed (short timers, message-channel
 # tasks, a worker's answer). A mutation meanwhile switches back to the full window. A tab that
 # draws no frames (hidden) still ends at the ``quiet`` window. Answers with the work still pending
-# (a few descriptions) and whether the document changed since the watch began. A page that broke
+# (a few descriptions) and whether the document changed since the settling began. A page that broke
 # our state in the page gets the plain ``quiet`` window.
 DOM_QUIET = compose("dom_quiet.js", WATCH_DOM=WATCH_DOM)
 
@@ -150,7 +153,7 @@ class TrackedRequest:
 
 
 class RequestTracker:
-    """One page's requests in flight, and the hand-off of its events to the current action watch."""
+    """One page's requests in flight, and the hand-off of its events to the current action settling."""
 
     def __init__(self, probe: PageProbe, policy: OriginPolicy | None, refusals: RefusalLog | None) -> None:
         self.probe = probe
@@ -272,13 +275,13 @@ class PageSettling:
         self.pending_work: list[str] = []  # what the last DOM-quiet wait left pending in the page
         self.scheduled: list[str] = []  # longer timers the action set, still to run (not waited for)
         self.latest: TrackedRequest | None = None  # the last request the action's work started
-        self._begun: asyncio.Future[None] | None = None  # the watch's start in the page (``begin``)
-        tracker.settling = self  # the newest action's watch gets the events
+        self._begun: asyncio.Future[None] | None = None  # the settling's start in the page (``begin``)
+        tracker.settling = self  # the newest action's settling gets the events
 
     def begin(self) -> None:
         """Start following the work the action schedules (``WATCH``), just before it acts. Sent, not
         awaited: the action's own scripts (the element's actionability check, the field's
-        preparation) and so its input go after it on the page's session; an action with no script
+        preparation) and so its input go after it on the page's CDP session; an action with no script
         before its input (a key press on the page) awaits ``begun`` first, since its key can reach
         the page before the script. Typing at once needs none: the script that prepares the field
         starts it. A page that cannot run it now (navigating, blocked by a
@@ -289,7 +292,7 @@ class PageSettling:
         self._begun = asyncio.ensure_future(self._watch_in_page())
 
     async def begun(self) -> None:
-        """Return once the page runs the watch ``begin`` sent (at once without one)."""
+        """Return once the page runs the settling ``begin`` sent (at once without one)."""
         if self._begun is not None:
             await asyncio.shield(self._begun)
 
@@ -339,7 +342,7 @@ class PageSettling:
             if round_number == 0 and caps.page_load:
                 # The driver waited for "load": the page's loading and its own DOM work are done,
                 # and its navigation with them (a later one keeps ``navigation`` set). What the
-                # page does next, the load window below watches; no DOM-quiet window first.
+                # page does next, the load window below looks; no DOM-quiet window first.
                 state = "quiet"
                 if self.navigation is None:
                     self.committed = False
@@ -403,12 +406,12 @@ class PageSettling:
         started = lambda: bool(self.pending) or self.committed  # noqa: E731
         if window > 0:
             idle = asyncio.ensure_future(self.tracker.probe.main_evaluate(IDLE))
-            watch = asyncio.ensure_future(self.tracker.until(started, window))
+            request_seen = asyncio.ensure_future(self.tracker.until(started, window))
             try:
-                await asyncio.wait({idle, watch}, timeout=window, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({idle, request_seen}, timeout=window, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 idle.cancel()
-                watch.cancel()
+                request_seen.cancel()
             if started():
                 return True
             if idle.done() and not idle.cancelled() and isinstance(idle.exception(), PageGone):

@@ -13,7 +13,7 @@ capped, see Settings) and then says what changed. A batch calls ``settle`` betwe
 ``begin`` before the next. browser_navigate declares ``settle_load``: the page it opened, the
 same wait for the page's loading and the same lines on failed requests.
 
-Actions name themselves (``settle_changes(action="click")``): then the watch follows, in the page,
+Actions name themselves (``settle_changes(action="click")``): then the settling follows, in the page,
 the work the action schedules (settle.WORK_HUB) and, when the page did not change, the reply says
 what the wait saw ("No change seen within 1 s of the click.") rather than only comparing snapshots.
 """
@@ -69,7 +69,7 @@ def caps(session: Session, *, page_load: bool = False, typing: bool = False, eff
 
 async def begin_settle(session: Session, *, typing: bool = False, action: str | None = None,
                   prepared: bool = False) -> BeforeAction:
-    """What the page is before an action, and the start of the watch on what it sets off.
+    """What the page is before an action, and the start of the settling on what it sets off.
 
     ``action`` (the reply's word for it: "click") also follows the work it schedules in the page,
     from here on (sent, not awaited, see ``Settling.begin``; ``prepared``: the action starts that
@@ -85,10 +85,10 @@ async def begin_settle(session: Session, *, typing: bool = False, action: str | 
             and not session.open_dialogs():
         document = asyncio.ensure_future(document_mark(tab))
         document.add_done_callback(lambda read: read.cancelled() or read.exception())
-    watch = tab.settling(caps(session, typing=typing, effects=action is not None))
+    settling = tab.settling(caps(session, typing=typing, effects=action is not None))
     if action is not None and not prepared:
-        watch.begin()
-    return BeforeAction(tab.url, title, session.console_seen, watch, action, document)
+        settling.begin()
+    return BeforeAction(tab.url, title, session.console_seen, settling, action, document)
 
 
 async def settle_changes(session: Session, response: Response, *, typing: bool = False, action: str | None = None,
@@ -152,17 +152,17 @@ class ActionChanges:
 
 async def settle_load(session: Session, response: Response, *, settle_after: bool, same_document: bool = False) -> LoadChanges:
     """Declare on ``response`` that browser_navigate's reply ends with the page it opened
-    (``LoadChanges``); ``settle_after``: the navigation waits for "load", and the watch on the
+    (``LoadChanges``); ``settle_after``: the navigation waits for "load", and the settling on the
     page's requests starts now, so that those of its loading are known. ``same_document``: the URL
     is another fragment of the page shown (a hash route): no page loads, the app re-renders on
-    its own, so the watch is an action's (the work the route change schedules, the DOM going quiet)."""
+    its own, so the settling is an action's (the work the route change schedules, the DOM going quiet)."""
     tab = await session.tab()
     if same_document:
-        watch = tab.settling(caps(session, effects=True))
-        watch.begin()
+        settling = tab.settling(caps(session, effects=True))
+        settling.begin()
     else:
-        watch = tab.settling(caps(session, page_load=True)) if settle_after else None
-    changes = LoadChanges(tab, watch)
+        settling = tab.settling(caps(session, page_load=True)) if settle_after else None
+    changes = LoadChanges(tab, settling)
     response.report_changes(changes)
     return changes
 
@@ -173,9 +173,9 @@ class LoadChanges:
 
     after_failure = False
 
-    def __init__(self, tab: Tab, watch: Settling | None) -> None:
+    def __init__(self, tab: Tab, settling: Settling | None) -> None:
         self.tab = tab  # the tab navigated
-        self.settling = watch  # None: the navigation's own wait is the whole wait, and it read the title
+        self.settling = settling  # None: the navigation's own wait is the whole wait, and it read the title
         self.opened: NavigationResult | None = None
 
     async def say(self, response: Response) -> None:

@@ -17,6 +17,10 @@ profile's folder, whatever the isolation: its default context is the one Chromiu
 It holds the profile's lock until its browser has exited. A session without a profile gets the
 ``storage_state`` file loaded before its first page, and written back at close when
 ``save_storage_state`` says so (storage_state.py).
+
+Long because getting a session is one decision with many inputs (isolation, profile, pool,
+limits, the reserve) and shutting them all down must see the same table; the reserve, idle reaping,
+placement and profiles are collaborators in their own modules.
 """
 
 from __future__ import annotations

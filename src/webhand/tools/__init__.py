@@ -2,6 +2,9 @@
 
 Each module in this package declares the tools of one area with ``@tool``; importing the
 package imports them all, so a new tool file needs no edit anywhere else.
+
+Private: webhand's public API is what ``webhand`` exports (``webhand.__all__``) and the adapters
+(``webhand.adapters``); the modules here may change in any release.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ async def act(session: Session, response: Response, perform: Perform, args: Tool
     before = await settle_changes(session, response, typing=typing, action=action, prepared=prepared)
     if before.settling is not None and not (getattr(args, "ref", None) or getattr(args, "selector", None)):
         # A key press or scroll of the page runs no script of its own before its input, and its
-        # key can reach the page before the watch's script (test_effects): wait for the watch.
+        # key can reach the page before the settling's script (test_effects): wait for the settling.
         await before.settling.begun()
     response.add(await perform(session, args))
 
@@ -173,7 +173,7 @@ def _what_the_field_holds(field: dict[str, Any] | None, typed: str, *, appended:
 async def type_text(session: Session, args: TypeArgs, response: Response) -> None:
     """Type text into an editable element (replacing its text unless clear=false)."""
     # Enter usually submits: that reply waits the full quiet window, like any other key press.
-    # Filling at once starts the page's watch itself (FILL_PREPARE); key by key, or after the old
+    # Filling at once starts the page's settling itself (FILL_PREPARE); key by key, or after the old
     # text, it needs its own.
     await act(session, response, perform_type, args, typing=not args.submit, prepared=args.clear and not args.slowly)
 

@@ -95,7 +95,7 @@ class PageLoaded(BaseModel):
 async def navigate(session: Session, args: NavigateArgs, response: Response) -> None:
     """Open a URL in the current tab. Replies with the final URL, title and HTTP status."""
     # The reply ends with the page opened (URL, status, title, failed requests: LoadChanges). With
-    # "load", the watch starts before the navigation, so that the requests of the page's loading
+    # "load", the settling starts before the navigation, so that the requests of the page's loading
     # are known; the page then counts as ready once they finished and no new one started for a while.
     response.waiting_for(f"the page at {response.page(args.url, 200)} to load")
     url = normalize_url(args.url)

@@ -255,7 +255,7 @@ class BidiTab:
         when the dialog opens, and Firefox's answer comes (unread) after the dialog is answered."""
         if self.tracker.settling is not None:
             # Firefox runs commands to different realms side by side, not in the order sent: the
-            # action's watch (settle.WORK_HUB, in the page's realm) must be in place before the input.
+            # action's settling (settle.WORK_HUB, in the page's realm) must be in place before the input.
             await self.tracker.settling.begun()
         self._prompt.clear()
         async with guarded(doing, timeout):

@@ -1,4 +1,4 @@
-"""One page over raw CDP: its session(s), navigation and history, frames and refs.
+"""One page over raw CDP: its CDP session(s), navigation, scrolling, settling; its components.
 
 The tab's page is a flattened session on the browser's connection; each out-of-process iframe
 (and worker) attaches as a session of its own (``Target.setAutoAttach`` with flatten), paused

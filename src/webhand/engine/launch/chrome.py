@@ -8,6 +8,10 @@ Every browser webhand starts:
   reap any that survived anyway (verified by pid, start time and user-data dir, so that no
   unrelated process is ever touched);
 - is closed by SIGTERM to the whole group, then SIGKILL after a short grace.
+
+Long because a launch is one sequence (the plan, the flags, the spawn, the DevTools port read from
+the browser's own output, the registry entry, the kill) whose steps share the process and its
+folders; the binary's choice, the memo of launches and the registry's reading live beside it.
 """
 
 from __future__ import annotations

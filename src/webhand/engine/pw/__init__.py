@@ -102,12 +102,12 @@ class PlaywrightBrowser:
 
     async def extensions(self, timeout: float) -> list[BrowserExtension]:
         async def listed() -> list[dict[str, Any]]:
-            session = await self.browser.new_browser_cdp_session()
+            cdp_session = await self.browser.new_browser_cdp_session()
             try:
-                return list((await session.send("Extensions.getExtensions"))["extensions"])
+                return list((await cdp_session.send("Extensions.getExtensions"))["extensions"])
             finally:
                 with contextlib.suppress(PWError):
-                    await session.detach()
+                    await cdp_session.detach()
 
         try:
             async with translated("Listing the browser's extensions", timeout):

@@ -123,8 +123,8 @@ class PlaywrightElement:
             return True  # a date, color or range input took its value directly
         if state:
             return False
-        session = await self._session()  # type: ignore[misc]
-        await session.send("Input.insertText", {"text": text})
+        cdp_session = await self._session()  # type: ignore[misc]
+        await cdp_session.send("Input.insertText", {"text": text})
         return True
 
     async def mask_text(self, masked: bool, *, timeout: float) -> None:

@@ -5,7 +5,7 @@ A tab owns its collaborators, each made in ``__init__`` with what it needs:
 - ``refs`` (frames.py): the frame tree, the tab's ``refs`` component: frames, resolving a ref to its element, CSS queries;
 - ``page_events`` (events.py): the page's errors, dialogs and file choosers, handed to the session
   (its console messages are heard on the context, which knows workers from pages);
-- ``_tracker`` (settle.py): requests in flight and action watches; browser_wait_for's conditions
+- ``_tracker`` (settle.py): requests in flight and action settlings; browser_wait_for's conditions
   run in waits.py;
 - ``liveness`` (liveness.py): crash, hang test, stopping a navigation, ending the page;
 - ``cdp_session`` (cdp_session.py): what the tab's own CDP session learns; ``network_log`` (network.py).
@@ -68,7 +68,7 @@ class PlaywrightTab:
         # new tab exists: the context counts it so an action can wait for the tab (context.py).
         self.on_window_open: Any = None
         self._window_watch = asyncio.ensure_future(self._watch_window_open())
-        # Requests in flight and action watches; the origin policy's redirect guard on this page.
+        # Requests in flight and action settlings; the origin policy's redirect guard on this page.
         self._policy = policy
         self._tracker = PlaywrightRequestTracker(page, policy, self._session)
         self._redirect_guard = asyncio.ensure_future(policy.guard(page)) if policy is not None else None
@@ -127,14 +127,14 @@ class PlaywrightTab:
         await self.cdp_session.ready  # so that the sources of this page's responses are heard
         answered_with_file = False
 
-        def watch(response: Any) -> None:
+        def on_response(response: Any) -> None:
             nonlocal answered_with_file
             if response.request.is_navigation_request() and response.frame == self.page.main_frame:
                 kind = (response.headers.get("content-disposition") or "").lower()
                 answered_with_file |= kind.startswith("attachment") or \
                     response.headers.get("content-type", "").startswith("application/octet-stream")
 
-        self.page.on("response", watch)
+        self.page.on("response", on_response)
         commits = self._tracker.commits
         try:
             response = await self.page.goto(url, wait_until=wait_until, timeout=timeout * 1000)
@@ -149,7 +149,7 @@ class PlaywrightTab:
                 await self._error_page_shown(commits, timeout)
             raise self._refused(url, error) or navigation_error(error, url, timeout) from None
         finally:
-            self.page.remove_listener("response", watch)
+            self.page.remove_listener("response", on_response)
         refused = self._policy.refused_response(response.url, response.headers) if response and self._policy else None
         if refused:  # the policy proxy answered in the server's place (settle.py names it for other requests)
             raise refused_navigation(url, refused)

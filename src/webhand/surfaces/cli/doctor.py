@@ -156,7 +156,7 @@ async def run_doctor(settings: Settings) -> int:
                 report.fail("launch and navigate", reply.text)
             else:
                 report.ok("launch and navigate", f"a page loaded in {time.monotonic() - started:.1f} s")
-                engine_version = getattr(getattr(webhand.sessions, "engine", None), "version", None)
+                engine_version = getattr(getattr(webhand.sessions, "driver", None), "version", None)
                 if engine_version:
                     report.info("browser version", str(engine_version))
             await webhand.end_conversation("doctor")
