@@ -378,8 +378,10 @@ class Frame(Protocol):
 # The components of a Tab ---------------------------------------------------------------------------
 # Parts of a tab reached as its typed attributes. The things only a few callers use (the hang test,
 # the dashboard's live view, service workers, Chromium's counters, the model's JavaScript) are
-# components, each a small Protocol here that every driver (raw CDP, Playwright, Firefox over
-# WebDriver BiDi) implements with a class of its own or one the Chromium drivers share:
+# components, and so are the groups of members that belong together (the keyboard, the rendered
+# page, refs, history), as Playwright's Page has ``page.keyboard``: each a small Protocol here that
+# every driver (raw CDP, Playwright, Firefox over WebDriver BiDi) implements with a class of its own
+# (or one the Chromium drivers share), given what it needs when the tab is made:
 #
 #     tab.liveness         crash, hang test, stopping a navigation, ending the page (session/recovery.py)
 #     tab.live_view        thumbnail, screencast and a person's input (surfaces/dashboard/, tools/vision.py)
@@ -391,8 +393,8 @@ class Frame(Protocol):
 #     tab.refs             the tab's frames, and its elements found by ref or CSS selector across them
 #     tab.history          back, forward and reload (browser_back, browser_forward, browser_reload)
 #
-# Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, refs, input,
-# settling), and each driver's component is called directly, not forwarded by its tab.
+# Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, the page's
+# basics, settling), and each driver's component is called directly, not forwarded by its tab.
 
 
 class Liveness(Protocol):
@@ -485,7 +487,7 @@ class Keyboard(Protocol):
 
 class Capture(Protocol):
     """The page rendered for keeping: a PNG screenshot, a PDF print. One component, because both
-    ask the browser to render the whole page (not to act on it) and need only its connection; the
+    ask the browser to render the page (not to act on it) and need only the page's connection; the
     dashboard's small live pictures are ``LiveView``'s."""
 
     async def screenshot(self, *, full_page: bool, timeout: float) -> bytes: ...
