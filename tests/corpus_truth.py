@@ -94,7 +94,7 @@ async def chromium_checks(webhand, tools, snapshot: str) -> list[Check]:
     assert not any(line["ref"].startswith("f") for line in lines), "frame refs are not compared here"
     tab = await tab_of(webhand, tools)
     # Each ref resolves exactly as an action's would; CDP calls go out together (they pipeline).
-    elements = await asyncio.gather(*(tab.resolve(line["ref"], timeout=10) for line in lines))
+    elements = await asyncio.gather(*(tab.refs.resolve(line["ref"], timeout=10) for line in lines))
     facts = await evaluate(tab, _FACTS, [line["ref"] for line in lines])
     cdp = await open_cdp(tab)
     try:

@@ -38,7 +38,7 @@ async def evaluate(tab: Tab, function: str, arg: Any = None) -> Any:
 
 async def click(tab: Tab, selector: str) -> None:
     """A real click (as an action's) on the element ``selector`` finds."""
-    element = await tab.query(selector, timeout=TIMEOUT)
+    element = await tab.refs.query(selector, timeout=TIMEOUT)
     try:
         await element.click(timeout=TIMEOUT)
     finally:

@@ -130,8 +130,8 @@ async def test_navigate_snapshot_click_and_type(firefox: BidiBrowser, site) -> N
         refs = {line.split('"')[1]: line.split("[")[1].split("]")[0]
                 for line in snapshot.lines if "[e" in line and '"' in line}
         assert {"Name", "Record", "Ask"} <= set(refs), snapshot.text
-        await (await tab.resolve(refs["Name"], timeout=10)).fill("Ada Lovelace", timeout=10)
-        await (await tab.resolve(refs["Record"], timeout=10)).click(timeout=10)
+        await (await tab.refs.resolve(refs["Name"], timeout=10)).fill("Ada Lovelace", timeout=10)
+        await (await tab.refs.resolve(refs["Record"], timeout=10)).click(timeout=10)
         after = await take_snapshot(tab)
         assert 'status "recorded Ada Lovelace"' in after.text or "recorded Ada Lovelace" in after.text, after.text
         # The page saw a real pointer and real keys: the input's value came through key events.
@@ -187,7 +187,7 @@ async def test_screenshot_is_a_png_of_the_viewport(firefox: BidiBrowser, site) -
     context, tab = await _tab(firefox, Heard(), width=640, height=480)
     try:
         await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
-        png = await tab.screenshot(full_page=False, timeout=30)
+        png = await tab.capture.screenshot(full_page=False, timeout=30)
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = struct.unpack(">II", png[16:24])
         assert (width, height) == (640, 480)
@@ -203,7 +203,7 @@ async def test_a_dialog_is_answered(firefox: BidiBrowser, site, accept: bool, sh
         await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
         snapshot = await take_snapshot(tab)
         ask = next(line for line in snapshot.lines if '"Ask"' in line).split("[")[1].split("]")[0]
-        await (await tab.resolve(ask, timeout=10)).click(timeout=10)
+        await (await tab.refs.resolve(ask, timeout=10)).click(timeout=10)
         await heard.until(lambda: bool(heard.dialogs))
         dialog = heard.dialogs[0]
         assert (dialog.kind, dialog.message) == ("confirm", "Delete the orders?")
@@ -247,7 +247,7 @@ async def test_what_firefox_cannot_do_says_why(firefox: BidiBrowser) -> None:
 async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
     context, tab = await _tab(firefox, Heard())
     try:
-        assert await tab.go_back(timeout=10) is None  # a new tab has nothing to go back to
+        assert await tab.history.go_back(timeout=10) is None  # a new tab has nothing to go back to
         await tab.navigate(site.url("firefox/core.html"), wait_until="load", timeout=30)
         await tab.console.evaluate("setTimeout(() => document.body.append('arrived later'), 300)", await_promise=False, timeout=10)
         assert "done" in await tab.wait_for(WaitCondition("text", "arrived later"), timeout=10)
@@ -255,7 +255,7 @@ async def test_waits_and_history(firefox: BidiBrowser, site) -> None:
             await tab.wait_for(WaitCondition("text", "never shown"), timeout=0.5)
         missing = await tab.navigate(site.url("firefox/missing.html"), wait_until="load", timeout=30)
         assert missing.status == 404
-        back = await tab.go_back(timeout=30)
+        back = await tab.history.go_back(timeout=30)
         assert back is not None and back.url == site.url("firefox/core.html") and back.title == "Firefox core"
     finally:
         await context.close()
@@ -282,7 +282,7 @@ async def test_a_frame_is_walked_and_its_refs_act(firefox: BidiBrowser, site) ->
         assert "# Outer page" in snapshot.text and "Three orders are waiting." in snapshot.text, snapshot.text
         record = re.search(r'button "Record" \[(f\d+e\d+)\]', snapshot.text)
         assert record, snapshot.text
-        await (await tab.resolve(record.group(1), timeout=10)).click(timeout=10)
+        await (await tab.refs.resolve(record.group(1), timeout=10)).click(timeout=10)
         assert "recorded" in (await take_snapshot(tab)).text
         await heard.until(lambda: any(e.text == "recorded click" for e in heard.console))  # the frame's console
     finally:
@@ -336,12 +336,12 @@ async def test_files_are_given_to_a_file_input(firefox: BidiBrowser, site, tmp_p
     context, tab = await _tab(firefox, Heard())
     try:
         await tab.navigate(site.url("tabs_files/upload.html"), wait_until="load", timeout=30)
-        await tab.set_input_files(await tab.query("#files", timeout=10), [str(first), str(second)], timeout=10)
+        await (await tab.refs.query("#files", timeout=10)).set_input_files([str(first), str(second)], timeout=10)
         names = await tab.console.evaluate("[...document.getElementById('files').files].map(f => f.name)",
                                    await_promise=False, timeout=10)
         assert names == ["a.txt", "b.txt"]
         with pytest.raises(WebhandError, match="not an <input type=file>"):
-            await tab.set_input_files(await tab.query("body", timeout=10), [str(first)], timeout=10)
+            await (await tab.refs.query("body", timeout=10)).set_input_files([str(first)], timeout=10)
     finally:
         await context.close()
 
@@ -350,12 +350,12 @@ async def test_options_and_boxes(firefox: BidiBrowser, site) -> None:
     context, tab = await _tab(firefox, Heard())
     try:
         await tab.navigate(site.url("actions/form.html"), wait_until="load", timeout=30)
-        color = await tab.query("#color", timeout=10)
+        color = await tab.refs.query("#color", timeout=10)
         assert await color.select_option(["Green"], timeout=10) == ["Green"]
         with pytest.raises(InvalidArgument, match="no option 'Purple'"):
             await color.select_option(["Purple"], timeout=10)
-        await (await tab.query("#terms", timeout=10)).set_checked(True, timeout=10)
-        await (await tab.query("#newsletter", timeout=10)).set_checked(False, timeout=10)
+        await (await tab.refs.query("#terms", timeout=10)).set_checked(True, timeout=10)
+        await (await tab.refs.query("#newsletter", timeout=10)).set_checked(False, timeout=10)
         state = await tab.console.evaluate("document.getElementById('state').textContent", await_promise=False, timeout=10)
         assert "color=g" in state and "terms=on" in state and "newsletter=off" in state, state
     finally:
@@ -372,7 +372,7 @@ async def test_a_tab_the_page_opens_is_a_tab(firefox: BidiBrowser, site) -> None
         assert opened == [tab]  # every new tab is announced, ours included
         seen.clear()
         await tab.navigate(site.url("firefox/opener.html"), wait_until="load", timeout=30)
-        await (await tab.query("#link", timeout=10)).click(timeout=10)
+        await (await tab.refs.query("#link", timeout=10)).click(timeout=10)
         async with asyncio.timeout(10):
             await seen.wait()
         popup = opened[-1]
@@ -457,7 +457,7 @@ async def test_an_html5_drag_is_refused_with_the_reason_not_reported_as_done(fir
     context, tab = await _tab(firefox, Heard())
     try:
         await tab.navigate(site.url("actions/drag.html"), wait_until="load", timeout=15)
-        card, bin_ = await tab.query("#card", timeout=5), await tab.query("#bin", timeout=5)
+        card, bin_ = await tab.refs.query("#card", timeout=5), await tab.refs.query("#bin", timeout=5)
         with pytest.raises(NotOnFirefox, match="not available on Firefox: an HTML5 drag"):
             await card.drag_to(bin_, timeout=5)
         assert await tab.console.evaluate("document.querySelector('#status').textContent", await_promise=False,

@@ -355,6 +355,9 @@ class Element(Protocol):
         """The origin (``scheme://host[:port]``) of the document holding the element, as the
         browser knows it; "null" when it is opaque (data: URLs, sandboxed frames)."""
         ...
+    async def set_input_files(self, paths: list[str], *, timeout: float) -> None:
+        """Give files to this ``<input type=file>`` directly (no file chooser; a hidden input too)."""
+        ...
     async def screenshot(self, *, timeout: float) -> bytes: ...
     async def describe(self) -> str: ...
     async def dispose(self) -> None: ...
@@ -375,17 +378,23 @@ class Frame(Protocol):
 # The components of a Tab ---------------------------------------------------------------------------
 # Parts of a tab reached as its typed attributes. The things only a few callers use (the hang test,
 # the dashboard's live view, service workers, Chromium's counters, the model's JavaScript) are
-# components, each a small Protocol here that every driver (raw CDP, Playwright, Firefox over
-# WebDriver BiDi) implements with a class of its own or one the Chromium drivers share:
+# components, and so are the groups of members that belong together (the keyboard, the rendered
+# page, refs, history), as Playwright's Page has ``page.keyboard``: each a small Protocol here that
+# every driver (raw CDP, Playwright, Firefox over WebDriver BiDi) implements with a class of its own
+# (or one the Chromium drivers share), given what it needs when the tab is made:
 #
 #     tab.liveness         crash, hang test, stopping a navigation, ending the page (session/recovery.py)
 #     tab.live_view        thumbnail, screencast and a person's input (surfaces/dashboard/, tools/vision.py)
 #     tab.service_workers  the session's registrations and what can be done to them (browser_service_workers)
 #     tab.performance      Chromium's performance counters (browser_performance)
 #     tab.console          the model's JavaScript, run as a DevTools console would (browser_eval)
+#     tab.keyboard         keys on whatever has focus (browser_press_key, browser_type without a ref)
+#     tab.capture          the page as a picture or a document: screenshot and PDF (browser_screenshot, browser_pdf)
+#     tab.refs             the tab's frames, and its elements found by ref or CSS selector across them
+#     tab.history          back, forward and reload (browser_back, browser_forward, browser_reload)
 #
-# Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, refs, input,
-# settling), and each driver's component is called directly, not forwarded by its tab.
+# Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, the page's
+# basics, settling), and each driver's component is called directly, not forwarded by its tab.
 
 
 class Liveness(Protocol):
@@ -462,6 +471,60 @@ class JavaScriptConsole(Protocol):
         ...
 
 
+class Keyboard(Protocol):
+    """The tab's keyboard: keys sent to whatever has focus, not to an element (as Playwright's
+    ``page.keyboard``). One component, because pressing and typing share the driver's key events
+    and nothing else of the tab; an element's own ``press`` and ``type`` focus it first."""
+
+    async def press(self, key: str, *, timeout: float) -> None:
+        """Press a key (or chord like Control+A) on whatever has focus."""
+        ...
+
+    async def type_text(self, text: str, *, timeout: float) -> None:
+        """Type ``text`` key by key into whatever has focus (the keyboard, not an element)."""
+        ...
+
+
+class Capture(Protocol):
+    """The page rendered for keeping: a PNG screenshot, a PDF print. One component, because both
+    ask the browser to render the page (not to act on it) and need only the page's connection; the
+    dashboard's small live pictures are ``LiveView``'s."""
+
+    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes: ...
+    async def pdf(self, *, timeout: float) -> bytes: ...
+
+
+class Refs(Protocol):
+    """Finding the tab's elements: by the ref a snapshot gave one (``e12``, ``f1e3`` in frame f1), or
+    by a CSS selector, across the tab's frames. One component, because a ref names its frame, so
+    every driver finds elements in its frame tree (frames.py in each driver folder): this is that
+    tree's side callers use (the snapshot walks ``frames``; actions ``resolve`` their refs)."""
+
+    async def frames(self) -> list[Frame]: ...
+    async def resolve(self, ref: str, *, timeout: float) -> Element:
+        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
+        ...
+    async def stable_selector(self, ref: str, *, timeout: float) -> str:
+        """A CSS selector that finds ``ref``'s element again on a fresh load of its page (an id, a
+        unique attribute, else a path of :nth-of-type steps); "" when there is none or the ref is
+        gone. One page round trip: the history records it before every call that names a ref."""
+        ...
+    async def query(self, selector: str, *, timeout: float) -> Element: ...
+
+
+class History(Protocol):
+    """The tab's session history: back, forward, reload. One component, because the three move the
+    tab by its history list (not to a URL the model gave, which is ``Tab.navigate``), and each
+    waits the same way for the entry's document: a page restored from the back/forward cache
+    fires no new "load"."""
+
+    async def go_back(self, *, timeout: float) -> NavigationResult | None:
+        """None when there is no entry that way."""
+        ...
+    async def go_forward(self, *, timeout: float) -> NavigationResult | None: ...
+    async def reload(self, *, timeout: float) -> NavigationResult: ...
+
+
 class Tab(Protocol):
     """One page. What only a few callers use is a component, a typed attribute (the Protocols above)."""
 
@@ -470,6 +533,10 @@ class Tab(Protocol):
     service_workers: ServiceWorkers
     performance: Performance
     console: JavaScriptConsole
+    keyboard: Keyboard
+    capture: Capture
+    refs: Refs
+    history: History
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
 
@@ -484,15 +551,6 @@ class Tab(Protocol):
     async def warm_up(self) -> None:
         """Prepare what the first call on this tab would otherwise pay for (a reserve tab)."""
         ...
-    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes: ...
-    async def frames(self) -> list[Frame]: ...
-    async def resolve(self, ref: str, *, timeout: float) -> Element: ...
-    async def stable_selector(self, ref: str, *, timeout: float) -> str:
-        """A CSS selector that finds ``ref``'s element again on a fresh load of its page (an id, a
-        unique attribute, else a path of :nth-of-type steps); "" when there is none or the ref is
-        gone. One page round trip: the history records it before every call that names a ref."""
-        ...
-    async def query(self, selector: str, *, timeout: float) -> Element: ...
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         """Size the viewport in CSS pixels; ``device_scale`` device pixels per CSS pixel (a
         high-density screen: 2 or 3), which screenshots are taken in."""
@@ -501,20 +559,9 @@ class Tab(Protocol):
     @property
     def closed(self) -> bool: ...
     async def bring_to_front(self) -> None: ...
-    async def pdf(self, *, timeout: float) -> bytes: ...
-    async def set_input_files(self, element: Element, paths: list[str], *, timeout: float) -> None: ...
     async def web_storage(self, area: Literal["local", "session"], operation: Literal["get", "set", "delete", "clear"],
                           key: str | None = None, value: str | None = None, *, timeout: float) -> dict[str, str]:
         """Read or change localStorage/sessionStorage of the page's origin; returns the items after."""
-        ...
-    async def go_back(self, *, timeout: float) -> NavigationResult | None: ...
-    async def go_forward(self, *, timeout: float) -> NavigationResult | None: ...
-    async def reload(self, *, timeout: float) -> NavigationResult: ...
-    async def press(self, key: str, *, timeout: float) -> None:
-        """Press a key (or chord like Control+A) on whatever has focus."""
-        ...
-    async def type_text(self, text: str, *, timeout: float) -> None:
-        """Type ``text`` key by key into whatever has focus (the keyboard, not an element)."""
         ...
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str: ...
     def settling(self, caps: SettleCaps) -> Settling:

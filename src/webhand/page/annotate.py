@@ -92,7 +92,7 @@ async def annotated_screenshot(tab: Tab, *, full_page: bool, timeout: float) -> 
     port = await viewport(tab, layout=True)
     visible = None if full_page else (0.0, 0.0, float(port["width"]), float(port["height"]))
     boxes = await ref_boxes(tab, visible=visible)
-    png = await tab.screenshot(full_page=full_page, timeout=timeout)
+    png = await tab.capture.screenshot(full_page=full_page, timeout=timeout)
     # The boxes are viewport-relative; a full-page picture starts at the top of the document.
     origin = (-float(port["scroll_x"]), -float(port["scroll_y"])) if full_page else (0.0, 0.0)
     width = Image.open(io.BytesIO(png)).width  # reads the header only

@@ -66,7 +66,7 @@ async def ref_boxes(tab: Tab, *, visible: Rect | None = None) -> list[RefBox]:
     # Each frame's offset and visible area in main-frame coordinates; parents come before children.
     areas: dict[str, tuple[float, float, Rect | None]] = {"": (0.0, 0.0, visible)}
     boxes: list[RefBox] = []
-    for frame in await tab.frames():
+    for frame in await tab.refs.frames():
         if frame.key not in areas:
             area = await _frame_area(frame, areas)
             if area is None:

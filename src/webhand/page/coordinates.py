@@ -155,7 +155,7 @@ class PagePoint:
 async def reveal(tab: Tab, image: ImageMap, document_point: tuple[float, float]) -> PagePoint:
     """Scroll ``document_point`` of the page ``image`` shows into the viewport if it is not there;
     its viewport point. Refused when the tab holds another document than the picture showed."""
-    main = next(f for f in await tab.frames() if f.key == "")
+    main = next(f for f in await tab.refs.frames() if f.key == "")
     found = await main.evaluate(_REVEAL, [*document_point, image.document])
     if found.get("stale"):
         raise InvalidArgument(
@@ -210,7 +210,7 @@ async def describe_point(tab: Tab, point: PagePoint) -> UnderPoint | None:
 
     # Gives refs to every control (the same refs a snapshot shows), with their role and name.
     shot = await take_snapshot(tab, mode="interactive", max_refs=None, records=True)
-    main = next(f for f in await tab.frames() if f.key == "")
+    main = next(f for f in await tab.refs.frames() if f.key == "")
     hit = await main.evaluate(_HIT, [point.x, point.y])
     if not hit:
         return None

@@ -42,7 +42,7 @@ class Extract:
 
 async def read_html(tab: Tab, *, selector: str | None = None, ref: str | None = None) -> Extract:
     """The HTML (and visible text) of the page, of the element a CSS selector matches, or of a ref."""
-    frames = await tab.frames()
+    frames = await tab.refs.frames()
     frame_key, how, target = "", "page", ""
     if ref:
         match = _REF.match(ref.strip())

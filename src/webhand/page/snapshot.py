@@ -60,7 +60,7 @@ _DOCUMENT_MARK = """() => { try {
 async def document_mark(tab: Tab) -> str | None:
     """The id ``_DOCUMENT_MARK`` gives the tab's main document, or None when it cannot be asked."""
     try:
-        main = next((frame for frame in await tab.frames() if frame.key == ""), None)
+        main = next((frame for frame in await tab.refs.frames() if frame.key == ""), None)
         found = await main.evaluate(_DOCUMENT_MARK) if main is not None else None
     except WebhandError:
         return None
@@ -123,7 +123,7 @@ async def take_snapshot(tab: Tab, *, mode: Mode = "page", scope: str | None = No
 
 async def _take(tab: Tab, title: "asyncio.Future[str]", mode: Mode, scope: str | None, depth: int | None,
                 max_refs: int | None, records: bool) -> Snapshot:
-    frames = await tab.frames()
+    frames = await tab.refs.frames()
     scope_arg = _scope_argument(scope)
     root = _scope_frame(scope) if scope_arg else ""
     if root and root not in {f.key for f in frames}:
@@ -316,7 +316,7 @@ async def viewport(tab: Tab, *, layout: bool = False) -> dict[str, Any]:
     document (what a full-page screenshot shows). With ``layout``, also its height and which
     document it is (``performance.timeOrigin``, new with each document and kept by a same-document
     navigation), which a screenshot's map keeps to tell a stale picture (page/coordinates.py)."""
-    main = next(f for f in await tab.frames() if f.key == "")
+    main = next(f for f in await tab.refs.frames() if f.key == "")
     extra = (", content_height: document.documentElement.scrollHeight, "
              "document: (() => { try { return performance.timeOrigin; } catch (e) { return null; } })()") if layout else ""
     return await main.evaluate("() => ({scroll_x: scrollX, scroll_y: scrollY, width: innerWidth, "

@@ -61,7 +61,7 @@ async def _targets(session: Session, refs: list[str], response: Response) -> dic
         target = _role_and_name(session, ref)
         if tab is not None and not tab.closed:
             with contextlib.suppress(WebhandError, asyncio.TimeoutError):
-                selector = await tab.stable_selector(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
+                selector = await tab.refs.stable_selector(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
                 if selector:
                     target["selector"] = selector
         if target:

@@ -244,9 +244,9 @@ class Session:
         tab = await self.tab()
         timeout = timeout or self.settings.action_timeout
         if ref:
-            return await tab.resolve(ref, timeout=timeout)
+            return await tab.refs.resolve(ref, timeout=timeout)
         if selector:
-            return await tab.query(selector, timeout=timeout)
+            return await tab.refs.query(selector, timeout=timeout)
         raise InvalidArgument("Name the element with `ref` (from browser_snapshot) or `selector`.",
                               "Call browser_snapshot to get refs.")
 

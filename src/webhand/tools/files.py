@@ -40,7 +40,7 @@ async def upload_file(session: Session, args: UploadArgs, response: Response) ->
     if args.ref or args.selector:
         element = await session.element(args.ref, args.selector, args.timeout)
         try:
-            await (await session.tab()).set_input_files(element, files, timeout=timeout)
+            await element.set_input_files(files, timeout=timeout)
         finally:
             await element.dispose()
         target = args.ref or args.selector
@@ -102,7 +102,7 @@ async def pdf(session: Session, args: PdfArgs, response: Response) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
         target = response.files.pdfs / f"page-{stamp}.pdf"
     tab = await session.tab()
-    data = await tab.pdf(timeout=args.timeout or session.settings.timeout)
+    data = await tab.capture.pdf(timeout=args.timeout or session.settings.timeout)
     response.files.write(target, data)
     response.saved(target)
     response.add(f"Saved {response.page(tab.url, URL_LIMIT)} as PDF: {target} ({len(data):,} bytes)")

@@ -198,7 +198,7 @@ async def perform_press_key(session: Session, args: PressKeyArgs) -> str:
         async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
             await element.press(args.key, timeout=timeout)
         return f"Pressed {args.key} on {target(args)}."
-    await (await session.tab()).press(args.key, timeout=timeout)
+    await (await session.tab()).keyboard.press(args.key, timeout=timeout)
     return f"Pressed {args.key}."
 
 

@@ -139,10 +139,10 @@ async def _history(session: Session, args: HistoryArgs, response: Response, step
         # before must be read before the reload starts. (Through Playwright the read, left to run
         # beside the action, could reach the reloaded page first, and the change went unsaid.)
         await before.title_read
-        result = await tab.reload(timeout=timeout)
+        result = await tab.history.reload(timeout=timeout)
         response.add(f"Reloaded {response.page(result.url, URL_LIMIT, WHOLE_URL)}" + (f" (HTTP {result.status})" if result.status else ""))
     else:
-        result = await (tab.go_back(timeout=timeout) if step == "back" else tab.go_forward(timeout=timeout))
+        result = await (tab.history.go_back(timeout=timeout) if step == "back" else tab.history.go_forward(timeout=timeout))
         if result is None:
             response.report_changes(None)  # the tab did not move: nothing to report
             response.add(f"There is no {'previous' if step == 'back' else 'next'} page in this tab's history; "

@@ -115,7 +115,7 @@ async def say_masked(session: Session, response: Response) -> None:
     if tab.index not in session.secret_tabs:
         return
     count = 0
-    for frame in await tab.frames():
+    for frame in await tab.refs.frames():
         try:
             count += int(await frame.evaluate(MASKED_FIELDS) or 0)
         except WebhandError:
@@ -186,4 +186,4 @@ async def capture_png(session: Session, args: Any, timeout: float) -> bytes:
             return await element.screenshot(timeout=timeout)
         finally:
             await element.dispose()
-    return await (await session.tab()).screenshot(full_page=args.full_page, timeout=timeout)
+    return await (await session.tab()).capture.screenshot(full_page=args.full_page, timeout=timeout)

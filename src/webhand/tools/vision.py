@@ -303,7 +303,7 @@ class KeyboardTypeArgs(VisionArgs):
 
 async def perform_type(session: Session, args: KeyboardTypeArgs) -> str:
     await baseline(session, await session.tab())
-    await (await session.tab()).type_text(args.text, timeout=wait_for(session, args))
+    await (await session.tab()).keyboard.type_text(args.text, timeout=wait_for(session, args))
     shown = repr(args.text) if len(args.text) <= 60 else f"{len(args.text)} characters"
     return f"Typed {shown} into whatever has focus."
 
@@ -368,7 +368,7 @@ async def zoom(session: Session, args: ZoomArgs, response: Response) -> None:
         raise InvalidArgument("The last screenshot shows another page than the tab holds now (it navigated or reloaded "
                               "since): a region of it cannot be captured again.",
                               "Take a new screenshot (browser_take_screenshot) and zoom into it.")
-    png = await tab.screenshot(full_page=image.full_page, timeout=args.timeout or session.settings.timeout)
+    png = await tab.capture.screenshot(full_page=image.full_page, timeout=args.timeout or session.settings.timeout)
     picture = Image.open(io.BytesIO(png))
     fresh = image_map(port, full_page=image.full_page, original=picture.size, sent=picture.size)
     corners = [fresh.to_image(*image.to_document(x, y)) for x, y in ((left, top), (right, bottom))]

@@ -194,6 +194,18 @@ class BidiElement:
         await self._call("function () { this.scrollIntoView({block: 'center', behavior: 'instant'}); }",
                          timeout=timeout, doing=f"Scrolling {self.ref} into view")
 
+    async def set_input_files(self, paths: list[str], *, timeout: float) -> None:
+        """Give files to the <input type=file> directly (``input.setFiles``; no file chooser)."""
+        doing = f"Setting the files of {self.ref}"
+        kind = await self._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase()"
+                                " : this.tagName.toLowerCase(); }", timeout=timeout, doing=doing)
+        if kind != "file":
+            raise WebhandError(f"{doing} failed: it is not an <input type=file> (it is {kind}).",
+                               "Call browser_snapshot and pick the file input.")
+        async with guarded(doing, timeout):
+            await self.tab.connection.send("input.setFiles", {"context": self.context_id, "element": self.node,
+                                                              "files": paths})
+
     async def screenshot(self, *, timeout: float) -> bytes:
         async with guarded(f"Taking a screenshot of {self.ref}", timeout):
             shot = await self.tab.connection.send("browsingContext.captureScreenshot", {

@@ -8,44 +8,41 @@ The settle rules are engine/settle.py's, fed with the tab's ``network`` events.
 
 One class per file, as in engine/cdp/: the tab here; its elements (element.py), frames (frames.py)
 and dialogs (dialogs.py); its components (engine/driver.py's ``liveness``, ``live_view``, ...) in
-liveness.py, screen_capture.py, service_workers.py, performance.py and javascript.py.
+liveness.py, screen_capture.py, service_workers.py, performance.py, javascript.py, keyboard.py, capture.py,
+refs.py (frames and refs) and history.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import re
 from collections import deque
 from typing import Any, Literal, Protocol
 
 from webhand.engine import settle
 from webhand.engine.bidi import console, javascript, screen_capture, service_workers, values
 from webhand.engine.bidi.waits import wait_for
-from webhand.engine.waits import POLL
+from webhand.engine.bidi.capture import BidiCapture
 from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, BidiError, guarded, translate
 from webhand.engine.bidi.dialogs import BidiDialog
-from webhand.engine.bidi.element import SNAPSHOT_AGAIN, BidiElement
-from webhand.engine.bidi.frames import BidiFrame
 from webhand.engine.bidi.files import SessionDownloads
+from webhand.engine.bidi.history import BidiHistory
+from webhand.engine.bidi.keyboard import BidiKeyboard
 from webhand.engine.bidi.liveness import Liveness
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
 from webhand.engine.bidi.page_requests import announced
 from webhand.engine.bidi.performance import NoPerformanceCounters
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.bidi.point_input import PointInput
+from webhand.engine.bidi.refs import BidiRefs
 from webhand.engine.bidi.realms import WorkerScripts
 from webhand.engine.driver import ConsoleEntry, NavigationResult, SettleCaps, TabEvents, WaitCondition, WaitUntil
 from webhand.engine.net_errors import net_failure
 from webhand.engine.policy import RefusalLog
-from webhand.engine.page_scripts import SCROLL, SELECTOR_OF_REF, WEB_STORAGE
-from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, NotOnFirefox, RefNotFound,
-                            WebhandError)
+from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
+from webhand.errors import (ActionTimeout, EvaluationFailed, NavigationFailed, WebhandError)
 
 SANDBOX = "webhand"
-_RESOLVE = "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'"
 _WAIT = {"load": "complete", "domcontentloaded": "interactive", "commit": "none", "networkidle": "complete"}
-_REF = re.compile(r"^(?:(f\d+))?(e\d+)$")
 #: Recent console entries kept untagged in case a dedicated worker's realm is reported after them.
 _UNTAGGED_KEPT = 20
 
@@ -87,7 +84,6 @@ class BidiTab:
         # The last main document's URL and status: a reload Firefox revalidates answers 304, but the
         # document it shows is the cached one, with its status (as Chromium reports it).
         self._shown: tuple[str, int | None] = ("", None)
-        self._frame_keys: dict[str, str] = {}  # a child frame's browsing context -> its key ("f1")
         self._frame_contexts: set[str] = set()  # every frame's browsing context seen created (events route by it)
         self._navigations_started = 0  # browsingContext.navigationStarted events seen, and the last one's URL
         self._started_url = ""
@@ -104,6 +100,10 @@ class BidiTab:
         self.live_view = screen_capture.BidiLiveView(self, self.point_input)
         self.service_workers = service_workers.BidiServiceWorkers(self)
         self.performance = NoPerformanceCounters()
+        self.keyboard = BidiKeyboard(self.perform)
+        self.capture = BidiCapture(self.connection, context_id)
+        self.refs = BidiRefs(self)
+        self.history = BidiHistory(self)
 
     @property
     def events(self) -> TabEvents:
@@ -216,7 +216,7 @@ class BidiTab:
 
     def owns(self, context_id: str) -> bool:
         """Whether ``context_id`` is this tab's browsing context or one of its frames'."""
-        return context_id == self.context_id or context_id in self._frame_keys or context_id in self._frame_contexts
+        return context_id == self.context_id or context_id in self.refs.frame_keys or context_id in self._frame_contexts
 
     def frame_created(self, context_id: str) -> None:
         """A frame appeared in this tab (``browsingContext.contextCreated`` with a parent of ours)."""
@@ -347,75 +347,6 @@ class BidiTab:
     async def warm_up(self) -> None:
         """Nothing to prepare: the sandbox realm is made by the first call."""
 
-    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
-        async with guarded("Taking a screenshot", timeout):
-            shot = await self.connection.send("browsingContext.captureScreenshot", {
-                "context": self.context_id, "origin": "document" if full_page else "viewport",
-                "format": {"type": "image/png"}})
-        return base64.b64decode(shot["data"])
-
-    async def frames(self) -> list[BidiFrame]:
-        """The tab's frames, parents before children; a frame keeps its key while it lives."""
-        async with guarded("Reading the tab's frames", 10):
-            tree = await self.connection.send("browsingContext.getTree", {"root": self.context_id})
-        frames: list[BidiFrame] = []
-        queue: list[tuple[dict[str, Any], BidiFrame | None]] = [(info, None) for info in tree.get("contexts", [])]
-        while queue:
-            info, parent = queue.pop(0)
-            context_id = info["context"]
-            if parent is None:
-                key = ""
-            elif context_id not in self._frame_keys:
-                self._frame_keys[context_id] = key = f"f{len(self._frame_keys) + 1}"
-            else:
-                key = self._frame_keys[context_id]
-            frame = BidiFrame(self, context_id, key, parent)
-            frames.append(frame)
-            queue += [(child, frame) for child in info.get("children") or []]
-        return frames
-
-    async def resolve(self, ref: str, *, timeout: float) -> BidiElement:
-        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
-        match = _REF.match(ref.strip())
-        if not match:
-            raise RefNotFound(f"'{ref}' is not a ref.", "Refs look like e12 or f1e3; " + SNAPSHOT_AGAIN)
-        frame_key, local = match.group(1) or "", match.group(2)
-        context = self.context_id if not frame_key else next(
-            (c for c, k in self._frame_keys.items() if k == frame_key), None)
-        if context is None:
-            raise RefNotFound(f"Ref {ref} is stale: its frame is gone.", SNAPSHOT_AGAIN)
-        try:
-            node = await self.call(_RESOLVE, [local], doing=f"Finding {ref}", timeout=timeout, context=context)
-        except RefNotFound:
-            raise
-        except WebhandError:
-            raise RefNotFound(f"Ref {ref} is not on the current page (its frame navigated or is gone).",
-                              SNAPSHOT_AGAIN) from None
-        if isinstance(node, dict) and "sharedId" in node:
-            return BidiElement(self, ref, node, context)
-        if node == "removed":
-            raise RefNotFound(f"Ref {ref} is stale: its element was removed or replaced since the snapshot.", SNAPSHOT_AGAIN)
-        raise RefNotFound(f"Ref {ref} is not on the current page (the page navigated or the ref was never issued).",
-                          SNAPSHOT_AGAIN)
-
-    async def stable_selector(self, ref: str, *, timeout: float) -> str:
-        return str(await self.call(SELECTOR_OF_REF, [ref], doing=f"Describing {ref}", timeout=timeout) or "")
-
-    async def query(self, selector: str, *, timeout: float) -> BidiElement:
-        """The first element matching ``selector`` in the main frame, waited for up to ``timeout``."""
-        wait = ("(s, ms) => { document.querySelector(s); return (" + POLL + ")(s => !!document.querySelector(s), s, ms)"
-                ".then(() => document.querySelector(s)); }")
-        try:
-            node = await self.call(wait, [selector, int(max(1, timeout * 1000))], doing=f"Finding {selector!r}",
-                                   timeout=timeout + 1)
-        except EvaluationFailed as error:
-            raise RefNotFound(f"The selector {selector!r} is not valid: {error.message.split(': ', 1)[-1]}",
-                              "Use a CSS selector, or a ref from browser_snapshot.") from None
-        if not isinstance(node, dict) or "sharedId" not in node:
-            raise RefNotFound(f"No element matches the selector {selector!r}.",
-                              "Call browser_snapshot and use a ref, or fix the selector.")
-        return BidiElement(self, selector, node, self.context_id)
-
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with guarded("Sizing the viewport", 10):
             await self.connection.send("browsingContext.setViewport", {
@@ -448,61 +379,20 @@ class BidiTab:
                                    "sandboxed pages have none).", "Navigate to a page of the site first.") from None
             raise
 
-    async def _history(self, delta: int, timeout: float) -> NavigationResult | None:
-        """Back or forward; None when the history has no entry that way. Firefox answers before the
-        entry's document commits: the commit is waited for (a tab event), then its load."""
-        started, url_before = self._navigations_started, self._url
-        try:
-            async with guarded("Going through history", timeout):
-                await self.connection.send("browsingContext.traverseHistory", {"context": self.context_id, "delta": delta})
-        except WebhandError as error:
-            if "no such history entry" in str(error):
-                return None
-            raise
-        # A page restored from the back/forward cache sends navigationStarted and nothing after it
-        # (Firefox 153): the restore is done when the document at the new URL draws a frame.
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        going = f"Going {'back' if delta < 0 else 'forward'}"
-        if not await self.tracker.until(lambda: self._navigations_started > started or self._url != url_before, timeout):
-            raise ActionTimeout(f"{going} did not start within {timeout:g} s.", "Take a browser_snapshot to see the page.")
-        if self._navigations_started == started:
-            # An entry of the same document (a hash route, an app's pushState): it moved, nothing loads.
-            return NavigationResult(url=self._url, status=None, title=await self.title())
-        while True:
-            try:
-                href = await self.call("() => new Promise(r => requestAnimationFrame(() => r(location.href)))", [],
-                                       doing=going, timeout=max(0.1, deadline - loop.time()), sandbox=False)
-            except ActionTimeout:
-                raise
-            except WebhandError:
-                href = None  # the old document went away mid-call
-            if href == self._started_url:
-                break
-            if loop.time() >= deadline:
-                raise ActionTimeout(f"{going} did not finish within {timeout:g} s.", "Take a browser_snapshot to see the page.")
-        self._url = self._started_url
-        await self.wait_for_load(timeout=max(0.1, deadline - loop.time()))
-        return NavigationResult(url=self._url, status=None, title=await self.title())
+    # what history.py asks (its HistoryTab) ------------------------------------------------------
+    @property
+    def navigations_started(self) -> int:
+        return self._navigations_started
 
-    async def go_back(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history(-1, timeout)
+    @property
+    def started_url(self) -> str:
+        return self._started_url
 
-    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history(1, timeout)
+    def arrived(self, url: str) -> None:
+        self._url = url
 
-    async def reload(self, *, timeout: float) -> NavigationResult:
-        async with guarded("Reloading", timeout):
-            result = await self.connection.send("browsingContext.reload", {"context": self.context_id, "wait": "complete"})
-        status = self._document_status.pop(result.get("navigation") or "", None)
-        return NavigationResult(url=result.get("url", self._url), status=status, title=await self.title())
-
-    async def press(self, key: str, *, timeout: float) -> None:
-        await self.perform([{"type": "key", "id": "keyboard", "actions": values.chord_actions(key)}],
-                           f"Pressing {key}", timeout)
-
-    async def type_text(self, text: str, *, timeout: float) -> None:
-        await self.perform([{"type": "key", "id": "keyboard", "actions": values.text_actions(text)}], "Typing", timeout)
+    def document_status(self, navigation: str) -> int | None:
+        return self._document_status.pop(navigation, None)
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         left, top, width, height = await self.call(SCROLL, [[x, y]], doing="Scrolling the page", timeout=timeout)
@@ -510,25 +400,6 @@ class BidiTab:
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)
-
-    async def pdf(self, *, timeout: float) -> bytes:
-        async with guarded("Printing to PDF", timeout):
-            printed = await self.connection.send("browsingContext.print", {"context": self.context_id})
-        return base64.b64decode(printed["data"])
-
-    async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
-        """Give files to an <input type=file> directly (``input.setFiles``; no file chooser)."""
-        if not isinstance(element, BidiElement):
-            raise NotOnFirefox("Giving files to something that is not an element of this tab")
-        doing = f"Setting the files of {element.ref}"
-        kind = await element._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase()"
-                                   " : this.tagName.toLowerCase(); }", timeout=timeout, doing=doing)
-        if kind != "file":
-            raise WebhandError(f"{doing} failed: it is not an <input type=file> (it is {kind}).",
-                               "Call browser_snapshot and pick the file input.")
-        async with guarded(doing, timeout):
-            await self.connection.send("input.setFiles", {"context": element.context_id, "element": element.node,
-                                                          "files": paths})
 
 
 def _headers(response: dict[str, Any]) -> dict[str, str]:

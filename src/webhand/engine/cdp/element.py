@@ -255,6 +255,17 @@ class CdpElement:
     async def origin(self) -> str:
         return self.tab.frame_tree.origin_of(self.frame.frame_id)
 
+    async def set_input_files(self, paths: list[str], *, timeout: float) -> None:
+        """Give files to the <input type=file> directly (no file chooser; works on hidden inputs too)."""
+        doing = f"Setting the files of {self.ref}"
+        async with guarded(doing, timeout):
+            kind = await self._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase() : this.tagName.toLowerCase(); }")
+            if kind != "file":
+                raise WebhandError(f"{doing} failed: Node is not an HTMLInputElement of type file.",
+                                   "Call browser_snapshot and pick the file input.")
+            await self.tab.connection.send.DOM.setFileInputFiles(params={"files": paths, "objectId": self.object_id},
+                                                                 session_id=self.session_id)
+
     async def screenshot(self, *, timeout: float) -> bytes:
         doing = f"Screenshot of {self.ref}"
         await self.scroll_into_view(timeout=timeout)

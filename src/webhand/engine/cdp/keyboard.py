@@ -2,12 +2,14 @@
 
 A key press is rawKeyDown (or keyDown with the text it types), then keyUp; a chord holds its
 modifiers down around the key. Text with characters no key types goes in with ``Input.insertText``.
+The functions serve an element's keys too (element.py); ``CdpKeyboard`` is the tab's ``keyboard``.
 """
 
 from __future__ import annotations
 
-from webhand.engine.cdp.connection import CdpConnection
+from webhand.engine.cdp.connection import CdpConnection, guarded
 from webhand.engine.keys import LAYOUT, MODIFIER_BITS, Key, parse_chord
+from webhand.errors import ActionTimeout
 
 
 
@@ -50,3 +52,29 @@ async def _send(connection: CdpConnection, session_id: str, kind: str, key: Key,
     if text:
         params["text"] = params["unmodifiedText"] = text
     await connection.send.Input.dispatchKeyEvent(params=params, session_id=session_id)  # type: ignore[arg-type]
+
+
+class CdpKeyboard:
+    """The tab's keyboard (engine/driver.py's ``Keyboard``): keys on whatever has focus, sent on the
+    page's CDP session with the functions above."""
+
+    def __init__(self, connection: CdpConnection, session_id: str) -> None:
+        self._connection = connection
+        self._session_id = session_id
+
+    async def press(self, key: str, *, timeout: float) -> None:
+        parse_chord(key)  # an unknown key is refused before anything is sent
+        try:
+            async with guarded(f"Pressing {key}", timeout):
+                await press(self._connection, self._session_id, key)
+        except ActionTimeout:
+            raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
+                                "The page may be busy: call browser_snapshot.") from None
+
+    async def type_text(self, text: str, *, timeout: float) -> None:
+        try:
+            async with guarded("Typing", timeout):
+                await type_text(self._connection, self._session_id, text)
+        except ActionTimeout:
+            raise ActionTimeout(f"Typing did not finish within {timeout:g} s.",
+                                "The page may be busy: call browser_snapshot to see what was typed.") from None

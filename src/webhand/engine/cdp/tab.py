@@ -1,4 +1,4 @@
-"""One page over raw CDP: its CDP session(s), navigation and history, screenshots, keys.
+"""One page over raw CDP: its CDP session(s), navigation, scrolling, settling; its components.
 
 The tab's page is a flattened session on the browser's connection; each out-of-process iframe
 (and worker) attaches as a session of its own (``Target.setAutoAttach`` with flatten), paused
@@ -10,23 +10,27 @@ the page's events (events.py) and network log (network.py); its workers (workers
 components (engine/driver.py), which callers reach as attributes: ``liveness`` (liveness.py), and
 the ones written once for both Chromium drivers on the tab's CDP session: ``console``
 (engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
-(engine/service_workers.py), ``performance`` (engine/devtools.py).
+(engine/service_workers.py), ``performance`` (engine/devtools.py); and ``keyboard`` (keyboard.py) and
+``capture`` (capture.py), each on the page's CDP session; ``refs`` (refs.py), on the frame tree;
+``history`` (history.py), back, forward and reload.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from webhand.engine import keys, settle
-from webhand.engine.cdp import keyboard, stealth
+from webhand.engine import settle
+from webhand.engine.cdp import stealth
+from webhand.engine.cdp.capture import PageCapture
 from webhand.engine.cdp.channel import CdpSessionChannel
 from webhand.engine.cdp.connection import PROTOCOL_ERRORS, CdpConnection, guarded
-from webhand.engine.cdp.element import CdpElement
 from webhand.engine.cdp.events import CdpPageEvents
-from webhand.engine.cdp.frames import CdpFrame, FrameState, FrameTree
+from webhand.engine.cdp.history import CdpHistory
+from webhand.engine.cdp.keyboard import CdpKeyboard
+from webhand.engine.cdp.frames import FrameState, FrameTree
+from webhand.engine.cdp.refs import TabRefs
 from webhand.engine.cdp.liveness import Liveness
 from webhand.engine.cdp.network import CdpNetworkLog
 from webhand.engine.cdp.waits import wait_for
@@ -104,6 +108,10 @@ class CdpTab:
         self.service_workers = ServiceWorkerActions(self.channel, self.workers.registry, self.console,
                                                     lambda: self.url)
         self.performance = PerformanceCounters(self.channel)
+        self.keyboard = CdpKeyboard(connection, session_id)  # keyboard.py
+        self.capture = PageCapture(connection, session_id)  # capture.py
+        self.refs = TabRefs(self.frame_tree, self, lambda: self.liveness.crashed)  # refs.py
+        self.history = CdpHistory(connection, session_id, self)  # history.py
 
     # set-up ------------------------------------------------------------------------------------
     async def start(self, *, width: int, height: int) -> None:
@@ -371,53 +379,14 @@ class CdpTab:
             except DocumentReplaced:
                 continue  # wait on the document that replaced it
 
-    # history and scrolling -----------------------------------------------------------------
-    async def _history(self, step: str, timeout: float) -> NavigationResult | None:
-        """Back, forward (by the history list) or reload; None when there is no entry that way.
-        Waits for the main frame to commit, then for its document to be complete (a page from the
-        back/forward cache fires no new "load")."""
-        url = self.url
-        commits = self.tracker.commits
-        doing = f"Navigation to going {step} from {url}"
-        async with guarded(doing, timeout):
-            if step == "reload":
-                await self.connection.send.Page.reload(session_id=self.session_id)
-            else:
-                history = await self.connection.send.Page.getNavigationHistory(session_id=self.session_id)
-                index = history["currentIndex"] + (-1 if step == "back" else 1)
-                if not 0 <= index < len(history["entries"]):
-                    return None
-                await self.connection.send.Page.navigateToHistoryEntry(params={"entryId": history["entries"][index]["id"]},
-                                                                       session_id=self.session_id)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        # An entry of the same document (a hash route, an app's pushState) commits nothing: its URL moves.
-        if not await self.tracker.until(lambda: self.tracker.commits > commits or self.url != url, timeout):
-            raise ActionTimeout(f"{doing} did not finish within {timeout:g} s.",
-                                "Retry with wait_until='domcontentloaded' or a larger timeout; browser_snapshot shows what loaded.")
-        if self.tracker.commits == commits:
-            return NavigationResult(self.url, None, await self.title())
-        try:
-            await settle.document_loaded(self, max(0.001, deadline - loop.time()))
-        except (settle.LoadTimeout, PageGone):
-            raise ActionTimeout(f"{doing} did not finish within {timeout:g} s.",
-                                "Retry with a larger timeout; browser_snapshot shows what loaded.") from None
-        status = None
+    # history (history.py) and scrolling -----------------------------------------------------------------
+    def main_document_status(self) -> int | None:
+        """The HTTP status of the main frame's current document, when its response was seen (taken:
+        history.py asks once per navigation)."""
         loader = self._main_loader
         if loader in self.page_events.document_responses:
-            status = self.page_events.document_responses.pop(loader)[0]
-        return NavigationResult(self.url, status, await self.title())
-
-    async def go_back(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history("back", timeout)
-
-    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history("forward", timeout)
-
-    async def reload(self, *, timeout: float) -> NavigationResult:
-        result = await self._history("reload", timeout)
-        assert result is not None
-        return result
+            return self.page_events.document_responses.pop(loader)[0]
+        return None
 
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         state = self.frame_tree.frames[self.frame_tree.main_id]
@@ -429,17 +398,6 @@ class CdpTab:
         return PageSettling(self.tracker, caps)
 
     # the page ------------------------------------------------------------------------------
-    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
-        async with guarded("Taking a screenshot", timeout):
-            params: dict[str, Any] = {"format": "png"}
-            if full_page:
-                metrics = await self.connection.send.Page.getLayoutMetrics(session_id=self.session_id)
-                size = metrics["cssContentSize"]
-                params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": size["width"],
-                                                                "height": size["height"], "scale": 1})
-            shot = await self.connection.send.Page.captureScreenshot(params=params, session_id=self.session_id)  # type: ignore[arg-type]
-        return base64.b64decode(shot["data"])
-
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with guarded("Resizing the viewport", 30):
             await self.connection.send.Emulation.setDeviceMetricsOverride(params={
@@ -457,26 +415,6 @@ class CdpTab:
     async def bring_to_front(self) -> None:
         async with guarded("Switching tabs", 30):
             await self.connection.send.Page.bringToFront(session_id=self.session_id)
-
-    async def pdf(self, *, timeout: float) -> bytes:
-        try:
-            async with guarded("Printing the page to PDF", timeout):
-                printed = await self.connection.send.Page.printToPDF(params={"printBackground": True}, session_id=self.session_id)
-        except ActionTimeout:
-            raise ActionTimeout(f"Printing the page to PDF did not finish within {timeout:g} s.",
-                                "Retry with a larger timeout, or take a screenshot instead.") from None
-        return base64.b64decode(printed["data"])
-
-    async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
-        """Give files to an <input type=file> directly (no file chooser; works on hidden inputs too)."""
-        doing = f"Setting the files of {element.ref}"
-        async with guarded(doing, timeout):
-            kind = await element._call("function () { return this.tagName === 'INPUT' ? (this.type || '').toLowerCase() : this.tagName.toLowerCase(); }")
-            if kind != "file":
-                raise WebhandError(f"{doing} failed: Node is not an HTMLInputElement of type file.",
-                                   "Call browser_snapshot and pick the file input.")
-            await self.connection.send.DOM.setFileInputFiles(params={"files": paths, "objectId": element.object_id},
-                                                             session_id=element.session_id)
 
     async def web_storage(self, area: str, operation: str, key: str | None = None, value: str | None = None,
                           *, timeout: float) -> dict[str, str]:
@@ -497,42 +435,8 @@ class CdpTab:
                                    "sandboxed pages have none).", "Navigate to a page of the site first.") from None
             raise
 
-    # keys -------------------------------------------------------------------------------------
-    async def press(self, key: str, *, timeout: float) -> None:
-        keys.parse_chord(key)
-        try:
-            async with guarded(f"Pressing {key}", timeout):
-                await keyboard.press(self.connection, self.session_id, key)
-        except ActionTimeout:
-            raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
-                                "The page may be busy: call browser_snapshot.") from None
-
-    async def type_text(self, text: str, *, timeout: float) -> None:
-        try:
-            async with guarded("Typing", timeout):
-                await keyboard.type_text(self.connection, self.session_id, text)
-        except ActionTimeout:
-            raise ActionTimeout(f"Typing did not finish within {timeout:g} s.",
-                                "The page may be busy: call browser_snapshot to see what was typed.") from None
-
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for(self, condition, timeout)
-
-    # frames and refs (frames.py) -------------------------------------------------------------
-    async def frames(self) -> list[CdpFrame]:
-        return [CdpFrame(self.frame_tree, state, lambda: self.liveness.crashed) for state in self.frame_tree.ordered()]
-
-    async def resolve(self, ref: str, *, timeout: float) -> CdpElement:
-        """The exact element a snapshot gave ``ref`` to, or ``RefNotFound``; never a look-alike."""
-        state, object_id = await self.frame_tree.find_ref(ref, timeout=timeout)
-        return CdpElement(self, state, object_id, ref)
-
-    async def stable_selector(self, ref: str, *, timeout: float) -> str:
-        return await self.frame_tree.stable_selector(ref, timeout=timeout)
-
-    async def query(self, selector: str, *, timeout: float) -> CdpElement:
-        state, object_id = await self.frame_tree.find_selector(selector, timeout=timeout)
-        return CdpElement(self, state, object_id, selector)
 
 
 __all__ = ["CdpTab"]

@@ -236,6 +236,11 @@ class PlaywrightElement:
             break
         return "null"
 
+    async def set_input_files(self, paths: list[str], *, timeout: float) -> None:
+        """Give files to the <input type=file> directly (no file chooser; works on hidden inputs too)."""
+        async with translated(f"Setting the files of {self.ref}", timeout):
+            await self.handle.set_input_files(paths, timeout=timeout * 1000)
+
     async def screenshot(self, *, timeout: float) -> bytes:
         async with translated(f"Screenshot of {self.ref}", timeout):
             return await self.handle.screenshot(timeout=timeout * 1000, type="png")

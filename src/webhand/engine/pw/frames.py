@@ -44,7 +44,8 @@ class PlaywrightFrame:
 
 
 class PlaywrightFrameTree:
-    """One page's frames and the refs in them. The main frame's key is ""; every other frame gets
+    """One page's frames and the refs in them: the tab's ``refs`` component (engine/driver.py's
+    ``Refs``). The main frame's key is ""; every other frame gets
     "f1", "f2"… the first time it is seen, and keeps it while it lives, so that a ref ("f2e7")
     names its frame across snapshots."""
 

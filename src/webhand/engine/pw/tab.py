@@ -1,8 +1,8 @@
-"""One page: navigation and history, keys and scrolling, waiting, screenshots, storage.
+"""One page: navigation, scrolling, waiting, storage.
 
 A tab owns its collaborators, each made in ``__init__`` with what it needs:
 
-- ``frame_tree`` (frames.py): frames and refs, resolving a ref to its element, CSS queries;
+- ``refs`` (frames.py): the frame tree, the tab's ``refs`` component: frames, resolving a ref to its element, CSS queries;
 - ``page_events`` (events.py): the page's errors, dialogs and file choosers, handed to the session
   (its console messages are heard on the context, which knows workers from pages);
 - ``_tracker`` (settle.py): requests in flight and action settlings; browser_wait_for's conditions
@@ -13,7 +13,8 @@ A tab owns its collaborators, each made in ``__init__`` with what it needs:
 Its components (engine/driver.py), reached as attributes by their callers: ``liveness``, and
 the ones written once for both Chromium drivers on the tab's CDP session: ``console``
 (engine/console_javascript.py), ``live_view`` (engine/live_view.py), ``service_workers``
-(engine/service_workers.py), ``performance`` (engine/devtools.py).
+(engine/service_workers.py), ``performance`` (engine/devtools.py); and ``keyboard`` (keyboard.py) and
+``capture`` (capture.py), on the Playwright page; ``history`` (history.py), back, forward, reload.
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ from webhand.engine.driver import (NavigationResult, NetworkConditions, SettleCa
 from webhand.engine.live_view import LiveView
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
 from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
+from webhand.engine.pw.capture import PageCapture
 from webhand.engine.pw.channel import PlaywrightChannel, viewport_of
 from webhand.engine.pw.cdp_session import TabCdpSession
-from webhand.engine.pw.element import PlaywrightElement
-from webhand.engine.pw.errors import navigation_error, translate, translated, unknown_key
+from webhand.engine.pw.errors import navigation_error, translate, translated
 from webhand.engine.pw.events import PlaywrightPageEvents
-from webhand.engine.pw.frames import PlaywrightFrame, PlaywrightFrameTree
+from webhand.engine.pw.frames import PlaywrightFrameTree
+from webhand.engine.pw.history import PlaywrightHistory
+from webhand.engine.pw.keyboard import PlaywrightKeyboard
 from webhand.engine.pw.liveness import PageLiveness
 from webhand.engine.pw.network import PlaywrightNetworkLog
 from webhand.engine.pw.policy import PlaywrightRequestPolicy
@@ -60,7 +63,7 @@ class PlaywrightTab:
         self.next_ref: dict[str, int] = {}  # per frame key; keeps counting across documents
         self._cdp: asyncio.Future[CDPSession] | None = None
         self.page_events = PlaywrightPageEvents(page, events, index)
-        self.frame_tree = PlaywrightFrameTree(page, self._session)
+        self.refs = PlaywrightFrameTree(page, self._session)
         # Told the moment the page asks for a new window (window.open, target=_blank), before the
         # new tab exists: the context counts it so an action can wait for the tab (context.py).
         self.on_window_open: Any = None
@@ -83,6 +86,9 @@ class PlaywrightTab:
         self.service_workers = ServiceWorkerActions(self.channel, self.cdp_session.service_worker_registry,
                                                     self.console, lambda: self.url)
         self.performance = PerformanceCounters(self.channel, enabled=self.cdp_session.ready)
+        self.keyboard = PlaywrightKeyboard(page)  # keyboard.py
+        self.capture = PageCapture(page)  # capture.py
+        self.history = PlaywrightHistory(page, self._session, self._refused)  # history.py
 
     async def _watch_window_open(self) -> None:
         try:
@@ -169,10 +175,6 @@ class PlaywrightTab:
         except PWError:
             pass  # a slow page still gets its reply; the reply says where the tab is
 
-    async def screenshot(self, *, full_page: bool, timeout: float) -> bytes:
-        async with translated("Taking a screenshot", timeout):
-            return await self.page.screenshot(full_page=full_page, type="png", timeout=timeout * 1000)
-
     async def set_viewport(self, width: int, height: int, device_scale: float = 1.0) -> None:
         async with translated("Resizing the viewport"):
             await self.page.set_viewport_size({"width": width, "height": height})
@@ -193,20 +195,6 @@ class PlaywrightTab:
     async def bring_to_front(self) -> None:
         async with translated("Switching tabs"):
             await self.page.bring_to_front()
-
-    async def pdf(self, *, timeout: float) -> bytes:
-        try:
-            return await asyncio.wait_for(self.page.pdf(print_background=True), timeout)
-        except asyncio.TimeoutError:
-            raise ActionTimeout(f"Printing the page to PDF did not finish within {timeout:g} s.",
-                                "Retry with a larger timeout, or take a screenshot instead.") from None
-        except PWError as error:
-            raise translate(error, "Printing the page to PDF", timeout) from None
-
-    async def set_input_files(self, element: Any, paths: list[str], *, timeout: float) -> None:
-        """Give files to an <input type=file> directly (no file chooser; works on hidden inputs too)."""
-        async with translated(f"Setting the files of {element.ref}", timeout):
-            await element.handle.set_input_files(paths, timeout=timeout * 1000)
 
     async def web_storage(self, area: str, operation: str, key: str | None = None, value: str | None = None,
                           *, timeout: float) -> dict[str, str]:
@@ -231,67 +219,7 @@ class PlaywrightTab:
         """The policy refusal behind a failed navigation (a refused redirect), if that is what it was."""
         return navigation_refusal(self._policy, url, str(error), self._tracker.refusals, self._refusals_before)
 
-    # history ---------------------------------------------------------------------------------
-    async def _history(self, step: str, timeout: float) -> NavigationResult | None:
-        """Back, forward (by the history list over CDP) or reload; None when there is no entry that way.
-
-        Playwright's go_back waits for a fresh "load", which a page restored from the
-        back/forward cache never fires; so we wait for the main frame to commit, then for the
-        document to be complete (see ``document_loaded``).
-        """
-        url, ms, status = self.page.url, timeout * 1000, None
-        try:
-            if step == "reload":
-                response = await self.page.reload(wait_until="commit", timeout=ms)
-                status = response.status if response else None
-            else:
-                session = await self._session()
-                history = await session.send("Page.getNavigationHistory")
-                index = history["currentIndex"] + (-1 if step == "back" else 1)
-                if not 0 <= index < len(history["entries"]):
-                    return None
-                async with self.page.expect_event("framenavigated", lambda frame: frame == self.page.main_frame, timeout=ms):
-                    await session.send("Page.navigateToHistoryEntry", {"entryId": history["entries"][index]["id"]})
-            await document_loaded(self.page, ms)
-        except PWError as error:
-            raise self._refused(url, error) or navigation_error(error, f"going {step} from {url}", timeout) from None
-        title = ""
-        try:
-            title = await self.page.title()
-        except PWError:
-            pass
-        return NavigationResult(self.page.url, status, title)
-
-    async def go_back(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history("back", timeout)
-
-    async def go_forward(self, *, timeout: float) -> NavigationResult | None:
-        return await self._history("forward", timeout)
-
-    async def reload(self, *, timeout: float) -> NavigationResult:
-        result = await self._history("reload", timeout)
-        assert result is not None
-        return result
-
-    # keys and scrolling ----------------------------------------------------------------------
-    async def press(self, key: str, *, timeout: float) -> None:
-        try:
-            await asyncio.wait_for(self.page.keyboard.press(key), timeout)
-        except asyncio.TimeoutError:
-            raise ActionTimeout(f"Pressing {key} did not finish within {timeout:g} s.",
-                                "The page may be busy: call browser_snapshot.") from None
-        except PWError as error:
-            raise unknown_key(key, error) or translate(error, f"Pressing {key}", timeout) from None
-
-    async def type_text(self, text: str, *, timeout: float) -> None:
-        try:
-            await asyncio.wait_for(self.page.keyboard.type(text), timeout)
-        except asyncio.TimeoutError:
-            raise ActionTimeout(f"Typing did not finish within {timeout:g} s.",
-                                "The page may be busy: call browser_snapshot to see what was typed.") from None
-        except PWError as error:
-            raise translate(error, "Typing", timeout) from None
-
+    # scrolling ----------------------------------------------------------------------------
     async def scroll_by(self, x: float, y: float, *, timeout: float) -> str:
         async with translated("Scrolling the page", timeout):
             left, top, width, height = await asyncio.wait_for(self.page.evaluate(SCROLL, [x, y]), timeout)
@@ -303,19 +231,6 @@ class PlaywrightTab:
 
     async def wait_for(self, condition: WaitCondition, *, timeout: float) -> str:
         return await wait_for_condition(self.page, self._tracker, condition, timeout)
-
-    # frames and refs (frames.py) --------------------------------------------------------------
-    async def frames(self) -> list[PlaywrightFrame]:
-        return await self.frame_tree.frames()
-
-    async def resolve(self, ref: str, *, timeout: float) -> PlaywrightElement:
-        return await self.frame_tree.resolve(ref, timeout=timeout)
-
-    async def stable_selector(self, ref: str, *, timeout: float) -> str:
-        return await self.frame_tree.stable_selector(ref, timeout=timeout)
-
-    async def query(self, selector: str, *, timeout: float) -> PlaywrightElement:
-        return await self.frame_tree.query(selector, timeout=timeout)
 
     # CDP ----------------------------------------------------------------------------------------
     async def _session(self) -> CDPSession:
