@@ -27,10 +27,14 @@ def pairs(node: Any, path: tuple[str, ...] = ()) -> list[tuple[str, float, float
     found: list[tuple[str, float, float]] = []
     if not isinstance(node, dict):
         return found
-    if isinstance(node.get(AFTER), dict) and isinstance(node.get(BEFORE), dict):
-        found += _leaves(node[AFTER], node[BEFORE], path)
+    for key in node:  # a server's figures under its key, or under "<server>:<mode>" (the snapshot suite)
+        mode = key[len(AFTER):] if isinstance(key, str) and key.startswith(AFTER) else None
+        if mode in ("",) or (mode or "").startswith(":"):
+            other = BEFORE + mode
+            if isinstance(node[key], dict) and isinstance(node.get(other), dict):
+                found += _leaves(node[key], node[other], path + ((key,) if mode else ()))
     for key, value in node.items():
-        if key not in (AFTER, BEFORE):
+        if not (isinstance(key, str) and (key.startswith(AFTER + ":") or key.startswith(BEFORE) or key == AFTER)):
             found += pairs(value, path + (str(key),))
     return found
 
@@ -53,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="?", default=str(Path(__file__).resolve().parent / "results" / "latest.json"))
     parser.add_argument("--tolerance", type=float, default=0.10)
-    parser.add_argument("--only", default="latency_ms,ms,seconds", help="figures whose path holds one of these words "
+    parser.add_argument("--only", default="latency_ms,/ms,first_page", help="figures whose path holds one of these words "
                         "(comma-separated; empty for all)")
     args = parser.parse_args(argv)
     results = json.loads(Path(args.results).read_text())

@@ -24,6 +24,7 @@ from suites import Run
 
 #: (server key, mode label, full?) — each is one column of the size table.
 MODES = (("webhand", "webhand interactive", False), ("webhand", "webhand full", True),
+         ("webhand-baseline", "webhand (baseline) interactive", False),  # bench/run.py --baseline
          ("webhand-ff", "webhand on Firefox interactive", False),
          ("playwright", "Playwright MCP", False), ("devtools", "Chrome DevTools MCP", False),
          ("devtools", "Chrome DevTools MCP verbose", True), ("agent-browser", "agent-browser interactive", False),
