@@ -159,3 +159,21 @@ async def test_a_page_nobody_here_wrote_is_audited_and_every_ref_it_names_resolv
     for ref in refs:  # each resolves to an element the model can act on
         assert not (await tools.call("browser_scroll", {"ref": ref})).is_error, ref
     assert len(reply.text) < 8000
+
+
+async def test_an_audit_past_its_timeout_says_why_and_the_tab_still_works(tools, site, driver):
+    ok(await tools.call("browser_navigate", {"url": site.url("snapshot/big.html?n=5000")}))
+    reply = await tools.call("browser_audit_accessibility", {"timeout": 0.3})
+    assert reply.is_error and "axe-core did not finish auditing the page within" in reply.text, reply.text
+    assert "color contrast" in reply.text and "`ref`" in reply.text
+    # The same document again, one part of it: Chromium stopped the run, and axe is installed afresh;
+    # Firefox cannot stop it, and says so while it still runs.
+    found = ok(await tools.call("browser_find", {"query": "button Open 7"}))
+    ref = re.search(r"\[(e\d+)\]", found.text).group(1)
+    again = await tools.call("browser_audit_accessibility", {"ref": ref, "timeout": 30})
+    if driver == "firefox" and again.is_error:
+        assert "axe-core is still running the audit of this page" in again.text, again.text
+    else:
+        assert not again.is_error and again.text.startswith(f"axe-core {AXE_VERSION} audit of element {ref} "), again.text
+    ok(await tools.call("browser_navigate", {"url": site.url("audit/clean.html")}))
+    ok(await tools.call("browser_audit_accessibility", {"timeout": 30}))

@@ -35,6 +35,10 @@ class IsolatedScripts:
 
     def __init__(self, channel: CdpChannel) -> None:
         self.channel = channel
+        #: Contexts whose script was stopped mid-call (``Runtime.terminateExecution``): its state is
+        #: unknown (axe's "already running" flag stays set), so it is installed afresh.
+        self._stopped: set[int] = set()
+        self._context: int | None = None
 
     async def run(self, script: WorldScript, function: str, arg: Any, *, ref: str | None,
                   timeout: float) -> tuple[str, list[str | None]]:
@@ -46,6 +50,8 @@ class IsolatedScripts:
             raise
         except TimeoutError:
             await self._terminate()
+            if self._context is not None:
+                self._stopped.add(self._context)
             raise ActionTimeout(f"{doing} did not finish within {timeout:g} s.",
                                 "Pass a larger timeout, or a ref to run it on a part of the page.") from None
         except self.channel.errors as error:
@@ -59,9 +65,10 @@ class IsolatedScripts:
         frame_id = tree["frameTree"]["frame"]["id"]
         world = await send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": script.world,
                                                          "grantUniveralAccess": False})
-        context = world["executionContextId"]
+        context = self._context = world["executionContextId"]
         loaded = await send("Runtime.evaluate", {"expression": script.loaded, "contextId": context, "returnByValue": True})
-        if not (loaded.get("result") or {}).get("value"):
+        if not (loaded.get("result") or {}).get("value") or context in self._stopped:
+            self._stopped.discard(context)
             installed = await send("Runtime.evaluate", {"expression": script.source, "contextId": context,
                                                         "returnByValue": True, "silent": True})
             _raise_thrown(installed, "Installing webhand's script in the page")

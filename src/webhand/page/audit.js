@@ -6,6 +6,7 @@
 // the driver turns into refs; each reported node says its index there as `element`.
 async (opts, scope) => {
   const axe = window.axe;
+  if (axe._running) return { value: JSON.stringify({ busy: true }), elements: [] };
   const known = new Set();
   for (const rule of axe.getRules()) for (const tag of rule.tags) known.add(tag);
   const unknown = opts.tags.filter((tag) => !known.has(tag));

@@ -10,6 +10,7 @@ The whole report goes to a JSON file.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from functools import cache
@@ -86,6 +87,8 @@ async def audit_accessibility(session: Session, args: AuditArgs, response: Respo
     impact and rule, each naming its elements by ref; the full report saved as JSON."""
     tab = await session.tab()
     timeout = args.timeout or session.settings.timeout
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     tags = args.tags or list(DEFAULT_TAGS)
     try:  # every control gets its ref, as browser_find does: the refs named work next
         await take_snapshot(tab, max_refs=None)
@@ -96,12 +99,16 @@ async def audit_accessibility(session: Session, args: AuditArgs, response: Respo
     try:
         value, refs = await tab.isolated.run(axe_script(), _audit_call(),
                                              {"tags": tags, "perRule": PER_RULE, "maxElements": MAX_ELEMENTS},
-                                             ref=args.ref, timeout=timeout)
+                                             ref=args.ref, timeout=max(0.1, deadline - loop.time()))
     except ActionTimeout:
         raise ActionTimeout(f"axe-core did not finish auditing the page within {timeout:g} s: its rules (color "
                             "contrast above all) take long on a page with many elements.",
                             "Pass a larger timeout, or `ref` to audit one part of the page.") from None
     report: dict[str, Any] = json.loads(value)
+    if report.get("busy"):  # a run past its timeout goes on where the browser cannot stop it (Firefox)
+        raise ActionTimeout("axe-core is still running the audit of this page that ran past its timeout "
+                            f"({session.settings.driver} cannot stop a script in the page).",
+                            "Call again in a while, or reload the page (browser_reload) to stop it.")
     if "unknown" in report:
         known = report.get("known") or []
         main = [t for t in known if _MAIN_TAGS.match(t)]
