@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
+import tomllib
 from importlib import resources
 from pathlib import Path
 
@@ -37,6 +39,11 @@ def test_the_vendored_axe_core_is_the_pinned_version_with_its_licence():
     assert source.startswith(f"// axe-core {AXE_VERSION} (MPL-2.0, Deque Systems)")
     licence = vendor.joinpath("LICENSE-axe-core.txt").read_text()
     assert licence.startswith(f"axe-core {AXE_VERSION}, from npm") and "Mozilla Public License, version 2.0" in licence
+    # Shipped in the wheel: the package data takes page/*.js and page/vendor/*.
+    root = Path(__file__).resolve().parent.parent
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["webhand"]
+    for shipped in ("page/vendor/axe.min.js", "page/vendor/LICENSE-axe-core.txt", "page/audit.js"):
+        assert any(fnmatch.fnmatch(shipped, glob) for glob in globs), shipped
 
 
 async def test_the_violations_page_names_each_known_problem_by_ref_and_impact(tools, site):
@@ -177,3 +184,10 @@ async def test_an_audit_past_its_timeout_says_why_and_the_tab_still_works(tools,
         assert not again.is_error and again.text.startswith(f"axe-core {AXE_VERSION} audit of element {ref} "), again.text
     ok(await tools.call("browser_navigate", {"url": site.url("audit/clean.html")}))
     ok(await tools.call("browser_audit_accessibility", {"timeout": 30}))
+
+
+async def test_frames_are_said_to_be_left_out(tools, site, other_site):
+    ok(await tools.call("browser_navigate", {"url": site.url(f"snapshot/frames.html?other={other_site.port}")}))
+    reply = ok(await tools.call("browser_audit_accessibility", {}))
+    assert re.search(r"Not audited: the \d+ frames? inside the page \(axe-core ran on the main document only\)",
+                     reply.text), reply.text

@@ -1,4 +1,4 @@
-"""Private: the tab's ``isolated`` component on both Chromium drivers: webhand's own scripts (axe-core) in
+"""The tab's ``isolated`` component on both Chromium drivers: webhand's own scripts (axe-core) in
 an isolated world of the main frame, written once on the tab's ``CdpChannel`` (engine/channel.py).
 
 ``Page.createIsolatedWorld`` with one world name gives the same world for the frame each time, and

@@ -39,7 +39,7 @@ PER_RULE = 10
 MAX_ELEMENTS = 200
 #: Longest CSS target, help URL and failure summary quoted in the reply.
 TARGET_LIMIT = 120
-SUMMARY_LIMIT = 300
+SUMMARY_LIMIT = 240
 URL_LIMIT = 200
 #: The tags named when a tag is unknown: standards and levels, not axe's many criterion and category tags.
 _MAIN_TAGS = re.compile(r"^(wcag2\d?a{1,3}|wcag2a+-obsolete|best-practice|section508|EN-301-549|ACT|experimental|TTv5|RGAAv4)$")
@@ -121,6 +121,10 @@ async def audit_accessibility(session: Session, args: AuditArgs, response: Respo
             if index is not None and index < len(refs) and refs[index]:
                 node["ref"] = refs[index]
     _say(report, args, response)
+    frames = len(await tab.refs.frames()) - 1
+    if frames > 0 and not args.ref:
+        response.add(f"Not audited: the {frames} frame{'s' if frames != 1 else ''} inside the page (axe-core ran on the "
+                     "main document only); to audit one, open its URL with browser_navigate.")
     if unnamed:
         response.add(unnamed)
 
@@ -137,7 +141,10 @@ def _target(node: dict[str, Any]) -> str:
 
 def _say(report: dict[str, Any], args: AuditArgs, response: Response) -> None:
     version, tags = report.get("version", AXE_VERSION), ", ".join(report["tags"])
-    ran = len(report["violations"]) + len(report["incomplete"]) + len(report["passes"]) + len(report["inapplicable"])
+    # A rule is listed under each outcome it had (passed on one element, failed on another): counted once.
+    failed = {r["id"] for r in report["violations"]} | {r["id"] for r in report["incomplete"]}
+    ran = len(failed | set(report["passes"]) | set(report["inapplicable"]))
+    passed = [rule for rule in report["passes"] if rule not in failed]
     where = f"element {args.ref}" if args.ref else response.page(report.get("url") or "", URL_LIMIT)
     worst = IMPACTS.index(args.impact) if args.impact else len(IMPACTS) - 1
     shown = [r for r in report["violations"] if (IMPACTS.index(r["impact"]) if r["impact"] in IMPACTS else 0) <= worst]
@@ -163,14 +170,14 @@ def _say(report: dict[str, Any], args: AuditArgs, response: Response) -> None:
     if unsure:
         listed = ", ".join(f"{r['id']} ({len(r['nodes'])})" for r in unsure[:10]) + (" …" if len(unsure) > 10 else "")
         response.add(f"Needs a person to check ({_rules(len(unsure))} axe could not decide): {listed}.")
-    response.add(f"Passed: {_rules(len(report['passes']))}; not applicable here: {len(report['inapplicable'])}.")
+    response.add(f"Passed: {_rules(len(passed))}; not applicable here: {len(report['inapplicable'])}.")
     response.add(f"Full report (every element, its HTML and CSS target): {path}")
     response.add("axe-core finds about half of accessibility problems; the rest (and the ones it could not decide) "
                  "need a person.")
     response.data({"engine": "axe-core", "version": version, "tags": report["tags"], "rules_run": ran,
                    "violations": [{"id": r["id"], "impact": r["impact"], "nodes": len(r["nodes"]),
                                    "refs": [n["ref"] for n in r["nodes"] if n.get("ref")]} for r in shown],
-                   "incomplete": len(unsure), "passes": len(report["passes"]), "report": str(path)})
+                   "incomplete": len(unsure), "passes": len(passed), "report": str(path)})
 
 
 def _say_rule(rule: dict[str, Any], response: Response) -> None:
@@ -184,7 +191,7 @@ def _say_rule(rule: dict[str, Any], response: Response) -> None:
     first = next((n for n in nodes if n.get("failureSummary")), None)
     if first is not None:
         label = first.get("ref") or response.page(_target(first), TARGET_LIMIT)
-        response.add(f"  why ({label}): {response.page(_summary(first['failureSummary']), SUMMARY_LIMIT)}")
+        response.add(f"  why ({label}): {response.page(_summary(first['failureSummary']), SUMMARY_LIMIT, "the report file has it")}")
 
 
 def _summary(text: str) -> str:

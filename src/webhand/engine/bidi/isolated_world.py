@@ -1,4 +1,4 @@
-"""Private: the tab's ``isolated`` component on Firefox: webhand's own scripts (axe-core) in a sandbox realm
+"""The tab's ``isolated`` component on Firefox: webhand's own scripts (axe-core) in a sandbox realm
 of the main frame, a WebDriver BiDi ``sandbox`` of their own name (not the page agent's).
 
 A sandbox sees the page's DOM through Xray wrappers: the page's own properties and its changes to
