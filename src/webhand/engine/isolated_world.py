@@ -26,7 +26,9 @@ _REF = re.compile(r"^e\d+$")
 _SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 _REFS_OF = """function (...elements) {
   const agent = window.__webhand;
-  return elements.map((el) => (agent && agent.refOf ? agent.refOf(el) : null));
+  const refs = [];  // a plain loop: the page may have replaced Array.prototype.map in this world
+  for (let i = 0; i < elements.length; i++) refs.push(agent && agent.refOf ? agent.refOf(elements[i]) : null);
+  return refs;
 }"""
 
 

@@ -191,7 +191,8 @@ def _say_rule(rule: dict[str, Any], response: Response) -> None:
     first = next((n for n in nodes if n.get("failureSummary")), None)
     if first is not None:
         label = first.get("ref") or response.page(_target(first), TARGET_LIMIT)
-        response.add(f"  why ({label}): {response.page(_summary(first['failureSummary']), SUMMARY_LIMIT, "the report file has it")}")
+        why = response.page(_summary(first["failureSummary"]), SUMMARY_LIMIT, "the report file has it")
+        response.add(f"  why ({label}): {why}")
 
 
 def _summary(text: str) -> str:

@@ -24,7 +24,7 @@ from webhand.errors import EvaluationFailed, RefNotFound, WebhandError
 _REF = re.compile(r"^e\d+$")
 _SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
 _RESOLVE = "r => window.__webhand ? window.__webhand.resolve(r) : 'unknown'"
-_REFS_OF = "(...elements) => elements.map((el) => (window.__webhand && window.__webhand.refOf ? window.__webhand.refOf(el) : null))"
+_REFS_OF = "(...elements) => elements.map((el) => (el && window.__webhand && window.__webhand.refOf ? window.__webhand.refOf(el) : null))"
 
 
 class SandboxTab(Protocol):
@@ -57,9 +57,10 @@ class BidiIsolatedScripts:
                 "arguments": [values.to_local(arg), values.to_local(element)],
                 "serializationOptions": {"maxObjectDepth": 2, "maxDomDepth": 0}})
             result = values.from_remote(called.get("result") or {}) or {}
-            nodes = [n for n in result.get("elements") or [] if isinstance(n, dict) and "sharedId" in n]
+            # Each in its place (what is no element passes as null), so the refs line up with them.
+            nodes = [n if isinstance(n, dict) and "sharedId" in n else None for n in result.get("elements") or []]
             refs = await self._tab.call(_REFS_OF, nodes, doing="Naming the audited elements by their refs",
-                                        timeout=timeout) if nodes else []
+                                        timeout=timeout) if any(nodes) else [None] * len(nodes)
         return str(result.get("value", "")), [r if isinstance(r, str) else None for r in refs or []]
 
     async def _send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
