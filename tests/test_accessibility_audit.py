@@ -207,3 +207,12 @@ async def test_frames_are_said_to_be_left_out(tools, site, other_site):
     reply = ok(await tools.call("browser_audit_accessibility", {}))
     assert re.search(r"Not audited: the \d+ frames? inside the page \(axe-core ran on the main document only\)",
                      reply.text), reply.text
+
+
+async def test_a_strict_content_security_policy_does_not_stop_the_audit(tools, site):
+    """The page allows no eval and no inline script (its own did not run): axe runs all the same."""
+    ok(await tools.call("browser_navigate", {"url": site.url("audit/csp.html")}))
+    policed = ok(await tools.call("browser_eval", {"expression": "document.title"}))
+    assert policed.data == {"result": "Strict CSP"}, policed.text  # the policy is in force: its inline script did not run
+    reply = ok(await tools.call("browser_audit_accessibility", {}))
+    assert {v["id"] for v in reply.data["violations"]} == {"image-alt", "label"}, reply.text

@@ -41,6 +41,7 @@ MAX_ELEMENTS = 200
 TARGET_LIMIT = 120
 SUMMARY_LIMIT = 240
 URL_LIMIT = 200
+DEFAULT_TIMEOUT = 60.0
 #: The tags named when a tag is unknown: standards and levels, not axe's many criterion and category tags.
 _MAIN_TAGS = re.compile(r"^(wcag2\d?a{1,3}|wcag2a+-obsolete|best-practice|section508|EN-301-549|ACT|experimental|TTv5|RGAAv4)$")
 
@@ -66,7 +67,9 @@ class AuditArgs(PageArgs):
         "Default: WCAG 2.0, 2.1 and 2.2, levels A and AA."))
     impact: Literal["minor", "moderate", "serious", "critical"] | None = Field(
         None, description="Report only violations of this impact or worse.")
-    timeout: Timeout = None
+    #: Longer than the usual default: axe takes seconds on a page of thousands of elements (Python's
+    #: library/stdtypes.html, 17,000 elements: 8-11 s on Chromium, 18-27 s on Firefox).
+    timeout: Timeout = Field(DEFAULT_TIMEOUT, description=f"Max seconds (default {DEFAULT_TIMEOUT:g}).")
 
     @field_validator("tags")
     @classmethod
@@ -86,7 +89,7 @@ async def audit_accessibility(session: Session, args: AuditArgs, response: Respo
     """Check the page for accessibility problems with axe-core (WCAG 2.x A/AA by default): violations grouped by
     impact and rule, each naming its elements by ref; the full report saved as JSON."""
     tab = await session.tab()
-    timeout = args.timeout or session.settings.timeout
+    timeout = args.timeout or DEFAULT_TIMEOUT
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     tags = args.tags or list(DEFAULT_TAGS)
