@@ -392,6 +392,7 @@ class Frame(Protocol):
 #     tab.capture          the page as a picture or a document: screenshot and PDF (browser_screenshot, browser_pdf)
 #     tab.refs             the tab's frames, and its elements found by ref or CSS selector across them
 #     tab.history          back, forward and reload (browser_back, browser_forward, browser_reload)
+#     tab.isolated         webhand's own scripts in an isolated world (browser_audit_accessibility)
 #
 # Keeping them off the Tab keeps the Tab Protocol to what most callers need (navigation, the page's
 # basics, settling), and each driver's component is called directly, not forwarded by its tab.
@@ -512,6 +513,31 @@ class Refs(Protocol):
     async def query(self, selector: str, *, timeout: float) -> Element: ...
 
 
+@dataclass(frozen=True)
+class WorldScript:
+    """A library of webhand's own run where the page cannot see or change it (axe-core for
+    browser_audit_accessibility): ``source`` is installed once per document in the isolated world
+    ``world``; ``loaded`` is an expression there that is true once it is."""
+
+    world: str
+    source: str
+    loaded: str
+
+
+class IsolatedWorld(Protocol):
+    """Running webhand's own scripts in an isolated world of the main frame (CDP's
+    ``Page.createIsolatedWorld``, a WebDriver BiDi sandbox): the page's scripts cannot see its
+    globals or replace the built-ins it calls. Elements cross to the page agent by reference."""
+
+    async def run(self, script: WorldScript, function: str, arg: Any, *, ref: str | None,
+                  timeout: float) -> tuple[str, list[str | None]]:
+        """Install ``script`` unless the document has it, then call ``function(arg, element)`` in
+        its world (``element``: what the main frame's ``ref`` names, else null). The function
+        returns ``{value: string, elements: Element[]}``; this gives the value and each element's
+        ref from the page agent (None: the element has none)."""
+        ...
+
+
 class History(Protocol):
     """The tab's session history: back, forward, reload. One component, because the three move the
     tab by its history list (not to a URL the model gave, which is ``Tab.navigate``), and each
@@ -537,6 +563,7 @@ class Tab(Protocol):
     capture: Capture
     refs: Refs
     history: History
+    isolated: IsolatedWorld
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
 

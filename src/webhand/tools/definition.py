@@ -65,7 +65,8 @@ CAPABILITIES = {
     "network": "the requests the page made (status, source, headers, bodies), mocks (routes), offline and throttling",
     "fetch": "web_fetch: read a page over plain HTTP, without the browser (falls back to it when needed)",
     "human": "ask a person to take over in the dashboard (a login, a CAPTCHA, a second factor)",
-    "debug": "service workers, performance (web vitals, counters), comparing screenshots, recording the tab as video",
+    "debug": "service workers, performance (web vitals, counters), accessibility audits (axe-core), comparing screenshots, "
+             "recording the tab as video",
     "vision": "acting at pixel coordinates of the last screenshot (vision and computer-use models): mouse move, click, "
               "drag, wheel, buttons, typing at the focus, key holds, zoom",
 }

@@ -26,6 +26,7 @@ from webhand.engine.bidi.connection import PROTOCOL_ERRORS, BidiConnection, Bidi
 from webhand.engine.bidi.dialogs import BidiDialog
 from webhand.engine.bidi.files import SessionDownloads
 from webhand.engine.bidi.history import BidiHistory
+from webhand.engine.bidi.isolated_world import BidiIsolatedScripts
 from webhand.engine.bidi.keyboard import BidiKeyboard
 from webhand.engine.bidi.liveness import Liveness
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
@@ -104,6 +105,7 @@ class BidiTab:
         self.capture = BidiCapture(self.connection, context_id)
         self.refs = BidiRefs(self)
         self.history = BidiHistory(self)
+        self.isolated = BidiIsolatedScripts(self)  # webhand's own scripts, in a sandbox of their own
 
     @property
     def events(self) -> TabEvents:

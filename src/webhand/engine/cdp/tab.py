@@ -40,6 +40,7 @@ from webhand.engine.driver import (NavigationResult, SettleCaps,
                                    TabEvents, WaitCondition, WaitUntil)
 from webhand.engine.live_view import LiveView
 from webhand.engine.console_javascript import ConsoleJavaScript
+from webhand.engine.isolated_world import IsolatedScripts
 from webhand.engine.net_errors import net_failure
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
 from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
@@ -108,6 +109,7 @@ class CdpTab:
         self.service_workers = ServiceWorkerActions(self.channel, self.workers.registry, self.console,
                                                     lambda: self.url)
         self.performance = PerformanceCounters(self.channel)
+        self.isolated = IsolatedScripts(self.channel)  # webhand's own scripts, out of the page's reach
         self.keyboard = CdpKeyboard(connection, session_id)  # keyboard.py
         self.capture = PageCapture(connection, session_id)  # capture.py
         self.refs = TabRefs(self.frame_tree, self, lambda: self.liveness.crashed)  # refs.py

@@ -28,6 +28,7 @@ from playwright.async_api import Error as PWError
 from playwright.async_api import Page as PWPage
 
 from webhand.engine.console_javascript import ConsoleJavaScript
+from webhand.engine.isolated_world import IsolatedScripts
 from webhand.engine.devtools import PerformanceCounters
 from webhand.engine.driver import (NavigationResult, NetworkConditions, SettleCaps, TabEvents, WaitCondition, WaitUntil)
 from webhand.engine.live_view import LiveView
@@ -86,6 +87,7 @@ class PlaywrightTab:
         self.service_workers = ServiceWorkerActions(self.channel, self.cdp_session.service_worker_registry,
                                                     self.console, lambda: self.url)
         self.performance = PerformanceCounters(self.channel, enabled=self.cdp_session.ready)
+        self.isolated = IsolatedScripts(self.channel)  # webhand's own scripts, out of the page's reach
         self.keyboard = PlaywrightKeyboard(page)  # keyboard.py
         self.capture = PageCapture(page)  # capture.py
         self.history = PlaywrightHistory(page, self._session, self._refused)  # history.py
