@@ -7,7 +7,7 @@ feature (the ``page_tools`` setting starts it with it); Firefox has none, and sa
 
 Everything a page tool brings is page text: its name, description, schema and answer reach the
 reply masked, escaped and cut (``Response.page``/``page_block``), never as reply structure; an
-answer past ``large_output_bytes`` goes to a file. Arguments are checked against the tool's input
+answer or a listing past ``text_max_chars`` (what browser_text gives inline) goes to a file. Arguments are checked against the tool's input
 schema before the page sees them; a tool named like one of webhand's own is never called.
 """
 
@@ -113,14 +113,15 @@ async def page_tools(session: Session, args: PageToolsArgs, response: Response) 
         lines.append(f"… and {over:,} more the page registered past webhand's limit of {len(tools):,}; "
                      "they are not listed and cannot be called.")
     text = "\n".join(lines)
-    limit = session.settings.large_output_bytes
-    if len(text.encode()) <= limit:
+    limit = session.settings.text_max_chars
+    if len(text) <= limit:
         response.add(text)
     else:
         path = response.write_file(text, "page-tools", ".txt")
         names = ", ".join(response.page(t.name, 60) for t in callable_[:20])
         response.add(f"The page offers {len(tools) + over:,} tools of its own (WebMCP); their list is "
-                     f"{len(text.encode()):,} bytes, more than the {limit:,}-byte reply limit: saved to {path}.")
+                     f"{len(text):,} characters, more than the {limit:,}-character limit (text_max_chars): "
+                     f"saved to {path}.")
         response.add(f"The first: {names}" + (" …" if len(callable_) > 20 else "")
                      + " (browser_page_tools name=… describes one).")
     response.data({"tools": [{"name": t.name, "description": t.description[:DESCRIPTION_LIMIT], "form": t.form,
@@ -204,7 +205,8 @@ def _answer_text(output: Any) -> str:
 def _say_answer(page_tool: PageTool, answer: PageToolAnswer, session: Session, response: Response) -> None:
     name = response.page(page_tool.name, 100)
     if answer.status == "error":
-        raise EvaluationFailed(f"The page's tool {name} failed: {response.page(answer.error, 1_000)}",
+        first = answer.error.strip().split("\n", 1)[0]  # what was thrown, without the page's stack
+        raise EvaluationFailed(f"The page's tool {name} failed: {response.page(first, 1_000)}",
                                "It is the page's own failure: check the arguments against browser_page_tools, "
                                "or use the page's own controls.")
     if answer.status == "canceled":
@@ -222,14 +224,13 @@ def _say_answer(page_tool: PageTool, answer: PageToolAnswer, session: Session, r
         response.data({"status": "completed"})
         return
     text = _answer_text(answer.output)
-    limit = session.settings.large_output_bytes
-    size = len(text.encode())
-    if size <= limit:
+    limit = session.settings.text_max_chars
+    if len(text) <= limit:
         response.add(f"{did}. Its answer (page text): {response.page_block(text, limit, max_lines=1_000)}")
     else:
         path = response.write_file(text, "page-tool-answer", ".txt")
-        response.add(f"{did}. Its answer is {size:,} bytes, more than the {limit:,}-byte reply limit: saved to {path}. "
-                     f"It begins: {response.page(text[:200], 200)}…")
+        response.add(f"{did}. Its answer is {len(text):,} characters, more than the {limit:,}-character limit "
+                     f"(text_max_chars): saved to {path}. It begins: {response.page(text[:200], 300)}…")
     data: dict[str, Any] = {"status": "completed"}
     if len(to_json_text(answer.output)) <= _DATA_LIMIT:
         data["answer"] = answer.output
