@@ -563,10 +563,6 @@ class PageTools(Protocol):
         without asking the page whether it has the feature (a reply's one line)."""
         ...
 
-    def known(self) -> list[PageTool]:
-        """The tools heard of so far, without asking the browser ([] before the first listing)."""
-        ...
-
     async def call(self, tool: PageTool, arguments: dict[str, Any], *, timeout: float) -> PageToolAnswer:
         """Run ``tool`` with ``arguments``; a form is filled and submitted. ``ActionTimeout`` naming
         the tool when it has not answered within ``timeout`` (the call is then cancelled)."""

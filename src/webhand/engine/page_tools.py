@@ -177,16 +177,15 @@ class ChromiumPageTools:
         return (reply.get("result") or {}).get("value") == "object"
 
     # the component -----------------------------------------------------------------------------
-    def known(self) -> list[PageTool]:
-        return list(self._tools.values())
-
     async def listing(self, *, timeout: float, quiet: bool = False) -> tuple[list[PageTool], int]:
         await self._start()
         if not self._tools and not self.feature_seen and not quiet:
             if not await self._has_feature():
                 raise NOT_STARTED_WITH_IT
             self.feature_seen = True
-        return list(self._tools.values()), self._over
+        # By name: the browser reports a page's tools in the order they were registered, or by name
+        # when the domain is enabled after they were: the same page lists the same either way.
+        return sorted(self._tools.values(), key=lambda t: (t.name, t.frame)), self._over
 
     async def call(self, tool: PageTool, arguments: dict[str, Any], *, timeout: float) -> PageToolAnswer:
         await self._start()

@@ -19,9 +19,6 @@ _HINT = ("Use the page's own controls (browser_snapshot, browser_click, browser_
 
 
 class NoPageTools:
-    def known(self) -> list[PageTool]:
-        return []
-
     async def listing(self, *, timeout: float, quiet: bool = False) -> tuple[list[PageTool], int]:
         if quiet:
             return [], 0
