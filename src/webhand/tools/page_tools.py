@@ -205,8 +205,8 @@ def _answer_text(output: Any) -> str:
 def _say_answer(page_tool: PageTool, answer: PageToolAnswer, session: Session, response: Response) -> None:
     name = response.page(page_tool.name, 100)
     if answer.status == "error":
-        first = answer.error.strip().split("\n", 1)[0]  # what was thrown, without the page's stack
-        raise EvaluationFailed(f"The page's tool {name} failed: {response.page(first, 1_000)}",
+        thrown = answer.error.strip().split("\n    at ", 1)[0]  # what was thrown, without the page's stack
+        raise EvaluationFailed(f"The page's tool {name} failed: {response.page(thrown, 1_000)}",
                                "It is the page's own failure: check the arguments against browser_page_tools, "
                                "or use the page's own controls.")
     if answer.status == "canceled":
