@@ -252,8 +252,9 @@ def test_tools_and_page_code_import_no_drivers_folder():
 #: ``page.keyboard``: the keys on the focus (``tab.keyboard``), the page rendered to PNG or PDF
 #: (``tab.capture``), finding elements by ref or selector across frames (``tab.refs``, each driver's
 #: frame tree), back, forward and reload (``tab.history``); and giving files to a file input became
-#: the element's own (``Element.set_input_files``). The bound leaves one member of room; a new
-#: capability that only some callers need belongs in a component, not here.
+#: the element's own (``Element.set_input_files``). Issue 41 took the one member of room left for
+#: the page's own tools (``tab.page_tools``, WebMCP), a component; a new capability that only some
+#: callers need belongs in an existing component, or the bound is argued again.
 TAB_MEMBERS_AT_MOST = 25
 
 
