@@ -79,6 +79,7 @@ class ChromiumPageTools:
         self._early: dict[str, PageToolAnswer] = {}  # answers that came before their invocation's id
         self._starting: asyncio.Future[None] | None = None
         self._stops: list[Callable[[], None]] = []
+        self._refusal: WebhandError | None = None  # why this tab has no page tools, once the browser said so
         self.feature_seen = False  # the page had document.modelContext once: the browser has the feature
 
     # events ------------------------------------------------------------------------------------
@@ -134,14 +135,18 @@ class ChromiumPageTools:
             waiting[1].set_result(answer)
 
     # starting ----------------------------------------------------------------------------------
-    async def _start(self) -> None:
-        """Listen, then enable the domain (which reports the tools already there), once per tab."""
+    async def _start(self, timeout: float) -> None:
+        """Listen, then enable the domain (which reports the tools already there), once per tab;
+        waits at most ``timeout`` (and ``_ASK``) for it."""
+        if self._refusal is not None:
+            raise self._refusal  # asked once: the browser's answer does not change
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._enable())
         try:
-            await asyncio.wait_for(asyncio.shield(self._starting), _ASK)
+            await asyncio.wait_for(asyncio.shield(self._starting), min(timeout, _ASK))
         except asyncio.TimeoutError:
-            raise ActionTimeout(f"The browser did not start reporting the page's tools within {_ASK:g} s.",
+            raise ActionTimeout(f"The browser did not start reporting the page's tools within "
+                                f"{min(timeout, _ASK):g} s.",
                                 "Retry; browser_snapshot shows whether the page still answers.") from None
         except WebhandError:
             self._starting = None  # a later call tries again
@@ -156,15 +161,19 @@ class ChromiumPageTools:
                                    ("Page.frameDetached", self._detached)):
                 self._stops.append(channel.on(event, handler))
             await channel.send("WebMCP.enable")
-        except channel.errors as error:
+        except (WebhandError, *channel.errors) as error:
             for stop in self._stops:
                 stop()
             self._stops.clear()
+            if isinstance(error, WebhandError):  # a connection that forwards no such command (the extension bridge)
+                self._refusal = error
+                raise
             message = str(error)
             if "wasn't found" in message or "not found" in message.lower():
-                raise WebMcpUnavailable("This browser offers no page tools (WebMCP): its DevTools protocol has no "
-                                        "WebMCP domain (Chromium 156 or later carries it).",
-                                        "Use the page's own controls (browser_snapshot, browser_click).") from None
+                self._refusal = WebMcpUnavailable(
+                    "This browser offers no page tools (WebMCP): its DevTools protocol has no WebMCP domain "
+                    "(Chromium 156 or later carries it).", "Use the page's own controls (browser_snapshot, browser_click).")
+                raise self._refusal from None
             raise channel.translate(error, "Listening to the page's tools", _ASK) from None
 
     async def _has_feature(self) -> bool:
@@ -178,7 +187,7 @@ class ChromiumPageTools:
 
     # the component -----------------------------------------------------------------------------
     async def listing(self, *, timeout: float, quiet: bool = False) -> tuple[list[PageTool], int]:
-        await self._start()
+        await self._start(timeout)
         if not self._tools and not self.feature_seen and not quiet:
             if not await self._has_feature():
                 raise NOT_STARTED_WITH_IT
@@ -188,7 +197,7 @@ class ChromiumPageTools:
         return sorted(self._tools.values(), key=lambda t: (t.name, t.frame)), self._over
 
     async def call(self, tool: PageTool, arguments: dict[str, Any], *, timeout: float) -> PageToolAnswer:
-        await self._start()
+        await self._start(timeout)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         answer: asyncio.Future[PageToolAnswer] = loop.create_future()
