@@ -14,11 +14,14 @@ import binascii
 import html
 import json
 import re
+import time
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote, unquote_plus
 
+import pyotp
 import pytest
 
 from helpers import settings_for_tests
@@ -58,19 +61,21 @@ def _decodings(text: str) -> list[str]:
     return [unquote(text), unquote_plus(text), html.unescape(text), _json_unescape(text), *_base64_decodings(text)]
 
 
-def leaks(text: str) -> bool:
-    """Whether ``text`` holds SECRET under up to three layers of the usual decodings."""
+def leaks(text: str, secrets: Iterable[str] = (SECRET,)) -> bool:
+    """Whether ``text`` holds one of ``secrets`` under up to three layers of the usual decodings
+    (a one-time code, all digits, only where no digit touches it: inside a timestamp it is no code)."""
     views, frontier = {text}, {text}
     for _ in range(3):
         frontier = {decoded for view in frontier for decoded in _decodings(view)} - views
         views |= frontier
-    return any(SECRET in view for view in views)
+    return any(re.search(rf"(?<!\d){re.escape(secret)}(?!\d)" if secret.isdigit() else re.escape(secret), view)
+               for view in views for secret in secrets)
 
 
-def judge(text: str) -> str:
-    if leaks(text):
+def judge(text: str, secrets: Iterable[str] = (SECRET,), placeholder: str = PLACEHOLDER) -> str:
+    if leaks(text, secrets):
         return "leaked"
-    return "hidden" if PLACEHOLDER in text else "not shown"  # "not shown": the channel did not carry it
+    return "hidden" if placeholder in text else "not shown"  # "not shown": the channel did not carry it
 
 
 # The table -----------------------------------------------------------------------------------------
@@ -92,7 +97,7 @@ async def table(tmp_path_factory, site, driver) -> dict[tuple[str, str], str]:
     return results
 
 
-async def _channels(tools, site, encoding: str) -> dict[str, str]:
+async def _channels(tools, site, encoding: str, placeholder: str = PLACEHOLDER) -> dict[str, str]:
     """What each channel shows after the page handed the secret back in ``encoding``."""
     async def shown(name: str, arguments: dict, *, fails: bool = False) -> str:
         reply = await tools.call(name, arguments)
@@ -100,7 +105,7 @@ async def _channels(tools, site, encoding: str) -> dict[str, str]:
         return reply.text + "\n" + json.dumps(reply.data, ensure_ascii=False)
 
     await shown("browser_navigate", {"url": site.url(f"secrets/echo.html?enc={encoding}")})
-    await shown("browser_type", {"selector": "#secret", "text": PLACEHOLDER})
+    await shown("browser_type", {"selector": "#secret", "text": placeholder})
     channels = {"click reply": await shown("browser_click", {"selector": "#show"})}
     channels["browser_get_url"] = await shown("browser_get_url", {})
     channels["network requests"] = await shown("browser_network_requests", {"url_contains": "/echo"})
@@ -133,3 +138,43 @@ def test_the_table_counts_tried_hidden_and_leaked(table, capsys):
     with capsys.disabled():
         print("\n" + "\n".join(lines))
     assert counts["hidden"] == len(table), "\n".join(lines)
+
+
+# The same table for a one-time code (security/one_time_codes.py): the page hands back the code
+# typed from a TOTP seed. A code is digits, so the encodings that spell digits differently are enough.
+SEED = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+CODE_PLACEHOLDER = "<secret>SIGN_IN_CODE</secret>"
+CODE_ENCODINGS = ["raw", "url_twice", "html_decimal", "html_hex", "json_unicode", "base64", "base64_in_blob_0",
+                  "base64_in_blob_1", "base64_in_blob_2"]
+
+
+def codes_near(moment: float) -> set[str]:
+    generator = pyotp.TOTP(SEED)
+    return {generator.at(moment + step * 30) for step in range(-3, 3)}
+
+
+@pytest.fixture(scope="module")
+async def code_table(tmp_path_factory, site, driver) -> dict[tuple[str, str], str]:
+    folder = tmp_path_factory.mktemp("code-table")
+    (folder / "secrets.env").write_text(f"SIGN_IN_CODE.totp={SEED}\n", encoding="utf-8")
+    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False,
+                                  driver=driver)
+    results: dict[tuple[str, str], str] = {}
+    async with Webhand(settings) as wh:
+        for encoding in CODE_ENCODINGS:
+            tools = wh.conversation(f"code-table-{uuid.uuid4().hex[:8]}")
+            try:
+                channels = await _channels(tools, site, encoding, CODE_PLACEHOLDER)
+                # The seed is a secret too: no channel may show it, in any encoding.
+                secrets = codes_near(time.time()) | {SEED}
+                for channel, text in channels.items():
+                    results[(encoding, channel)] = judge(text, secrets, CODE_PLACEHOLDER)
+            finally:
+                await wh.end_conversation(tools.conversation_id)
+    return results
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+def test_no_encoding_of_a_one_time_code_shows_on_this_channel(code_table, channel):
+    outcomes = {encoding: code_table[(encoding, channel)] for encoding in CODE_ENCODINGS}
+    assert set(outcomes.values()) == {"hidden"}, outcomes

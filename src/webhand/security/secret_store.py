@@ -6,12 +6,15 @@ The user keeps them in the file ``secrets_file`` names::
     GITHUB_PASSWORD=p@ss w0rd+Zq!9
     # Optional: the only origins it may be typed on (spaces or commas between them)
     GITHUB_PASSWORD.origins=https://github.com https://*.github.com
+    # A two-factor seed: typing <secret>GITHUB_CODE</secret> types the current one-time code
+    GITHUB_CODE.totp=JBSW Y3DP EHPK 3PXP ...     (or GITHUB_CODE=otpauth://totp/GitHub:me?secret=…)
 
 The model writes ``<secret>NAME</secret>`` wherever it would type the value; ``expand`` puts the
 real value in just before it reaches the browser, after checking that the field's origin is one
 the secret may be typed on. ``redact`` (run by ``Response.result`` on every reply, and on every
 file webhand writes) turns the value back into its placeholder in any of its usual encodings
 (``security.secret_spellings``), so a reply, log line or history entry built from a reply never holds one.
+A seed's codes (security/one_time_codes.py) are masked the same way, with the seed itself.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from webhand.errors import ConfigError, InvalidArgument, PolicyRefused
+from webhand.security.one_time_codes import OneTimeCodes, SeedError
 from webhand.security.secret_spellings import masking_pattern
 
 # Every occurrence of a value is masked in every reply, so a very short value ("ab") would
@@ -30,6 +34,7 @@ MIN_LENGTH = 4
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"<secret>\s*([A-Za-z_][A-Za-z0-9_]*)\s*</secret>")
 _ORIGINS_SUFFIX = ".origins"
+_TOTP_SUFFIX = ".totp"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -91,26 +96,43 @@ class Secret:
     name: str
     value: str
     origins: tuple[SecretOrigin, ...] = ()  # empty: any origin
+    codes: OneTimeCodes | None = None  # a TOTP seed: typing the secret types its current code
+
+    def spellings(self) -> list[str]:
+        """The values masking hides for this secret (a seed's change with the time and the codes typed)."""
+        return self.codes.spellings() if self.codes is not None else [self.value]
 
 
 class SecretBook:
-    """The secrets of one file, with the pattern that finds any of them (built once per file)."""
+    """The secrets of one file, with the pattern that finds any of them: built once per file, and
+    again when the one-time codes to hide change (every period of a seed, and after each typing)."""
 
     def __init__(self, secrets: dict[str, Secret]) -> None:
         self.secrets = secrets
-        # Longest values first, so that a secret containing another is masked whole.
-        ordered = sorted(secrets.values(), key=lambda s: -len(s.value))
-        self._names = [s.name for s in ordered]
-        self._pattern = masking_pattern([s.value for s in ordered]) if ordered else None
+        self._compiled: tuple[tuple[tuple[str, str], ...], re.Pattern[str] | None] = ((), None)
 
     def mask(self, text: str) -> str:
-        if self._pattern is None or not text:
+        if not text or not self.secrets:
             return text
-        return self._pattern.sub(self._placeholder_of, text)
+        values = tuple(sorted(((value, secret.name) for secret in self.secrets.values()
+                               for value in secret.spellings()),
+                              key=lambda pair: -len(pair[0])))  # longest first: a secret holding another is masked whole
+        if values != self._compiled[0]:
+            self._compiled = (values, masking_pattern([value for value, _ in values]))
+        names, pattern = [name for _, name in values], self._compiled[1]
+        assert pattern is not None
 
-    def _placeholder_of(self, match: re.Match[str]) -> str:
-        group = match.lastgroup or "s0"  # the group that matched, s<i>, names the secret
-        return placeholder(self._names[int(group[1:])])
+        def placeholder_of(match: re.Match[str]) -> str:
+            group = match.lastgroup or "s0"  # the group that matched, s<i>, names the secret
+            shown = match.group(0)
+            # A one-time code is a run of digits: inside a longer number (a timestamp, an id) it is
+            # not the code, and masking it would garble the number.
+            if shown.isdigit() and (text[match.start() - 1:match.start()].isdigit()
+                                    or text[match.end():match.end() + 1].isdigit()):
+                return shown
+            return placeholder(names[int(group[1:])])
+
+        return pattern.sub(placeholder_of, text)
 
 
 _cache: dict[Path, tuple[tuple[int, int], SecretBook]] = {}
@@ -138,21 +160,27 @@ def load(path: Path | None) -> SecretBook:
 def _parse(lines: list[str], path: Path) -> dict[str, Secret]:
     values: dict[str, str] = {}
     origins: dict[str, tuple[SecretOrigin, ...]] = {}
+    seeds: dict[str, OneTimeCodes] = {}
     for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
         key, _, value = line.partition("=")
         key, value = key.strip(), value.strip()
-        name = key.removesuffix(_ORIGINS_SUFFIX)
-        if not _NAME.fullmatch(name):  # never quote the line: it holds a value
+        name, dot, suffix = key.partition(".")
+        if not _NAME.fullmatch(name) or (dot and "." + suffix not in (_ORIGINS_SUFFIX, _TOTP_SUFFIX)):
+            # never quote the line: it holds a value
             raise ConfigError(f"Line {number} of {path} does not start with a secret name (letters, digits, _).",
-                              "Write NAME=value, or NAME.origins=https://site.example.")
-        if key != name:
-            origins[name] = _parse_origins(name, value, path)
-            continue
+                              "Write NAME=value, NAME.totp=SEED or NAME.origins=https://site.example.")
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
+        if key == name + _ORIGINS_SUFFIX:
+            origins[name] = _parse_origins(name, value, path)
+            continue
+        if key == name + _TOTP_SUFFIX or value.lower().startswith("otpauth://"):
+            seeds[name] = _parse_seed(name, value, path, number)
+            values[name] = value
+            continue
         if value:
             if len(value) < MIN_LENGTH:
                 raise ConfigError(f"The secret {name} in {path} is shorter than {MIN_LENGTH} characters; "
@@ -162,7 +190,16 @@ def _parse(lines: list[str], path: Path) -> dict[str, Secret]:
     for name in origins.keys() - values.keys():
         raise ConfigError(f"{path} gives origins for {name}, but no value for it.",
                           f"Add a {name}=value line, or remove {name}{_ORIGINS_SUFFIX}.")
-    return {name: Secret(name, value, origins.get(name, ())) for name, value in values.items()}
+    return {name: Secret(name, value, origins.get(name, ()), seeds.get(name)) for name, value in values.items()}
+
+
+def _parse_seed(name: str, value: str, path: Path, number: int) -> OneTimeCodes:
+    try:
+        return OneTimeCodes(value)
+    except SeedError as error:  # its message never quotes the value
+        raise ConfigError(f"Line {number} of {path}: the one-time code seed {name} cannot be used: {error}.",
+                          "Give the otpauth://totp/… URI or the base32 seed the site showed when two-factor "
+                          "sign-in was set up.") from None
 
 
 def _parse_origins(name: str, text: str, path: Path) -> tuple[SecretOrigin, ...]:
@@ -203,9 +240,20 @@ def expand(text: str, path: Path | None, *, origin: str) -> str:
                                 "Nothing was typed.",
                                 "Type it only into a field of one of those origins. The user sets them in the "
                                 f"secrets file ({secret.name}{_ORIGINS_SUFFIX}).")
-        return secret.value
+        return secret.codes.code_to_type() if secret.codes is not None else secret.value
 
     return _PLACEHOLDER.sub(value_of, text)
+
+
+def seconds_until_fresh_codes(text: str, path: Path | None) -> float:
+    """How long to wait before typing ``text`` so that each one-time code it names has at least
+    a few seconds left (0 for most texts): a code about to expire would fail the sign-in."""
+    if "<secret>" not in text:
+        return 0.0
+    book = load(path)
+    seeds = [book.secrets[name].codes for name in _PLACEHOLDER.findall(text)
+             if name in book.secrets and book.secrets[name].codes is not None]
+    return max((codes.seconds_until_fresh() for codes in seeds if codes is not None), default=0.0)
 
 
 def redact(text: str, path: Path | None) -> str:

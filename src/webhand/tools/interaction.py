@@ -119,7 +119,11 @@ async def perform_type(session: Session, args: TypeArgs) -> str:
     async with element_of(session, args.ref, args.selector, wait_for(session, args)) as element:
         text = args.text
         if secrets.mentions_secret(text):  # a secret goes only to a field of an origin it may be typed on
-            text = secrets.expand(text, session.settings.secrets_file, origin=await element.origin())
+            origin = await element.origin()
+            # A one-time code about to expire would fail the sign-in: wait (a few seconds at most)
+            # for the clock to reach the next one, which is then typed.
+            await asyncio.sleep(secrets.seconds_until_fresh_codes(text, session.settings.secrets_file))
+            text = secrets.expand(text, session.settings.secrets_file, origin=origin)
         if args.slowly or not args.clear:
             if args.clear:
                 await element.fill("", timeout=timeout)
