@@ -124,6 +124,9 @@ DRIVER_GAPS: dict[str, dict[str, str]] = {
             "Firefox 153 cuts a suggested file name to 250 bytes itself, then cancels the download of any name over "
             "245 bytes (browsingContext.downloadEnd status \"canceled\", nothing in its download folder): webhand "
             "gets no file to save under a shorter name, and the reply says the download was canceled",
+        "test_page_tools.py":
+            "Firefox has no WebMCP: no document.modelContext, no form tools, and WebDriver BiDi nothing that lists "
+            "or runs a page's tools; the tools say so (test_page_tools.py::test_firefox_says_why_it_has_no_page_tools)",
         "test_hostile_page_text.py::test_a_page_made_2_mb_url_and_100_kb_title_come_back_bounded":
             "Firefox refuses a 2 MB URL in history.replaceState (SecurityError), so the page cannot make the URL tried",
         # Not built on Firefox yet (webhand's part).

@@ -19,7 +19,7 @@ from webhand.tools.definition import PageArgs, Tool, ToolArgs, registered, tool
 #: something to happen; the default timeout caps them. Every other tool takes `timeout`.
 READS_WITHOUT_WAITING = {
     "browser_clear_console_logs", "browser_close", "browser_content", "browser_cookies", "browser_downloads",
-    "browser_find", "browser_get_url", "browser_network_requests", "browser_recent_console_logs", "browser_resize",
+    "browser_find", "browser_get_url", "browser_network_requests", "browser_page_tools", "browser_recent_console_logs", "browser_resize",
     "browser_session_destroy", "browser_session_history", "browser_session_list", "browser_snapshot", "browser_state", "browser_text",
     "read_image"}
 

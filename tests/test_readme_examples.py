@@ -60,6 +60,9 @@ ACTIVATE = {". .venv/bin/activate", "source .venv/bin/activate"}
 #: Output samples that are not compared, by their first line, with why.
 SAMPLES = {
     "can attach     Chromium": "what `webhand browsers` prints depends on the browsers of the machine it runs on",
+    'browser_navigate {"url": "http://127.0.0.1:8000/page_tools/flights.html"}':
+        "the page-tools transcript is of tests/pages/page_tools/flights.html, not the demo site: "
+        "tests/test_page_tools.py asserts those replies",
 }
 
 

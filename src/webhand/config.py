@@ -212,6 +212,8 @@ class Settings(BaseModel):
     load_quiet_ms: int = Field(150, ge=0, le=10_000, description="After browser_navigate loads a page, it is ready once it went idle, or this many ms passed, with no request started (requests it starts are waited for, up to request_settle_cap); 0 skips this.")
     # Looking less like a bot (engine/stealth.py): a UA without "Headless", navigator.webdriver false ...
     stealth: bool = Field(False, description="Hide the usual signs of an automated headless browser (playwright-stealth's evasions, no AutomationControlled). See docs/design.md for what it does not hide.")
+    # The tools a page offers agents (WebMCP, engine/page_tools.py; tools/page_tools.py)
+    page_tools: bool = Field(True, description="Start Chromium with its WebMCP feature (--enable-features=WebMCP), so that the tools a page declares for agents (document.modelContext.registerTool, <form toolname>) are listed and can be called (browser_page_tools, browser_call_page_tool). Firefox has no WebMCP.")
     # Images sent to the model (images/fitting.py); the defaults are what vision models take without resizing.
     image_max_side: int = Field(1568, ge=64, le=16384, description="Images for the model are downscaled to at most this many pixels a side.")
     image_max_pixels: int = Field(1_150_000, ge=4096, le=100_000_000, description="... and to at most this many pixels in all.")

@@ -551,6 +551,50 @@ class History(Protocol):
     async def reload(self, *, timeout: float) -> NavigationResult: ...
 
 
+@dataclass(frozen=True)
+class PageTool:
+    """One tool a page offers agents (WebMCP): a script's ``registerTool`` or a form's ``toolname``.
+    Every field but ``form`` and ``frame`` is the page's own text: data, never reply structure."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any] | None  # None: the page gave none (the tool takes no arguments)
+    frame: str  # the frame that registered it (the driver's id)
+    form: bool = False  # a declarative form (``<form toolname=…>``), not a script's tool
+    autosubmit: bool = False  # a form that submits itself once filled (``toolautosubmit``)
+    read_only: bool = False  # the page's own hint (annotations.readOnlyHint): not a guarantee
+    schema_too_large: bool = False  # its schema was past the size webhand keeps: not callable
+    node: int = 0  # a form's node (the driver's id for it); 0 for a script's tool
+
+
+@dataclass(frozen=True)
+class PageToolAnswer:
+    """What a page tool answered: ``completed`` with ``output`` (any JSON value the page returned),
+    ``error`` with ``error`` (what the page threw), ``canceled``, or ``navigated`` (its frame loaded a
+    new document first: a submitted form's usual end)."""
+
+    status: Literal["completed", "error", "canceled", "navigated"]
+    output: Any = None
+    error: str = ""
+
+
+class PageTools(Protocol):
+    """The tools the page itself offers (WebMCP), kept current from the browser's events. One
+    component, because listing and calling share the browser's registry of the page's tools."""
+
+    async def listing(self, *, timeout: float, quiet: bool = False) -> tuple[list[PageTool], int]:
+        """The page's tools now, and how many more it registered past webhand's cap. Raises a
+        ``WebhandError`` saying why when the browser offers none (Firefox, a Chromium without the
+        feature); an empty list when the page registered none. ``quiet``: an empty list then too,
+        without asking the page whether it has the feature (a reply's one line)."""
+        ...
+
+    async def call(self, tool: PageTool, arguments: dict[str, Any], *, timeout: float) -> PageToolAnswer:
+        """Run ``tool`` with ``arguments``; a form is filled and submitted. ``ActionTimeout`` naming
+        the tool when it has not answered within ``timeout`` (the call is then cancelled)."""
+        ...
+
+
 class Tab(Protocol):
     """One page. What only a few callers use is a component, a typed attribute (the Protocols above)."""
 
@@ -564,6 +608,7 @@ class Tab(Protocol):
     refs: Refs
     history: History
     isolated: IsolatedWorld
+    page_tools: PageTools
     index: int
     next_ref: dict[str, int]  # per frame key: the next ref number, kept across documents
 

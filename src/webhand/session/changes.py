@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from webhand.engine.driver import Settling, FailedRequest, NavigationResult, SettleCaps, Settled, Tab
 from webhand.errors import WebhandError, shorten
+from webhand.page.page_tools import add_page_tools_line
 from webhand.page.diff import MAX_DIFF_LINES, diff_snapshots, one_document
 from webhand.page.snapshot import (Snapshot, add_snapshot, document_mark, lasting_options,
                                    left_out_notice, omitted_notice, take_snapshot)
@@ -196,6 +197,7 @@ class LoadChanges:
                 replace(settled, failed_requests=[f for f in settled.failed_requests if f.url != document]), url)
             report_requests(settled, response, page_url=url)
             report_expected(expected, response)
+        await add_page_tools_line(tab, response)  # only when the page offers tools of its own (WebMCP)
         response.data(loaded(url, title, result.status))
 
 

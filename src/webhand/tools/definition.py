@@ -18,6 +18,7 @@ from pydantic.json_schema import SkipJsonSchema
 from webhand.config import Settings
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument, WebhandError
+from webhand.page.page_tools import WEBHAND_TOOL_NAMES
 from webhand.response import Response
 from webhand.session.conversation import ConversationSessions, ToolKind
 from webhand.session.session import Session
@@ -67,6 +68,7 @@ CAPABILITIES = {
     "human": "ask a person to take over in the dashboard (a login, a CAPTCHA, a second factor)",
     "debug": "service workers, performance (web vitals, counters), accessibility audits (axe-core), comparing screenshots, "
              "recording the tab as video",
+    "page_tools": "the tools a page itself offers agents (WebMCP): list them, call one with arguments",
     "vision": "acting at pixel coordinates of the last screenshot (vision and computer-use models): mouse move, click, "
               "drag, wheel, buttons, typing at the focus, key holds, zoom",
 }
@@ -236,6 +238,7 @@ def tool(name: str, *, capability: str = "core", read_only: bool = False, destru
         if capability not in CAPABILITIES:
             raise ValueError(f"tool {name}: unknown capability {capability}")
         description = inspect.cleandoc(handler.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+        WEBHAND_TOOL_NAMES.add(name)  # no page tool may be called by it (page/page_tools.py)
         _REGISTRY[name] = Tool(name, description, model, handler, capability, read_only, destructive,
                                enabled=enabled, output_model=output, during_dialog=during_dialog,
                                needs_before=needs_before)

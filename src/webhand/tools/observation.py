@@ -12,6 +12,7 @@ from webhand.errors import InvalidArgument, WebhandError
 from webhand.page.annotate import annotated_screenshot
 from webhand.page.coordinates import image_map
 from webhand.page.find import find
+from webhand.page.page_tools import add_page_tools_line
 from webhand.page.snapshot import add_snapshot, lasting_options, left_out_notice, omitted_notice, take_snapshot, viewport
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
 from webhand.session.session import Session
@@ -47,6 +48,7 @@ async def snapshot(session: Session, args: SnapshotArgs, response: Response) -> 
     header = f"Page: {response.page(shot.url, URL_LIMIT, WHOLE_URL)}" \
         + (f" — {response.page(shot.title, TITLE_LIMIT, WHOLE_TITLE)}" if shot.title else "")
     response.add(header)
+    await add_page_tools_line(tab, response)  # only when the page offers tools of its own (WebMCP)
     # The header counts against the snapshot's size: the two come back together.
     add_snapshot(response, shot, limit=max(session.settings.snapshot_max_chars - len(header), 1000))
     if shot.omitted:

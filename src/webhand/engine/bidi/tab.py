@@ -31,6 +31,7 @@ from webhand.engine.bidi.keyboard import BidiKeyboard
 from webhand.engine.bidi.liveness import Liveness
 from webhand.engine.bidi.network import SessionNetwork, TabNetworkLog, resource_type
 from webhand.engine.bidi.page_requests import announced
+from webhand.engine.bidi.page_tools import NoPageTools
 from webhand.engine.bidi.performance import NoPerformanceCounters
 from webhand.engine.bidi.policy import BidiPolicy, TabPolicy
 from webhand.engine.bidi.point_input import PointInput
@@ -106,6 +107,7 @@ class BidiTab:
         self.refs = BidiRefs(self)
         self.history = BidiHistory(self)
         self.isolated = BidiIsolatedScripts(self)  # webhand's own scripts, in a sandbox of their own
+        self.page_tools = NoPageTools()  # Firefox has no WebMCP (page_tools.py)
 
     @property
     def events(self) -> TabEvents:

@@ -44,6 +44,7 @@ from webhand.engine.isolated_world import IsolatedScripts
 from webhand.engine.net_errors import net_failure
 from webhand.engine.page_scripts import SCROLL, WEB_STORAGE
 from webhand.engine.policy import before_navigation, navigation_refusal, refused_navigation
+from webhand.engine.page_tools import ChromiumPageTools
 from webhand.engine.service_workers import ServiceWorkerActions
 from webhand.engine.settle import DocumentReplaced, PageGone, PageSettling
 from webhand.errors import ActionTimeout, NavigationFailed, PolicyRefused, WebhandError
@@ -114,6 +115,7 @@ class CdpTab:
         self.capture = PageCapture(connection, session_id)  # capture.py
         self.refs = TabRefs(self.frame_tree, self, lambda: self.liveness.crashed)  # refs.py
         self.history = CdpHistory(connection, session_id, self)  # history.py
+        self.page_tools = ChromiumPageTools(self.channel)  # the page's own tools (WebMCP)
 
     # set-up ------------------------------------------------------------------------------------
     async def start(self, *, width: int, height: int) -> None:

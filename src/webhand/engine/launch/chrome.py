@@ -55,6 +55,29 @@ DISABLED_FEATURES = (
 _DEVTOOLS_LINE = re.compile(r"DevTools listening on (ws://\S+)")
 
 
+#: What the page_tools setting adds: Chromium's WebMCP (a page's document.modelContext, form tools, the
+#: CDP WebMCP domain), behind a feature in Chromium 156 (engine/page_tools.py).
+PAGE_TOOLS_FLAG = "--enable-features=WebMCP"
+
+
+def merged_features(flags: list[str]) -> list[str]:
+    """``flags`` with every ``--enable-features=`` merged into one, and every ``--disable-features=``
+    into one, each where its first stood: Chromium takes only the last of each, so a user's own
+    ``extra_args`` feature list and webhand's would otherwise drop one another."""
+    lists: dict[str, list[str]] = {}
+    merged: list[str] = []
+    for flag in flags:
+        switch, _, value = flag.partition("=")
+        if switch in ("--enable-features", "--disable-features") and _:
+            if switch not in lists:
+                lists[switch] = []
+                merged.append(switch)
+            lists[switch] += [name for name in value.split(",") if name and name not in lists[switch]]
+        else:
+            merged.append(flag)
+    return [f"{flag}={','.join(lists[flag])}" if flag in lists else flag for flag in merged]
+
+
 def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280, height: int = 720,
                  extra: list[str] | None = None, extensions: list[str] | None = None,
                  headless_shell: bool = False) -> list[str]:
@@ -95,7 +118,7 @@ def launch_flags(user_data_dir: str, *, headless: bool = True, width: int = 1280
     # The sandbox needs user namespaces that root in a container does not get; elsewhere keep it.
     if os.geteuid() == 0 or os.environ.get("WEBHAND_NO_SANDBOX") == "1":
         flags.append("--no-sandbox")
-    flags += list(extra or [])
+    flags = merged_features(flags + list(extra or []))
     # No first window: every session opens its own context and pages, and a window would cost a
     # renderer and its omnibox UI for nothing.
     if not headless_shell:
@@ -343,7 +366,8 @@ def launch_plan(settings: Settings, *, policy_active: bool) -> dict[str, Any]:
 
     return {"executable": choose_chromium(settings).executable, "headless": settings.headless,
             "width": settings.viewport.width, "height": settings.viewport.height,
-            "extra_args": settings.extra_args + (STEALTH_FLAGS if settings.stealth else []),
+            "extra_args": settings.extra_args + (STEALTH_FLAGS if settings.stealth else [])
+            + ([PAGE_TOOLS_FLAG] if settings.page_tools else []),
             "timeout": settings.launch_timeout, "preferences": POLICY_PREFERENCES if policy_active else None,
             "extensions": [os.path.realpath(path) for path in settings.extensions]}
 

@@ -83,10 +83,11 @@ def recall(key: str, *, directory: str | None = None) -> Plan | None:
 def keepable(plan: Plan | None) -> bool:
     """Whether ``plan`` may be written down: not when it carries browser flags of the user's
     (``extra_args``), which can hold a credential (a proxy's, say) that must not land in a second
-    file. webhand's own flags (stealth's) are fine."""
+    file. webhand's own flags (stealth's, page tools') are fine."""
+    from webhand.engine.launch.chrome import PAGE_TOOLS_FLAG
     from webhand.engine.stealth import LAUNCH_FLAGS
 
-    return plan is not None and all(flag in LAUNCH_FLAGS for flag in plan.get("extra_args", []))
+    return plan is not None and all(flag in (*LAUNCH_FLAGS, PAGE_TOOLS_FLAG) for flag in plan.get("extra_args", []))
 
 
 def remember(key: str, plan: Plan | None, *, directory: str | None = None) -> None:

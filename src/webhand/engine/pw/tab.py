@@ -48,6 +48,7 @@ from webhand.engine.pw.policy import PlaywrightRequestPolicy
 from webhand.engine.pw.settle import PlaywrightSettling, PlaywrightRequestTracker, document_loaded
 from webhand.engine.pw.waits import wait_for_condition
 from webhand.errors import ActionTimeout, PolicyRefused, WebhandError
+from webhand.engine.page_tools import ChromiumPageTools
 from webhand.engine.service_workers import ServiceWorkerActions
 
 #: Longest a failed navigation waits for Chromium's error page to take its place (it takes ~0.1 s).
@@ -91,6 +92,7 @@ class PlaywrightTab:
         self.keyboard = PlaywrightKeyboard(page)  # keyboard.py
         self.capture = PageCapture(page)  # capture.py
         self.history = PlaywrightHistory(page, self._session, self._refused)  # history.py
+        self.page_tools = ChromiumPageTools(self.channel)  # the page's own tools (WebMCP)
 
     async def _watch_window_open(self) -> None:
         try:
