@@ -165,6 +165,18 @@ async def test_ten_thousand_tools_are_bounded_in_every_reply(tools, site, webhan
     assert past.is_error and "The page offers no tool named tool_9999" in past.text
 
 
+@pytest.mark.not_on_firefox("Firefox has no page tools to leave out (test_firefox_says_why_it_has_no_page_tools)")
+async def test_the_line_is_left_out_where_the_model_cannot_call_page_tools(tmp_path_factory, driver, site):
+    """Served without the page_tools group, a reply does not name tools the model has no way to call."""
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, driver=driver)
+    async with Webhand(settings, capabilities=["core"]) as webhand:
+        tools = webhand.conversation(f"core-only-{uuid.uuid4().hex[:8]}")
+        opened = _text(await tools.call("browser_navigate", {"url": site.url("page_tools/flights.html")}))
+        snapshot = _text(await tools.call("browser_snapshot", {}))
+        assert "Page tools" not in opened and "Page tools" not in snapshot, (opened, snapshot)
+        assert "No search yet." in snapshot, snapshot  # the page itself was read
+
+
 @pytest.mark.not_on_firefox("it starts a Chromium of its own without the WebMCP feature; Firefox's refusal is "
                             "test_firefox_says_why_it_has_no_page_tools")
 async def test_a_chromium_started_without_the_feature_says_so(tmp_path_factory, driver, site):

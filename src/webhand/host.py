@@ -150,6 +150,7 @@ class Conversation:
         settings = self.webhand.settings
         reply_name = called_as or name
         response = Response(settings, reply_name, self.files, caller)
+        response.served = self.webhand.tools.keys()
         if caller.progress is None:
             return await self._call(name, arguments, response)
         async with ProgressTicker(caller.progress, f"{reply_name} running") as ticker:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -147,6 +148,9 @@ class Response:
         self._changes: ChangeReport | None = None
         #: The action's report of changes said it changed nothing on the page (the history keeps it).
         self.changed_nothing = False
+        #: The names of the tools the model can call in this conversation (None: not known, as in a
+        #: reply built outside a host): a reply points only at tools the model has.
+        self.served: Collection[str] | None = None
 
     # -- building ------------------------------------------------------------------------------
     def add(self, text: str) -> None:

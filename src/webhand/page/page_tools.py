@@ -31,7 +31,10 @@ def shadows(tool: PageTool) -> bool:
 async def add_page_tools_line(tab: Tab, response: Response) -> None:
     """Add ``Page tools: a, b`` when the page offers tools; nothing when it offers none, or the
     browser cannot tell (Firefox, a Chromium without WebMCP): the line costs tokens only where
-    there is something to call."""
+    there is something to call, and only when the model has the tools to call them (the
+    ``page_tools`` group is served): a name it cannot act on is tokens spent for nothing."""
+    if response.served is not None and "browser_call_page_tool" not in response.served:
+        return
     try:
         tools, over = await tab.page_tools.listing(timeout=_LINE_TIMEOUT, quiet=True)
     except WebhandError:
