@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from webhand.config import Settings
+from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
 from webhand.flows.format import Flow
 from webhand.flows.replay import FlowRun, Runner, run_flow
@@ -22,6 +23,8 @@ from webhand.tools.definition import ToolArgs, tool
 
 _NAME = "The flow's name: letters, digits, '.', '-', '_' (a file name in the user's flows folder)."
 _SESSION = "The session (default: the conversation's default session)."
+#: How long a whole flow may run by default (each step also keeps its own tool's timeout).
+FLOW_TIMEOUT_SECONDS = 300.0
 #: Longest page excerpt in a stop's account.
 _PAGE_LIMIT = 2_000
 
@@ -86,6 +89,8 @@ class RunFlowArgs(ToolArgs):
     params: dict[str, str] = Field(default_factory=dict, description="A value for each of the flow's parameters.")
     update: bool = Field(False, description="Write the ways that found healed elements back into the flow file.")
     session: str | None = Field(None, description=_SESSION)
+    # The whole run's cap (each step keeps its own tool's timeout): a flow is many calls.
+    timeout: Timeout = Field(FLOW_TIMEOUT_SECONDS, description="Max seconds for the whole flow (default 300).")
 
 
 @tool("browser_run_flow", capability="flows", destructive=True)
