@@ -110,7 +110,7 @@ def replayable(entries: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]
     successful calls that changed the page, each preceded by the calls it depends on
     (``Tool.needs_before``: the screenshot a coordinate click is measured on), which are kept
     although they change nothing themselves. Reading tools, session tools, failed calls and
-    actions whose reply said nothing changed are left out."""
+    actions whose reply said nothing changed (and that opened no tab, download or dialog) are left out."""
     tools = catalog()
     kept: list[tuple[int, dict[str, Any]]] = []
     last_call: dict[str, tuple[int, dict[str, Any]]] = {}  # tool -> its last successful call so far
@@ -119,7 +119,9 @@ def replayable(entries: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]
         tool = tools[entry["tool"]]
         if entry["outcome"] != "ok":
             continue
-        if tool.read_only or tool.kind != "page" or tool.name in LEFT_OUT or entry.get("unchanged"):
+        expect = entry.get("expect") or {}
+        did = any(expect.get(k) for k in ("new_page", "download", "dialog"))  # a reply may say "no change" of the page
+        if tool.read_only or tool.kind != "page" or tool.name in LEFT_OUT or (entry.get("unchanged") and not did):
             last_call[tool.name] = (number, entry)
             continue
         for needed in tool.needs_before:

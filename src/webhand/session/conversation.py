@@ -88,11 +88,13 @@ class ConversationSessions:
                                tool.during_dialog, timeout, record)
 
     async def run(self, name: str | None, work: Callable[[Session], Awaitable[None]], response: Response, *,
-                  timeout: float) -> None:
+                  timeout: float, during_dialog: bool = False) -> None:
         """Run ``work`` on the named session (the default one when None) as a page tool runs: for
-        a sessions tool that works in a session on the way (web_fetch's fallback to the browser)."""
+        a sessions tool that works in a session on the way (web_fetch's fallback to the browser, a
+        flow's bookkeeping between its steps). ``during_dialog``: ``work`` may run while a
+        JavaScript dialog is open (it then reads no page)."""
         async with self._turn(name, response, timeout) as session:
-            await self._run_on(session, functools.partial(work, session), response, False, timeout, None)
+            await self._run_on(session, functools.partial(work, session), response, during_dialog, timeout, None)
 
     @contextlib.asynccontextmanager
     async def _turn(self, name: str | None, response: Response, timeout: float) -> AsyncIterator[Session]:
