@@ -17,7 +17,6 @@ field found by its kept label is the same field.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
