@@ -98,10 +98,10 @@ def validate_entries(entries: Any) -> list[dict[str, Any]]:
     return checked
 
 
-def first_problem(error: ValidationError) -> str:
+def first_problem(error: ValidationError, whole: str = "the entry") -> str:
     """Where a validation failed and why, naming the field (its value is never quoted)."""
     problem = error.errors()[0]
-    where = ".".join(page_line(str(part), 60) for part in problem["loc"]) or "the entry"
+    where = ".".join(page_line(str(part), 60) for part in problem["loc"]) or whole
     return f"{where}: {problem['msg']}"
 
 

@@ -88,11 +88,12 @@ def parse_flow(data: object, where: str) -> Flow:
     try:
         return Flow.model_validate(data)
     except ValidationError as error:
-        raise InvalidArgument(f"The flow {where} is not one webhand can run: {first_problem(error)}.",
+        raise InvalidArgument(f"The flow {where} is not one webhand can run: {first_problem(error, 'the flow')}.",
                               "Save flows with browser_save_flow, and edit only their values.") from None
 
 
 def load_flow(name: str) -> Flow:
+    check_name(name)
     path = flow_path(name, create=False) if flows_root_exists() else None
     if path is None or not os.path.lexists(path):
         raise InvalidArgument(f"There is no flow named {name!r}.", "Call browser_list_flows for the saved flows.")
