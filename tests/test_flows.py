@@ -187,3 +187,23 @@ async def test_a_flow_with_a_point_click_a_download_and_a_dialog_replays_where_t
     assert "+ status: Board clicked on the right" in point_click["expect"]["changes"], point_click
     assert point_click["arguments"]["y"] > y + 60  # the board moved down: the same place of it, not of the screen
     assert "Removed all" in reply.text
+
+
+async def test_webhand_replay_runs_a_flow_file_and_update_writes_the_healed_ways_back(tools, site, people, tmp_path,
+                                                                                      tmp_path_factory, driver):
+    from helpers import settings_for_tests
+    from webhand.flows.store import read_flow_file
+    from webhand.surfaces.cli.replay import is_flow_file, replay_flow
+
+    path = tmp_path / "people.json"
+    path.write_text(flow_path("people").read_text())
+    path.chmod(0o600)
+    assert is_flow_file(path)
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, driver=driver)
+    finished, text = await replay_flow(path, {"url": site.url(f"{APP}?v=d"), "who": "erin"}, settings, update=True)
+    assert finished, text
+    assert "Healed step 3: textbox 'Email address' in form 'Add person' found by label 'Email'" in text
+    healed = read_flow_file(path).steps[2].targets["@1"]
+    assert (healed.name, healed.label) == ("Work email", "Email")
+    finished, text = await replay_flow(path, {"url": site.url(f"{APP}?v=d"), "who": "erin"}, settings)
+    assert finished and "Healed" not in text, text

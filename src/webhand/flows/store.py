@@ -44,8 +44,12 @@ def flow_path(name: str, *, create: bool = True) -> Path:
 
 
 def save_flow(flow: Flow) -> Path:
-    """Write ``flow`` to its file (over an older one of that name), owner-only, atomically."""
-    path = flow_path(flow.name)
+    """Write ``flow`` to its file in the flows folder (over an older one of that name)."""
+    return write_flow(flow_path(flow.name), flow)
+
+
+def write_flow(path: Path, flow: Flow) -> Path:
+    """Write ``flow`` to ``path``, owner-only, atomically (a temporary file renamed over it)."""
     temporary = path.with_name(f".{flow.name}.{os.getpid()}.tmp")
     descriptor = open_private_file(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL)
     try:
