@@ -207,3 +207,19 @@ async def test_webhand_replay_runs_a_flow_file_and_update_writes_the_healed_ways
     assert (healed.name, healed.label) == ("Work email", "Email")
     finished, text = await replay_flow(path, {"url": site.url(f"{APP}?v=d"), "who": "erin"}, settings)
     assert finished and "Healed" not in text, text
+
+
+@pytest.mark.one_driver("the MCP surface's prompts do not depend on the driver")
+async def test_saved_flows_are_mcp_prompts_whose_arguments_are_their_parameters(webhand, tools, people):
+    from mcp import Client
+
+    from webhand.surfaces.mcp.server import build_server
+
+    async with Client(build_server(webhand, lambda _ctx: tools), mode="legacy") as mcp:
+        listed = (await mcp.list_prompts()).prompts
+        assert [(p.name, [(a.name, a.required) for a in p.arguments]) for p in listed] == \
+            [("people", [("url", True), ("who", True)])]
+        got = await mcp.get_prompt("people", {"url": "http://127.0.0.1:9/", "who": "erin"})
+    message = got.messages[0].content.text
+    assert message.startswith("Run the saved flow 'people' with browser_run_flow "
+                              '{"name": "people", "params": {"url": "http://127.0.0.1:9/", "who": "erin"}}.')
