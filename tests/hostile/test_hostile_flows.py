@@ -51,6 +51,7 @@ ROWS = {
     "a ref that names no target": (_set("steps.0.arguments.ref", "@2"), "steps.0"),
     "a target key that is not a key": (_set("steps.0.targets", {INJECTED: {}}), "steps.0.targets"),
     "a parameter no one declares": (_set("params", {}), "the flow"),
+    "a start URL with a parameter no one declares": (_set("start_url", "{{evil}}"), "the flow"),
     "a parameter name that is not a word": (_set("params", {"who": {}, INJECTED: {}}), "params"),
     "a role with a line break": (_set("steps.0.targets.@1.role", "textbox\n" + INJECTED), "steps.0.targets.@1.role"),
     "a version from the future": (_set("webhand_flow", 2), "webhand_flow"),

@@ -128,7 +128,7 @@ def with_params(flow: Flow, given: dict[str, str]) -> dict[str, str]:
 
 def _substitute(value: Any, values: dict[str, str]) -> Any:
     if isinstance(value, str):
-        return PARAM_PATTERN.sub(lambda m: values[m.group(1)], value)
+        return PARAM_PATTERN.sub(lambda m: values.get(m.group(1), m.group(0)), value)
     if isinstance(value, dict):
         return {k: _substitute(v, values) for k, v in value.items()}
     if isinstance(value, list):

@@ -54,6 +54,9 @@ class RunnableTool(Protocol):
     @property
     def during_dialog(self) -> bool: ...
 
+    @property
+    def read_only(self) -> bool: ...
+
     async def run(self, target: Any, args: Any, response: Response) -> None: ...
 
 
@@ -82,7 +85,8 @@ class ConversationSessions:
             await tool.run(self, args, response)
             return
         # Recorded in the session's history here, once for every surface.
-        record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}), thumbnail=thumbnail)
+        record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}), thumbnail=thumbnail,
+                            acts=not tool.read_only)
         async with self._turn(getattr(args, "session", None), response, timeout) as session:
             await self._run_on(session, functools.partial(_run_page_tool, session, tool, args, response), response,
                                tool.during_dialog, timeout, record)

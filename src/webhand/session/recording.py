@@ -196,6 +196,7 @@ class CallRecord:
     tool: str
     arguments: dict[str, Any]
     thumbnail: bool = False  # a dashboard is looking: keep a picture of the page after the call
+    acts: bool = True  # the tool may change the page: what it was seen to do is kept (``HistoryEntry.expect``)
 
 
 @contextlib.asynccontextmanager
@@ -236,8 +237,9 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
         except WebhandError:  # the secrets file went away: no URL rather than an unmasked one
             url_after = ""
         session.history.finish(entry, outcome, message, url_after, started)
-        with contextlib.suppress(Exception):  # bookkeeping never fails the call
-            entry.expect = _expect(session, seen, response)
+        if record.acts:
+            with contextlib.suppress(Exception):  # bookkeeping never fails the call
+                entry.expect = _expect(session, seen, response)
         entry.reply_chars = response.reply_chars()
         entry.unchanged = outcome == "ok" and response.changed_nothing
         session.history.reply_chars += entry.reply_chars
