@@ -16,7 +16,7 @@ from typing import Any
 from webhand.errors import InvalidArgument
 from webhand.flows.entries import replayable
 from webhand.flows.format import TEXT_LIMIT, Flow, Param, Target, catalog
-from webhand.flows.store import parse_flow
+from webhand.flows.store import check_name, parse_flow
 from webhand.response import page_line
 from webhand.session.recording import POINT_KEY, POINT_TOOLS, REF_FIELDS
 
@@ -28,6 +28,7 @@ def flow_from_history(entries: list[dict[str, Any]], name: str, *, first: int | 
                       params: dict[str, str] | None = None, description: str = "") -> Flow:
     """The flow of ``entries`` (a session's history, ``SessionHistory.all()``), from history index
     ``first`` to ``last`` (both kept; None: the ends)."""
+    check_name(name)
     params = params or {}
     picked = [(n, e) for n, e in replayable(entries)
               if (first is None or e["index"] >= first) and (last is None or e["index"] <= last)]
