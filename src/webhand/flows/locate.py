@@ -77,7 +77,8 @@ async def locate(tab: Tab, target: Target, *, need_ref: bool = True) -> Located:
     element by its ref (a coordinate step needs only its box, and a canvas has no ref)."""
     await take_snapshot(tab, max_refs=None)  # every element on a line gets its ref
     frames = await tab.refs.frames()
-    wanted = target.model_dump(include={"role", "name", "ancestors", "label", "placeholder", "attributes", "text", "css"})
+    wanted = {**target.model_dump(include={"role", "name", "ancestors", "label", "placeholder", "attributes", "text",
+                                           "css"}), "any_element": not need_ref}
     ways: dict[str, dict[str, Any]] = {}
     for frame in frames:
         if (await frame_path(frames, frame) if frame.key else []) != target.frame:

@@ -4,7 +4,9 @@
   const W = window.__webhand;
   const squash = (s) => String(s || '').replace(/\s+/g, ' ').trim();
   const LIMIT = 20000;
-  const all = Array.from(document.querySelectorAll('*')).slice(0, LIMIT);
+  // A step that names its element by ref looks only at elements the snapshot gave one (a full
+  // snapshot runs first); a coordinate step's element (a canvas) may have none.
+  const all = Array.from(document.querySelectorAll('*')).filter((e) => target.any_element || W.refOf(e)).slice(0, LIMIT);
   const described = new Map();
   const about = (e) => { if (!described.has(e)) described.set(e, describe(e, null)); return described.get(e); };
   const roleOf = (e) => W.label(e).role;
