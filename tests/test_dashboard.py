@@ -597,3 +597,17 @@ async def test_daemon_status_says_who_holds_control_and_how_to_release_it(cli, s
         assert forced.status_code == 200, forced.text
     assert "has control" not in cli("daemon", "status").stdout
     assert site.url("actions/form.html") in cli("get_url").stdout  # the session runs calls again
+
+
+async def test_a_flow_saved_from_the_dashboard_runs_again(watched, dashboard, agent, site, data_home):
+    await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
+    await agent.call("browser_snapshot", {})
+    await agent.call("browser_type", {"ref": "e1", "text": "Ada"})
+    sid = session_id(watched, agent.conversation_id)
+    async with httpx.AsyncClient() as client:
+        bad = await client.post(f"{dashboard}/dashboard/api/sessions/{sid}/flow", json={"name": "../x"})
+        saved = await client.post(f"{dashboard}/dashboard/api/sessions/{sid}/flow", json={"name": "form"})
+    assert bad.status_code == 400 and "A flow's name is letters" in bad.json()["error"]
+    assert saved.status_code == 200 and saved.json()["steps"] == 2, saved.text
+    ran = await agent.call("browser_run_flow", {"name": "form"})
+    assert "Ran the flow 'form': 2 of 2 steps." in ran.text, ran.text

@@ -184,3 +184,21 @@ def test_a_secret_that_starts_with_a_space_is_masked_when_form_encoded(tmp_path)
     path = tmp_path / "secrets.env"
     path.write_text("PHRASE=' open sesame'\n")
     assert load(path).mask("q=+open+sesame&x=1") == "q=<secret>PHRASE</secret>&x=1"
+
+
+async def test_a_flow_keeps_a_typed_secret_by_name_and_types_its_value_when_it_runs(secret_tools, site, data_home):
+    from webhand.flows.store import flow_path
+
+    await secret_tools.call("browser_navigate", {"url": site.url("login.html")})
+    shot = (await secret_tools.call("browser_snapshot", {})).text
+    await secret_tools.call("browser_type", {"ref": ref_of(shot, 'textbox "User name"'), "text": "ada"})
+    await secret_tools.call("browser_type", {"ref": ref_of(shot, 'textbox "Password"'), "text": "<secret>PASSWORD</secret>"})
+    saved = await secret_tools.call("browser_save_flow", {"name": "login", "params": {"user": "ada"}})
+    assert not saved.is_error, saved.text
+    text = flow_path("login").read_text()
+    assert SECRET not in text and "<secret>PASSWORD</secret>" in text
+    ran = await secret_tools.call("browser_run_flow", {"name": "login", "params": {"user": "grace"}})
+    assert "Ran the flow 'login': 3 of 3 steps." in ran.text and SECRET not in ran.text, ran.text
+    typed = await secret_tools.call("browser_eval", {
+        "expression": f"[document.querySelector('#user').value, document.querySelector('#pass').value === {SECRET!r}]"})
+    assert '"grace"' in typed.text and "true" in typed.text, typed.text

@@ -79,7 +79,12 @@ async def test_refs_are_recorded_with_a_selector_and_role_and_name(tools, site):
     assert 'textbox "Name" [e1]' in snapshot.text
     await tools.call("browser_type", {"ref": "e1", "text": "Ada"})
     reply = await tools.call("browser_session_history", {"limit": 1})
-    assert reply.data["entries"][0]["targets"] == {"e1": {"role": "textbox", "name": "Name", "selector": "#name"}}
+    (ref, target), = reply.data["entries"][0]["targets"].items()
+    assert ref == "e1" and {k: target[k] for k in ("role", "name", "selector")} == \
+        {"role": "textbox", "name": "Name", "selector": "#name"}
+    # The other ways a flow finds it again by (flows/locate.py).
+    assert (target["label"], target["attributes"], target["css"], target["frame"]) == \
+        ("Name", {"id": "name", "name": "name"}, "#name", [])
 
 
 async def test_session_list_shows_status_times_actions_url_and_tabs(tools, site):

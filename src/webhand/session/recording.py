@@ -18,7 +18,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from webhand.engine.driver import Frame, Tab
+from webhand.engine.page_scripts import DESCRIBE_AT_POINT, DESCRIBE_OF_REF, STABLE_SELECTOR
 from webhand.errors import WebhandError
+from webhand.page.snapshot import take_snapshot
 from webhand.response import Response
 from webhand.session.session import Session
 
@@ -26,6 +29,10 @@ log = logging.getLogger("webhand")
 
 #: Argument names that hold a ref, and the field that takes a selector in their place.
 REF_FIELDS = {"ref": "selector", "to_ref": "to_selector"}
+#: Tools that act at a point (x, y) of the last screenshot: the element under it is recorded, with
+#: where in its box the point is, under the key ``POINT_KEY`` of the entry's targets.
+POINT_TOOLS = frozenset({"browser_mouse_click_xy", "browser_mouse_move_xy", "browser_mouse_wheel_xy"})
+POINT_KEY = "xy"
 #: How long reading a ref's selector, or a thumbnail, may take: bookkeeping must not slow the agent.
 _BOOKKEEPING_CAP_SECONDS = 1.0
 #: Thumbnails in the timeline: small JPEGs.
@@ -54,19 +61,117 @@ def _role_and_name(session: Session, ref: str) -> dict[str, str]:
     return {"role": match.group(1), "name": match.group(2)} if match else {}
 
 
-async def _targets(session: Session, refs: list[str], response: Response) -> dict[str, dict[str, str]]:
-    targets: dict[str, dict[str, str]] = {}
+async def _targets(session: Session, refs: list[str], response: Response) -> dict[str, dict[str, Any]]:
+    targets: dict[str, dict[str, Any]] = {}
     tab = session.active_tab
     for ref in dict.fromkeys(refs):
-        target = _role_and_name(session, ref)
+        target: dict[str, Any] = dict(_role_and_name(session, ref))
         if tab is not None and not tab.closed:
             with contextlib.suppress(WebhandError, asyncio.TimeoutError):
-                selector = await tab.refs.stable_selector(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
-                if selector:
-                    target["selector"] = selector
+                described = await asyncio.wait_for(describe_ref(tab, ref), _BOOKKEEPING_CAP_SECONDS)
+                if described:
+                    # The page's own role and name (as the snapshot computes them, unclipped) and the rest.
+                    target = {**target, **{k: v for k, v in described.items() if v or k not in target}}
+                    target["selector"] = "" if described.get("frame") else described.get("css", "")
+            if "selector" not in target:
+                with contextlib.suppress(WebhandError, asyncio.TimeoutError):
+                    selector = await tab.refs.stable_selector(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
+                    if selector:
+                        target["selector"] = selector
         if target:
             targets[ref] = response.masker.data(target)
     return targets
+
+
+_REF = re.compile(r"^(f[0-9]+)?(e[0-9]+)$")
+#: The stable selector of an iframe element, run in its parent frame (Frame.owner_marker).
+_IFRAME_SELECTOR = "f => (" + STABLE_SELECTOR + ")(f)"
+
+
+async def _under_point(session: Session, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The element under a coordinate call's point (x, y of the last screenshot) and where in its
+    box the point is: what a flow clicks again wherever that element has moved."""
+    tab = session.active_tab
+    x, y = arguments.get("x"), arguments.get("y")
+    if tab is None or tab.closed or not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+        return None
+    seen, image = session.last_screenshot(tab)
+    if not seen or image is None:
+        return None
+    main = next((f for f in await tab.refs.frames() if f.key == ""), None)
+    if main is None:
+        return None
+    point = list(image.to_document(float(x), float(y)))
+    found = await main.evaluate(DESCRIBE_AT_POINT, point)
+    if found == "no agent":  # no snapshot was taken of this document yet: the page agent comes with one
+        await take_snapshot(tab, mode="interactive", max_refs=0)
+        found = await main.evaluate(DESCRIBE_AT_POINT, point)
+    if not isinstance(found, dict):
+        return None
+    found["frame"] = []
+    return found
+
+
+async def frame_path(frames: list[Frame], frame: Frame) -> list[str] | None:
+    """The stable selectors of the iframes that hold ``frame``, top first ([] for the main frame);
+    None when one has none."""
+    by_key = {f.key: f for f in frames}
+    path: list[str] = []
+    current: Frame | None = frame
+    while current is not None and current.key:
+        selector = await current.owner_marker(_IFRAME_SELECTOR)
+        if not isinstance(selector, str) or not selector:
+            return None
+        path.insert(0, selector)
+        current = by_key.get(current.parent_key or "")
+    return path
+
+
+async def describe_ref(tab: Tab, ref: str) -> dict[str, Any] | None:
+    """The ways to find ``ref``'s element again on another build of its page (flows/format.py's
+    Target: role, name, named ancestors, label, placeholder, stable attributes, text, CSS path, and
+    the iframes it is in); None when the ref is gone."""
+    match = _REF.match(ref.strip())
+    if not match:
+        return None
+    frames = await tab.refs.frames()
+    frame = next((f for f in frames if f.key == (match.group(1) or "")), None)
+    if frame is None:
+        return None
+    found = await frame.evaluate(DESCRIBE_OF_REF, match.group(2))
+    if not isinstance(found, dict):
+        return None
+    path = await frame_path(frames, frame)
+    found["frame"] = path or []
+    return found
+
+
+#: Most lines of a reply kept as what the call was seen to do, and their length.
+_CHANGE_LINES, _CHANGE_LINE_CHARS = 20, 200
+
+
+def _seen(session: Session) -> tuple[int, int, set[int]]:
+    """What the session holds before a call: its tabs, its downloads, its open dialogs."""
+    return len(session.context.tabs), len(session.downloads), {id(d) for d in session.dialogs}
+
+
+def _expect(session: Session, seen: tuple[int, int, set[int]], response: Response) -> dict[str, Any]:
+    """What the call was seen to do (flows/format.py's Expect, less the URL, which the entry has):
+    a new tab, a download's suggested name, a dialog it opened, the reply's lines after its first
+    (what changed), masked and bounded."""
+    tabs, downloads, dialogs = seen
+    expect: dict[str, Any] = {}
+    if len(session.context.tabs) > tabs:
+        expect["new_page"] = True
+    if len(session.downloads) > downloads:
+        expect["download"] = response.masker.text(session.downloads[downloads].name)[:300]
+    opened = [d for d in session.dialogs if id(d) not in dialogs]
+    if opened:
+        expect["dialog"] = opened[0].kind
+    lines = response.lines()[1:_CHANGE_LINES + 1]
+    if lines:
+        expect["changes"] = [response.masker.text(line)[:_CHANGE_LINE_CHARS] for line in lines]
+    return expect
 
 
 async def _thumbnail(session: Session) -> str | None:
@@ -91,6 +196,7 @@ class CallRecord:
     tool: str
     arguments: dict[str, Any]
     thumbnail: bool = False  # a dashboard is looking: keep a picture of the page after the call
+    acts: bool = True  # the tool may change the page: what it was seen to do is kept (``HistoryEntry.expect``)
 
 
 @contextlib.asynccontextmanager
@@ -106,6 +212,12 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
     if refs:
         with contextlib.suppress(Exception):  # bookkeeping never fails the call
             entry.targets = await _targets(session, refs, response)
+    elif tool in POINT_TOOLS:
+        with contextlib.suppress(Exception):
+            under = await asyncio.wait_for(_under_point(session, arguments), _BOOKKEEPING_CAP_SECONDS)
+            if under:
+                entry.targets = {POINT_KEY: response.masker.data(under)}
+    seen = _seen(session)
     outcome, message = "ok", ""
     try:
         yield
@@ -125,6 +237,9 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
         except WebhandError:  # the secrets file went away: no URL rather than an unmasked one
             url_after = ""
         session.history.finish(entry, outcome, message, url_after, started)
+        if record.acts:
+            with contextlib.suppress(Exception):  # bookkeeping never fails the call
+                entry.expect = _expect(session, seen, response)
         entry.reply_chars = response.reply_chars()
         entry.unchanged = outcome == "ok" and response.changed_nothing
         session.history.reply_chars += entry.reply_chars

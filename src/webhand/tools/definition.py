@@ -69,6 +69,7 @@ CAPABILITIES = {
     "debug": "service workers, performance (web vitals, counters), accessibility audits (axe-core), comparing screenshots, "
              "recording the tab as video",
     "page_tools": "the tools a page itself offers agents (WebMCP): list them, call one with arguments",
+    "flows": "flows: a task saved from the session's history and run again without the model (save, list, run)",
     "vision": "acting at pixel coordinates of the last screenshot (vision and computer-use models): mouse move, click, "
               "drag, wheel, buttons, typing at the focus, key holds, zoom",
 }

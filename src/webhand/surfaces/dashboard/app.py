@@ -93,6 +93,7 @@ class Dashboard:
             Route("/api/sessions/{sid}", self.details),
             Route("/api/sessions/{sid}/thumbnail/{index:int}", self.thumbnail),
             Route("/api/sessions/{sid}/history", self.history),
+            Route("/api/sessions/{sid}/flow", self.save_flow, methods=["POST"]),
             Route("/api/sessions/{sid}/live", self.live_stream),
             Route("/api/sessions/{sid}/control", self.control, methods=["POST"]),
             Route("/api/sessions/{sid}/input", self.input, methods=["POST"]),
@@ -141,6 +142,25 @@ class Dashboard:
             entry["thumbnail"] = bool(entry.get("thumbnail"))
         return JSONResponse(masker.data({"session": session.key.name, "entries": entries}), headers={
             "Content-Disposition": f'attachment; filename="history-{session.key.name}.json"'})
+
+    @on_open_session
+    async def save_flow(self, request: Request, session: Session) -> Response:
+        """Save the session's history as a flow (flows/save.py): ``{"name": …, "from": n, "to": n}``,
+        as browser_save_flow does; the person names it, the model runs it (browser_run_flow)."""
+        from webhand.flows.save import flow_from_history
+        from webhand.flows.store import save_flow
+
+        body = await _json(request)
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str) \
+                or any(body.get(k) is not None and not (isinstance(body[k], int) and body[k] >= 1) for k in ("from", "to")):
+            return JSONResponse({"error": "Give the flow's `name`, and optionally `from` and `to` (history numbers)."}, 400)
+        entries = await asyncio.to_thread(session.history.all)
+        try:
+            flow = flow_from_history(entries, body["name"], first=body.get("from"), last=body.get("to"))
+            path = await asyncio.to_thread(save_flow, flow)
+        except WebhandError as error:
+            return JSONResponse({"error": str(error)}, 400)
+        return JSONResponse({"saved": flow.name, "steps": len(flow.steps), "path": str(path)})
 
     @checked
     async def thumbnail(self, request: Request) -> Response:
