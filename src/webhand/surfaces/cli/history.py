@@ -18,6 +18,12 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
     from webhand.surfaces.cli.export import load_entries, render, steps_of
     from webhand.security.masking import Masker
 
+    if args.flow or (args.format or "").startswith("playwright"):
+        return _export_playwright(args, settings)
+    if not args.session:
+        raise ConfigError("Name a session (or a history file) to export, or a flow with --flow FILE.",
+                          "See `webhand help export`.")
+    args.format = args.format or "json"
     source = Path(args.session)
     if source.is_file():
         entries, name = load_entries(source), source.stem
@@ -45,6 +51,55 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
     if unresolved:
         print(f"webhand: refs {', '.join(unresolved)} had no stable selector (inside a frame, or the element was "
               "gone); those steps may not replay.", file=sys.stderr)
+    return 0
+
+
+def _export_playwright(args: argparse.Namespace, settings: Settings) -> int:
+    """A flow file, or a session's history, as a Playwright for Python script (flows/playwright_script.py)."""
+    from webhand.flows.playwright_script import export_flow, flow_of_history
+    from webhand.security.masking import Masker
+
+    form = args.format or "playwright"
+    if not form.startswith("playwright"):
+        raise ConfigError(f"A flow exports as playwright or playwright-pytest, not {form}.",
+                          "Use --format playwright, or `webhand replay` to run it on webhand.")
+    if args.flow:
+        from webhand.flows.playwright_script import load_flow
+
+        flow = load_flow(Path(args.flow))
+    else:
+        from webhand.surfaces.cli.export import load_entries
+
+        if not args.session:
+            raise ConfigError("Name a session (or a history file) to export, or a flow with --flow FILE.",
+                              "See `webhand help export`.")
+        source = Path(args.session)
+        if source.is_file():
+            entries, name = load_entries(source), source.stem
+        else:
+            from webhand.surfaces.cli import daemon_client
+
+            try:
+                reply = daemon_client.request({"op": "history", "session": args.session}, timeout=30.0)
+            except daemon_client.DaemonUnavailable:
+                raise ConfigError("The webhand daemon is not running, so it has no session to export.",
+                                  "Give a history file instead (history/*.jsonl in the conversation's folder).") from None
+            if not reply.get("ok"):
+                raise ConfigError(str(reply.get("error")), "Run `webhand daemon status` to see the sessions.")
+            entries, name = reply["entries"], args.session
+        flow = flow_of_history(entries, name)
+    # Masked as data before it is written: a secret's value becomes <secret>NAME</secret>, which the
+    # script reads from the environment; the script's code itself is never masked (it could break).
+    masked = Masker(settings.secrets_file).data(flow.model_dump())
+    export = export_flow(type(flow).model_validate(masked), "pytest" if form == "playwright-pytest" else "plain")
+    text = export.text
+    if args.output:
+        with os.fdopen(open_private_file(args.output), "w", encoding="utf-8") as file:  # 0600, like all webhand writes
+            file.write(text)
+    else:
+        sys.stdout.write(text)
+    for line in export.unsupported:
+        print(f"webhand: {line}: the script raises NotImplementedError there.", file=sys.stderr)
     return 0
 
 
