@@ -118,7 +118,6 @@ class Agent:
 
 class BenchPages:
     key, label = "bench", "bench pages (login, todos)"
-    params: dict[str, str] = {"todo": "Walk the dog"}
 
     def __init__(self, port: int | None = None) -> None:
         self.server = PageServer(port or 0).__enter__()
@@ -159,8 +158,7 @@ def _second_delete(snapshot: str) -> str:
 
 
 class DjangoAdmin:
-    key, label = "django", f"Django admin (CRUD, Django from PyPI)"
-    params: dict[str, str] = {"group": "editors"}
+    key, label = "django", "Django admin (CRUD, Django from PyPI)"
 
     def __init__(self, port: int | None = None) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="webhand-bench-django-"))
@@ -256,7 +254,6 @@ class _SwaggerHandler(SimpleHTTPRequestHandler):
 
 class Swagger:
     key, label = "swagger", "Swagger UI (SPA, swagger-ui-dist from npm)"
-    params: dict[str, str] = {}
 
     def __init__(self, port: int | None = None) -> None:
         if not (SWAGGER_DIST / "swagger-ui-bundle.js").is_file():
