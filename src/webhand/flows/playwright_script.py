@@ -259,6 +259,8 @@ def _entry(flow: Flow, style: Style) -> list[str]:
              "    parser = argparse.ArgumentParser(description=f'Run the flow {FLOW} in a browser.')",
              "    parser.add_argument('--browser', choices=['chromium', 'firefox', 'webkit'], default='chromium')",
              "    parser.add_argument('--executable-path', help='the browser binary (default: Playwright\\'s own)')",
+             "    parser.add_argument('--channel', help='a browser channel; a Firefox binary of your own (--executable-path) '",
+             "                        'is driven over WebDriver BiDi: moz-firefox, the default then')",
              "    parser.add_argument('--headed', action='store_true', help='show the browser window')",
              "    parser.add_argument('--base-url', default=BASE_URL, help='run on this origin instead of '",
              "                        + (RECORDED_ORIGIN or 'the recorded one'))"]
@@ -271,8 +273,9 @@ def _entry(flow: Flow, style: Style) -> list[str]:
               "    params = {name[len('param_'):]: value for name, value in vars(args).items() "
               "if name.startswith('param_')}",
               "    with sync_playwright() as playwright:",
+              "        channel = args.channel or ('moz-firefox' if args.browser == 'firefox' and args.executable_path else None)",
               "        browser = getattr(playwright, args.browser).launch(executable_path=args.executable_path or None,",
-              "                                                            headless=not args.headed)",
+              "                                                            channel=channel, headless=not args.headed)",
               "        try:",
               "            context = browser.new_context(accept_downloads=True)",
               "            page = context.new_page()",
