@@ -21,7 +21,7 @@ READS_WITHOUT_WAITING = {
     "browser_clear_console_logs", "browser_close", "browser_content", "browser_cookies", "browser_downloads",
     "browser_find", "browser_get_url", "browser_network_requests", "browser_recent_console_logs", "browser_resize",
     "browser_session_destroy", "browser_session_history", "browser_session_list", "browser_snapshot", "browser_state", "browser_text",
-    "read_image"}
+    "read_image", "browser_list_flows", "browser_save_flow"}
 
 
 async def test_arguments_are_validated_before_anything_runs(tools):

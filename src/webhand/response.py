@@ -238,6 +238,10 @@ class Response:
         first = str(self._error) if self._error is not None else (self._lines[0] if self._lines else "Done.")
         return self.masker.text(first.split("\n", 1)[0])
 
+    def lines(self) -> list[str]:
+        """The reply's lines said so far (unmasked: the history masks what it keeps of them)."""
+        return [line for text in self._lines for line in text.split("\n") if line.strip()]
+
     def reply_chars(self) -> int:
         """The length of the reply's text so far (before masking, which keeps lengths close)."""
         return len(self._result().text)

@@ -49,3 +49,17 @@ STABLE_SELECTOR = source("stable_selector.js")
 # The stable selector of the element a ref names, in one round trip ("" when the ref is gone).
 SELECTOR_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolve(r);"
                    " return e instanceof Element ? (" + STABLE_SELECTOR + ")(e) : ''; }")
+
+# The ways to find the element a ref names on another build of its page (flows/format.py's
+# Target, less its frame and point): its role and name, its named ancestors, label, placeholder,
+# stable attributes, own text and stable selector; null when the ref is gone.
+DESCRIBE = source("describe.js")
+DESCRIBE_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolve(r);"
+                   " return e instanceof Element ? (" + DESCRIBE + ")(e, " + STABLE_SELECTOR + ") : null; }")
+
+# What each way of a Target finds in this document: per way, how many elements and their refs.
+LOCATE = "t => (" + source("locate.js") + ")(t, " + DESCRIBE + ")"
+
+# The box (viewport CSS pixels) of the element a ref names, null when it is gone.
+BOX_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolve(r); if (!(e instanceof Element)) return null;"
+              " const b = e.getBoundingClientRect(); return {x: b.left, y: b.top, width: b.width, height: b.height}; }")

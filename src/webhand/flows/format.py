@@ -42,10 +42,28 @@ STEPS_LIMIT = 1_000
 _ROLE = Field("", pattern=r"^([a-z][a-z-]{0,39})?$")  # a role is one word (page/roles.js)
 
 
+_CATALOG: dict[str, Any] = {}
+
+
+def bind_catalog(catalog: dict[str, Any]) -> None:
+    """The tool catalog, handed in by ``webhand.tools`` once it is built: the catalog sits above
+    this package (its flow tools use it), so this package never imports it."""
+    _CATALOG.clear()
+    _CATALOG.update(catalog)
+
+
+def catalog() -> dict[str, Any]:
+    """The tool catalog (name -> ``Tool``); importing ``webhand.tools`` binds it (``bind_catalog``)."""
+    if not _CATALOG:
+        import importlib
+
+        importlib.import_module("webhand.tools")  # by name: the catalog is the room above, see bind_catalog
+    return _CATALOG
+
+
 def flow_tools() -> frozenset[str]:
     """The catalog's tools a flow step may call: page tools that act, less ``NOT_IN_FLOWS``."""
-    from webhand.tools import CATALOG
-
+    CATALOG = catalog()
     return frozenset(name for name, tool in CATALOG.items()
                      if tool.kind == "page" and not tool.read_only and name not in NOT_IN_FLOWS) \
         | {"browser_take_screenshot"}  # a coordinate step is measured on the screenshot before it
@@ -131,8 +149,7 @@ class Step(_Strict):
 
     @model_validator(mode="after")
     def _arguments_fit_the_tool(self) -> "Step":
-        from webhand.tools import CATALOG
-
+        CATALOG = catalog()
         try:
             CATALOG[self.tool].input_model.model_validate(self.arguments)
         except ValidationError as error:

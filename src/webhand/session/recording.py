@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from webhand.engine.driver import Frame, Tab
+from webhand.engine.page_scripts import DESCRIBE_OF_REF, STABLE_SELECTOR
 from webhand.errors import WebhandError
 from webhand.response import Response
 from webhand.session.session import Session
@@ -54,19 +56,93 @@ def _role_and_name(session: Session, ref: str) -> dict[str, str]:
     return {"role": match.group(1), "name": match.group(2)} if match else {}
 
 
-async def _targets(session: Session, refs: list[str], response: Response) -> dict[str, dict[str, str]]:
-    targets: dict[str, dict[str, str]] = {}
+async def _targets(session: Session, refs: list[str], response: Response) -> dict[str, dict[str, Any]]:
+    targets: dict[str, dict[str, Any]] = {}
     tab = session.active_tab
     for ref in dict.fromkeys(refs):
-        target = _role_and_name(session, ref)
+        target: dict[str, Any] = dict(_role_and_name(session, ref))
         if tab is not None and not tab.closed:
             with contextlib.suppress(WebhandError, asyncio.TimeoutError):
-                selector = await tab.refs.stable_selector(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
-                if selector:
-                    target["selector"] = selector
+                described = await asyncio.wait_for(describe_ref(tab, ref), _BOOKKEEPING_CAP_SECONDS)
+                if described:
+                    # The page's own role and name (as the snapshot computes them, unclipped) and the rest.
+                    target = {**target, **{k: v for k, v in described.items() if v or k not in target}}
+                    target["selector"] = "" if described.get("frame") else described.get("css", "")
+            if "selector" not in target:
+                with contextlib.suppress(WebhandError, asyncio.TimeoutError):
+                    selector = await tab.refs.stable_selector(ref, timeout=_BOOKKEEPING_CAP_SECONDS)
+                    if selector:
+                        target["selector"] = selector
         if target:
             targets[ref] = response.masker.data(target)
     return targets
+
+
+_REF = re.compile(r"^(f[0-9]+)?(e[0-9]+)$")
+#: The stable selector of an iframe element, run in its parent frame (Frame.owner_marker).
+_IFRAME_SELECTOR = "f => (" + STABLE_SELECTOR + ")(f)"
+
+
+async def frame_path(frames: list[Frame], frame: Frame) -> list[str] | None:
+    """The stable selectors of the iframes that hold ``frame``, top first ([] for the main frame);
+    None when one has none."""
+    by_key = {f.key: f for f in frames}
+    path: list[str] = []
+    current: Frame | None = frame
+    while current is not None and current.key:
+        selector = await current.owner_marker(_IFRAME_SELECTOR)
+        if not isinstance(selector, str) or not selector:
+            return None
+        path.insert(0, selector)
+        current = by_key.get(current.parent_key or "")
+    return path
+
+
+async def describe_ref(tab: Tab, ref: str) -> dict[str, Any] | None:
+    """The ways to find ``ref``'s element again on another build of its page (flows/format.py's
+    Target: role, name, named ancestors, label, placeholder, stable attributes, text, CSS path, and
+    the iframes it is in); None when the ref is gone."""
+    match = _REF.match(ref.strip())
+    if not match:
+        return None
+    frames = await tab.refs.frames()
+    frame = next((f for f in frames if f.key == (match.group(1) or "")), None)
+    if frame is None:
+        return None
+    found = await frame.evaluate(DESCRIBE_OF_REF, match.group(2))
+    if not isinstance(found, dict):
+        return None
+    path = await frame_path(frames, frame)
+    found["frame"] = path or []
+    return found
+
+
+#: Most lines of a reply kept as what the call was seen to do, and their length.
+_CHANGE_LINES, _CHANGE_LINE_CHARS = 20, 200
+
+
+def _seen(session: Session) -> tuple[int, int, set[int]]:
+    """What the session holds before a call: its tabs, its downloads, its open dialogs."""
+    return len(session.context.tabs), len(session.downloads), {id(d) for d in session.dialogs}
+
+
+def _expect(session: Session, seen: tuple[int, int, set[int]], response: Response) -> dict[str, Any]:
+    """What the call was seen to do (flows/format.py's Expect, less the URL, which the entry has):
+    a new tab, a download's suggested name, a dialog it opened, the reply's lines after its first
+    (what changed), masked and bounded."""
+    tabs, downloads, dialogs = seen
+    expect: dict[str, Any] = {}
+    if len(session.context.tabs) > tabs:
+        expect["new_page"] = True
+    if len(session.downloads) > downloads:
+        expect["download"] = response.masker.text(session.downloads[downloads].name)[:300]
+    opened = [d for d in session.dialogs if id(d) not in dialogs]
+    if opened:
+        expect["dialog"] = opened[0].kind
+    lines = response.lines()[1:_CHANGE_LINES + 1]
+    if lines:
+        expect["changes"] = [response.masker.text(line)[:_CHANGE_LINE_CHARS] for line in lines]
+    return expect
 
 
 async def _thumbnail(session: Session) -> str | None:
@@ -106,6 +182,7 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
     if refs:
         with contextlib.suppress(Exception):  # bookkeeping never fails the call
             entry.targets = await _targets(session, refs, response)
+    seen = _seen(session)
     outcome, message = "ok", ""
     try:
         yield
@@ -125,6 +202,8 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
         except WebhandError:  # the secrets file went away: no URL rather than an unmasked one
             url_after = ""
         session.history.finish(entry, outcome, message, url_after, started)
+        with contextlib.suppress(Exception):  # bookkeeping never fails the call
+            entry.expect = _expect(session, seen, response)
         entry.reply_chars = response.reply_chars()
         entry.unchanged = outcome == "ok" and response.changed_nothing
         session.history.reply_chars += entry.reply_chars

@@ -66,6 +66,7 @@ CAPABILITIES = {
     "fetch": "web_fetch: read a page over plain HTTP, without the browser (falls back to it when needed)",
     "human": "ask a person to take over in the dashboard (a login, a CAPTCHA, a second factor)",
     "debug": "service workers, performance (web vitals, counters), comparing screenshots, recording the tab as video",
+    "flows": "flows: a task saved from the session's history and run again without the model (save, list, run)",
     "vision": "acting at pixel coordinates of the last screenshot (vision and computer-use models): mouse move, click, "
               "drag, wheel, buttons, typing at the focus, key holds, zoom",
 }

@@ -22,76 +22,18 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from webhand.errors import InvalidArgument
+from webhand.flows.entries import RecordedEntry, RecordedTarget, first_problem, replayable, validate_entries  # noqa: F401
 from webhand.session.recording import REF_FIELDS
 from webhand.response import NAME_LIMIT, page_line
 
+__all__ = ["RecordedEntry", "RecordedTarget", "load_entries", "render", "steps_of", "validate_entries"]
+
 EXPORT_VERSION = 1
-#: Tools that change nothing a replay needs, or that manage sessions and people, not the page.
-_LEFT_OUT = {"browser_close", "browser_request_human", "browser_wait_for_download"}
-
-
-class RecordedTarget(BaseModel):
-    """What ``record_call`` keeps of one ref (session/recording.py)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    role: str = Field("", pattern=r"^([a-z][a-z-]{0,39})?$")  # a role is one word (page/roles.js)
-    name: str = ""
-    selector: str = ""
-
-
-class RecordedEntry(BaseModel):
-    """One history entry as ``HistoryEntry.to_dict`` writes it (the dashboard sends ``thumbnail``
-    as a flag)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    index: int = Field(ge=1)
-    tool: str
-    arguments: dict[str, Any]
-    started_at: float = 0.0
-    url_before: str = ""
-    outcome: Literal["ok", "error", "timeout", "cancelled", "running"]
-    message: str = ""
-    duration_ms: int = Field(0, ge=0)
-    url_after: str = ""
-    reply_chars: int = Field(0, ge=0)
-    thumbnail: str | bool | None = None
-    targets: dict[str, RecordedTarget] = Field(default_factory=dict)
-    unchanged: bool = False
-
-    @field_validator("tool")
-    @classmethod
-    def _known_tool(cls, name: str) -> str:
-        from webhand.tools import CATALOG
-
-        if name not in CATALOG:
-            raise ValueError("not a webhand tool")
-        return name
-
-
-def validate_entries(entries: Any) -> list[dict[str, Any]]:
-    """``entries`` checked against the entry schema; the first that does not fit is refused, naming
-    its field (never quoting its value: the file may be crafted)."""
-    if not isinstance(entries, list):
-        raise InvalidArgument("The history is not a list of entries.", "Give a history file webhand wrote.")
-    checked = []
-    for number, raw in enumerate(entries, 1):
-        try:
-            checked.append(RecordedEntry.model_validate(raw).model_dump())
-        except ValidationError as error:
-            raise InvalidArgument(f"Entry {number} of the history is not one webhand records: {_first_problem(error)}.",
-                                  "Export from a history file webhand wrote (history/*.jsonl), unedited.") from None
-    return checked
-
-
-def _first_problem(error: ValidationError) -> str:
-    problem = error.errors()[0]
-    where = ".".join(page_line(str(part), 60) for part in problem["loc"]) or "the entry"
-    return f"{where}: {problem['msg']}"
 
 
 def load_entries(path: Path) -> list[dict[str, Any]]:
@@ -116,31 +58,9 @@ def load_entries(path: Path) -> list[dict[str, Any]]:
 
 
 def steps_of(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The replayable steps of a history: successful calls that changed the page, refs made
-    selectors, each preceded by the calls it depends on (``Tool.needs_before``: the screenshot a
-    coordinate click is measured on), which are kept although they change nothing themselves."""
-    from webhand.tools import CATALOG
-
-    steps: list[dict[str, Any]] = []
-    last_call: dict[str, tuple[int, dict[str, Any]]] = {}  # tool -> its last successful call so far
-    kept: set[int] = set()
-    for number, entry in enumerate(validate_entries(entries), 1):
-        tool = CATALOG[entry["tool"]]
-        if entry["outcome"] != "ok":
-            continue
-        if tool.read_only or tool.kind != "page" or tool.name in _LEFT_OUT \
-                or entry.get("unchanged"):
-            last_call[tool.name] = (number, entry)
-            continue
-        for needed in tool.needs_before:
-            earlier = last_call.get(needed)
-            if earlier is not None and earlier[0] not in kept:
-                steps.append(_step(*earlier))
-                kept.add(earlier[0])
-        steps.append(_step(number, entry))
-        kept.add(number)
-        last_call[tool.name] = (number, entry)
-    return steps
+    """The replayable steps of a history (flows/entries.py's ``replayable``: successful calls that
+    changed the page, with the calls they depend on), refs made selectors."""
+    return [_step(number, entry) for number, entry in replayable(entries)]
 
 
 def _step(number: int, entry: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +73,7 @@ def _step(number: int, entry: dict[str, Any]) -> dict[str, Any]:
         tool.input_model.model_validate(entry["arguments"])
     except ValidationError as error:
         raise InvalidArgument(f"Entry {number} of the history has arguments {tool.name} does not take: "
-                              f"{_first_problem(error)}.", "Export from a history file webhand wrote, unedited.") \
+                              f"{first_problem(error)}.", "Export from a history file webhand wrote, unedited.") \
             from None
     fields = set(tool.input_model.model_fields)
     arguments, unresolved = _without_refs(entry["arguments"], entry["targets"], fields)

@@ -1,0 +1,151 @@
+"""Flows (issue 40): a task recorded once from a session's history, replayed without the model on
+other builds of its page, healing small shifts and stopping where the page differs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from webhand.flows.store import flow_path, load_flow
+
+APP = "flows/app.html"
+
+
+def ref(snapshot: str, pattern: str) -> str:
+    match = re.search(pattern + r" \[(e\d+)\]", snapshot)
+    assert match, f"{pattern} not in:\n{snapshot}"
+    return match.group(1)
+
+
+async def record_people(tools, site) -> None:
+    """The task, done by refs on the base build: delete bob, add dan, save."""
+    await tools.call("browser_navigate", {"url": site.url(APP + "?v=base")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    delete_bob = re.search(r"bob \| bob@example.org\n\s*button \"Delete\" \[(e\d+)\]", shot)
+    assert delete_bob, shot
+    for name, arguments in [("browser_click", {"ref": delete_bob.group(1)}),
+                            ("browser_type", {"ref": ref(shot, 'textbox "Email address"'), "text": "dan@example.org"}),
+                            ("browser_type", {"ref": ref(shot, 'textbox "Name"'), "text": "dan"}),
+                            ("browser_click", {"ref": ref(shot, 'button "Save"')})]:
+        reply = await tools.call(name, arguments)
+        assert not reply.is_error, reply.text
+    assert "+ status: Saved dan <dan@example.org>" in reply.text
+
+
+@pytest.fixture
+async def people(tools, site, data_home):
+    """The people flow, saved with the start URL and the typed name as parameters."""
+    await record_people(tools, site)
+    reply = await tools.call("browser_save_flow", {"name": "people", "params": {"url": site.url(APP + "?v=base"),
+                                                                               "who": "dan"}})
+    assert not reply.is_error, reply.text
+    assert "Saved the flow 'people': 5 steps, parameters url, who." in reply.text
+    return load_flow("people")
+
+
+async def run(tools, site, version: str, **extra):
+    return await tools.call("browser_run_flow", {"name": "people", "params": {"url": site.url(f"{APP}?v={version}"),
+                                                                             "who": "erin"}, **extra})
+
+
+async def test_a_saved_flow_keeps_several_ways_to_each_element_and_what_each_step_did(people):
+    click, email = people.steps[1], people.steps[2]
+    delete = click.targets[click.arguments["ref"]]
+    assert (delete.role, delete.name) == ("button", "Delete")
+    assert [(a.role, a.name) for a in delete.ancestors][:1] == [("row", "bob bob@example.org Delete")]
+    assert "+ status: Deleted bob" in click.expect.changes
+    field = email.targets["@1"]
+    assert (field.label, field.placeholder, field.attributes, field.css) == \
+        ("Email", "you@example.org", {"id": "email"}, "#email")
+    assert people.steps[0].arguments == {"url": "{{url}}"} and people.steps[3].arguments["text"] == "{{who}}"
+    assert people.steps[2].arguments["text"] == "{{who}}@example.org"
+    mode = flow_path("people").stat().st_mode & 0o777
+    assert mode == 0o600
+
+
+async def test_the_flow_replays_on_its_own_build_without_healing(tools, site, people):
+    reply = await run(tools, site, "base")
+    assert "Ran the flow 'people': 5 of 5 steps." in reply.text, reply.text
+    assert "Healed" not in reply.text and "Still found" not in reply.text
+    assert "+ status: Saved erin <erin@example.org>" in reply.text  # "dan" was typed in both fields
+
+
+async def test_class_names_changed_replays_by_the_ways_that_do_not_use_them(tools, site, people):
+    reply = await run(tools, site, "a")
+    assert "Ran the flow 'people': 5 of 5 steps." in reply.text, reply.text
+    assert "Healed" not in reply.text and "Still found" not in reply.text  # no recorded way used a class
+
+
+async def test_rows_reordered_finds_the_button_in_its_row(tools, site, people):
+    reply = await run(tools, site, "b")
+    assert "Ran the flow 'people': 5 of 5 steps." in reply.text, reply.text
+    assert ("Still found step 2: button 'Delete' in row 'bob bob@example.org Delete' found by role+name; "
+            "no longer: css found another element (button 'Delete')") in reply.text
+    after = (await tools.call("browser_snapshot", {})).text
+    assert "alice | alice@example.org" in after and "bob | bob@example.org" not in after  # bob's row, not alice's
+
+
+async def test_a_notice_inserted_above_the_rows_is_said_and_updated(tools, site, people):
+    reply = await run(tools, site, "c", update=True)
+    assert "Ran the flow 'people': 5 of 5 steps." in reply.text, reply.text
+    assert "no longer: css found another element" in reply.text
+    assert "The healed ways are written back into the flow." in reply.text
+    assert load_flow("people").steps[1].targets["@1"].css != people.steps[1].targets["@1"].css
+    again = await run(tools, site, "c")
+    assert "Still found" not in again.text and "Healed" not in again.text, again.text
+
+
+async def test_a_field_whose_name_changed_is_healed_by_its_kept_label(tools, site, people):
+    reply = await run(tools, site, "d")
+    assert "Ran the flow 'people': 5 of 5 steps." in reply.text, reply.text
+    assert ("Healed step 3: textbox 'Email address' in form 'Add person' found by label 'Email' "
+            "(role+name found 0); its name is now 'Work email'.") in reply.text
+
+
+async def test_an_id_made_random_is_said(tools, site, people):
+    reply = await run(tools, site, "e")
+    assert "Ran the flow 'people': 5 of 5 steps." in reply.text, reply.text
+    assert ("Still found step 3: textbox 'Email address' in form 'Add person' found by role+name; "
+            "no longer: id found 0; css found 0") in reply.text
+
+
+async def test_a_button_gone_stops_at_its_step_and_says_what_would_go_on(tools, site, people):
+    reply = await run(tools, site, "gone")
+    assert not reply.is_error
+    assert "The flow 'people' stopped at step 2 of 5; steps 1-1 ran." in reply.text, reply.text
+    assert "Expected: button 'Delete' in row 'bob bob@example.org Delete' (the step: click button 'Delete')." \
+        in reply.text
+    assert "Instead: no way finds exactly one element that agrees: role+name found 0" in reply.text
+    assert "bob | bob@example.org" in reply.text  # the page near where the button was
+    assert "2. browser_click {\"ref\": \"<button 'Delete' in row 'bob bob@example.org Delete'>\"}" in reply.text
+    assert "5. browser_click {\"ref\": \"<button 'Save' in form 'Add person'>\"}" in reply.text
+    snapshot = (await tools.call("browser_snapshot", {})).text  # the session is left where it stopped
+    assert "bob | bob@example.org" in snapshot
+
+
+async def test_a_save_that_shows_an_error_stops_at_the_save(tools, site, people):
+    reply = await run(tools, site, "error")
+    assert "The flow 'people' stopped at step 5 of 5; steps 1-4 ran." in reply.text, reply.text
+    assert "Expected: click button 'Save' to show a new status (recorded: + status: Saved dan <dan@example.org>)." \
+        in reply.text
+    assert "Instead: it showed no new status; it showed alert." in reply.text
+
+
+async def test_parameters_are_checked_before_anything_runs(tools, site, people):
+    reply = await tools.call("browser_run_flow", {"name": "people", "params": {"who": "x"}})
+    assert reply.is_error and "needs the parameter 'url'" in reply.text
+    reply = await tools.call("browser_run_flow", {"name": "people", "params": {"url": "x", "who": "y", "zz": "1"}})
+    assert reply.is_error and "takes no parameter 'zz'" in reply.text
+
+
+async def test_list_flows_names_each_with_its_parameters(tools, site, people):
+    reply = await tools.call("browser_list_flows", {})
+    assert "- people: 5 steps; params: url, who" in reply.text
+    assert reply.data == {"flows": [{"name": "people", "description": "", "params": ["url", "who"], "steps": 5}]}
+
+
+async def test_the_flow_file_is_the_documented_json(people):
+    data = json.loads(flow_path("people").read_text())
+    assert data["webhand_flow"] == 1 and data["name"] == "people" and len(data["steps"]) == 5
