@@ -362,10 +362,10 @@ async def app_done(app: Any, agent: Agent) -> bool:
 
 def run_export(key: str, chrome: str, folder: Path, port: int | None) -> dict[str, Any]:
     """The saved flow exported as a Playwright script and run by plain Python on Chromium, on another fresh instance."""
-    from webhand.flows.playwright_script import export_flow, load_flow
-    from webhand.flows.store import flow_path
+    from webhand.flows.playwright_script import export_flow
+    from webhand.flows.store import load_flow
 
-    flow = load_flow(flow_path(f"bench-{key}"))
+    flow = load_flow(f"bench-{key}")
     export = export_flow(flow)
     script = folder / f"bench_{key}.py"
     script.write_text(export.text, encoding="utf-8")

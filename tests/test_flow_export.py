@@ -357,3 +357,66 @@ def test_a_plain_script_runs_green_on_firefox(app, tmp_path):
     result = run_script(script, "--browser", "firefox", "--executable-path", firefox, "--base-url", app.url(""),
                         "--name", "carol")
     _assert_done(app, result)
+
+
+def _ref(snapshot: str, pattern: str) -> str:
+    import re
+
+    match = re.search(pattern + r" \[(e\d+)\]", snapshot)
+    assert match, f"{pattern} not in:\n{snapshot}"
+    return match.group(1)
+
+
+@pytest.mark.one_driver("the flow is recorded by webhand's tools; what is tested is its export, run by Playwright alone")
+async def test_a_task_done_through_the_tools_saved_as_a_flow_exports_and_runs_green_on_a_shifted_build(
+        tools, data_home, tmp_path):
+    """The whole path: the task done by refs through webhand's tools, saved with browser_save_flow
+    (the name a parameter), exported by name with `webhand export --flow`, then run by plain Playwright
+    on a fresh instance of the app, and on its shifted build."""
+    import asyncio
+
+    import webhand
+
+    recorded = _AppServer()
+    try:
+        await tools.call("browser_navigate", {"url": recorded.url("app.html")})
+        await tools.call("browser_wait_for", {"text": "bob@example.com"})
+        shot = (await tools.call("browser_snapshot", {})).text
+        for name, arguments in [
+                ("browser_type", {"ref": _ref(shot, 'textbox "Name"'), "text": "carol"}),
+                ("browser_type", {"ref": _ref(shot, 'textbox "Email"'), "text": "carol@example.com"}),
+                ("browser_check", {"ref": _ref(shot, 'checkbox "Admin"')}),
+                ("browser_select_option", {"ref": _ref(shot, 'combobox "Team"'), "values": ["blue"]}),
+                ("browser_click", {"ref": _ref(shot, 'button "Add"')})]:
+            reply = await tools.call(name, arguments)
+            assert not reply.is_error, reply.text
+        await tools.call("browser_wait_for", {"text": "carol@example.com"})
+        shot = (await tools.call("browser_snapshot", {})).text
+        delete_bob = _ref(shot[shot.index('bob@example.com'):], 'button "Delete"')
+        reply = await tools.call("browser_click", {"ref": delete_bob})
+        assert "confirm" in reply.text.lower(), reply.text
+        reply = await tools.call("browser_handle_dialog", {"accept": True})
+        assert not reply.is_error, reply.text
+        await tools.call("browser_wait_for", {"text_gone": "bob@example.com"})
+        assert [row["name"] for row in recorded.rows] == ["alice", "carol"]
+        saved = await tools.call("browser_save_flow", {"name": "team", "params": {"who": "carol"}})
+        assert not saved.is_error, saved.text
+    finally:
+        recorded.stop()
+    env = {"PYTHONPATH": str(Path(webhand.__file__).parents[1]), "HOME": str(tmp_path), "XDG_DATA_HOME": str(data_home),
+           "XDG_RUNTIME_DIR": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    made = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "webhand", "export", "--flow", "team",
+                                                    "-o", str(tmp_path / "team.py")],
+                                   capture_output=True, text=True, env=env, timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert made.stderr == ""  # every step has a Playwright equivalent
+    for shifted in (False, True):
+        fresh = _AppServer(shifted=shifted)
+        try:
+            result = await asyncio.to_thread(run_script, tmp_path / "team.py", "--executable-path", chromium(),
+                                             "--base-url", fresh.url(""), "--who", "dora")
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert [row["name"] for row in fresh.rows] == ["alice", "dora"], (shifted, fresh.rows)
+            assert fresh.rows[1] == {"name": "dora", "email": "dora@example.com", "admin": True, "team": "blue"}
+        finally:
+            fresh.stop()

@@ -29,14 +29,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
 from webhand.errors import InvalidArgument
-from webhand.flows.format import PARAM_PATTERN, Flow, Step, Target
+from webhand.flows.format import PARAM_PATTERN, Flow, Step, Target, catalog
 from webhand.response import NAME_LIMIT, page_line
 
 Style = Literal["plain", "pytest"]
@@ -64,35 +63,6 @@ def export_flow(flow: Flow, style: Style = "plain") -> Export:
     body = writer.body()
     text = "\n".join(_header(flow, style) + _helpers(flow) + body + _entry(flow, style)) + "\n"
     return Export(text, writer.unsupported)
-
-
-def load_flow(path: Path) -> Flow:
-    """A flow file, validated (``Flow``): a crafted one is refused naming the field, never quoting it."""
-    import json
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise InvalidArgument(f"Cannot read the flow {path}: {getattr(error, 'strerror', None) or error}.",
-                              "Give a flow file webhand saved (a .json in the flows folder).") from None
-    try:
-        return Flow.model_validate(data)
-    except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(page_line(str(part), 60) for part in problem["loc"]) or "the flow"
-        raise InvalidArgument(f"The flow {path.name} is not one webhand saves: {where}: "
-                              f"{page_line(problem['msg'], 200)}.", "Save the flow again from its session.") from None
-
-
-def flow_of_history(entries: list[dict[str, Any]], name: str) -> Flow:
-    """A session's history as a flow whose targets are the CSS selectors the history recorded (what
-    ``webhand export`` replays): a history keeps a ref's role, name and selector only."""
-    from webhand.surfaces.cli.export import steps_of
-
-    steps = [{"tool": step["tool"], "arguments": step["arguments"], "note": page_line(step.get("target", ""), 300),
-              "expect": {"url": step.get("expect", {}).get("url", "")}} for step in steps_of(entries)]
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "-", name).lstrip("-._")[:64] or "session"
-    return Flow.model_validate({"name": safe, "steps": steps})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,16 +410,15 @@ class _Writer:
         return None
 
     def _step(self, number: int, tool: str, arguments: dict[str, Any], step: Step) -> list[str]:
-        from webhand.tools import CATALOG
-
+        tools = catalog()
         try:  # a sub-step of browser_interact is checked here; a step was checked by the format
-            CATALOG[tool].input_model.model_validate(arguments)
+            tools[tool].input_model.model_validate(arguments)
         except (KeyError, ValidationError):
             raise InvalidArgument(f"Step {number} has a {tool[:60]!r} action with arguments that tool does not take.",
                                   "Record the flow again.") from None
         a = arguments
         short = tool.removeprefix("browser_")
-        element = self._find(number, step, a) if "ref" in CATALOG[tool].input_model.model_fields else None
+        element = self._find(number, step, a) if "ref" in tools[tool].input_model.model_fields else None
         if tool == "browser_navigate":
             return [f"page.goto(at({_text(_url(a['url']))}), wait_until={a.get('wait_until', 'load')!r})"]
         if tool in ("browser_back", "browser_forward", "browser_reload"):
