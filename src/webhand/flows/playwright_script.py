@@ -109,12 +109,14 @@ def _css_string(value: str) -> str:
 
 
 def _url(url: str) -> str:
-    from webhand.tools.navigation import normalize_url
-
-    try:
-        return normalize_url(url)
-    except Exception:  # noqa: BLE001 - the script's goto says what is wrong with it, as the tool would
+    """The URL as browser_navigate opens it: ``http://`` assumed for a local host, ``https://`` for
+    another, when it has no scheme (tools/navigation.py's ``normalize_url``, which sits above flows)."""
+    url = url.strip()
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url) or re.match(r"^(about|data|file|blob):", url) or "{{" in url[:2]:
         return url
+    host = url.split("/", 1)[0].rsplit(":", 1)[0].lower()
+    local = host in ("localhost", "[::1]") or host.startswith("127.") or host.endswith(".localhost")
+    return ("http://" if local else "https://") + url
 
 
 # ---------------------------------------------------------------------------------------------
