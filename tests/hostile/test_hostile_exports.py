@@ -276,7 +276,7 @@ def _refused(flow: dict) -> bool:
     return False
 
 
-def judge_flow(flow: dict, clean_shape: str) -> str:
+def judge_flow(flow: dict, clean_shape: str, style: str = "plain") -> str:
     from webhand.errors import InvalidArgument
     from webhand.flows.format import Flow
     from webhand.flows.playwright_script import export_flow
@@ -284,7 +284,7 @@ def judge_flow(flow: dict, clean_shape: str) -> str:
     if _refused(flow):
         return "refused"
     try:
-        text = export_flow(Flow.model_validate(flow)).text
+        text = export_flow(Flow.model_validate(flow), style).text  # type: ignore[arg-type]
         text.encode("utf-8")  # the script is written as UTF-8
     except InvalidArgument:
         return "refused"
@@ -297,14 +297,16 @@ def test_crafted_flow_values_become_string_constants_of_the_playwright_script(ca
     from webhand.flows.format import Flow
     from webhand.flows.playwright_script import export_flow
 
-    clean_shape = _shape(export_flow(Flow.model_validate(_flow())).text)
-    table = {(place, name): judge_flow(_flow(place, value), clean_shape)
-             for place in PLACES for name, value in CRAFTED.items()}
+    table = {}
+    for style in ("plain", "pytest"):
+        clean_shape = _shape(export_flow(Flow.model_validate(_flow()), style).text)  # type: ignore[arg-type]
+        table.update({(f"{place} ({style})", name): judge_flow(_flow(place, value), clean_shape, style)
+                      for place in PLACES for name, value in CRAFTED.items()})
     counts = Counter(table.values())
     odd = [f"  {place} / {name}: {outcome}" for (place, name), outcome in table.items()
            if outcome not in ("refused", "neutralised")]
     with capsys.disabled():
-        print(f"\ncrafted-flow table: {len(table)} tried ({len(PLACES)} places x {len(CRAFTED)} values), "
+        print(f"\ncrafted-flow table: {len(table)} tried ({len(PLACES)} places x {len(CRAFTED)} values x 2 styles), "
               f"{counts['refused']} refused, {counts['neutralised']} neutralised, {len(odd)} otherwise\n" + "\n".join(odd))
     assert not odd
 
@@ -354,3 +356,17 @@ def test_a_non_finite_number_or_code_in_a_flow_never_reaches_the_script():
                          "targets": {"@1": BASE_TARGET}}
     with pytest.raises(InvalidArgument, match="does not take"):
         export_flow(Flow.model_validate(flow))
+
+
+def test_a_crafted_parameter_description_is_help_text_not_a_format(tmp_path):
+    """argparse formats help with %: a description "%(prog)s %s" must print as written."""
+    from webhand.flows.format import Flow
+    from webhand.flows.playwright_script import export_flow
+
+    flow = _flow("param description", "100% sure %(prog)s %s\n" + INJECTED)
+    script = tmp_path / "crafted.py"
+    script.write_text(export_flow(Flow.model_validate(flow)).text, encoding="utf-8")
+    shown = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "100% sure %(prog)s %s" in shown.stdout
+    assert not Path("/tmp/pwned").exists()

@@ -239,7 +239,7 @@ def _entry(flow: Flow, style: Style) -> list[str]:
     for name, param in flow.params.items():
         required = param.default is None
         lines.append(f"    parser.add_argument({('--' + _option(name))!r}, dest={('param_' + name)!r}, "
-                     f"required={required!r}, default={param.default!r}, help={param.description!r})")
+                     f"required={required!r}, default={param.default!r}, help={param.description.replace('%', '%%')!r})")
     lines += ["    args = parser.parse_args(argv)",
               "    BASE_URL = args.base_url or ''",
               "    params = {name[len('param_'):]: value for name, value in vars(args).items() "
