@@ -149,3 +149,77 @@ async def test_list_flows_names_each_with_its_parameters(tools, site, people):
 async def test_the_flow_file_is_the_documented_json(people):
     data = json.loads(flow_path("people").read_text())
     assert data["webhand_flow"] == 1 and data["name"] == "people" and len(data["steps"]) == 5
+
+
+async def test_a_flow_with_a_point_click_a_download_and_a_dialog_replays_where_things_moved(tools, site, data_home):
+    await tools.call("browser_navigate", {"url": site.url("flows/tools.html")})
+    assert not (await tools.call("browser_take_screenshot", {})).is_error
+    session = tools.webhand.sessions.find(tools.conversation_id)
+    tab = session.active_tab
+    main = next(f for f in await tab.refs.frames() if f.key == "")
+    left, top, width, height = await main.evaluate(
+        "() => { const b = document.getElementById('board').getBoundingClientRect();"
+        " return [b.left + scrollX, b.top + scrollY, b.width, b.height]; }")
+    x, y = session.last_screenshot(tab)[1].to_image(left + 0.75 * width, top + 0.5 * height)
+    clicked = await tools.call("browser_mouse_click_xy", {"x": round(x), "y": round(y)})
+    assert "+ status: Board clicked on the right" in clicked.text, clicked.text
+    shot = (await tools.call("browser_snapshot", {})).text
+    downloaded = await tools.call("browser_click", {"ref": ref(shot, 'link "Download the report"')})
+    assert not downloaded.is_error and "report.csv" in downloaded.text, downloaded.text
+    asked = await tools.call("browser_click", {"ref": ref(shot, 'button "Remove all"')})
+    assert "confirm dialog" in asked.text, asked.text
+    answered = await tools.call("browser_handle_dialog", {"accept": True})
+    assert "Removed all" in answered.text, answered.text
+    saved = await tools.call("browser_save_flow", {"name": "board", "params": {"page": site.url("flows/tools.html")}})
+    assert "Saved the flow 'board': 6 steps" in saved.text, saved.text
+    flow = load_flow("board")
+    assert [s.tool for s in flow.steps] == ["browser_navigate", "browser_take_screenshot", "browser_mouse_click_xy",
+                                           "browser_click", "browser_click", "browser_handle_dialog"]
+    board = flow.steps[2].targets["@1"]
+    assert (board.role, board.name) == ("img", "Board") and abs(board.point.x - 0.75) < 0.02
+    assert flow.steps[3].expect.download == "report.csv" and flow.steps[4].expect.dialog == "confirm"
+
+    before = session.history.count
+    reply = await tools.call("browser_run_flow", {"name": "board", "params": {"page": site.url("flows/tools.html?v=moved")}})
+    assert "Ran the flow 'board': 6 of 6 steps." in reply.text, reply.text
+    replayed = [e for e in session.history.all() if e["index"] > before]
+    point_click = next(e for e in replayed if e["tool"] == "browser_mouse_click_xy")
+    assert "+ status: Board clicked on the right" in point_click["expect"]["changes"], point_click
+    assert point_click["arguments"]["y"] > y + 60  # the board moved down: the same place of it, not of the screen
+    assert "Removed all" in reply.text
+
+
+async def test_webhand_replay_runs_a_flow_file_and_update_writes_the_healed_ways_back(tools, site, people, tmp_path,
+                                                                                      tmp_path_factory, driver):
+    from helpers import settings_for_tests
+    from webhand.flows.store import read_flow_file
+    from webhand.surfaces.cli.replay import is_flow_file, replay_flow
+
+    path = tmp_path / "people.json"
+    path.write_text(flow_path("people").read_text())
+    path.chmod(0o600)
+    assert is_flow_file(path)
+    settings = settings_for_tests(tmp_path_factory, warm_reserve=False, driver=driver)
+    finished, text = await replay_flow(path, {"url": site.url(f"{APP}?v=d"), "who": "erin"}, settings, update=True)
+    assert finished, text
+    assert "Healed step 3: textbox 'Email address' in form 'Add person' found by label 'Email'" in text
+    healed = read_flow_file(path).steps[2].targets["@1"]
+    assert (healed.name, healed.label) == ("Work email", "Email")
+    finished, text = await replay_flow(path, {"url": site.url(f"{APP}?v=d"), "who": "erin"}, settings)
+    assert finished and "Healed" not in text, text
+
+
+@pytest.mark.one_driver("the MCP surface's prompts do not depend on the driver")
+async def test_saved_flows_are_mcp_prompts_whose_arguments_are_their_parameters(webhand, tools, people):
+    from mcp import Client
+
+    from webhand.surfaces.mcp.server import build_server
+
+    async with Client(build_server(webhand, lambda _ctx: tools), mode="legacy") as mcp:
+        listed = (await mcp.list_prompts()).prompts
+        assert [(p.name, [(a.name, a.required) for a in p.arguments]) for p in listed] == \
+            [("people", [("url", True), ("who", True)])]
+        got = await mcp.get_prompt("people", {"url": "http://127.0.0.1:9/", "who": "erin"})
+    message = got.messages[0].content.text
+    assert message.startswith("Run the saved flow 'people' with browser_run_flow "
+                              '{"name": "people", "params": {"url": "http://127.0.0.1:9/", "who": "erin"}}.')

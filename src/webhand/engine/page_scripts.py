@@ -60,6 +60,15 @@ DESCRIBE_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolv
 # What each way of a Target finds in this document: per way, how many elements and their refs.
 LOCATE = "t => (" + source("locate.js") + ")(t, " + DESCRIBE + ")"
 
-# The box (viewport CSS pixels) of the element a ref names, null when it is gone.
-BOX_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolve(r); if (!(e instanceof Element)) return null;"
-              " const b = e.getBoundingClientRect(); return {x: b.left, y: b.top, width: b.width, height: b.height}; }")
+# The element under a document point (CSS pixels), or its nearest ancestor with a role, described
+# as DESCRIBE_OF_REF does, with where the point is in its box (fractions, 0 left/top, 1 right/bottom);
+# null when the point is outside the viewport; 'no agent' when the page agent is not in the page yet.
+DESCRIBE_AT_POINT = ("([x, y]) => { const W = window.__webhand; if (!W) return 'no agent';"
+                     " const vx = x - scrollX, vy = y - scrollY; const hit = document.elementFromPoint(vx, vy);"
+                     " if (!hit) return null; let e = hit;"
+                     " while (e.parentElement && e !== document.body && !W.label(e).role) e = e.parentElement;"
+                     " if (e === document.body || e === document.documentElement) e = hit;"
+                     " const b = e.getBoundingClientRect(); if (!(b.width > 0 && b.height > 0)) return null;"
+                     " const fraction = (v) => Math.min(1, Math.max(0, v));"
+                     " return {...(" + DESCRIBE + ")(e, " + STABLE_SELECTOR + "),"
+                     " point: {x: fraction((vx - b.left) / b.width), y: fraction((vy - b.top) / b.height)}}; }")

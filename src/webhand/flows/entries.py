@@ -98,10 +98,10 @@ def validate_entries(entries: Any) -> list[dict[str, Any]]:
     return checked
 
 
-def first_problem(error: ValidationError) -> str:
+def first_problem(error: ValidationError, whole: str = "the entry") -> str:
     """Where a validation failed and why, naming the field (its value is never quoted)."""
     problem = error.errors()[0]
-    where = ".".join(page_line(str(part), 60) for part in problem["loc"]) or "the entry"
+    where = ".".join(page_line(str(part), 60) for part in problem["loc"]) or whole
     return f"{where}: {problem['msg']}"
 
 
@@ -110,7 +110,7 @@ def replayable(entries: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]
     successful calls that changed the page, each preceded by the calls it depends on
     (``Tool.needs_before``: the screenshot a coordinate click is measured on), which are kept
     although they change nothing themselves. Reading tools, session tools, failed calls and
-    actions whose reply said nothing changed are left out."""
+    actions whose reply said nothing changed (and that opened no tab, download or dialog) are left out."""
     tools = catalog()
     kept: list[tuple[int, dict[str, Any]]] = []
     last_call: dict[str, tuple[int, dict[str, Any]]] = {}  # tool -> its last successful call so far
@@ -119,7 +119,9 @@ def replayable(entries: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]
         tool = tools[entry["tool"]]
         if entry["outcome"] != "ok":
             continue
-        if tool.read_only or tool.kind != "page" or tool.name in LEFT_OUT or entry.get("unchanged"):
+        expect = entry.get("expect") or {}
+        did = any(expect.get(k) for k in ("new_page", "download", "dialog"))  # a reply may say "no change" of the page
+        if tool.read_only or tool.kind != "page" or tool.name in LEFT_OUT or (entry.get("unchanged") and not did):
             last_call[tool.name] = (number, entry)
             continue
         for needed in tool.needs_before:

@@ -184,7 +184,7 @@ class Flow(_Strict):
 
     @model_validator(mode="after")
     def _params_declared(self) -> "Flow":
-        used = {name for step in self.steps for name in params_in(step.arguments)}
+        used = {name for step in self.steps for name in params_in(step.arguments)} | params_in(self.start_url)
         if used - set(self.params):
             raise ValueError("a step uses a parameter the flow does not declare")
         return self

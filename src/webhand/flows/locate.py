@@ -17,12 +17,11 @@ field found by its kept label is the same field.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from webhand.engine.driver import Tab
-from webhand.engine.page_scripts import BOX_OF_REF, LOCATE
+from webhand.engine.page_scripts import LOCATE
 from webhand.flows.format import Target
 from webhand.page.snapshot import take_snapshot
 from webhand.response import page_line
@@ -34,17 +33,17 @@ NEARBY_LINES = 12
 
 @dataclass
 class Located:
-    ref: str = ""  # the element's ref now ("" when not found)
+    ref: str = ""  # the element's ref now ("" when not found, or found without one: see ``found``)
     way: str = ""  # the way that found it
     healed: str = ""  # how, when found by another way than the first
     stale: list[str] = field(default_factory=list)  # recorded ways that no longer find it
     tried: str = ""  # what each way found, when not found
     fresh: dict[str, Any] = field(default_factory=dict)  # its ways now (for --update)
-    box: dict[str, float] | None = None  # its box in its frame's viewport (coordinate steps)
+    box: dict[str, float] | None = None  # its box in the main frame's viewport, and the scroll (coordinate steps)
 
     @property
     def found(self) -> bool:
-        return bool(self.ref)
+        return bool(self.ref or self.box)
 
 
 def describe(target: Target) -> str:
@@ -73,8 +72,9 @@ def _agrees(target: Target, found: dict[str, Any]) -> bool:
     return found.get("name") == target.name or (bool(target.label) and found.get("label") == target.label)
 
 
-async def locate(tab: Tab, target: Target) -> Located:
-    """Find ``target`` on ``tab`` now (see the module's docstring)."""
+async def locate(tab: Tab, target: Target, *, need_ref: bool = True) -> Located:
+    """Find ``target`` on ``tab`` now (see the module's docstring). ``need_ref``: the step names the
+    element by its ref (a coordinate step needs only its box, and a canvas has no ref)."""
     await take_snapshot(tab, max_refs=None)  # every element on a line gets its ref
     frames = await tab.refs.frames()
     wanted = target.model_dump(include={"role", "name", "ancestors", "label", "placeholder", "attributes", "text", "css"})
@@ -87,13 +87,15 @@ async def locate(tab: Tab, target: Target) -> Located:
             way["count"] += result["count"]
             way["found"] += [{**f, "ref": frame.key + f["ref"] if f.get("ref") else None} for f in result["found"]]
     order = list(ways.values())
+    frame_of_box = target.frame
     if not order:
         return Located(tried="it has no way recorded to find it in this frame")
-    chosen = next((w for w in order if w["count"] == 1 and w["found"][0]["ref"] and _agrees(target, w["found"][0])), None)
+    chosen = next((w for w in order if w["count"] == 1 and (w["found"][0]["ref"] or not need_ref)
+                   and _agrees(target, w["found"][0])), None)
     if chosen is None:
         return Located(tried=", ".join(_found(target, w) for w in order))
     element = chosen["found"][0]
-    located = Located(ref=element["ref"], way=chosen["way"])
+    located = Located(ref=element["ref"] or "", way=chosen["way"], box=element.get("box") if frame_of_box == [] else None)
     first = order[0]
     if chosen is not first:
         located.healed = f"found by {chosen['way']} {way_value(target, chosen['way'])} ({_found(target, first)})"
@@ -103,7 +105,7 @@ async def locate(tab: Tab, target: Target) -> Located:
         # A way that finds several (a button's text "Delete" in every row) never told this element apart.
         if way is not chosen and way["count"] <= 1 and not (way["count"] == 1 and way["found"][0]["ref"] == element["ref"]):
             located.stale.append(_found(target, way))
-    located.fresh = await describe_ref(tab, located.ref) or {}
+    located.fresh = await describe_ref(tab, located.ref) or {} if located.ref else {}
     return located
 
 
@@ -113,16 +115,6 @@ def _found(target: Target, way: dict[str, Any]) -> str:
         other = way["found"][0]
         return f"{name} found another element ({other.get('role') or 'element'} {page_line(other.get('name') or '', 60)!r})"
     return f"{name} found {way['count']}"
-
-
-async def box_of(tab: Tab, ref: str) -> dict[str, float] | None:
-    """The box of ``ref``'s element (CSS pixels of the main frame's viewport; main-frame refs only)."""
-    match = re.match(r"^(f[0-9]+)?(e[0-9]+)$", ref)
-    if not match or match.group(1):
-        return None
-    main = next(f for f in await tab.refs.frames() if f.key == "")
-    found = await main.evaluate(BOX_OF_REF, match.group(2))
-    return found if isinstance(found, dict) else None
 
 
 def nearby(snapshot: str, target: Target) -> str:

@@ -13,7 +13,8 @@ seen to do when recorded (``Expect``) is checked:
 - the changes, loosely: each live region or dialog the step added when recorded (a ``status``,
   ``alert``, ``log``, ``dialog`` or ``alertdialog`` line with ``+``) must be added again, and
   none it did not add may be (an error ``alert`` after a save). Text and values are not compared:
-  they hold parameters and times.
+  they hold parameters and times. Only a list of changes is compared with a list of changes: when
+  either reply is a whole page instead (a new document, a dialog answered), this check is skipped.
 
 When a target is not found, the call fails, or an expectation differs, the flow stops there: the
 session is left as it is, and the account says which step, what was expected, what the page shows
@@ -36,18 +37,18 @@ from webhand.conversation_files import ConversationFiles
 from webhand.engine.url_glob import url_matches
 from webhand.errors import ActionTimeout, InvalidArgument, WebhandError
 from webhand.flows.format import PARAM_PATTERN, Flow, Step, Target, catalog
-from webhand.flows.locate import Located, box_of, describe, locate, nearby
+from webhand.flows.locate import Located, describe, locate, nearby
 from webhand.page.snapshot import take_snapshot
 from webhand.response import Response, ToolResult, page_line
 from webhand.session.conversation import ConversationSessions
-from webhand.session.recording import REF_FIELDS
+from webhand.session.recording import POINT_TOOLS, REF_FIELDS
 from webhand.session.session import Session
 
 #: Roles whose lines, added by a step, are its outcome (flows/replay.py's change check).
 OUTCOME_ROLES = ("status", "alert", "log", "dialog", "alertdialog")
+#: How a reply's list of changes starts (session/changes.py); a new page is a whole snapshot instead.
+_DIFF = "Page changes since the last snapshot"
 _ADDED = re.compile(r"^\+ (" + "|".join(OUTCOME_ROLES) + r")\b")
-#: Tools that take a point of the last screenshot (x, y): replayed at the recorded place of their element.
-POINT_TOOLS = {"browser_mouse_click_xy", "browser_mouse_move_xy", "browser_mouse_wheel_xy"}
 #: Most remaining calls listed in a stop's account.
 REMAINING_LIMIT = 10
 
@@ -98,14 +99,15 @@ class Runner:
         return response.result()
 
     async def on_session(self, work: Callable[[Session], Awaitable[Any]]) -> Any:
-        """``work`` on the flow's session, in its turn (as a call runs, unrecorded)."""
+        """``work`` on the flow's session, in its turn (as a call runs, unrecorded); it may run
+        while a dialog is open, so it reads no page then (``Session.open_dialogs``)."""
         box: list[Any] = []
         response = Response(self.settings, "browser_run_flow", self.files)
 
         async def run(session: Session) -> None:
             box.append(await work(session))
 
-        await self.sessions.run(self.session, run, response, timeout=self.settings.timeout)
+        await self.sessions.run(self.session, run, response, timeout=self.settings.timeout, during_dialog=True)
         return box[0] if box else None
 
 
@@ -126,7 +128,7 @@ def with_params(flow: Flow, given: dict[str, str]) -> dict[str, str]:
 
 def _substitute(value: Any, values: dict[str, str]) -> Any:
     if isinstance(value, str):
-        return PARAM_PATTERN.sub(lambda m: values[m.group(1)], value)
+        return PARAM_PATTERN.sub(lambda m: values.get(m.group(1), m.group(0)), value)
     if isinstance(value, dict):
         return {k: _substitute(v, values) for k, v in value.items()}
     if isinstance(value, list):
@@ -167,12 +169,14 @@ async def run_flow(flow: Flow, params: dict[str, str], runner: Runner, *, update
         arguments = _substitute(step.arguments, values)
         refs: dict[str, str] = {}
         for key, target in step.targets.items():
-            located: Located = await runner.on_session(lambda s, t=target: _locate(s, t))
+            by_point = target.point is not None and step.tool in POINT_TOOLS
+            located: Located = await runner.on_session(lambda s, t=target, p=by_point: _locate(s, t, p))
             if not located.found:
                 page = await runner.on_session(lambda s, t=target: _nearby(s, t))
                 return _stop(run, number, f"{describe(target)} (the step: {step.note or step.tool})",
                              f"no way finds exactly one element that agrees: {located.tried}", page)
-            refs[key] = located.ref
+            if located.ref:
+                refs[key] = located.ref
             if located.healed:
                 run.healed.append(f"step {number}: {describe(target)} {located.healed}")
             if located.stale:
@@ -181,8 +185,8 @@ async def run_flow(flow: Flow, params: dict[str, str], runner: Runner, *, update
             if (located.healed or located.stale) and located.fresh:
                 fresh = {k: v for k, v in located.fresh.items() if k in Target.model_fields}
                 updated.steps[number - 1].targets[key] = Target.model_validate({**fresh, "point": target.point})
-            if target.point is not None and step.tool in POINT_TOOLS:
-                point = await runner.on_session(lambda s, r=located.ref, t=target: _point(s, r, t))
+            if by_point:
+                point = await runner.on_session(lambda s, b=located.box, t=target: _point(s, b, t))
                 if point is None:
                     return _stop(run, number, f"a point in {describe(target)}", "its element has no box to click", "")
                 arguments = {**arguments, "x": point[0], "y": point[1]}
@@ -210,8 +214,8 @@ def _stop(run: FlowRun, number: int, expected: str, instead: str, page: str) -> 
     return run
 
 
-async def _locate(session: Session, target: Target) -> Located:
-    return await locate(await session.tab(), target)
+async def _locate(session: Session, target: Target, by_point: bool) -> Located:
+    return await locate(await session.tab(), target, need_ref=not by_point)
 
 
 async def _nearby(session: Session, target: Target | None) -> str:
@@ -237,18 +241,18 @@ async def _state(session: Session) -> dict[str, Any]:
             "dialogs": [d.kind for d in session.open_dialogs()], "url": tab.url if tab is not None and not tab.closed else ""}
 
 
-async def _point(session: Session, ref: str, target: Target) -> tuple[float, float] | None:
-    """Where in the last screenshot the recorded fraction of ``ref``'s element is now."""
+async def _point(session: Session, box: dict[str, float] | None, target: Target) -> tuple[float, float] | None:
+    """Where in the last screenshot the recorded place of the element (``target.point``, fractions
+    of its box) is now: its box now, as a document point, then as a point of the image the
+    coordinate tools read (page/coordinates.py)."""
     tab = await session.tab()
-    box = await box_of(tab, ref)
     seen, image = session.last_screenshot(tab)
     if box is None or not seen or image is None or target.point is None or box["width"] <= 0 or box["height"] <= 0:
         return None
-    port = await (next(f for f in await tab.refs.frames() if f.key == "")).evaluate(
-        "() => ({x: scrollX, y: scrollY})")
-    x = port["x"] + box["x"] + target.point.x * box["width"]  # a document point, CSS pixels
-    y = port["y"] + box["y"] + target.point.y * box["height"]
-    return image.to_image(x, y)
+    x = box["scroll_x"] + box["x"] + target.point.x * box["width"]  # a document point, CSS pixels
+    y = box["scroll_y"] + box["y"] + target.point.y * box["height"]
+    image_x, image_y = image.to_image(x, y)
+    return round(image_x, 1), round(image_y, 1)
 
 
 def _differs(step: Step, before: dict[str, Any], after: dict[str, Any], reply: str) -> tuple[str, str] | None:
@@ -265,6 +269,8 @@ def _differs(step: Step, before: dict[str, Any], after: dict[str, Any], reply: s
         return f"{what} to download {page_line(expect.download, 100)!r}", "no download started"
     if expect.dialog and expect.dialog not in after["dialogs"]:
         return f"{what} to open a {expect.dialog} dialog", "no dialog opened"
+    if not (any(line.startswith(_DIFF) for line in expect.changes) and _DIFF in reply):
+        return None  # a whole page (a new document, a dialog answered) is not compared line by line
     wanted = {m.group(1) for line in expect.changes if (m := _ADDED.match(line))}
     got = {m.group(1) for line in reply.splitlines() if (m := _ADDED.match(line.strip()))}
     if wanted - got:

@@ -15,10 +15,10 @@ from typing import Any
 
 from webhand.errors import InvalidArgument
 from webhand.flows.entries import replayable
-from webhand.flows.format import Flow, Param, Target, catalog
+from webhand.flows.format import TEXT_LIMIT, Flow, Param, Target, catalog
 from webhand.flows.store import parse_flow
 from webhand.response import page_line
-from webhand.session.recording import REF_FIELDS
+from webhand.session.recording import POINT_KEY, POINT_TOOLS, REF_FIELDS
 
 #: The Target fields a history entry's target carries (its ``selector`` is the export's copy of ``css``).
 _TARGET_FIELDS = set(Target.model_fields)
@@ -46,28 +46,40 @@ def flow_from_history(entries: list[dict[str, Any]], name: str, *, first: int | 
             if ref not in keys:
                 keys[ref] = f"@{len(keys) + 1}"
                 recorded = entry["targets"].get(ref) or {}
-                target = {k: v for k, v in recorded.items() if k in _TARGET_FIELDS and v not in ("", [], {}, None)}
+                target = {k: _bounded(k, v) for k, v in recorded.items()
+                          if k in _TARGET_FIELDS and v not in ("", [], {}, None)}
                 if not target.get("css") and recorded.get("selector"):
                     target["css"] = recorded["selector"]
                 targets[keys[ref]] = target
             return keys[ref]
 
         arguments = _with_keys(entry["arguments"], key_of)
+        if entry["tool"] in POINT_TOOLS and POINT_KEY in entry["targets"]:
+            key_of(POINT_KEY)  # the element under the point: clicked again at the same place of its box
         expect = {k: v for k, v in (entry.get("expect") or {}).items() if v}
         if entry.get("url_after"):
             expect["url"] = entry["url_after"]
         steps.append({"tool": entry["tool"], "arguments": arguments, "targets": targets, "expect": expect,
                       "note": _note(tools[entry["tool"]].name, targets)})
-    unused = [p for p, literal in params.items() if not any(_mentions(s["arguments"], literal) for s in steps)]
+    start = picked[0][1].get("url_before", "") if picked[0][1]["tool"] != "browser_navigate" else ""
+    unused = [p for p, literal in params.items()
+              if not any(_mentions(s["arguments"], literal) for s in steps) and not _mentions(start, literal)]
     if unused:
         raise InvalidArgument(f"The parameter {page_line(unused[0], 64)} names a value no kept call typed or opened.",
                               "Give params as {\"name\": \"the value as it was typed\"}.")
     for param, literal in params.items():
+        start = _replace(start, literal, "{{" + param + "}}")
         for step in steps:
             step["arguments"] = _replace(step["arguments"], literal, "{{" + param + "}}")
-    start = picked[0][1].get("url_before", "") if picked[0][1]["tool"] != "browser_navigate" else ""
     return parse_flow({"name": name, "description": description, "start_url": start,
                        "params": {p: Param().model_dump() for p in params}, "steps": steps}, "being saved")
+
+
+def _bounded(field: str, value: Any) -> Any:
+    """A recorded way cut to what a flow keeps (a name read from a long snapshot line)."""
+    if isinstance(value, str):
+        return value[:2_000 if field == "css" else TEXT_LIMIT]
+    return value
 
 
 def _with_keys(value: Any, key_of: Any) -> Any:

@@ -44,8 +44,12 @@ def flow_path(name: str, *, create: bool = True) -> Path:
 
 
 def save_flow(flow: Flow) -> Path:
-    """Write ``flow`` to its file (over an older one of that name), owner-only, atomically."""
-    path = flow_path(flow.name)
+    """Write ``flow`` to its file in the flows folder (over an older one of that name)."""
+    return write_flow(flow_path(flow.name), flow)
+
+
+def write_flow(path: Path, flow: Flow) -> Path:
+    """Write ``flow`` to ``path``, owner-only, atomically (a temporary file renamed over it)."""
     temporary = path.with_name(f".{flow.name}.{os.getpid()}.tmp")
     descriptor = open_private_file(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL)
     try:
@@ -88,11 +92,12 @@ def parse_flow(data: object, where: str) -> Flow:
     try:
         return Flow.model_validate(data)
     except ValidationError as error:
-        raise InvalidArgument(f"The flow {where} is not one webhand can run: {first_problem(error)}.",
+        raise InvalidArgument(f"The flow {where} is not one webhand can run: {first_problem(error, 'the flow')}.",
                               "Save flows with browser_save_flow, and edit only their values.") from None
 
 
 def load_flow(name: str) -> Flow:
+    check_name(name)
     path = flow_path(name, create=False) if flows_root_exists() else None
     if path is None or not os.path.lexists(path):
         raise InvalidArgument(f"There is no flow named {name!r}.", "Call browser_list_flows for the saved flows.")

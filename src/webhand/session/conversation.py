@@ -54,6 +54,9 @@ class RunnableTool(Protocol):
     @property
     def during_dialog(self) -> bool: ...
 
+    @property
+    def read_only(self) -> bool: ...
+
     async def run(self, target: Any, args: Any, response: Response) -> None: ...
 
 
@@ -82,17 +85,20 @@ class ConversationSessions:
             await tool.run(self, args, response)
             return
         # Recorded in the session's history here, once for every surface.
-        record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}), thumbnail=thumbnail)
+        record = CallRecord(tool.name, args.model_dump(exclude_unset=True, exclude={"session"}), thumbnail=thumbnail,
+                            acts=not tool.read_only)
         async with self._turn(getattr(args, "session", None), response, timeout) as session:
             await self._run_on(session, functools.partial(_run_page_tool, session, tool, args, response), response,
                                tool.during_dialog, timeout, record)
 
     async def run(self, name: str | None, work: Callable[[Session], Awaitable[None]], response: Response, *,
-                  timeout: float) -> None:
+                  timeout: float, during_dialog: bool = False) -> None:
         """Run ``work`` on the named session (the default one when None) as a page tool runs: for
-        a sessions tool that works in a session on the way (web_fetch's fallback to the browser)."""
+        a sessions tool that works in a session on the way (web_fetch's fallback to the browser, a
+        flow's bookkeeping between its steps). ``during_dialog``: ``work`` may run while a
+        JavaScript dialog is open (it then reads no page)."""
         async with self._turn(name, response, timeout) as session:
-            await self._run_on(session, functools.partial(work, session), response, False, timeout, None)
+            await self._run_on(session, functools.partial(work, session), response, during_dialog, timeout, None)
 
     @contextlib.asynccontextmanager
     async def _turn(self, name: str | None, response: Response, timeout: float) -> AsyncIterator[Session]:

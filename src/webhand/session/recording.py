@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from webhand.engine.driver import Frame, Tab
-from webhand.engine.page_scripts import DESCRIBE_OF_REF, STABLE_SELECTOR
+from webhand.engine.page_scripts import DESCRIBE_AT_POINT, DESCRIBE_OF_REF, STABLE_SELECTOR
 from webhand.errors import WebhandError
+from webhand.page.snapshot import take_snapshot
 from webhand.response import Response
 from webhand.session.session import Session
 
@@ -28,6 +29,10 @@ log = logging.getLogger("webhand")
 
 #: Argument names that hold a ref, and the field that takes a selector in their place.
 REF_FIELDS = {"ref": "selector", "to_ref": "to_selector"}
+#: Tools that act at a point (x, y) of the last screenshot: the element under it is recorded, with
+#: where in its box the point is, under the key ``POINT_KEY`` of the entry's targets.
+POINT_TOOLS = frozenset({"browser_mouse_click_xy", "browser_mouse_move_xy", "browser_mouse_wheel_xy"})
+POINT_KEY = "xy"
 #: How long reading a ref's selector, or a thumbnail, may take: bookkeeping must not slow the agent.
 _BOOKKEEPING_CAP_SECONDS = 1.0
 #: Thumbnails in the timeline: small JPEGs.
@@ -81,6 +86,30 @@ async def _targets(session: Session, refs: list[str], response: Response) -> dic
 _REF = re.compile(r"^(f[0-9]+)?(e[0-9]+)$")
 #: The stable selector of an iframe element, run in its parent frame (Frame.owner_marker).
 _IFRAME_SELECTOR = "f => (" + STABLE_SELECTOR + ")(f)"
+
+
+async def _under_point(session: Session, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The element under a coordinate call's point (x, y of the last screenshot) and where in its
+    box the point is: what a flow clicks again wherever that element has moved."""
+    tab = session.active_tab
+    x, y = arguments.get("x"), arguments.get("y")
+    if tab is None or tab.closed or not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+        return None
+    seen, image = session.last_screenshot(tab)
+    if not seen or image is None:
+        return None
+    main = next((f for f in await tab.refs.frames() if f.key == ""), None)
+    if main is None:
+        return None
+    point = list(image.to_document(float(x), float(y)))
+    found = await main.evaluate(DESCRIBE_AT_POINT, point)
+    if found == "no agent":  # no snapshot was taken of this document yet: the page agent comes with one
+        await take_snapshot(tab, mode="interactive", max_refs=0)
+        found = await main.evaluate(DESCRIBE_AT_POINT, point)
+    if not isinstance(found, dict):
+        return None
+    found["frame"] = []
+    return found
 
 
 async def frame_path(frames: list[Frame], frame: Frame) -> list[str] | None:
@@ -167,6 +196,7 @@ class CallRecord:
     tool: str
     arguments: dict[str, Any]
     thumbnail: bool = False  # a dashboard is looking: keep a picture of the page after the call
+    acts: bool = True  # the tool may change the page: what it was seen to do is kept (``HistoryEntry.expect``)
 
 
 @contextlib.asynccontextmanager
@@ -182,6 +212,11 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
     if refs:
         with contextlib.suppress(Exception):  # bookkeeping never fails the call
             entry.targets = await _targets(session, refs, response)
+    elif tool in POINT_TOOLS:
+        with contextlib.suppress(Exception):
+            under = await asyncio.wait_for(_under_point(session, arguments), _BOOKKEEPING_CAP_SECONDS)
+            if under:
+                entry.targets = {POINT_KEY: response.masker.data(under)}
     seen = _seen(session)
     outcome, message = "ok", ""
     try:
@@ -202,8 +237,9 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
         except WebhandError:  # the secrets file went away: no URL rather than an unmasked one
             url_after = ""
         session.history.finish(entry, outcome, message, url_after, started)
-        with contextlib.suppress(Exception):  # bookkeeping never fails the call
-            entry.expect = _expect(session, seen, response)
+        if record.acts:
+            with contextlib.suppress(Exception):  # bookkeeping never fails the call
+                entry.expect = _expect(session, seen, response)
         entry.reply_chars = response.reply_chars()
         entry.unchanged = outcome == "ok" and response.changed_nothing
         session.history.reply_chars += entry.reply_chars

@@ -15,7 +15,9 @@
   const ways = [];
   const add = (way, found) => ways.push({ way, count: found.length, found: found.slice(0, 5).map((e) => {
     const d = about(e);
-    return { ref: W.refOf(e), role: d.role, name: d.name, label: d.label };
+    const b = e.getBoundingClientRect();
+    return { ref: W.refOf(e), role: d.role, name: d.name, label: d.label,
+      box: { x: b.left, y: b.top, width: b.width, height: b.height, scroll_x: scrollX, scroll_y: scrollY } };
   }) });
   if (target.role && target.name) {
     add('role+name', all.filter((e) => roleOf(e) === target.role && squash(W.label(e).name) === target.name && within(e)));

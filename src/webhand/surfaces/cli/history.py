@@ -95,8 +95,19 @@ def _history(args: argparse.Namespace) -> tuple[list, str]:
 
 
 def run_replay(args: argparse.Namespace, settings: Settings) -> int:
-    from webhand.surfaces.cli.replay import load_export, replay
+    from webhand.surfaces.cli.replay import is_flow_file, load_export, replay, replay_flow
 
+    if is_flow_file(Path(args.file)):
+        params = {}
+        for given in args.param or []:
+            name, equals, value = given.partition("=")
+            if not equals:
+                print(f"webhand: --param takes NAME=VALUE, not {given!r}.", file=sys.stderr)
+                return 2
+            params[name] = value
+        finished, text = asyncio.run(replay_flow(Path(args.file), params, settings, update=args.update))
+        print(text)
+        return 0 if finished else 1
     steps = load_export(Path(args.file))
     report = asyncio.run(replay(steps, settings))
     if report.matched:

@@ -376,8 +376,12 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     add_common_options(export)  # its secrets file masks what the export writes
     export.set_defaults(run=_cmd_export)
 
-    replay = sub.add_parser("replay", help="rerun a JSON export on a fresh browser; report the first step that differs")
+    replay = sub.add_parser("replay", help="rerun a JSON export or a flow file on a fresh browser; report the first "
+                            "step that differs")
     replay.add_argument("file")
+    replay.add_argument("--param", action="append", metavar="NAME=VALUE", help="a flow's parameter (repeatable)")
+    replay.add_argument("--update", action="store_true", help="write the ways that found healed elements back into "
+                        "the flow file")
     add_common_options(replay)
     replay.set_defaults(run=_cmd_replay)
 

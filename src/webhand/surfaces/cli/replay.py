@@ -1,5 +1,7 @@
 """``webhand replay FILE``: run a JSON export (export.py) on a fresh browser, step by step, and
-report the first step whose outcome or resulting URL differs from the recording."""
+report the first step whose outcome or resulting URL differs from the recording; or run a flow
+file (flows/, docs/flows.md) the way ``browser_run_flow`` does, healing small shifts, ``--update``
+writing the healed ways back into the file."""
 
 from __future__ import annotations
 
@@ -54,3 +56,32 @@ async def replay(steps: list[dict[str, Any]], settings: Settings) -> ReplayRepor
             if expect.get("url") and now != expect["url"]:
                 return ReplayReport(number, len(steps), f"{label} ended on {now}, the recording on {expect['url']}.")
         return ReplayReport(len(steps), len(steps))
+
+
+def is_flow_file(path: Path) -> bool:
+    """Whether ``path`` holds a flow (``"webhand_flow"``) rather than a JSON export."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    return b'"webhand_flow"' in head
+
+
+async def replay_flow(path: Path, params: dict[str, str], settings: Settings, *, update: bool = False) -> tuple[bool, str]:
+    """Run the flow in ``path`` in a fresh conversation: (whether it ran to its end, the reply)."""
+    from webhand.flows.replay import Runner, run_flow
+    from webhand.flows.store import read_flow_file, write_flow
+    from webhand.host import Webhand
+    from webhand.response import Response
+    from webhand.tools.flows import say_run
+
+    flow = read_flow_file(path)
+    async with Webhand(settings, capabilities=["all"]) as webhand:
+        context = webhand.conversation(f"replay-{uuid.uuid4().hex[:12]}")
+        result = await run_flow(flow, params, Runner(context.sessions, settings, context.files), update=update)
+        if result.updated:
+            write_flow(path, result.flow)
+        response = Response(settings, "webhand replay", context.files)
+        say_run(result, response)
+        return result.finished, response.result().text

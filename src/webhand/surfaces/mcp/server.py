@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from webhand import __version__
 from webhand.caller import Caller
 from webhand.host import Conversation, Webhand
-from webhand.surfaces.mcp import client_roots, resources
+from webhand.surfaces.mcp import client_roots, prompts, resources
 from webhand.surfaces.mcp.startup.handshake import INSTRUCTIONS, SINGLE_INSTRUCTIONS
 from webhand.surfaces.exposure import by_name
 from webhand.surfaces.mcp.tool_json import call_result, tool_entry, unknown_tool_result
@@ -64,13 +64,20 @@ def build_server(webhand: Webhand, context_for: ContextFor, *, style: str = "mul
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         return resources.listed(context_for(ctx).files)
 
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return prompts.listed("browser_run_flow" in exposed())
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        return prompts.get("browser_run_flow" in exposed(), params.name, params.arguments)
+
     async def roots_changed(ctx: Any, params: Any) -> None:
         context_for(ctx).files.client_roots_current = False  # asked again before the next call
 
     server: Server[Any] = Server("webhand", version=__version__,
                                  instructions=SINGLE_INSTRUCTIONS if style == "single" else INSTRUCTIONS,
                                  on_list_tools=list_tools, on_call_tool=call_tool,
-                                 on_read_resource=read_resource, on_list_resources=list_resources)
+                                 on_read_resource=read_resource, on_list_resources=list_resources,
+                                 on_list_prompts=list_prompts, on_get_prompt=get_prompt)
     # Roots belong to the handshake protocols (2026's per-request protocol drops them), which are the
     # ones webhand speaks: registered directly, as the SDK's constructor argument warns it is deprecated.
     server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, roots_changed)

@@ -35,7 +35,8 @@ LATEST_HANDSHAKE_VERSION = "2025-11-25"
 def initialize_result(style: str, requested_version: str) -> dict[str, Any]:
     """The ``initialize`` result, as the SDK's low-level server would write it for webhand."""
     negotiated = requested_version if requested_version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
-    return {"capabilities": {"resources": {"listChanged": False, "subscribe": False}, "tools": {"listChanged": False}},
+    return {"capabilities": {"prompts": {"listChanged": False}, "resources": {"listChanged": False, "subscribe": False},
+                             "tools": {"listChanged": False}},
             "instructions": SINGLE_INSTRUCTIONS if style == "single" else INSTRUCTIONS,
             "protocolVersion": negotiated, "serverInfo": {"name": "webhand", "version": __version__}}
 
