@@ -196,13 +196,13 @@ class _Handler(SimpleHTTPRequestHandler):
 class PageServer:
     """The bench's own web server on 127.0.0.1 (a free port), in a thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.pydocs = pydocs_root()
         pages = {"/login": login_page(), "/todo": todo_page(), "/article": article_page(),
                  "/table": table_page(), "/frames": frames_page(), "/workers": workers_page(), "/": _doc("Bench", "<h1>Bench</h1>")}
         handler = type("Handler", (_Handler,), {"pages": pages, "pydocs": self.pydocs})
         directory = str(self.pydocs) if self.pydocs else os.getcwd()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=directory))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), partial(handler, directory=directory))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="bench-pages", daemon=True)
 

@@ -114,13 +114,21 @@ def markdown(r: dict[str, Any]) -> str:
            "Servers: " + "; ".join(f"{s['label']} {s['version']}" for k, s in servers.items() if k != "playwright-settle0")
            + ". All headless, isolated, on the same Chromium binary, driven through the official MCP Python client over stdio.", "",
            *_glance(r), "## Targets (reported, not asserted)", "", *_table(["target", "measured", "met"], targets(r))]
-    out += _buys_less(r) + _cli(r) + _actions(r) + _first_page(r) + _tools_list(r) + _snapshots(r) + _memory(r) + _scale(r)
+    out += _buys_less(r) + _cli(r) + _actions(r) + _first_page(r) + _tools_list(r) + _snapshots(r) + _memory(r) + _scale(r) + _flows(r)
     notes = r.get("notes") or []
     cleanup = r.get("cleanup") or {}
     out += ["## Notes", ""] + [f"- {n}" for n in notes] + [
         f"- Cleanup: {'every server and browser the bench started is gone' if cleanup.get('ok') else 'still running after the grace period, then ended by pid: ' + ', '.join(cleanup.get('left_then_ended') or [])}"
         f" (checked by a mark every process of the run inherits; {cleanup.get('processes_seen', 0)} processes seen below the bench).", ""]
     return "\n".join(out)
+
+
+def _flows(r: dict[str, Any]) -> list[str]:
+    flows = r.get("flows") or {}
+    if not flows.get("table"):
+        return []
+    return ["## Flows: a task recorded through the tools, replayed on a fresh instance (bench/flows.py)", "",
+            flows["table"], "", flows.get("measures", ""), ""]
 
 
 def _glance(r: dict[str, Any]) -> list[str]:

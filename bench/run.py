@@ -33,9 +33,10 @@ from pages import PageServer  # noqa: E402
 from peers import specs  # noqa: E402
 from suites import Run  # noqa: E402
 
-SUITES = ("tools_list", "cli", "first_page", "actions", "snapshots", "memory", "scale")
+SUITES = ("tools_list", "cli", "first_page", "actions", "snapshots", "memory", "scale", "flows")
 #: Share of the run's time budget per suite; time a suite leaves unused goes to the ones after it.
-SHARES = {"tools_list": 0.05, "cli": 0.04, "first_page": 0.15, "actions": 0.17, "snapshots": 0.33, "memory": 0.06, "scale": 0.24}
+SHARES = {"tools_list": 0.05, "cli": 0.04, "first_page": 0.15, "actions": 0.17, "snapshots": 0.33, "memory": 0.06, "scale": 0.24,
+          "flows": 0.08}
 #: Every process the bench starts inherits this variable, so the end of the run can find any left behind.
 RUN_MARK = "WEBHAND_BENCH_RUN_ID"
 

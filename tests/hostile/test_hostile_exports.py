@@ -182,3 +182,191 @@ def test_a_secret_typed_into_a_get_form_is_masked_in_history_exports_and_status(
           f"{sum(1 for v in leaked.values() if v)} leaked: {leaked}")
     assert "<secret>PASSWORD</secret>" in shown["history files"]
     assert not any(leaked.values()), leaked
+
+
+# ---------------------------------------------------------------------------------------------
+# Crafted flow files (flows/format.py) exported as Playwright scripts (flows/playwright_script.py):
+# each row puts a crafted value in one field of a flow that uses every field; the flow is refused
+# by the format's validation, or its script has the statements and names of the clean one, every
+# crafted value only a string constant.
+
+CRAFTED = {
+    "quote": "x' + __import__('os').system('touch /tmp/pwned') + '",
+    "double quote": 'x" + __import__("os").system("touch /tmp/pwned") + "',
+    "newline": f"x\n{INJECTED}\n#",
+    "carriage return": f"x\r{INJECTED}",
+    "triple quotes": f'"""\n{INJECTED}\n"""',
+    "single triple quotes": f"'''\n{INJECTED}\n'''",
+    "u2028": f"x\u2028{INJECTED}",
+    "u2029 and nel": f"x\u2029\x85{INJECTED}",
+    "braces": "{{ not_a_param }} {__import__('os')} {{",
+    "backslash end": "x\\",
+    "nul": "x\x00y",
+    "lone surrogate": "x\ud800y",
+    "format spec": "{0.__class__}%s%(x)s",
+}
+BASE_TARGET = {"role": "button", "name": "Save", "ancestors": [{"role": "row", "name": "bob"}], "label": "Save it",
+               "placeholder": "p", "attributes": {"id": "save", "data-testid": "save", "name": "save", "href": "/s"},
+               "text": "Save", "css": "#save", "frame": ["iframe#app"]}
+
+
+def _flow(field: str = "", value: str = "") -> dict:
+    target = json.loads(json.dumps(BASE_TARGET))
+    flow = {"name": "crafted", "description": "d", "start_url": "http://127.0.0.1:9/start",
+            "params": {"who": {"description": "d", "default": "w"}},
+            "steps": [
+                {"tool": "browser_navigate", "arguments": {"url": "http://127.0.0.1:9/a"}},
+                {"tool": "browser_type", "arguments": {"ref": "@1", "text": "hi {{who}}", "submit": True},
+                 "targets": {"@1": target}, "note": "n", "expect": {"url": "http://127.0.0.1:9/b", "download": "f.csv"}},
+                {"tool": "browser_click", "arguments": {"ref": "@2"}, "targets": {"@2": json.loads(json.dumps(BASE_TARGET))},
+                 "expect": {"dialog": "prompt"}},
+                {"tool": "browser_handle_dialog", "arguments": {"accept": True, "prompt_text": "yes"}},
+                {"tool": "browser_select_option", "arguments": {"ref": "@3", "values": ["a"]},
+                 "targets": {"@3": {"role": "combobox", "name": "Team"}}},
+                {"tool": "browser_wait_for", "arguments": {"text": "t"}},
+                {"tool": "browser_wait_for", "arguments": {"text_gone": "g"}},
+                {"tool": "browser_wait_for", "arguments": {"selector": "#s"}},
+            ]}
+    places = {
+        "target name": lambda v: target.update(name=v), "ancestor name": lambda v: target["ancestors"][0].update(name=v),
+        "label": lambda v: target.update(label=v), "placeholder": lambda v: target.update(placeholder=v),
+        "id": lambda v: target["attributes"].update(id=v), "testid": lambda v: target["attributes"].update({"data-testid": v}),
+        "href": lambda v: target["attributes"].update(href=v), "text": lambda v: target.update(text=v),
+        "css": lambda v: target.update(css=v), "frame": lambda v: target.update(frame=[v]),
+        "typed": lambda v: flow["steps"][1]["arguments"].update(text=v + "{{who}}"),
+        "url": lambda v: flow["steps"][0]["arguments"].update(url="http://127.0.0.1:9/" + v),
+        "start url": lambda v: flow.update(start_url="http://127.0.0.1:9/" + v),
+        "note": lambda v: flow["steps"][1].update(note=v), "description": lambda v: flow.update(description=v),
+        "param default": lambda v: flow["params"]["who"].update(default=v),
+        "param description": lambda v: flow["params"]["who"].update(description=v),
+        "prompt": lambda v: flow["steps"][3]["arguments"].update(prompt_text=v),
+        "select value": lambda v: flow["steps"][4]["arguments"].update(values=[v]),
+        "wait text": lambda v: flow["steps"][5]["arguments"].update(text=v),
+        "expected url": lambda v: flow["steps"][1]["expect"].update(url="http://127.0.0.1:9/" + v),
+        "download": lambda v: flow["steps"][1]["expect"].update(download=v),
+    }
+    if field:
+        places[field](value)
+    return flow
+
+
+PLACES = ["target name", "ancestor name", "label", "placeholder", "id", "testid", "href", "text", "css", "frame",
+          "typed", "url", "start url", "note", "description", "param default", "param description", "prompt",
+          "select value", "wait text", "expected url", "download"]
+
+
+def _shape(source: str) -> str:
+    """The script's tree with every constant blanked: what is code, not data."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant):
+            node.value = None
+    return ast.dump(tree)
+
+
+def _refused(flow: dict) -> bool:
+    from pydantic import ValidationError
+
+    from webhand.flows.format import Flow
+
+    try:
+        Flow.model_validate(flow)
+    except ValidationError:
+        return True
+    return False
+
+
+def judge_flow(flow: dict, clean_shape: str, style: str = "plain") -> str:
+    from webhand.errors import InvalidArgument
+    from webhand.flows.format import Flow
+    from webhand.flows.playwright_script import export_flow
+
+    if _refused(flow):
+        return "refused"
+    try:
+        text = export_flow(Flow.model_validate(flow), style).text  # type: ignore[arg-type]
+        text.encode("utf-8")  # the script is written as UTF-8
+    except InvalidArgument:
+        return "refused"
+    except Exception as error:  # noqa: BLE001 - a crash on a crafted flow is a finding of the table
+        return f"crashed: {type(error).__name__}"
+    return "neutralised" if _shape(text) == clean_shape else "injected"
+
+
+def test_crafted_flow_values_become_string_constants_of_the_playwright_script(capsys):
+    from webhand.flows.format import Flow
+    from webhand.flows.playwright_script import export_flow
+
+    table = {}
+    for style in ("plain", "pytest"):
+        clean_shape = _shape(export_flow(Flow.model_validate(_flow()), style).text)  # type: ignore[arg-type]
+        table.update({(f"{place} ({style})", name): judge_flow(_flow(place, value), clean_shape, style)
+                      for place in PLACES for name, value in CRAFTED.items()})
+    counts = Counter(table.values())
+    odd = [f"  {place} / {name}: {outcome}" for (place, name), outcome in table.items()
+           if outcome not in ("refused", "neutralised")]
+    with capsys.disabled():
+        print(f"\ncrafted-flow table: {len(table)} tried ({len(PLACES)} places x {len(CRAFTED)} values x 2 styles), "
+              f"{counts['refused']} refused, {counts['neutralised']} neutralised, {len(odd)} otherwise\n" + "\n".join(odd))
+    assert not odd
+
+
+CRAFTED_FLOWS = {
+    "role with a newline": lambda f: f["steps"][1]["targets"]["@1"].update(role=f"button\n{INJECTED}"),
+    "role with a quote": lambda f: f["steps"][1]["targets"]["@1"].update(role="button')"),
+    "unknown tool": lambda f: f["steps"][0].update(tool="browser_typo"),
+    "code tool": lambda f: f["steps"][0].update(tool="browser_eval", arguments={"expression": INJECTED}),
+    "argument the tool does not take": lambda f: f["steps"][0]["arguments"].update(code=INJECTED),
+    "unknown field in a step": lambda f: f["steps"][0].update(run=INJECTED),
+    "unknown field in a target": lambda f: f["steps"][1]["targets"]["@1"].update(selector_js=INJECTED),
+    "ref naming no target": lambda f: f["steps"][1]["arguments"].update(ref="@9"),
+    "target key not @n": lambda f: f["steps"][1]["targets"].update({"x); import os": BASE_TARGET}),
+    "undeclared parameter": lambda f: f["steps"][1]["arguments"].update(text="{{__import__}}"),
+    "parameter name not a word": lambda f: f["params"].update({"a')": {}}),
+    "flow name a path": lambda f: f.update(name="../../etc/x"),
+    "flow name with a quote": lambda f: f.update(name="x'); import os; ('"),
+    "attribute not kept": lambda f: f["steps"][1]["targets"]["@1"]["attributes"].update(onclick=INJECTED),
+    "dialog kind made up": lambda f: f["steps"][2]["expect"].update(dialog="confirm')"),
+    "number as text": lambda f: f.update(webhand_flow="1"),
+    "point out of the box": lambda f: f["steps"][1]["targets"]["@1"].update(point={"x": 2, "y": 0}),
+}
+
+
+@pytest.mark.parametrize("name", list(CRAFTED_FLOWS))
+def test_a_crafted_flow_is_refused_before_any_script_is_written(name):
+    flow = _flow()
+    CRAFTED_FLOWS[name](flow)
+    assert _refused(flow), name
+
+
+def test_a_non_finite_number_or_code_in_a_flow_never_reaches_the_script():
+    from webhand.errors import InvalidArgument
+    from webhand.flows.format import Flow
+    from webhand.flows.playwright_script import export_flow
+
+    flow = _flow()
+    flow["steps"].append({"tool": "browser_mouse_click_xy", "arguments": {"x": float("inf"), "y": 1.0}})
+    with pytest.raises(InvalidArgument, match="not finite"):
+        export_flow(Flow.model_validate(flow))
+    flow["steps"][-1] = {"tool": "browser_wait_for", "arguments": {"javascript": INJECTED}}
+    export = export_flow(Flow.model_validate(flow))
+    assert INJECTED not in export.text and export.unsupported
+    flow["steps"][-1] = {"tool": "browser_interact", "arguments": {"steps": [{"action": "click", "ref": "@1",
+                                                                              "code": INJECTED}]},
+                         "targets": {"@1": BASE_TARGET}}
+    with pytest.raises(InvalidArgument, match="does not take"):
+        export_flow(Flow.model_validate(flow))
+
+
+def test_a_crafted_parameter_description_is_help_text_not_a_format(tmp_path):
+    """argparse formats help with %: a description "%(prog)s %s" must print as written."""
+    from webhand.flows.format import Flow
+    from webhand.flows.playwright_script import export_flow
+
+    flow = _flow("param description", "100% sure %(prog)s %s\n" + INJECTED)
+    script = tmp_path / "crafted.py"
+    script.write_text(export_flow(Flow.model_validate(flow)).text, encoding="utf-8")
+    shown = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "100% sure %(prog)s %s" in shown.stdout
+    assert not Path("/tmp/pwned").exists()

@@ -365,9 +365,13 @@ def build_parser(only: str | None = None, *, tools: bool = True) -> argparse.Arg
     dashboard.set_defaults(run=_cmd_dashboard)
 
     export = sub.add_parser("export", help="write a session's actions as a script that runs on a fresh page")
-    export.add_argument("session", help="a CLI session name (its history, from the daemon) or a history file "
-                                        "(.jsonl, or browser_session_history's JSON)")
-    export.add_argument("--format", choices=["python", "cli", "json"], default="json")
+    export.add_argument("session", nargs="?", help="a CLI session name (its history, from the daemon) or a history "
+                                                   "file (.jsonl, or browser_session_history's JSON)")
+    export.add_argument("--flow", metavar="NAME", help="export this saved flow (its name, or a flow file) instead of "
+                                                     "a session")
+    export.add_argument("--format", choices=["python", "cli", "json", "playwright", "playwright-pytest"], default=None,
+                        help="json (default for a session), python or cli (on webhand); playwright (default for a flow) "
+                             "or playwright-pytest: a script on Playwright for Python alone")
     export.add_argument("-o", "--output", help="file to write (default: standard output)")
     add_common_options(export)  # its secrets file masks what the export writes
     export.set_defaults(run=_cmd_export)
