@@ -23,7 +23,7 @@ What each figure measures:
 - replay: ``browser_run_flow`` on a fresh instance of the app (new database, new browser context,
   no cookies), one call: ``replay s`` its wall time, ``replay chars`` the one reply the model reads
   (the steps' own replies are not shown to it).
-- playwright script: the flow exported by ``webhand export --flow`` (flows/playwright_script.py),
+- playwright script: the flow exported by ``webhand export --flow`` (tools/flows/playwright_script.py),
   run by plain Python with Playwright on Chromium, on another fresh instance: its exit status, the
   app's end state, and the time of its ``run()`` (the steps; the process and browser launch apart).
 """
@@ -362,8 +362,8 @@ async def app_done(app: Any, agent: Agent) -> bool:
 
 def run_export(key: str, chrome: str, folder: Path, port: int | None) -> dict[str, Any]:
     """The saved flow exported as a Playwright script and run by plain Python on Chromium, on another fresh instance."""
-    from webhand.flows.playwright_script import export_flow
-    from webhand.flows.store import load_flow
+    from webhand.tools.flows.playwright_script import export_flow
+    from webhand.tools.flows.store import load_flow
 
     flow = load_flow(f"bench-{key}")
     export = export_flow(flow)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from webhand.flows.format import Flow
-from webhand.flows.playwright_script import export_flow
+from webhand.tools.flows.format import Flow
+from webhand.tools.flows.playwright_script import export_flow
 
 PAGES = Path(__file__).parent / "pages" / "flow_export"
 #: How long one exported script may run (it starts its own browser).

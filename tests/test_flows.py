@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from webhand.flows.store import flow_path, load_flow
+from webhand.tools.flows.store import flow_path, load_flow
 
 APP = "flows/app.html"
 
@@ -192,7 +192,7 @@ async def test_a_flow_with_a_point_click_a_download_and_a_dialog_replays_where_t
 async def test_webhand_replay_runs_a_flow_file_and_update_writes_the_healed_ways_back(tools, site, people, tmp_path,
                                                                                       tmp_path_factory, driver):
     from helpers import settings_for_tests
-    from webhand.flows.store import read_flow_file
+    from webhand.tools.flows.store import read_flow_file
     from webhand.surfaces.cli.replay import is_flow_file, replay_flow
 
     path = tmp_path / "people.json"

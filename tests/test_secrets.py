@@ -187,7 +187,7 @@ def test_a_secret_that_starts_with_a_space_is_masked_when_form_encoded(tmp_path)
 
 
 async def test_a_flow_keeps_a_typed_secret_by_name_and_types_its_value_when_it_runs(secret_tools, site, data_home):
-    from webhand.flows.store import flow_path
+    from webhand.tools.flows.store import flow_path
 
     await secret_tools.call("browser_navigate", {"url": site.url("login.html")})
     shot = (await secret_tools.call("browser_snapshot", {})).text

@@ -82,7 +82,7 @@ async def test_refs_are_recorded_with_a_selector_and_role_and_name(tools, site):
     (ref, target), = reply.data["entries"][0]["targets"].items()
     assert ref == "e1" and {k: target[k] for k in ("role", "name", "selector")} == \
         {"role": "textbox", "name": "Name", "selector": "#name"}
-    # The other ways a flow finds it again by (flows/locate.py).
+    # The other ways a flow finds it again by (tools/flows/locate.py).
     assert (target["label"], target["attributes"], target["css"], target["frame"]) == \
         ("Name", {"id": "name", "name": "name"}, "#name", [])
 

@@ -185,7 +185,7 @@ def test_a_secret_typed_into_a_get_form_is_masked_in_history_exports_and_status(
 
 
 # ---------------------------------------------------------------------------------------------
-# Crafted flow files (flows/format.py) exported as Playwright scripts (flows/playwright_script.py):
+# Crafted flow files (tools/flows/format.py) exported as Playwright scripts (tools/flows/playwright_script.py):
 # each row puts a crafted value in one field of a flow that uses every field; the flow is refused
 # by the format's validation, or its script has the statements and names of the clean one, every
 # crafted value only a string constant.
@@ -267,7 +267,7 @@ def _shape(source: str) -> str:
 def _refused(flow: dict) -> bool:
     from pydantic import ValidationError
 
-    from webhand.flows.format import Flow
+    from webhand.tools.flows.format import Flow
 
     try:
         Flow.model_validate(flow)
@@ -278,8 +278,8 @@ def _refused(flow: dict) -> bool:
 
 def judge_flow(flow: dict, clean_shape: str, style: str = "plain") -> str:
     from webhand.errors import InvalidArgument
-    from webhand.flows.format import Flow
-    from webhand.flows.playwright_script import export_flow
+    from webhand.tools.flows.format import Flow
+    from webhand.tools.flows.playwright_script import export_flow
 
     if _refused(flow):
         return "refused"
@@ -294,8 +294,8 @@ def judge_flow(flow: dict, clean_shape: str, style: str = "plain") -> str:
 
 
 def test_crafted_flow_values_become_string_constants_of_the_playwright_script(capsys):
-    from webhand.flows.format import Flow
-    from webhand.flows.playwright_script import export_flow
+    from webhand.tools.flows.format import Flow
+    from webhand.tools.flows.playwright_script import export_flow
 
     table = {}
     for style in ("plain", "pytest"):
@@ -341,8 +341,8 @@ def test_a_crafted_flow_is_refused_before_any_script_is_written(name):
 
 def test_a_non_finite_number_or_code_in_a_flow_never_reaches_the_script():
     from webhand.errors import InvalidArgument
-    from webhand.flows.format import Flow
-    from webhand.flows.playwright_script import export_flow
+    from webhand.tools.flows.format import Flow
+    from webhand.tools.flows.playwright_script import export_flow
 
     flow = _flow()
     flow["steps"].append({"tool": "browser_mouse_click_xy", "arguments": {"x": float("inf"), "y": 1.0}})
@@ -360,8 +360,8 @@ def test_a_non_finite_number_or_code_in_a_flow_never_reaches_the_script():
 
 def test_a_crafted_parameter_description_is_help_text_not_a_format(tmp_path):
     """argparse formats help with %: a description "%(prog)s %s" must print as written."""
-    from webhand.flows.format import Flow
-    from webhand.flows.playwright_script import export_flow
+    from webhand.tools.flows.format import Flow
+    from webhand.tools.flows.playwright_script import export_flow
 
     flow = _flow("param description", "100% sure %(prog)s %s\n" + INJECTED)
     script = tmp_path / "crafted.py"

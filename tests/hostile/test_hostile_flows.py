@@ -15,7 +15,7 @@ import os
 import pytest
 
 from webhand.errors import FileNotReadable, FileNotWritable, InvalidArgument
-from webhand.flows.store import flows_root, load_flow
+from webhand.tools.flows.store import flows_root, load_flow
 
 INJECTED = "import os; os.system('touch /tmp/pwned')"
 GOOD = {"webhand_flow": 1, "name": "crafted", "params": {"who": {}},

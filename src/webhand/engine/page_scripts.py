@@ -50,7 +50,7 @@ STABLE_SELECTOR = source("stable_selector.js")
 SELECTOR_OF_REF = ("r => { const e = window.__webhand && window.__webhand.resolve(r);"
                    " return e instanceof Element ? (" + STABLE_SELECTOR + ")(e) : ''; }")
 
-# The ways to find the element a ref names on another build of its page (flows/format.py's
+# The ways to find the element a ref names on another build of its page (tools/flows/format.py's
 # Target, less its frame and point): its role and name, its named ancestors, label, placeholder,
 # stable attributes, own text and stable selector; null when the ref is gone.
 DESCRIBE = source("describe.js")

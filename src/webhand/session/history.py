@@ -44,11 +44,11 @@ class HistoryEntry:
     thumbnail: str | None = None  # path of a small JPEG of the page after the call, when a dashboard runs
     # The ways to find each element the call named, read before the call (for exports and flows that
     # run on a fresh page): its role and name, named ancestors, label, attributes, CSS path ...
-    # (flows/format.py's Target, plus ``selector``, the CSS path when the element is in the main frame).
+    # (tools/flows/format.py's Target, plus ``selector``, the CSS path when the element is in the main frame).
     targets: dict[str, dict[str, Any]] = field(default_factory=dict)
     unchanged: bool = False  # the action's reply said it changed nothing on the page (exports leave it out)
     # What the call was seen to do beyond its URL after: new_page, download, dialog, changes (its
-    # reply's lines after the first), masked and bounded (flows/format.py's Expect).
+    # reply's lines after the first), masked and bounded (tools/flows/format.py's Expect).
     expect: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -128,7 +128,7 @@ async def frame_path(frames: list[Frame], frame: Frame) -> list[str] | None:
 
 
 async def describe_ref(tab: Tab, ref: str) -> dict[str, Any] | None:
-    """The ways to find ``ref``'s element again on another build of its page (flows/format.py's
+    """The ways to find ``ref``'s element again on another build of its page (tools/flows/format.py's
     Target: role, name, named ancestors, label, placeholder, stable attributes, text, CSS path, and
     the iframes it is in); None when the ref is gone."""
     match = _REF.match(ref.strip())
@@ -156,7 +156,7 @@ def _seen(session: Session) -> tuple[int, int, set[int]]:
 
 
 def _expect(session: Session, seen: tuple[int, int, set[int]], response: Response) -> dict[str, Any]:
-    """What the call was seen to do (flows/format.py's Expect, less the URL, which the entry has):
+    """What the call was seen to do (tools/flows/format.py's Expect, less the URL, which the entry has):
     a new tab, a download's suggested name, a dialog it opened, the reply's lines after its first
     (what changed), masked and bounded."""
     tabs, downloads, dialogs = seen

@@ -13,7 +13,6 @@ import importlib
 import pkgutil
 
 from webhand.config import Settings
-from webhand.flows.format import bind_catalog
 from webhand.tools.definition import CAPABILITIES, Tool, registered
 
 for _module in pkgutil.iter_modules(__path__):
@@ -21,7 +20,6 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 CATALOG: dict[str, Tool] = dict(sorted(registered().items()))
-bind_catalog(CATALOG)  # flows validate their steps against it (flows/format.py)
 
 
 def enabled_tools(settings: Settings, capabilities: list[str] | None = None) -> list[Tool]:

@@ -1,4 +1,4 @@
-// The ways to find an element again on another build of its page (flows/format.py's Target).
+// The ways to find an element again on another build of its page (tools/flows/format.py's Target).
 // engine/page_scripts.py: DESCRIBE_OF_REF; its twin, locate.js, finds by them.
 (e, selector) => {
   const W = window.__webhand;

@@ -1,4 +1,4 @@
-// Finds a Target (flows/format.py) in this document, each way on its own: the refs each finds.
+// Finds a Target (tools/flows/format.py) in this document, each way on its own: the refs each finds.
 // engine/page_scripts.py: LOCATE; describe.js writes the ways this reads, with the same rules.
 (target, describe) => {
   const W = window.__webhand;

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from webhand.errors import InvalidArgument
-from webhand.flows.entries import RecordedEntry, RecordedTarget, first_problem, replayable, validate_entries  # noqa: F401
+from webhand.tools.flows.entries import RecordedEntry, RecordedTarget, first_problem, replayable, validate_entries  # noqa: F401
 from webhand.session.recording import REF_FIELDS
 from webhand.response import NAME_LIMIT, page_line
 
@@ -58,7 +58,7 @@ def load_entries(path: Path) -> list[dict[str, Any]]:
 
 
 def steps_of(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The replayable steps of a history (flows/entries.py's ``replayable``: successful calls that
+    """The replayable steps of a history (tools/flows/entries.py's ``replayable``: successful calls that
     changed the page, with the calls they depend on), refs made selectors."""
     return [_step(number, entry) for number, entry in replayable(entries)]
 

@@ -26,6 +26,7 @@ _GROUP_TITLES = {
     "human": "Hand over to a person",
     "debug": "Debugging",
     "fetch": "Without the browser",
+    "page_tools": "The page's own tools (WebMCP)",
     "flows": "Flows: a task saved and run again",
 }
 #: The commands that are not tools, by what they are for; "setup" is a help topic as a group is.

@@ -41,9 +41,9 @@ def run_export(args: argparse.Namespace, settings: Settings) -> int:
 
 def _export_playwright(args: argparse.Namespace, settings: Settings) -> int:
     """A saved flow (by name, or its file), or a session's history, as a Playwright for Python script
-    (flows/playwright_script.py)."""
-    from webhand.flows.playwright_script import export_flow
-    from webhand.flows.store import load_flow, read_flow_file
+    (tools/flows/playwright_script.py)."""
+    from webhand.tools.flows.playwright_script import export_flow
+    from webhand.tools.flows.store import load_flow, read_flow_file
     from webhand.security.masking import Masker
 
     form = args.format or "playwright"
@@ -54,7 +54,7 @@ def _export_playwright(args: argparse.Namespace, settings: Settings) -> int:
         flow = read_flow_file(Path(args.flow)) if os.path.sep in args.flow or args.flow.endswith(".json") \
             else load_flow(args.flow)
     else:
-        from webhand.flows.save import flow_from_history
+        from webhand.tools.flows.save import flow_from_history
 
         entries, name = _history(args)
         flow = flow_from_history(entries, re.sub(r"[^A-Za-z0-9_.-]", "-", name).lstrip("-._")[:64] or "session")

@@ -70,8 +70,8 @@ def is_flow_file(path: Path) -> bool:
 
 async def replay_flow(path: Path, params: dict[str, str], settings: Settings, *, update: bool = False) -> tuple[bool, str]:
     """Run the flow in ``path`` in a fresh conversation: (whether it ran to its end, the reply)."""
-    from webhand.flows.replay import Runner, run_flow
-    from webhand.flows.store import read_flow_file, write_flow
+    from webhand.tools.flows.replay import Runner, run_flow
+    from webhand.tools.flows.store import read_flow_file, write_flow
     from webhand.host import Webhand
     from webhand.response import Response
     from webhand.tools.flows import say_run

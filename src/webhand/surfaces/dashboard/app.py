@@ -145,10 +145,10 @@ class Dashboard:
 
     @on_open_session
     async def save_flow(self, request: Request, session: Session) -> Response:
-        """Save the session's history as a flow (flows/save.py): ``{"name": …, "from": n, "to": n}``,
+        """Save the session's history as a flow (tools/flows/save.py): ``{"name": …, "from": n, "to": n}``,
         as browser_save_flow does; the person names it, the model runs it (browser_run_flow)."""
-        from webhand.flows.save import flow_from_history
-        from webhand.flows.store import save_flow
+        from webhand.tools.flows.save import flow_from_history
+        from webhand.tools.flows.store import save_flow
 
         body = await _json(request)
         if not isinstance(body, dict) or not isinstance(body.get("name"), str) \

@@ -1,6 +1,6 @@
 """Saved flows as MCP prompts: a person picks one in the client, and the model runs it.
 
-Each flow in the user's flows folder (flows/store.py) is a prompt of its name whose arguments are
+Each flow in the user's flows folder (tools/flows/store.py) is a prompt of its name whose arguments are
 the flow's parameters; getting it gives the model one message: run the flow with browser_run_flow
 and these values, and carry on from its account if it stops. Listed only where browser_run_flow is
 served. A flow's description and the values given are data: quoted, each on one line.
@@ -14,8 +14,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from webhand.errors import WebhandError
-from webhand.flows.format import Flow
-from webhand.flows.store import list_flows, load_flow
+from webhand.tools.flows.format import Flow
+from webhand.tools.flows.store import list_flows, load_flow
 from webhand.response import page_line
 
 #: The most flows listed as prompts.

@@ -1,6 +1,6 @@
 """Private: finding a step's element on the page as it is now, by the ways recorded for it.
 
-Each way of a ``Target`` (flows/format.py) is tried on its own in the page (engine/js/locate.js,
+Each way of a ``Target`` (tools/flows/format.py) is tried on its own in the page (engine/js/locate.js,
 in the frame the target's ``frame`` path names): its role and name inside its named ancestors,
 its label, its placeholder, each stable attribute, its own text, its CSS path. The element is the
 one the first way that finds exactly one element finds, when that element agrees with the target:
@@ -22,7 +22,7 @@ from typing import Any
 
 from webhand.engine.driver import Tab
 from webhand.engine.page_scripts import LOCATE
-from webhand.flows.format import Target
+from webhand.tools.flows.format import Target
 from webhand.page.snapshot import take_snapshot
 from webhand.response import page_line
 from webhand.session.recording import describe_ref, frame_path

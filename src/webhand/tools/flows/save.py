@@ -1,6 +1,6 @@
 """Private: a flow made from a session's history (``browser_save_flow``, ``webhand flow save``).
 
-The calls kept are those a replay needs (flows/entries.py's ``replayable``: successful calls that
+The calls kept are those a replay needs (tools/flows/entries.py's ``replayable``: successful calls that
 changed the page, with the screenshot a coordinate click is measured on); each ref becomes a
 target key (``"@1"``) naming the ways recorded to find its element (session/recording.py), and the
 call's outcome its ``Expect``. A typed value the model wrote as ``<secret>NAME</secret>`` stays so
@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from webhand.errors import InvalidArgument
-from webhand.flows.entries import replayable
-from webhand.flows.format import TEXT_LIMIT, Flow, Param, Target, catalog
-from webhand.flows.store import check_name, parse_flow
+from webhand.tools.flows.entries import replayable
+from webhand.tools.flows.format import TEXT_LIMIT, Flow, Param, Target, catalog
+from webhand.tools.flows.store import check_name, parse_flow
 from webhand.response import page_line
 from webhand.session.recording import POINT_KEY, POINT_TOOLS, REF_FIELDS
 

@@ -1,9 +1,19 @@
-"""Flows: a task saved from the session's history and run again without the model.
+"""Flows: a task saved from the session's history and run again without the model; its three
+tools here, the machinery in the modules beside them.
 
 ``browser_save_flow`` keeps calls of the session's history as a named flow in the user's flows
-folder (flows/save.py, flows/store.py); ``browser_list_flows`` lists them; ``browser_run_flow``
-runs one in the calling session at browser speed, healing small shifts of the page and stopping,
-with an account, where the model is needed (flows/replay.py, docs/flows.md).
+folder (save.py, store.py); ``browser_list_flows`` lists them; ``browser_run_flow`` runs one in
+the calling session at browser speed, healing small shifts of the page and stopping, with an
+account, where the model is needed (replay.py, locate.py, docs/flows.md). ``format`` is the flow
+file (what is saved, validated, replayed and exported); ``playwright_script`` exports a flow as a
+script that runs without webhand.
+
+The flows live in the tools room because they are made of tool calls: a flow file is validated
+against the catalog's tools and a replay runs them, and the catalog holds the flow tools; in a
+room of their own the two would import each other.
+
+Private: webhand's public API is what ``webhand`` exports (``webhand.__all__``) and the adapters
+(``webhand.adapters``); the modules here may change in any release.
 """
 
 from __future__ import annotations
@@ -13,10 +23,10 @@ from pydantic import Field
 from webhand.config import Settings
 from webhand.durations import Timeout
 from webhand.errors import InvalidArgument
-from webhand.flows.format import Flow
-from webhand.flows.replay import FlowRun, Runner, run_flow
-from webhand.flows.save import flow_from_history
-from webhand.flows.store import check_name, list_flows, load_flow, save_flow
+from webhand.tools.flows.format import Flow
+from webhand.tools.flows.replay import FlowRun, Runner, run_flow
+from webhand.tools.flows.save import flow_from_history
+from webhand.tools.flows.store import check_name, list_flows, load_flow, save_flow
 from webhand.response import NAME_LIMIT, Response, page_line
 from webhand.session.conversation import ConversationSessions
 from webhand.tools.definition import ToolArgs, tool

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from webhand.errors import InvalidArgument
-from webhand.flows.format import PARAM_PATTERN, Flow, Step, Target, catalog
+from webhand.tools.flows.format import PARAM_PATTERN, Flow, Step, Target, catalog
 from webhand.response import NAME_LIMIT, page_line
 
 Style = Literal["plain", "pytest"]

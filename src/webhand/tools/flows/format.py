@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from webhand.tools.definition import registered
+
 FLOW_VERSION = 1
 #: A flow's name: a file name in the flows folder, never a path.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -42,23 +44,10 @@ STEPS_LIMIT = 1_000
 _ROLE = Field("", pattern=r"^([a-z][a-z-]{0,39})?$")  # a role is one word (page/roles.js)
 
 
-_CATALOG: dict[str, Any] = {}
-
-
-def bind_catalog(catalog: dict[str, Any]) -> None:
-    """The tool catalog, handed in by ``webhand.tools`` once it is built: the catalog sits above
-    this package (its flow tools use it), so this package never imports it."""
-    _CATALOG.clear()
-    _CATALOG.update(catalog)
-
-
 def catalog() -> dict[str, Any]:
-    """The tool catalog (name -> ``Tool``); importing ``webhand.tools`` binds it (``bind_catalog``)."""
-    if not _CATALOG:
-        import importlib
-
-        importlib.import_module("webhand.tools")  # by name: the catalog is the room above, see bind_catalog
-    return _CATALOG
+    """The tool catalog (name -> ``Tool``): every tool declared with ``@tool``. This package is
+    part of ``webhand.tools``, so importing any of it has imported every tool first."""
+    return registered()
 
 
 def flow_tools() -> frozenset[str]:

@@ -3,7 +3,7 @@ where the model is needed.
 
 A step runs through the ordinary tool path (``ConversationSessions.run_tool``), so it settles and
 reports its changes like any call, and is recorded in the session's history. Before it, each of
-its targets is found on the page as it is now (flows/locate.py) and its ref put in the arguments;
+its targets is found on the page as it is now (tools/flows/locate.py) and its ref put in the arguments;
 a coordinate step clicks the same place of its element's current box. After it, what the step was
 seen to do when recorded (``Expect``) is checked:
 
@@ -36,15 +36,15 @@ from webhand.config import Settings
 from webhand.conversation_files import ConversationFiles
 from webhand.engine.url_glob import url_matches
 from webhand.errors import ActionTimeout, InvalidArgument, WebhandError
-from webhand.flows.format import PARAM_PATTERN, Flow, Step, Target, catalog
-from webhand.flows.locate import Located, describe, locate, nearby
+from webhand.tools.flows.format import PARAM_PATTERN, Flow, Step, Target, catalog
+from webhand.tools.flows.locate import Located, describe, locate, nearby
 from webhand.page.snapshot import take_snapshot
 from webhand.response import Response, ToolResult, page_line
 from webhand.session.conversation import ConversationSessions
 from webhand.session.recording import POINT_TOOLS, REF_FIELDS
 from webhand.session.session import Session
 
-#: Roles whose lines, added by a step, are its outcome (flows/replay.py's change check).
+#: Roles whose lines, added by a step, are its outcome (tools/flows/replay.py's change check).
 OUTCOME_ROLES = ("status", "alert", "log", "dialog", "alertdialog")
 #: How a reply's list of changes starts (session/changes.py); a new page is a whole snapshot instead.
 _DIFF = "Page changes since the last snapshot"

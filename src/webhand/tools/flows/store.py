@@ -1,10 +1,10 @@
-"""Private: the flows folder, ``$XDG_DATA_HOME/webhand/flows/``: one JSON file a flow.
+"""Private: the flows folder, ``$XDG_DATA_HOME/webhand/tools/flows/``: one JSON file a flow.
 
 Private like the profiles folder beside it (security/locations.py's ``private_folder``: a real
 folder of this user's, 0700, reached only through folders nobody else can change). A flow's name is
 a file name (``NAME_PATTERN``), never a path; a file is written 0600 through a temporary file and
 a rename (never through a symbolic link), read only when it is a regular file of this user's, and
-validated (flows/format.py) before anything uses it.
+validated (tools/flows/format.py) before anything uses it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from webhand.errors import FileNotReadable, InvalidArgument
-from webhand.flows.entries import first_problem
-from webhand.flows.format import NAME_PATTERN, Flow
+from webhand.tools.flows.entries import first_problem
+from webhand.tools.flows.format import NAME_PATTERN, Flow
 from webhand.security.locations import data_home, open_private_file, private_folder
 
 _FOLDER_HINT = "Set XDG_DATA_HOME to a folder of your own that only you can write (mode 0700)."

@@ -4,7 +4,7 @@ A history file (session/history.py) is data and may be crafted: ``validate_entri
 entry against the schema ``HistoryEntry.to_dict`` writes (unknown fields and wrong types refused,
 tool names from the catalog, roles single words) before anything reads it, naming the field that
 does not fit, never quoting its value. ``replayable`` picks the calls a replay needs: the exports
-(surfaces/cli/export.py) and the flows saved from a history (flows/save.py) both start from it.
+(surfaces/cli/export.py) and the flows saved from a history (tools/flows/save.py) both start from it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from webhand.errors import InvalidArgument
-from webhand.flows.format import TEXT_LIMIT, Ancestor, catalog
+from webhand.tools.flows.format import TEXT_LIMIT, Ancestor, catalog
 from webhand.response import page_line
 
 #: Tools that change nothing a replay needs, or that manage sessions and people, not the page.
@@ -34,7 +34,7 @@ class RecordedPoint(_Strict):
 
 class RecordedTarget(_Strict):
     """What ``record_call`` keeps of one element a call named (session/recording.py): the ways of
-    flows/format.py's Target, and ``selector``, the CSS path an export uses."""
+    tools/flows/format.py's Target, and ``selector``, the CSS path an export uses."""
 
     role: str = _ROLE
     name: str = Field("", max_length=2_000)
