@@ -17,7 +17,7 @@ import re
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import unquote, unquote_plus
 
@@ -79,22 +79,33 @@ def judge(text: str, secrets: Iterable[str] = (SECRET,), placeholder: str = PLAC
 
 
 # The table -----------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-async def table(tmp_path_factory, site, driver) -> dict[tuple[str, str], str]:
+async def run_table(tmp_path_factory, site, driver, secrets_file: str, encodings: list[str], placeholder: str,
+                    shown: Callable[[], set[str]]) -> dict[tuple[str, str], str]:
+    """The table for one secret: typed as ``placeholder`` into the echo page, handed back in each of
+    ``encodings``, and each channel judged for any value ``shown()`` gives (read after the channels,
+    so a one-time code of the moment is among them)."""
     folder = tmp_path_factory.mktemp("secret-table")
-    (folder / "secrets.env").write_text(f"PASSWORD={SECRET}\n", encoding="utf-8")
+    (folder / "secrets.env").write_text(secrets_file, encoding="utf-8")
     settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False,
                                   driver=driver)
     results: dict[tuple[str, str], str] = {}
     async with Webhand(settings) as wh:
-        for encoding in ENCODINGS:
+        for encoding in encodings:
             tools = wh.conversation(f"secret-table-{uuid.uuid4().hex[:8]}")
             try:
-                for channel, text in (await _channels(tools, site, encoding)).items():
-                    results[(encoding, channel)] = judge(text)
+                channels = await _channels(tools, site, encoding, placeholder)
+                secrets = shown()
+                for channel, text in channels.items():
+                    results[(encoding, channel)] = judge(text, secrets, placeholder)
             finally:
                 await wh.end_conversation(tools.conversation_id)
     return results
+
+
+@pytest.fixture(scope="module")
+async def table(tmp_path_factory, site, driver) -> dict[tuple[str, str], str]:
+    return await run_table(tmp_path_factory, site, driver, f"PASSWORD={SECRET}\n", ENCODINGS, PLACEHOLDER,
+                           lambda: {SECRET})
 
 
 async def _channels(tools, site, encoding: str, placeholder: str = PLACEHOLDER) -> dict[str, str]:
@@ -155,23 +166,9 @@ def codes_near(moment: float) -> set[str]:
 
 @pytest.fixture(scope="module")
 async def code_table(tmp_path_factory, site, driver) -> dict[tuple[str, str], str]:
-    folder = tmp_path_factory.mktemp("code-table")
-    (folder / "secrets.env").write_text(f"SIGN_IN_CODE.totp={SEED}\n", encoding="utf-8")
-    settings = settings_for_tests(tmp_path_factory, secrets_file=str(folder / "secrets.env"), warm_reserve=False,
-                                  driver=driver)
-    results: dict[tuple[str, str], str] = {}
-    async with Webhand(settings) as wh:
-        for encoding in CODE_ENCODINGS:
-            tools = wh.conversation(f"code-table-{uuid.uuid4().hex[:8]}")
-            try:
-                channels = await _channels(tools, site, encoding, CODE_PLACEHOLDER)
-                # The seed is a secret too: no channel may show it, in any encoding.
-                secrets = codes_near(time.time()) | {SEED}
-                for channel, text in channels.items():
-                    results[(encoding, channel)] = judge(text, secrets, CODE_PLACEHOLDER)
-            finally:
-                await wh.end_conversation(tools.conversation_id)
-    return results
+    # The seed is a secret too: no channel may show it, in any encoding.
+    return await run_table(tmp_path_factory, site, driver, f"SIGN_IN_CODE.totp={SEED}\n", CODE_ENCODINGS,
+                           CODE_PLACEHOLDER, lambda: codes_near(time.time()) | {SEED})
 
 
 @pytest.mark.parametrize("channel", CHANNELS)
