@@ -102,6 +102,7 @@ async def test_a_field_whose_name_changed_is_healed_by_its_kept_label(tools, sit
     assert "Ran the flow 'people': 5 of 5 steps." in reply.text, reply.text
     assert ("Healed step 3: textbox 'Email address' in form 'Add person' found by label 'Email' "
             "(role+name found 0); its name is now 'Work email'.") in reply.text
+    assert "Still found step 3" not in reply.text, reply.text  # the heal's line says which way failed
 
 
 async def test_an_id_made_random_is_said(tools, site, people):
@@ -114,13 +115,15 @@ async def test_an_id_made_random_is_said(tools, site, people):
 async def test_a_button_gone_stops_at_its_step_and_says_what_would_go_on(tools, site, people):
     reply = await run(tools, site, "gone")
     assert not reply.is_error
-    assert "The flow 'people' stopped at step 2 of 5; steps 1-1 ran." in reply.text, reply.text
+    assert "The flow 'people' stopped at step 2 of 5; step 1 ran." in reply.text, reply.text
     assert "Expected: button 'Delete' in row 'bob bob@example.org Delete' (the step: click button 'Delete')." \
         in reply.text
     assert "Instead: no way finds exactly one element that agrees: role+name found 0" in reply.text
     assert "bob | bob@example.org" in reply.text  # the page near where the button was
     assert "2. browser_click {\"ref\": \"<button 'Delete' in row 'bob bob@example.org Delete'>\"}" in reply.text
     assert "5. browser_click {\"ref\": \"<button 'Save' in form 'Add person'>\"}" in reply.text
+    # The calls to go on carry this run's values, ready to make: not the flow's {{parameters}}.
+    assert "\"text\": \"erin@example.org\"" in reply.text and "{{who}}" not in reply.text, reply.text
     snapshot = (await tools.call("browser_snapshot", {})).text  # the session is left where it stopped
     assert "bob | bob@example.org" in snapshot
 

@@ -122,9 +122,9 @@ def say_run(result: FlowRun, response: Response) -> None:
     if result.finished:
         response.add(f"Ran the flow {flow.name!r}: {total} of {total} steps.")
     else:
-        response.add(f"The flow {flow.name!r} stopped at step {result.stopped_at} of {total}; "
-                     f"steps 1-{result.stopped_at - 1} ran." if result.stopped_at > 1 else
-                     f"The flow {flow.name!r} stopped at step 1 of {total}.")
+        ran = result.stopped_at - 1
+        response.add(f"The flow {flow.name!r} stopped at step {result.stopped_at} of {total}"
+                     + ("." if not ran else "; step 1 ran." if ran == 1 else f"; steps 1-{ran} ran."))
     for line in result.healed:
         response.add("Healed " + line + ".")
     for line in result.refreshed:

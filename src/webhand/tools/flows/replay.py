@@ -65,6 +65,7 @@ class FlowRun:
     page: str = ""  # at a stop: the snapshot lines near where the target was (page text)
     remaining: list[str] = field(default_factory=list)  # at a stop: the calls that would go on
     last_reply: str = ""  # the last step's reply
+    values: dict[str, str] = field(default_factory=dict)  # the parameters' values this run
     updated: bool = False  # healed ways were written back into ``flow``
 
     @property
@@ -145,10 +146,11 @@ def _with_refs(value: Any, refs: dict[str, str]) -> Any:
     return value
 
 
-def as_call(step: Step) -> str:
-    """A step as the tool call it makes, its targets described (for a stop's remaining calls)."""
+def as_call(step: Step, values: dict[str, str] | None = None) -> str:
+    """A step as the tool call it makes, its targets described and its parameters given their
+    values (for a stop's remaining calls, which the model makes itself)."""
     described = {key: f"<{describe(target)}>" for key, target in step.targets.items()}
-    arguments = json.dumps(_with_refs(step.arguments, described), ensure_ascii=False)
+    arguments = json.dumps(_with_refs(_substitute(step.arguments, values or {}), described), ensure_ascii=False)
     return f"{step.tool} {page_line(arguments, 300)}"
 
 
@@ -156,14 +158,14 @@ async def run_flow(flow: Flow, params: dict[str, str], runner: Runner, *, update
     """Run ``flow`` on the runner's session (see the module's docstring); ``update``: write the
     ways of healed and refreshed targets back into the returned ``run.flow``."""
     values = with_params(flow, params)
-    run = FlowRun(flow)
+    run = FlowRun(flow, values=values)
     updated = flow.model_copy(deep=True)
     if flow.start_url:
         result = await runner.call("browser_navigate", {"url": _substitute(flow.start_url, values)})
         if result.is_error:
             run.stopped_at, run.expected = 1, "the flow's start page to open"
             run.instead = result.text.removeprefix("Error: ").split("\n", 1)[0]
-            run.remaining = [as_call(s) for s in flow.steps[:REMAINING_LIMIT]]
+            run.remaining = [as_call(s, values) for s in flow.steps[:REMAINING_LIMIT]]
             return run
     for number, step in enumerate(flow.steps, 1):
         arguments = _substitute(step.arguments, values)
@@ -179,7 +181,7 @@ async def run_flow(flow: Flow, params: dict[str, str], runner: Runner, *, update
                 refs[key] = located.ref
             if located.healed:
                 run.healed.append(f"step {number}: {describe(target)} {located.healed}")
-            if located.stale:
+            if located.stale and not located.healed:  # a heal's line already says which ways failed
                 run.refreshed.append(f"step {number}: {describe(target)} found by {located.way}; "
                                      f"no longer: {'; '.join(located.stale)}")
             if (located.healed or located.stale) and located.fresh:
@@ -210,7 +212,7 @@ async def run_flow(flow: Flow, params: dict[str, str], runner: Runner, *, update
 
 def _stop(run: FlowRun, number: int, expected: str, instead: str, page: str) -> FlowRun:
     run.stopped_at, run.expected, run.instead, run.page = number, expected, instead, page
-    run.remaining = [f"{n}. {as_call(s)}" for n, s in enumerate(run.flow.steps[number - 1:], number)][:REMAINING_LIMIT]
+    run.remaining = [f"{n}. {as_call(s, run.values)}" for n, s in enumerate(run.flow.steps[number - 1:], number)][:REMAINING_LIMIT]
     return run
 
 

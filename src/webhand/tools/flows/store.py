@@ -1,4 +1,4 @@
-"""Private: the flows folder, ``$XDG_DATA_HOME/webhand/tools/flows/``: one JSON file a flow.
+"""Private: the flows folder, ``$XDG_DATA_HOME/webhand/flows/``: one JSON file a flow.
 
 Private like the profiles folder beside it (security/locations.py's ``private_folder``: a real
 folder of this user's, 0700, reached only through folders nobody else can change). A flow's name is
