@@ -18,18 +18,14 @@ import re
 from typing import Any
 
 from webhand.engine.channel import CdpChannel
+from webhand.engine.js import source
 from webhand.engine.driver import WorldScript
 from webhand.errors import ActionTimeout, EvaluationFailed, RefNotFound, WebhandError
 
 _GROUP = "webhand-isolated"
 _REF = re.compile(r"^e\d+$")
 _SNAPSHOT_AGAIN = "Call browser_snapshot and use the new refs."
-_REFS_OF = """function (...elements) {
-  const agent = window.__webhand;
-  const refs = [];  // a plain loop: the page may have replaced Array.prototype.map in this world
-  for (let i = 0; i < elements.length; i++) refs.push(agent && agent.refOf ? agent.refOf(elements[i]) : null);
-  return refs;
-}"""
+_REFS_OF = source("refs_of.js")
 
 
 class IsolatedScripts:

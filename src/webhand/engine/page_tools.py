@@ -33,6 +33,7 @@ from typing import Any
 
 from webhand.engine.channel import CdpChannel
 from webhand.engine.driver import PageTool, PageToolAnswer
+from webhand.engine.js import source
 from webhand.errors import ActionTimeout, InvalidArgument, WebhandError
 
 #: At most this many tools are kept for a tab; past it the page's further tools are counted, not kept.
@@ -45,27 +46,19 @@ MAX_SCHEMA_BYTES = 64 * 1024
 _ASK = 5.0
 
 # Submit a form tool's form as a person would: the browser's validation first, then its submit button.
-_SUBMIT = """function () {
-  if (!this.checkValidity()) {
-    const bad = Array.from(this.elements).filter(e => e.willValidate && !e.checkValidity());
-    return {invalid: bad.slice(0, 10).map(e => (e.name || e.id || e.tagName.toLowerCase()) + ': ' + e.validationMessage)};
-  }
-  const button = Array.from(this.elements).find(e => (e.type === 'submit' || e.type === 'image') && !e.disabled);
-  // After this answer: a submission that loads a new document would otherwise end the answer's world.
-  setTimeout(() => this.requestSubmit(button || undefined), 0);
-  return {submitted: true};
-}"""
+_SUBMIT = source("submit_form_tool.js")
 
 
 class WebMcpUnavailable(WebhandError):
     """The browser offers no page tools: Firefox, or a Chromium without WebMCP."""
 
 
-NOT_STARTED_WITH_IT = WebMcpUnavailable(
-    "This browser offers no page tools (WebMCP): its Chromium was started without the WebMCP feature.",
-    "Set page_tools = true (WEBHAND_PAGE_TOOLS=1) so that webhand starts Chromium with "
-    "--enable-features=WebMCP; a browser webhand connects to (cdp_url) needs that flag at its own start. "
-    "Meanwhile use the page's own controls (browser_snapshot, browser_click, browser_fill_form).")
+def not_started_with_it() -> WebMcpUnavailable:
+    return WebMcpUnavailable(
+        "This browser offers no page tools (WebMCP): its Chromium was started without the WebMCP feature.",
+        "Set page_tools = true (WEBHAND_PAGE_TOOLS=1) so that webhand starts Chromium with "
+        "--enable-features=WebMCP; a browser webhand connects to (cdp_url) needs that flag at its own start. "
+        "Meanwhile use the page's own controls (browser_snapshot, browser_click, browser_fill_form).")
 
 
 class ChromiumPageTools:
@@ -190,7 +183,7 @@ class ChromiumPageTools:
         await self._start(timeout)
         if not self._tools and not self.feature_seen and not quiet:
             if not await self._has_feature():
-                raise NOT_STARTED_WITH_IT
+                raise not_started_with_it()
             self.feature_seen = True
         # By name: the browser reports a page's tools in the order they were registered, or by name
         # when the domain is enabled after they were: the same page lists the same either way.
