@@ -52,6 +52,8 @@ NOT_RUN = {
     "webhand profile delete": "deletes the profile that `profile login` made, which needs a person",
     "webhand profile unlock": "clears a lock on the profile that `profile login` made: test_profiles.py leaves such a lock",
     "python3 -m http.server": "serves the demo site until stopped: this test serves the same folder",
+    "python ticket.py": "runs the Playwright script `webhand export --flow` wrote, outside webhand: "
+                        "tests/test_flow_export.py runs such scripts on Chromium against a fresh app",
 }
 
 #: The quick start's way to put `webhand` on PATH (a shell builtin, checked rather than run).
