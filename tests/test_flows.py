@@ -133,7 +133,8 @@ async def test_a_save_that_shows_an_error_stops_at_the_save(tools, site, people)
     assert "The flow 'people' stopped at step 5 of 5; steps 1-4 ran." in reply.text, reply.text
     assert "Expected: click button 'Save' to show a new status (recorded: + status: Saved dan <dan@example.org>)." \
         in reply.text
-    assert "Instead: it showed no new status; it showed alert." in reply.text
+    assert "Instead: it showed no new status; it showed: + alert: Could not save: the server said no." in reply.text, \
+        reply.text
 
 
 async def test_parameters_are_checked_before_anything_runs(tools, site, people):

@@ -278,8 +278,10 @@ def _differs(step: Step, before: dict[str, Any], after: dict[str, Any], reply: s
     if wanted - got:
         role = sorted(wanted - got)[0]
         lines = [page_line(line, 160) for line in expect.changes if _ADDED.match(line)][:3]
+        # What it showed instead, in the page's own words (an error alert after a save says why).
+        instead = [page_line(line.strip(), 160) for line in reply.splitlines() if _ADDED.match(line.strip())][:2]
         return f"{what} to show a new {role} (recorded: {' / '.join(lines)})", \
-            f"it showed no new {role}" + (f"; it showed {', '.join(sorted(got))}" if got else "")
+            f"it showed no new {role}" + (f"; it showed: {' / '.join(instead)}" if instead else "")
     if got - wanted:
         role = sorted(got - wanted)[0]
         shown = [page_line(line.strip(), 160) for line in reply.splitlines() if line.strip().startswith("+ " + role)][:2]
