@@ -193,6 +193,23 @@ async def test_a_flow_with_a_point_click_a_download_and_a_dialog_replays_where_t
     assert "Removed all" in reply.text
 
 
+async def test_a_download_the_browser_tells_of_after_the_click_settled_is_waited_for(tools, site, data_home):
+    """The recording saw a download; on this run the page starts it 2 s after the click, past the
+    click's settle. The replay waits for it (capped at action_timeout) instead of stopping."""
+    from webhand.tools.flows.format import Flow
+    from webhand.tools.flows.store import save_flow
+
+    save_flow(Flow.model_validate({"name": "late", "steps": [
+        {"tool": "browser_navigate", "arguments": {"url": site.url("flows/late_download.html")}},
+        {"tool": "browser_click", "arguments": {"ref": "@1"},
+         "targets": {"@1": {"role": "button", "name": "Prepare the report"}},
+         "expect": {"download": "report.csv"}, "note": "click button 'Prepare the report'"}]}))
+    reply = await tools.call("browser_run_flow", {"name": "late"})
+    assert "Ran the flow 'late': 2 of 2 steps." in reply.text, reply.text
+    downloads = await tools.call("browser_downloads", {})
+    assert "report.csv" in downloads.text, downloads.text
+
+
 async def test_webhand_replay_runs_a_flow_file_and_update_writes_the_healed_ways_back(tools, site, people, tmp_path,
                                                                                       tmp_path_factory, driver):
     from helpers import settings_for_tests

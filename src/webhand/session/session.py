@@ -119,7 +119,7 @@ class Session:
         self.downloads: list[Download] = []
         self.video: TabVideo | None = None  # a recording of the active tab in progress (browser_recording)
         self._saving: set[asyncio.Future[None]] = set()
-        self._page_news = asyncio.Event()  # a tab or a download began: what ``_settle`` waits for
+        self._page_news = asyncio.Event()  # a tab, a download or a dialog began: what ``_settle`` waits for
         self._told_in_progress: set[int] = set()
         self._interrupt: asyncio.Future[None] | None = None  # resolved when a dialog opens during a tool
         events.console = self._record_console
@@ -142,6 +142,7 @@ class Session:
     def _on_dialog(self, dialog: Dialog) -> None:
         self.dialogs.append(dialog)
         self.dialog_opened.set()
+        self._page_news.set()
         self.note(describe_dialog(dialog))
         if self._interrupt is not None and not self._interrupt.done():
             self._interrupt.set_result(None)
@@ -340,6 +341,22 @@ class Session:
             await self._settle()
             await self._tell_new_tabs(tabs_before, response)
             self._tell_events_since(seen, response)
+
+    async def until_news(self, ready: Callable[[], bool], timeout: float) -> bool:
+        """Wait (capped) until ``ready()`` holds, checking again whenever a tab, a download or a
+        dialog begins; whether it holds. For a caller that knows one is due: a flow's step that
+        started a download when it was recorded, whose click settled before the browser told."""
+        deadline = time.monotonic() + timeout
+        while not ready():
+            self._page_news.clear()
+            if ready():  # it came between the check and the clear
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._page_news.wait(), left)
+        return True
 
     async def _settle(self) -> None:
         """Wait (capped) for the tabs and downloads the tool set off, so that its reply can report them."""

@@ -36,7 +36,7 @@ from webhand.config import Settings
 from webhand.conversation_files import ConversationFiles
 from webhand.engine.url_glob import url_matches
 from webhand.errors import ActionTimeout, InvalidArgument, WebhandError
-from webhand.tools.flows.format import PARAM_PATTERN, Flow, Step, Target, catalog
+from webhand.tools.flows.format import PARAM_PATTERN, Expect, Flow, Step, Target, catalog
 from webhand.tools.flows.locate import Located, describe, locate, nearby
 from webhand.page.snapshot import take_snapshot
 from webhand.response import Response, ToolResult, page_line
@@ -199,7 +199,7 @@ async def run_flow(flow: Flow, params: dict[str, str], runner: Runner, *, update
             return _stop(run, number, f"{step.note or step.tool} to succeed",
                          "the call failed: " + result.text.removeprefix("Error: ").split("\n", 1)[0],
                          await runner.on_session(lambda s, t=next(iter(step.targets.values()), None): _nearby(s, t)))
-        after = await runner.on_session(_state)
+        after = await runner.on_session(lambda s, e=step.expect, b=before: _state_once_due(s, e, b))
         difference = _differs(step, before, after, result.text)
         if difference:
             return _stop(run, number, difference[0], difference[1],
@@ -241,6 +241,20 @@ async def _state(session: Session) -> dict[str, Any]:
     tab = session.active_tab
     return {"tabs": len(session.context.tabs), "downloads": len(session.downloads),
             "dialogs": [d.kind for d in session.open_dialogs()], "url": tab.url if tab is not None and not tab.closed else ""}
+
+
+async def _state_once_due(session: Session, expect: Expect, before: dict[str, Any]) -> dict[str, Any]:
+    """The session's state after a step, once the tab, download or dialog the recording saw has
+    begun (capped at ``action_timeout``): the browser may tell of a download after the click's
+    settle ended, and a check made at once would stop a flow that did what it should."""
+    def due() -> bool:
+        return ((not expect.new_page or len(session.context.tabs) > before["tabs"])
+                and (not expect.download or len(session.downloads) > before["downloads"])
+                and (not expect.dialog or any(d.kind == expect.dialog for d in session.open_dialogs())))
+
+    if expect.new_page or expect.download or expect.dialog:
+        await session.until_news(due, session.settings.action_timeout)
+    return await _state(session)
 
 
 async def _point(session: Session, box: dict[str, float] | None, target: Target) -> tuple[float, float] | None:
