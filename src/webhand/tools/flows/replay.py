@@ -9,7 +9,8 @@ seen to do when recorded (``Expect``) is checked:
 
 - the URL: for a step that is not browser_navigate, the path must be the recorded one's (query
   and fragment may differ: a parameter, a session id); ``url_pattern``, when set, must match;
-- a new tab, a download, a dialog, when one came;
+- a new tab, a download, a dialog, when one came (waited for, capped, since the browser may tell
+  of it after the step's settle ended);
 - the changes, loosely: each live region or dialog the step added when recorded (a ``status``,
   ``alert``, ``log``, ``dialog`` or ``alertdialog`` line with ``+``) must be added again, and
   none it did not add may be (an error ``alert`` after a save). Text and values are not compared:
