@@ -73,6 +73,14 @@ async def _replies(server: asyncio.subprocess.Process, count: int) -> list[dict]
     return replies
 
 
+def _alive(process: psutil.Process) -> bool:
+    """Whether ``process`` still runs: a zombie (ended, not yet reaped by its new parent) does not."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 async def test_sigkill_of_a_firefox_mcp_server_leaves_no_firefox_after_the_next_start(tmp_path, site):
     """`webhand mcp` with browser = "firefox" is SIGKILLed mid-session. Its Firefox dies with it
     (PR_SET_PDEATHSIG) and the helpers follow their parent; one helper is held stopped here so that
@@ -104,14 +112,16 @@ async def test_sigkill_of_a_firefox_mcp_server_leaves_no_firefox_after_the_next_
         await server.wait()
         main = psutil.Process(entry["pid"]) if psutil.pid_exists(entry["pid"]) else None
         assert main is None or await wait_until_gone_async([main]) == [], "Firefox outlived its server"
-        if not held.is_running():
+        if not _alive(held):
             # The kernel ended it with its parent (a helper Firefox forks with a parent-death signal,
-            # picked when no content process showed yet): nothing of the group may be left then.
-            assert await wait_until_gone_async([p for p in group if p.is_running()]) == [], "Firefox helpers left"
+            # picked when no content process showed yet): nothing of the group may be left then. A
+            # zombie has ended too: it waits only for its new parent to reap it.
+            left = await wait_until_gone_async([p for p in group if _alive(p)])
+            assert [p for p in left if _alive(p)] == [], "Firefox helpers left"
             return
         reaped = reap_orphans()  # what the next webhand start does first
         assert held.pid in reaped
-        assert await wait_until_gone_async(group) == []
+        assert [p for p in await wait_until_gone_async(group) if _alive(p)] == []
         assert not _entries_of(server.pid), "the registry entry was not removed"
         assert not Path(entry["user_data_dir"]).exists(), "the temporary profile was not removed"
     finally:
