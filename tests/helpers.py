@@ -36,7 +36,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     /status/<code>           an empty page with that status
     /redirect?to=<url>       302 to the URL
     /slow?ms=<n>&body=<t>    answers after n ms (a server-side delay, not a test sleep)
-    /download/<name>         a small attachment named <name> (percent-decoded; a non-ASCII one as filename*)
+    /download/<name>?ms=<n>  a small attachment named <name> (percent-decoded; a non-ASCII one as filename*),
+                             answered after n ms (default 0)
     /echo?type=<mime>        the request (method, path, headers, body), as plain text or the type given
     /set-cookie?name=v       sets a cookie
     /cacheable/<name>        a small script the browser may cache for an hour
@@ -77,6 +78,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             threading.Event().wait(int(query.get("ms", "500")) / 1000)
             self._send(200, query.get("body", "<title>Slow</title><p>slow page</p>").encode())
         elif url.path.startswith("/download/"):
+            threading.Event().wait(int(query.get("ms", "0")) / 1000)
             name = urllib.parse.unquote(url.path.rsplit("/", 1)[1])
             disposition = f'attachment; filename="{name}"' if name.isascii() else \
                 f"attachment; filename*=UTF-8''{urllib.parse.quote(name)}"

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from helpers import ok
+from helpers import ok, ref_of
 from webhand.response import page_line
 
 
@@ -93,6 +93,36 @@ async def test_a_download_by_link_is_saved_and_reported(tools, site):
 
     listed = await tools.call("browser_downloads", {})
     assert f"report.txt: {path}" in listed.text
+
+
+async def test_a_download_links_late_download_is_waited_for_and_reported_by_the_click(tools, site):
+    """A link with a download attribute downloads without a navigation: no request the page's
+    network events show, and the browser tells of the download only once the server answered
+    (here after 1.5 s, past the click's settle). The click's reply waits for it (seen in the page:
+    the link was followed, its default not prevented) instead of saying nothing is pending."""
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/download_links.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    clicked = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'link "Download the late report"')}))
+    assert _saved(clicked, "late.csv").read_text() == "content of late.csv\n"
+    assert "which started a download" in clicked and "nothing it started is still pending" not in clicked, clicked
+
+
+@pytest.mark.one_driver("the capped wait for a followed download link's download and its words are the session's")
+async def test_a_download_link_whose_download_has_not_begun_at_the_cap_is_said_so(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/download_links.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    clicked = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'link "Download the hung report"')}))
+    assert "it followed a download link whose download had not begun 5 s later (browser_downloads lists it once it does)" \
+        in clicked and "nothing it started is still pending" not in clicked, clicked
+
+
+async def test_a_download_link_whose_click_the_page_prevents_is_not_waited_for(tools, site):
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/download_links.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    clicked = ok(await tools.call("browser_click", {"ref": ref_of(shot, 'link "Download nothing (the page keeps it)"')}))
+    assert "No change seen after the click, and nothing it started is still pending." in clicked, clicked
+    assert "download" not in clicked.replace("Download nothing", ""), clicked
+    assert "No downloads yet" in (await tools.call("browser_downloads", {})).text
 
 
 async def test_a_download_by_navigation_is_saved_and_reported(tools, site):

@@ -108,6 +108,9 @@ class Settled:
     # "METHOD URL" of the last request, when the requests the action set off kept coming until the
     # rounds ran out (a poll): the page never settled.
     repeating: str = ""
+    # Links with a download attribute the action followed (their default not prevented): the
+    # browser downloads without a navigation and tells of it only once the server answered.
+    download_links: int = 0
 
 
 WaitKind = Literal["text", "text_gone", "selector_visible", "selector_hidden", "url", "network_idle", "javascript", "time"]

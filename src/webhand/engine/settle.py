@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from webhand.engine.policy import OriginPolicy, RefusalLog
 
 _MAX_ROUNDS = 3
+#: The most download-link clicks the page's count is believed for (work_hub.js keeps at most 10).
+_MAX_DOWNLOAD_LINKS = 10
 #: Requests that stay open by design (server-sent events): waiting for them to finish only costs the cap.
 STREAMS = {"eventsource", "websocket"}
 
@@ -275,6 +277,10 @@ class PageSettling:
         self.pending_work: list[str] = []  # what the last DOM-quiet wait left pending in the page
         self.scheduled: list[str] = []  # longer timers the action set, still to run (not waited for)
         self.latest: TrackedRequest | None = None  # the last request the action's work started
+        # Links with a download attribute the action followed (dom_quiet.js counts them since the
+        # last ``begin``; a batch begins again for each step, and all its steps' count).
+        self.download_links = 0
+        self._links_before = 0  # counted before the last ``begin``
         self._begun: asyncio.Future[None] | None = None  # the settling's start in the page (``begin``)
         tracker.settling = self  # the newest action's settling gets the events
 
@@ -289,6 +295,7 @@ class PageSettling:
         probe = self.tracker.probe
         if probe.closed or self.caps.effects <= 0 or self._begun is not None:
             return
+        self._links_before = self.download_links
         self._begun = asyncio.ensure_future(self._watch_in_page())
 
     async def begun(self) -> None:
@@ -395,7 +402,7 @@ class PageSettling:
                 self.failed(FailedRequest(method, url, reason))
             self.refusals_seen = self.tracker.refusals.count
         return Settled(list(self.failures), unfinished, navigation_unfinished, list(self.pending_work),
-                       loop.time() - started, list(self.scheduled), repeating)
+                       loop.time() - started, list(self.scheduled), repeating, self.download_links)
 
     async def _until_request_or_idle(self, window: float, requests_deadline: float) -> bool:
         """True when the page starts a request or navigates within ``window``; False once it is
@@ -465,6 +472,9 @@ class PageSettling:
             # words are ours (``describe_work``).
             self.pending_work = _described(found.get("pending"), found.get("more"))
             self.scheduled = _described(found.get("later"), 0)
+            links = found.get("downloads")  # every round counts from the action's start
+            if isinstance(links, int) and 0 < links <= _MAX_DOWNLOAD_LINKS:
+                self.download_links = max(self.download_links, self._links_before + links)
         return "quiet"
 
 

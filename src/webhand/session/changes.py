@@ -34,7 +34,7 @@ from webhand.page.diff import MAX_DIFF_LINES, diff_snapshots, one_document
 from webhand.page.snapshot import (Snapshot, add_snapshot, document_mark, lasting_options,
                                    left_out_notice, omitted_notice, take_snapshot)
 from webhand.response import TITLE_LIMIT, URL_LIMIT, WHOLE_TITLE, WHOLE_URL, Response
-from webhand.session.session import Session
+from webhand.session.session import ANNOUNCED_CAP_SECONDS, Session
 
 _MAX_CONSOLE_LINES = 5
 _MAX_REQUEST_LINES = 5
@@ -52,6 +52,7 @@ class BeforeAction:
     # The main document's mark before the action (``document_mark``), read while it starts, when
     # a diff will be wanted: an action that brought no new document never says "a new page".
     document_read: asyncio.Future[str | None] | None = None
+    downloads_seen: int = 0  # the session's downloads before the action
 
 
 def caps(session: Session, *, page_load: bool = False, typing: bool = False, effects: bool = False) -> SettleCaps:
@@ -89,7 +90,7 @@ async def begin_settle(session: Session, *, typing: bool = False, action: str | 
     settling = tab.settling(caps(session, typing=typing, effects=action is not None))
     if action is not None and not prepared:
         settling.begin()
-    return BeforeAction(tab.url, title, session.console_seen, settling, action, document)
+    return BeforeAction(tab.url, title, session.console_seen, settling, action, document, len(session.downloads))
 
 
 async def settle_changes(session: Session, response: Response, *, typing: bool = False, action: str | None = None,
@@ -145,7 +146,8 @@ class ActionChanges:
                 response.add(f"Not waited for: {', '.join(settled.scheduled)} set{by} "
                              f"{'is' if len(settled.scheduled) == 1 else 'are'} still scheduled "
                              "(browser_wait_for can wait for what it does).")
-        unchanged = None if moved else _no_change(settled, before.action)  # a new URL or title is a change
+        downloads = await _downloads_begun(session, before, settled)
+        unchanged = None if moved else _no_change(settled, before.action, downloads)  # a new URL or title is a change
         document = await before.document_read if before.document_read is not None else None
         await report_snapshot_changes(session, response, title=title, unchanged=unchanged, document_before=document)
         report_expected(expected, response)
@@ -217,14 +219,31 @@ def _seconds(seconds: float) -> str:
     return f"{math.floor(seconds * 10) / 10:.1f}".removesuffix(".0") + " s"
 
 
-def _no_change(settled: Settled | None, action: str | None) -> str | None:
+async def _downloads_begun(session: Session, before: BeforeAction, settled: Settled | None) -> bool | None:
+    """Whether the downloads of the download links the action followed have begun (None: it followed
+    none). The browser tells of such a download only once the server answered, which may be after
+    the action settled: it is waited for (capped, woken by the session's news), so that the reply
+    never says nothing is pending while the download is on its way. Session.run reports it."""
+    if settled is None or not settled.download_links:
+        return None
+    return await session.until_news(lambda: len(session.downloads) - before.downloads_seen >= settled.download_links,
+                                    ANNOUNCED_CAP_SECONDS)
+
+
+def _no_change(settled: Settled | None, action: str | None, downloads: bool | None = None) -> str | None:
     """What to say when the page did not change, for an action that names itself: the wait either
-    saw everything the action started end, or stopped at a cap with something still running."""
+    saw everything the action started end, or stopped at a cap with something still running.
+    ``downloads``: whether the downloads of the links it followed began (``_downloads_begun``)."""
     if settled is None or action is None:
         return None
+    if downloads is False:
+        return (f"No change seen on the page after the {action}; it followed a download link whose download had not "
+                f"begun {ANNOUNCED_CAP_SECONDS:g} s later (browser_downloads lists it once it does).")
     if settled.pending_work or settled.unfinished_requests or settled.navigation_unfinished or settled.scheduled \
             or settled.repeating:
         return f"No change seen within {_seconds(settled.seconds)} of the {action}."
+    if downloads:
+        return f"No change seen on the page after the {action}, which started a download."
     return f"No change seen after the {action}, and nothing it started is still pending."
 
 

@@ -34,7 +34,7 @@ from webhand.conversation_files import ConversationFiles
 log = logging.getLogger("webhand.sessions")
 
 #: How long an action waits for a tab or a download the page announced to actually begin.
-_ANNOUNCED_CAP_SECONDS = 5.0
+ANNOUNCED_CAP_SECONDS = 5.0
 #: How long a cancelled action may take to unwind after a dialog interrupted it.
 _UNWIND_CAP_SECONDS = 2.0
 #: The same after its page hung and was ended: the reply is due within the tool's timeout.
@@ -360,7 +360,7 @@ class Session:
 
     async def _settle(self) -> None:
         """Wait (capped) for the tabs and downloads the tool set off, so that its reply can report them."""
-        deadline = time.monotonic() + _ANNOUNCED_CAP_SECONDS
+        deadline = time.monotonic() + ANNOUNCED_CAP_SECONDS
         while (self.context.expecting_tab() or self.context.expecting_download()) \
                 and (left := deadline - time.monotonic()) > 0:
             self._page_news.clear()

@@ -12,7 +12,8 @@
     state.observer.disconnect(); native.clearTimeout.call(window, timer); native.clearTimeout.call(window, limit);
     state.onMutation = state.onIdle = null;
     resolve({pending: [...state.work].slice(0, 3), more: Math.max(0, state.work.size - 3),
-             later: [...state.later].slice(0, 3), mutations: state.mutations});
+             later: [...state.later].slice(0, 3), mutations: state.mutations,
+             downloads: Array.isArray(state.links) ? state.links.filter(e => !e.defaultPrevented).length : 0});
   };
   const later = (fn, ms) => native.setTimeout.call(window, fn, ms);
   // Animations and transitions the action started (a menu's exit animation, whose end removes

@@ -5,7 +5,7 @@
   try { hub = (WORK_HUB)(); } catch (_) {}  // a page that broke it: its work goes unseen
   const old = window.__webhandQuiet;
   try { if (old && old.observer instanceof MutationObserver) old.observer.disconnect(); } catch (_) {}
-  const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(), later: new Set(), began: performance.now(),
+  const state = {mutations: 0, onMutation: null, onIdle: null, work: new Set(), later: new Set(), links: [], began: performance.now(),
                  until: performance.now() + (trackMs === undefined ? TRACK_MS : trackMs)};
   const own = (r, typed) => typed && (r.target === typed ? r.attributeName === 'value'
     : typed.isContentEditable && r.type !== 'attributes' && typed.contains(r.target));

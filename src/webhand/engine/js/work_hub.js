@@ -121,6 +121,23 @@
       try { Object.defineProperty(Worker_.prototype, 'postMessage', {...post, value: postProxy}); } catch (_) {}
     }
   }
+  // A link that downloads (a download attribute, to this origin or a blob: or data: URL) is followed
+  // without a navigation: the page's network events show no request, and the browser tells of the
+  // download only once the server answered. A click on one during a settling is kept, to be counted
+  // once its dispatch is over and the page had its chance to prevent it (dom_quiet.js).
+  if (!hub.downloadLinks) {
+    hub.downloadLinks = true;
+    window.addEventListener('click', event => {
+      try {
+        const w = owner();
+        if (!w || !Array.isArray(w.links) || w.links.length >= 10) return;
+        const link = event.composedPath().find(n => n && (n.localName === 'a' || n.localName === 'area'));
+        if (!link || !link.hasAttribute('download') || !link.href) return;
+        const url = new URL(link.href, location.href);
+        if (url.origin === location.origin || url.protocol === 'blob:' || url.protocol === 'data:') w.links.push(event);
+      } catch (_) {}
+    }, true);
+  }
   if (!known) {
     try { Object.defineProperty(window, '__webhandWork', {value: hub, configurable: true, writable: true}); }
     catch (_) {}
