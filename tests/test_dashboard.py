@@ -126,6 +126,13 @@ async def open_session(viewer: Page, dashboard: str, sid: str) -> None:
     await viewer.wait_for_function("Number(document.getElementById('screen').dataset.frames || 0) >= 1")
 
 
+async def release(viewer: Page) -> None:
+    """Hand control back from the dashboard and wait for the server's answer: the page sends the
+    release without waiting for it, and an agent call that comes first rightly waits for it."""
+    async with viewer.expect_response(lambda r: r.url.endswith("/control") and '"release"' in (r.request.post_data or "")):
+        await viewer.click("#release")
+
+
 async def test_dashboard_lists_a_running_session(watched, dashboard, agent, viewer, site):
     await agent.call("browser_navigate", {"url": site.url("actions/form.html")})
     await viewer.goto(f"{dashboard}/dashboard/")
@@ -511,7 +518,7 @@ async def test_takeover_shows_the_page_at_its_own_size_and_its_dialogs(watched, 
     await viewer.evaluate("sending")  # the click's request was answered, though the dialog is open
     await dialog.get_by_role("button", name="OK").click()
     await dialog.wait_for(state="hidden")
-    await viewer.click("#release")
+    await release(viewer)
     reply = await agent.call("browser_eval", {"expression": "document.querySelector('#out').textContent"})
     assert reply.text.strip('"') == "deleted", reply.text
     for width in (360, 800):
@@ -520,7 +527,7 @@ async def test_takeover_shows_the_page_at_its_own_size_and_its_dialogs(watched, 
         await viewer.set_viewport_size({"width": width, "height": 800})
         await viewer.screenshot(path=str(folder / f"takeover-{width}.png"))
         assert await viewer.evaluate(_OVERFLOWING) == [], f"at {width} px"
-        await viewer.click("#release")
+        await release(viewer)
 
 
 @pytest.mark.one_driver("the HTTP gates answer before any browser is reached")
