@@ -24,6 +24,7 @@ demo: setup
 # Two workers, one test file each at a time (pytest-xdist): most of a browser test is waiting. The
 # suite runs on three browsers (raw CDP, Playwright, Firefox): about 25 minutes on 2 cores (CI's runs:
 # 23 to 26 min); the README quotes the same figure (tests/test_readme_examples.py checks they agree).
+# The 30 slowest tests are listed at the end: where the time goes when the figure grows.
 TEST_MINUTES := 25
 test: setup
 	@echo "make test: about $(TEST_MINUTES) minutes on 2 cores (the suite on Chromium over CDP and Playwright, and on Firefox)"
@@ -31,7 +32,7 @@ test: setup
 	@# The Firefox driver's tests (tests/test_firefox.py) need firefox-esr: installed like Chromium when
 	@# missing; where it cannot be, those tests are skipped with the reason and the rest still run.
 	@scripts/ensure-firefox || true
-	$(PY) -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=30 $(PYTEST_ARGS)
 
 # `make bench` (full, ~15-20 min) or `make bench QUICK=1` (< 3 min): webhand next to Playwright MCP,
 # Chrome DevTools MCP and agent-browser (pinned in bench/package-lock.json; installed again when the
