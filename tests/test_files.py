@@ -107,6 +107,17 @@ async def test_a_download_links_late_download_is_waited_for_and_reported_by_the_
     assert "which started a download" in clicked and "nothing it started is still pending" not in clicked, clicked
 
 
+async def test_an_export_whose_link_is_never_in_the_document_is_a_download_the_click_started(tools, site):
+    """An app's export makes a link it never adds to the document and clicks it (``a.click()``, or
+    FileSaver's dispatched click): the click never reaches the window, and is heard on the link."""
+    await tools.call("browser_navigate", {"url": site.url("tabs_files/download_links.html")})
+    shot = (await tools.call("browser_snapshot", {})).text
+    for button, name in (("Export CSV", "export.csv"), ("Save with FileSaver", "saved.csv")):
+        clicked = ok(await tools.call("browser_click", {"ref": ref_of(shot, f'button "{button}"')}))
+        assert _saved(clicked, name).read_text() == "a,b\n1,2\n"
+        assert "which started a download" in clicked, clicked
+
+
 @pytest.mark.one_driver("the capped wait for a followed download link's download and its words are the session's")
 async def test_a_download_link_whose_download_has_not_begun_at_the_cap_is_said_so(tools, site):
     await tools.call("browser_navigate", {"url": site.url("tabs_files/download_links.html")})

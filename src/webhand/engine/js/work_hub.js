@@ -34,6 +34,15 @@
     hub.ours.add(proxy);
     try { window[name] = proxy; } catch (_) {}
   };
+  // The same for a method of a prototype (WebSocket.prototype.send): the property keeps its
+  // descriptor, only its function becomes the Proxy.
+  function method(proto, name, handler) {
+    const found = proto && Object.getOwnPropertyDescriptor(proto, name);
+    if (!found || typeof found.value !== 'function' || hub.ours.has(found.value)) return;
+    const proxy = new Proxy(found.value, {apply: handler});
+    hub.ours.add(proxy);
+    try { Object.defineProperty(proto, name, {...found, value: proxy}); } catch (_) {}
+  }
   const timer = repeat => (target, self, args) => {
     const fn = args[0], delay = Number(args[1]) || 0;
     if (typeof fn !== 'function') return Reflect.apply(target, self, args);
@@ -85,18 +94,12 @@
     if (release) { hub.frames.delete(args[0]); release(); }
     return Reflect.apply(target, self, args);
   });
-  const socket = window.WebSocket && window.WebSocket.prototype;
-  const send = socket && Object.getOwnPropertyDescriptor(socket, 'send');
-  if (send && typeof send.value === 'function' && !hub.ours.has(send.value)) {
-    const proxy = new Proxy(send.value, {apply: (target, self, args) => {
-      const result = Reflect.apply(target, self, args);
-      const w = owner();
-      if (w && self instanceof window.WebSocket) awaitAnswer(w, self, {kind: 'socket', host: host(self.url)});
-      return result;
-    }});
-    hub.ours.add(proxy);
-    try { Object.defineProperty(socket, 'send', {...send, value: proxy}); } catch (_) {}
-  }
+  method(window.WebSocket && window.WebSocket.prototype, 'send', (target, self, args) => {
+    const result = Reflect.apply(target, self, args);
+    const w = owner();
+    if (w && self instanceof window.WebSocket) awaitAnswer(w, self, {kind: 'socket', host: host(self.url)});
+    return result;
+  });
   // A worker started, or sent a message, by the action: its answer (the first message back, or an
   // error) is the action's pending work, as a WebSocket's is (a code editor's language worker).
   const Worker_ = window.Worker;
@@ -109,17 +112,12 @@
     }});
     hub.ours.add(proxy);
     try { window.Worker = proxy; } catch (_) {}
-    const post = Object.getOwnPropertyDescriptor(Worker_.prototype, 'postMessage');
-    if (post && typeof post.value === 'function' && !hub.ours.has(post.value)) {
-      const postProxy = new Proxy(post.value, {apply: (target, self, args) => {
-        const result = Reflect.apply(target, self, args);
-        const w = owner();
-        if (w && self instanceof Worker_) awaitAnswer(w, self, {kind: 'worker', host: ''});
-        return result;
-      }});
-      hub.ours.add(postProxy);
-      try { Object.defineProperty(Worker_.prototype, 'postMessage', {...post, value: postProxy}); } catch (_) {}
-    }
+    method(Worker_.prototype, 'postMessage', (target, self, args) => {
+      const result = Reflect.apply(target, self, args);
+      const w = owner();
+      if (w && self instanceof Worker_) awaitAnswer(w, self, {kind: 'worker', host: ''});
+      return result;
+    });
   }
   // A link that downloads (a download attribute, to this origin or a blob: or data: URL) is followed
   // without a navigation: the page's network events show no request, and the browser tells of the
@@ -127,16 +125,36 @@
   // once its dispatch is over and the page had its chance to prevent it (dom_quiet.js).
   if (!hub.downloadLinks) {
     hub.downloadLinks = true;
+    const downloading = node => {
+      if (!node || (node.localName !== 'a' && node.localName !== 'area') || !node.hasAttribute('download')
+          || typeof node.href !== 'string' || !node.href) return false;
+      const url = new URL(node.href, location.href);
+      return url.origin === location.origin || url.protocol === 'blob:' || url.protocol === 'data:';
+    };
+    const keep = event => {
+      const w = owner();
+      if (w && Array.isArray(w.links) && w.links.length < 10 && !w.links.includes(event)) w.links.push(event);
+    };
     window.addEventListener('click', event => {
       try {
-        const w = owner();
-        if (!w || !Array.isArray(w.links) || w.links.length >= 10) return;
-        const link = event.composedPath().find(n => n && (n.localName === 'a' || n.localName === 'area'));
-        if (!link || !link.hasAttribute('download') || !link.href) return;
-        const url = new URL(link.href, location.href);
-        if (url.origin === location.origin || url.protocol === 'blob:' || url.protocol === 'data:') w.links.push(event);
+        if (downloading(event.composedPath().find(n => n && (n.localName === 'a' || n.localName === 'area')))) keep(event);
       } catch (_) {}
     }, true);
+    // A link the page never put in the document (an export's `a.click()`, FileSaver's dispatched
+    // click): its click never reaches the window, so it is heard on the link itself.
+    const detached = self => { try { return !self.isConnected && downloading(self); } catch (_) { return false; } };
+    method(window.HTMLElement && window.HTMLElement.prototype, 'click', (target, self, args) => {
+      if (!owner() || !detached(self)) return Reflect.apply(target, self, args);
+      const heard = event => keep(event);
+      self.addEventListener('click', heard, {capture: true, once: true});
+      try { return Reflect.apply(target, self, args); } finally { self.removeEventListener('click', heard, true); }
+    });
+    method(window.EventTarget && window.EventTarget.prototype, 'dispatchEvent', (target, self, args) => {
+      const result = Reflect.apply(target, self, args);
+      try { if (args[0] instanceof Event && args[0].type === 'click' && owner() && detached(self)) keep(args[0]); }
+      catch (_) {}
+      return result;
+    });
   }
   if (!known) {
     try { Object.defineProperty(window, '__webhandWork', {value: hub, configurable: true, writable: true}); }
