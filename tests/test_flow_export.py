@@ -218,6 +218,30 @@ def test_the_script_heals_on_a_shifted_build_of_the_app(shifted_app, tmp_path):
         assert way in script.read_text()
 
 
+def test_a_drag_between_two_elements_runs_from_the_handle_to_the_same_place_on_its_track(site, tmp_path):
+    """A vision model's drag, recorded on tests/pages/flows/slider.html (its handle to 75% of its
+    track), runs on the moved build (?v=moved: the slider lower, its track shorter and further
+    right): the script drags from the handle's box to the same fraction of the track's box, where
+    the recorded pixels would miss the handle altogether."""
+    flow = Flow.model_validate({
+        # Recorded on the first build; the run starts on the moved one (as a shifted build of an app).
+        "webhand_flow": 1, "name": "volume", "start_url": f"{RECORDED_ORIGIN}/flows/slider.html?v=moved",
+        "steps": [
+            {"tool": "browser_take_screenshot", "arguments": {}},
+            {"tool": "browser_mouse_drag_xy", "arguments": {"start_x": 8, "start_y": 100, "end_x": 308, "end_y": 100},
+             "note": "mouse_drag_xy slider 'Volume', group 'Volume track'",
+             "targets": {"@1": {"role": "slider", "name": "Volume", "css": "#handle", "point": {"x": 0.5, "y": 0.5}},
+                         "@2": {"role": "group", "name": "Volume track", "css": "#track", "point": {"x": 0.75, "y": 0.5}}}},
+            {"tool": "browser_wait_for", "arguments": {"text": "Volume set to 75"}},
+        ]})
+    script = tmp_path / "volume.py"
+    script.write_text(export_flow(flow).text, encoding="utf-8")
+    assert "end_box['width'] * 0.75" in script.read_text()
+    origin = site.url("flows/slider.html").removesuffix("/flows/slider.html")
+    result = run_script(script, "--executable-path", chromium(), "--base-url", origin)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_a_missing_parameter_is_a_usage_error_and_a_missing_step_names_what_it_tried(app, tmp_path):
     script = tmp_path / "team.py"
     script.write_text(export_flow(team_flow()).text, encoding="utf-8")

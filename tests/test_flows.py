@@ -193,6 +193,41 @@ async def test_a_flow_with_a_point_click_a_download_and_a_dialog_replays_where_t
     assert "Removed all" in reply.text
 
 
+async def test_a_drag_between_two_elements_replays_from_its_handle_to_the_same_place_on_its_track(tools, site, data_home):
+    """A vision model's drag (browser_mouse_drag_xy) records the element under its start and the
+    one under its end, each with where in its box the point was; replayed on a page where the
+    slider moved and its track got shorter, it drags the handle to the same fraction of the track."""
+    await tools.call("browser_navigate", {"url": site.url("flows/slider.html")})
+    assert not (await tools.call("browser_take_screenshot", {})).is_error
+    session = tools.webhand.sessions.find(tools.conversation_id)
+    tab = session.active_tab
+    main = next(f for f in await tab.refs.frames() if f.key == "")
+    handle, track = await main.evaluate(
+        "() => ['handle', 'track'].map(id => { const b = document.getElementById(id).getBoundingClientRect();"
+        " return [b.left + scrollX, b.top + scrollY, b.width, b.height]; })")
+    image = session.last_screenshot(tab)[1]
+    start = image.to_image(handle[0] + handle[2] / 2, handle[1] + handle[3] / 2)
+    end = image.to_image(track[0] + 0.75 * track[2], track[1] + track[3] / 2)
+    dragged = await tools.call("browser_mouse_drag_xy", {"start_x": round(start[0]), "start_y": round(start[1]),
+                                                         "end_x": round(end[0]), "end_y": round(end[1])})
+    assert re.search(r"status: Volume set to 7[4-6]", dragged.text), dragged.text
+    saved = await tools.call("browser_save_flow", {"name": "volume", "params": {"page": site.url("flows/slider.html")}})
+    assert "Saved the flow 'volume': 3 steps" in saved.text, saved.text
+    drag = load_flow("volume").steps[2]
+    (start_key, on_handle), (end_key, on_track) = drag.targets.items()
+    assert (on_handle.role, on_handle.name, on_track.role, on_track.name) == ("slider", "Volume", "group", "Volume track")
+    assert abs(on_track.point.x - 0.75) < 0.02 and abs(on_handle.point.x - 0.5) < 0.1, drag.targets
+
+    before = session.history.count
+    reply = await tools.call("browser_run_flow", {"name": "volume", "params": {"page": site.url("flows/slider.html?v=moved")}})
+    assert "Ran the flow 'volume': 3 of 3 steps." in reply.text, reply.text
+    replayed = next(e for e in session.history.all() if e["index"] > before and e["tool"] == "browser_mouse_drag_xy")
+    assert re.search(r"status: Volume set to 7[4-6]", "\n".join(replayed["expect"]["changes"])), replayed
+    assert replayed["arguments"]["start_y"] > start[1] + 60  # the handle moved down: its place, not the screen's
+    shot = (await tools.call("browser_snapshot", {})).text
+    assert re.search(r"Volume set to 7[4-6]", shot), shot
+
+
 async def test_a_download_the_browser_tells_of_after_the_click_settled_is_waited_for(tools, site, data_home):
     """The recording saw a download; on this run the page starts it 2 s after the click, past the
     click's settle. The replay waits for it (capped at action_timeout) instead of stopping."""

@@ -29,10 +29,16 @@ log = logging.getLogger("webhand")
 
 #: Argument names that hold a ref, and the field that takes a selector in their place.
 REF_FIELDS = {"ref": "selector", "to_ref": "to_selector"}
-#: Tools that act at a point (x, y) of the last screenshot: the element under it is recorded, with
-#: where in its box the point is, under the key ``POINT_KEY`` of the entry's targets.
-POINT_TOOLS = frozenset({"browser_mouse_click_xy", "browser_mouse_move_xy", "browser_mouse_wheel_xy"})
-POINT_KEY = "xy"
+#: Tools that act at points of the last screenshot, and the arguments that give each point (x, y):
+#: the element under each is recorded, with where in its box the point is, under the key named
+#: here in the entry's targets (a flow keeps them in this order: a drag's start, then its end).
+POINT_ARGUMENTS: dict[str, dict[str, tuple[str, str]]] = {
+    "browser_mouse_click_xy": {"xy": ("x", "y")},
+    "browser_mouse_move_xy": {"xy": ("x", "y")},
+    "browser_mouse_wheel_xy": {"xy": ("x", "y")},
+    "browser_mouse_drag_xy": {"xy": ("start_x", "start_y"), "to_xy": ("end_x", "end_y")},
+}
+POINT_TOOLS = frozenset(POINT_ARGUMENTS)
 #: How long reading a ref's selector, or a thumbnail, may take: bookkeeping must not slow the agent.
 _BOOKKEEPING_CAP_SECONDS = 1.0
 #: Thumbnails in the timeline: small JPEGs.
@@ -88,12 +94,16 @@ _REF = re.compile(r"^(f[0-9]+)?(e[0-9]+)$")
 _IFRAME_SELECTOR = "f => (" + STABLE_SELECTOR + ")(f)"
 
 
-async def _under_point(session: Session, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    """The element under a coordinate call's point (x, y of the last screenshot) and where in its
-    box the point is: what a flow clicks again wherever that element has moved."""
+#: DESCRIBE_AT_POINT for each of several points, in one round trip (a drag's two).
+_DESCRIBE_AT_POINTS = "(points) => points.map(" + DESCRIBE_AT_POINT + ")"
+
+
+async def _under_points(session: Session, points: list[tuple[Any, Any]]) -> list[dict[str, Any]] | None:
+    """The element under each of a coordinate call's points (x, y of the last screenshot) and where
+    in its box the point is: what a flow acts on again wherever that element has moved. None
+    unless every point has one."""
     tab = session.active_tab
-    x, y = arguments.get("x"), arguments.get("y")
-    if tab is None or tab.closed or not isinstance(x, (int, float)) or not isinstance(y, (int, float)):
+    if tab is None or tab.closed or not all(isinstance(v, (int, float)) for point in points for v in point):
         return None
     seen, image = session.last_screenshot(tab)
     if not seen or image is None:
@@ -101,14 +111,16 @@ async def _under_point(session: Session, arguments: dict[str, Any]) -> dict[str,
     main = next((f for f in await tab.refs.frames() if f.key == ""), None)
     if main is None:
         return None
-    point = list(image.to_document(float(x), float(y)))
-    found = await main.evaluate(DESCRIBE_AT_POINT, point)
-    if found == "no agent":  # no snapshot was taken of this document yet: the page agent comes with one
+    document_points = [list(image.to_document(float(x), float(y))) for x, y in points]
+    found = await main.evaluate(_DESCRIBE_AT_POINTS, document_points)
+    if found == "no agent" or (isinstance(found, list) and "no agent" in found):
+        # No snapshot was taken of this document yet: the page agent comes with one.
         await take_snapshot(tab, mode="interactive", max_refs=0)
-        found = await main.evaluate(DESCRIBE_AT_POINT, point)
-    if not isinstance(found, dict):
+        found = await main.evaluate(_DESCRIBE_AT_POINTS, document_points)
+    if not isinstance(found, list) or len(found) != len(points) or not all(isinstance(f, dict) for f in found):
         return None
-    found["frame"] = []
+    for under in found:
+        under["frame"] = []
     return found
 
 
@@ -214,9 +226,12 @@ async def record_call(session: Session, record: CallRecord, response: Response) 
             entry.targets = await _targets(session, refs, response)
     elif tool in POINT_TOOLS:
         with contextlib.suppress(Exception):
-            under = await asyncio.wait_for(_under_point(session, arguments), _BOOKKEEPING_CAP_SECONDS)
-            if under:
-                entry.targets = {POINT_KEY: response.masker.data(under)}
+            points = POINT_ARGUMENTS[tool]
+            found = await asyncio.wait_for(
+                _under_points(session, [(arguments.get(x), arguments.get(y)) for x, y in points.values()]),
+                _BOOKKEEPING_CAP_SECONDS)
+            if found:  # a drag is replayed from both its elements, or from its pixels
+                entry.targets = {key: response.masker.data(under) for key, under in zip(points, found)}
     seen = _seen(session)
     outcome, message = "ok", ""
     try:

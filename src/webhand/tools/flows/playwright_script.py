@@ -405,11 +405,15 @@ class _Writer:
         return None
 
     def _point(self, number: int, step: Step) -> tuple[str, Any] | None:
-        for target in step.targets.values():
-            if target.point is not None:
-                label = f"step {number}" + (f" ({_comment(step.note)})" if step.note else "")
-                return f"find({label!r}, " + ", ".join(candidates(target)) + ")", target.point
-        return None
+        points = self._points(number, step)
+        return points[0] if points else None
+
+    def _points(self, number: int, step: Step) -> list[tuple[str, Any]]:
+        """Each point target of the step, in order (a drag's start, then its end): how the script
+        finds its element, and where in the element's box the point is."""
+        label = f"step {number}" + (f" ({_comment(step.note)})" if step.note else "")
+        return [(f"find({label!r}, " + ", ".join(candidates(target)) + ")", target.point)
+                for target in step.targets.values() if target.point is not None]
 
     def _step(self, number: int, tool: str, arguments: dict[str, Any], step: Step) -> list[str]:
         tools = catalog()
@@ -558,6 +562,16 @@ class _Writer:
                     f"page.mouse.wheel({_lit(a.get('delta_x', 0))}, {_lit(a.get('delta_y', 0))})"]
         if tool == "browser_mouse_drag_xy":
             button = _lit(a.get("button", "left"))
+            points = self._points(number, step)
+            if len(points) == 2:  # from a place of one element to a place of another, both read before the drag
+                (start, at), (end, to) = points
+                return [f"start = {start}", "start.scroll_into_view_if_needed()", f"end = {end}",
+                        "box, end_box = start.bounding_box(), end.bounding_box()",
+                        f"page.mouse.move(box['x'] + box['width'] * {_lit(at.x)}, box['y'] + box['height'] * {_lit(at.y)})",
+                        f"page.mouse.down(button={button})",
+                        f"page.mouse.move(end_box['x'] + end_box['width'] * {_lit(to.x)}, "
+                        f"end_box['y'] + end_box['height'] * {_lit(to.y)}, steps=10)",
+                        f"page.mouse.up(button={button})"]
             return [f"page.mouse.move({_lit(a['start_x'])}, {_lit(a['start_y'])})", f"page.mouse.down(button={button})",
                     f"page.mouse.move({_lit(a['end_x'])}, {_lit(a['end_y'])}, steps=10)", f"page.mouse.up(button={button})"]
         if tool == "browser_mouse_button_xy":

@@ -42,7 +42,7 @@ from webhand.tools.flows.locate import Located, describe, locate, nearby
 from webhand.page.snapshot import take_snapshot
 from webhand.response import Response, ToolResult, page_line
 from webhand.session.conversation import ConversationSessions
-from webhand.session.recording import POINT_TOOLS, REF_FIELDS
+from webhand.session.recording import POINT_ARGUMENTS, REF_FIELDS
 from webhand.session.session import Session
 
 #: Roles whose lines, added by a step, are its outcome (tools/flows/replay.py's change check).
@@ -171,8 +171,11 @@ async def run_flow(flow: Flow, params: dict[str, str], runner: Runner, *, update
     for number, step in enumerate(flow.steps, 1):
         arguments = _substitute(step.arguments, values)
         refs: dict[str, str] = {}
+        # The step's point targets, in order, are its points' elements (a drag's start, then its end).
+        points = iter(POINT_ARGUMENTS.get(step.tool, {}).values())
         for key, target in step.targets.items():
-            by_point = target.point is not None and step.tool in POINT_TOOLS
+            names = next(points, None) if target.point is not None else None
+            by_point = names is not None
             located: Located = await runner.on_session(lambda s, t=target, p=by_point: _locate(s, t, p))
             if not located.found:
                 page = await runner.on_session(lambda s, t=target: _nearby(s, t))
@@ -188,11 +191,11 @@ async def run_flow(flow: Flow, params: dict[str, str], runner: Runner, *, update
             if (located.healed or located.stale) and located.fresh:
                 fresh = {k: v for k, v in located.fresh.items() if k in Target.model_fields}
                 updated.steps[number - 1].targets[key] = Target.model_validate({**fresh, "point": target.point})
-            if by_point:
+            if names is not None:
                 point = await runner.on_session(lambda s, b=located.box, t=target: _point(s, b, t))
                 if point is None:
                     return _stop(run, number, f"a point in {describe(target)}", "its element has no box to click", "")
-                arguments = {**arguments, "x": point[0], "y": point[1]}
+                arguments = {**arguments, names[0]: point[0], names[1]: point[1]}
         before = await runner.on_session(_baseline)
         result = await runner.call(step.tool, _with_refs(arguments, refs))
         run.last_reply = result.text

@@ -18,7 +18,7 @@ from webhand.tools.flows.entries import replayable
 from webhand.tools.flows.format import TEXT_LIMIT, Flow, Param, Target, catalog
 from webhand.tools.flows.store import check_name, parse_flow
 from webhand.response import page_line
-from webhand.session.recording import POINT_KEY, POINT_TOOLS, REF_FIELDS
+from webhand.session.recording import POINT_ARGUMENTS, REF_FIELDS
 
 #: The Target fields a history entry's target carries (its ``selector`` is the export's copy of ``css``).
 _TARGET_FIELDS = set(Target.model_fields)
@@ -55,8 +55,9 @@ def flow_from_history(entries: list[dict[str, Any]], name: str, *, first: int | 
             return keys[ref]
 
         arguments = _with_keys(entry["arguments"], key_of)
-        if entry["tool"] in POINT_TOOLS and POINT_KEY in entry["targets"]:
-            key_of(POINT_KEY)  # the element under the point: clicked again at the same place of its box
+        for point in POINT_ARGUMENTS.get(entry["tool"], {}):  # in order: a drag's start, then its end
+            if point in entry["targets"]:
+                key_of(point)  # the element under the point: acted on again at the same place of its box
         expect = {k: v for k, v in (entry.get("expect") or {}).items() if v}
         if entry.get("url_after"):
             expect["url"] = entry["url_after"]
