@@ -198,6 +198,7 @@ async def test_a_drag_between_two_elements_replays_from_its_handle_to_the_same_p
     one under its end, each with where in its box the point was; replayed on a page where the
     slider moved and its track got shorter, it drags the handle to the same fraction of the track."""
     await tools.call("browser_navigate", {"url": site.url("flows/slider.html")})
+    await tools.call("browser_snapshot", {})  # the page agent is in: the recorder reads both points in one call
     assert not (await tools.call("browser_take_screenshot", {})).is_error
     session = tools.webhand.sessions.find(tools.conversation_id)
     tab = session.active_tab
