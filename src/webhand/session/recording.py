@@ -113,7 +113,7 @@ async def _under_points(session: Session, points: list[tuple[Any, Any]]) -> list
         return None
     document_points = [list(image.to_document(float(x), float(y))) for x, y in points]
     found = await main.evaluate(_DESCRIBE_AT_POINTS, document_points)
-    if found == "no agent" or (isinstance(found, list) and "no agent" in found):
+    if isinstance(found, list) and "no agent" in found:
         # No snapshot was taken of this document yet: the page agent comes with one.
         await take_snapshot(tab, mode="interactive", max_refs=0)
         found = await main.evaluate(_DESCRIBE_AT_POINTS, document_points)
